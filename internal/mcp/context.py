@@ -1,0 +1,133 @@
+"""What a handler can do while it serves one request.
+
+A RequestContext talks back to the client through the session that received
+the request: progress for the request's progress token, log messages, and
+server-to-client requests (sampling, elicitation, roots), each tagged with the
+request it belongs to so an HTTP transport can put it on that request's stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Final
+
+from .jsonrpc import JsonObject, RequestId
+
+if TYPE_CHECKING:
+    from .session import ServerSession
+
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+LOG_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
+
+
+class RequestContext:
+    __slots__ = ("_last_progress", "cancelled", "meta", "method", "request_id", "session")
+
+    def __init__(
+        self,
+        session: ServerSession,
+        request_id: RequestId | None,
+        method: str,
+        meta: JsonObject | None,
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self.meta = meta
+        #: Set when the client cancels this request; a sync handler running in a thread can poll it.
+        self.cancelled = False
+        self._last_progress: float | None = None
+
+    @property
+    def progress_token(self) -> str | int | None:
+        meta = self.meta
+        return meta.get("progressToken") if meta else None
+
+    @property
+    def client_capabilities(self) -> JsonObject:
+        return self.session.client_capabilities
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send notifications/progress if the client asked for it; progress must increase."""
+        token = self.progress_token
+        if token is None:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        params: JsonObject = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.session.notify("notifications/progress", params, related_request_id=self.request_id)
+        await asyncio.sleep(0)  # let the transport flush while a long handler keeps going
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        self.session.log(level, data, logger, related_request_id=self.request_id)
+
+    async def debug(self, data: Any, logger: str | None = None) -> None:
+        await self.log("debug", data, logger)
+
+    async def info(self, data: Any, logger: str | None = None) -> None:
+        await self.log("info", data, logger)
+
+    async def warning(self, data: Any, logger: str | None = None) -> None:
+        await self.log("warning", data, logger)
+
+    async def error(self, data: Any, logger: str | None = None) -> None:
+        await self.log("error", data, logger)
+
+    async def request(
+        self, method: str, params: JsonObject | None = None, timeout: float | None = None
+    ) -> JsonObject:
+        """A server-to-client request tied to this request; returns the client's result."""
+        return await self.session.send_request(
+            method, params, related_request_id=self.request_id, timeout=timeout
+        )
+
+    async def elicit(
+        self, message: str, requested_schema: JsonObject, timeout: float | None = None
+    ) -> JsonObject:
+        """elicitation/create: returns {"action": "accept"|"decline"|"cancel", "content": {...}}."""
+        return await self.request(
+            "elicitation/create",
+            {"message": message, "requestedSchema": requested_schema},
+            timeout,
+        )
+
+    async def sample(
+        self,
+        messages: list[JsonObject] | str,
+        max_tokens: int = 1000,
+        timeout: float | None = None,
+        **options: Any,
+    ) -> JsonObject:
+        """sampling/createMessage: a plain string becomes one user text message."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        params: JsonObject = {"messages": messages, "maxTokens": max_tokens}
+        for key, value in options.items():
+            params[_camel(key)] = value
+        return await self.request("sampling/createMessage", params, timeout)
+
+    async def list_roots(self, timeout: float | None = None) -> list[JsonObject]:
+        result = await self.request("roots/list", None, timeout)
+        roots = result.get("roots", [])
+        return roots if isinstance(roots, list) else []
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)

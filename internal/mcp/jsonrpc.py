@@ -1,0 +1,92 @@
+"""JSON-RPC 2.0 envelopes: error codes, message classification and encoding.
+
+Messages stay plain dicts end to end (decoded and encoded by orjson): building
+model objects for our own envelopes would cost more than the rest of a call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import orjson
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+# MCP-specific codes.
+REQUEST_CANCELLED: Final = -32800  # used only for our own outgoing requests failed locally
+RESOURCE_NOT_FOUND: Final = -32002
+URL_ELICITATION_REQUIRED: Final = -32042
+
+RequestId = str | int
+JsonObject = dict[str, Any]
+
+
+class JsonRpcError(Exception):
+    """An error that becomes a JSON-RPC error response."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> JsonObject:
+        error: JsonObject = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def invalid_params(message: str, data: Any = None) -> JsonRpcError:
+    return JsonRpcError(INVALID_PARAMS, message, data)
+
+
+def result_response(request_id: RequestId | None, result: Any) -> JsonObject:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_response(
+    request_id: RequestId | None, code: int, message: str, data: Any = None
+) -> JsonObject:
+    error: JsonObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def notification(method: str, params: JsonObject | None = None) -> JsonObject:
+    message: JsonObject = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def request(request_id: RequestId, method: str, params: JsonObject | None = None) -> JsonObject:
+    message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def is_valid_id(value: Any) -> bool:
+    # bool is an int subclass, but true/false are not valid ids.
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def decode(data: bytes | bytearray | memoryview | str) -> Any:
+    """Parse one JSON text; raises JsonRpcError(PARSE_ERROR) on malformed input."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+def encode(message: Any) -> bytes:
+    return orjson.dumps(message)
+
+
+def parse_error_response(detail: str) -> JsonObject:
+    return error_response(None, PARSE_ERROR, detail)

@@ -1,0 +1,18 @@
+"""The canonical MCP methods, one module per feature, merged into one table."""
+
+from __future__ import annotations
+
+from . import completion, legacy, lifecycle, logging_, prompts, resources, tools
+from .table import MethodEntry, MethodTable
+
+DEFAULT_METHODS: MethodTable = {
+    **lifecycle.METHODS,
+    **tools.METHODS,
+    **resources.METHODS,
+    **prompts.METHODS,
+    **logging_.METHODS,
+    **completion.METHODS,
+    **legacy.METHODS,
+}
+
+__all__ = ["DEFAULT_METHODS", "MethodEntry", "MethodTable", "legacy"]

@@ -1,0 +1,44 @@
+"""Methods older callers still use (see specs/legacy.md).
+
+`mcp.capabilities` answers discovery in one round trip, and any other unknown
+method that names a tool invokes that tool with the params as its arguments.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ..versions import LATEST_VERSION
+from .table import MethodTable, concurrent
+
+if TYPE_CHECKING:
+    from ..context import RequestContext
+    from ..session import ServerSession
+
+
+async def capabilities(
+    session: ServerSession, params: JsonObject, ctx: RequestContext
+) -> JsonObject:
+    core = session.core
+    return {
+        "protocolVersion": session.protocol_version or LATEST_VERSION,
+        "serverInfo": core.server_info,
+        "capabilities": core.capabilities(),
+        "tools": list(await core.provider.list_tools()),
+    }
+
+
+async def direct_tool_call(
+    session: ServerSession, params: JsonObject, ctx: RequestContext
+) -> JsonObject:
+    """The fallback for methods not in the table: a tool's name calls that tool."""
+    name = ctx.method
+    tools = await session.core.provider.list_tools()
+    if not any(tool.get("name") == name for tool in tools):
+        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {name}")
+    arguments = {k: v for k, v in params.items() if k != "_meta"}
+    return await session.core.provider.call_tool(name, arguments, ctx)
+
+
+METHODS: MethodTable = {"mcp.capabilities": concurrent(capabilities)}

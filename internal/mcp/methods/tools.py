@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..jsonrpc import JsonObject, invalid_params
+from ..provider import require_str
+from .pagination import paginate
+from .table import MethodTable, concurrent
+
+if TYPE_CHECKING:
+    from ..context import RequestContext
+    from ..session import ServerSession
+
+
+async def list_tools(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
+    tools = await session.core.provider.list_tools()
+    return paginate(tools, params, session.core.page_size, "tools")
+
+
+async def call_tool(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
+    name = require_str(params, "name")
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif type(arguments) is not dict:
+        raise invalid_params("'arguments' must be an object")
+    return await session.core.provider.call_tool(name, arguments, ctx)
+
+
+METHODS: MethodTable = {"tools/list": concurrent(list_tools), "tools/call": concurrent(call_tool)}

@@ -1,0 +1,32 @@
+"""MCP protocol revisions and version negotiation."""
+
+from __future__ import annotations
+
+from typing import Final
+
+V2024_11_05: Final = "2024-11-05"
+V2025_03_26: Final = "2025-03-26"
+V2025_06_18: Final = "2025-06-18"
+V2025_11_25: Final = "2025-11-25"
+
+# Newest first.
+SUPPORTED_VERSIONS: Final = (V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05)
+LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
+# What a Streamable HTTP request without an MCP-Protocol-Version header is taken to speak.
+DEFAULT_HTTP_VERSION: Final = V2025_03_26
+
+
+def negotiate(requested: object) -> str:
+    """Answer the client's version when we support it, else our latest (the spec's rule)."""
+    if isinstance(requested, str) and requested in SUPPORTED_VERSIONS:
+        return requested
+    return LATEST_VERSION
+
+
+def allows_batches(version: str | None) -> bool:
+    """JSON-RPC batches were part of MCP until 2025-06-18 removed them."""
+    return version is not None and version < V2025_06_18
+
+
+def is_supported(version: str) -> bool:
+    return version in SUPPORTED_VERSIONS

@@ -1,0 +1,1 @@
+"""Console entrypoints; each is a thin layer over settings, a server and a transport."""

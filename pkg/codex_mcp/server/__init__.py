@@ -1,0 +1,34 @@
+"""The server library: define MCP servers in a few typed lines."""
+
+from ..core.context import RequestContext as Context
+from .app import Server
+from .content import (
+    Audio,
+    Content,
+    EmbeddedResource,
+    Image,
+    ResourceContents,
+    ResourceLink,
+    Text,
+    ToolError,
+    ToolResult,
+)
+from .lowlevel import McpHandler, serve_handler
+from .prompts import Message
+
+__all__ = [
+    "Audio",
+    "Content",
+    "Context",
+    "EmbeddedResource",
+    "Image",
+    "McpHandler",
+    "Message",
+    "ResourceContents",
+    "ResourceLink",
+    "Server",
+    "Text",
+    "ToolError",
+    "ToolResult",
+    "serve_handler",
+]

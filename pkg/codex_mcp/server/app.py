@@ -1,0 +1,168 @@
+"""Server: define an MCP server with decorators over plain functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, overload
+
+from ..core.jsonrpc import JsonObject
+from ..core.provider import CompositeProvider, Provider
+from ..core.server import ServerCore
+from .prompts import FunctionPrompt
+from .provider import FunctionProvider
+from .resources import Completer, FunctionResource
+from .tools import FunctionTool
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Server:
+    """An MCP server. Register tools, resources and prompts, then `run()` it.
+
+    ```python
+    server = Server("demo")
+
+    @server.tool(read_only=True)
+    async def echo(message: str) -> str:
+        "Echo a message back."
+        return message
+
+    server.run()  # stdio; server.run("http", port=8000) for Streamable HTTP
+    ```
+    """
+
+    def __init__(
+        self,
+        name: str = "codex-mcp",
+        version: str | None = None,
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[JsonObject] | None = None,
+        page_size: int = 1000,
+    ) -> None:
+        from .. import __version__
+
+        self.name = name
+        self.version = version or __version__
+        self.title = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self._info_extra: JsonObject = {}
+        if website_url:
+            self._info_extra["websiteUrl"] = website_url
+        if icons:
+            self._info_extra["icons"] = icons
+        self.functions = FunctionProvider()
+        self._providers: list[Provider] = [self.functions]
+        self._core: ServerCore | None = None
+
+    # -- registration ----------------------------------------------------------
+    @overload
+    def tool(self, fn: F) -> F: ...
+    @overload
+    def tool(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+    def tool(self, fn: F | None = None, **options: Any) -> F | Callable[[F], F]:
+        """Register a function as a tool. Options: name, title, description, read_only,
+        destructive, idempotent, open_world, annotations, icons, input_schema,
+        output_schema, structured_output, meta, run_sync_in_thread."""
+
+        def register(f: F) -> F:
+            self.functions.add_tool(FunctionTool(f, **options))
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> None:
+        self.functions.add_tool(FunctionTool(fn, **options))
+
+    def remove_tool(self, name: str) -> None:
+        self.functions.remove_tool(name)
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a resource; `{var}` in the URI makes it a template whose variables
+        are passed to the function. Options: name, title, description, mime_type, size,
+        annotations, icons, meta, complete={"var": list-or-function}."""
+
+        def register(f: F) -> F:
+            self.functions.add_resource(FunctionResource(f, uri, **options))
+            return f
+
+        return register
+
+    @overload
+    def prompt(self, fn: F) -> F: ...
+    @overload
+    def prompt(self, fn: None = None, **options: Any) -> Callable[[F], F]: ...
+    def prompt(self, fn: F | None = None, **options: Any) -> F | Callable[[F], F]:
+        """Register a prompt. Options: name, title, description, icons, meta, complete."""
+
+        def register(f: F) -> F:
+            self.functions.add_prompt(FunctionPrompt(f, **options))
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def completion(
+        self, ref_type: Literal["prompt", "resource"], name: str, argument: str
+    ) -> Callable[[F], F]:
+        """Register a completer: fn(value[, context_arguments]) -> list of candidates."""
+
+        def register(f: F) -> F:
+            self.functions.completers[(ref_type, name, argument)] = f
+            return f
+
+        return register
+
+    def add_completion(
+        self,
+        ref_type: Literal["prompt", "resource"],
+        name: str,
+        argument: str,
+        completer: Completer,
+    ) -> None:
+        self.functions.completers[(ref_type, name, argument)] = completer
+
+    def add_provider(self, provider: Provider) -> None:
+        """Serve another provider's tools, resources and prompts too (after our own)."""
+        if self._core is not None:
+            raise RuntimeError("add providers before the server starts")
+        self._providers.append(provider)
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell sessions subscribed to `uri` that it changed."""
+        self.functions.notify_resource_updated(uri)
+
+    # -- serving ---------------------------------------------------------------
+    @property
+    def core(self) -> ServerCore:
+        if self._core is None:
+            provider = (
+                self._providers[0]
+                if len(self._providers) == 1
+                else CompositeProvider(self._providers)
+            )
+            self._core = ServerCore(
+                provider,
+                name=self.name,
+                version=self.version,
+                title=self.title,
+                instructions=self.instructions,
+                page_size=self.page_size,
+                server_info_extra=self._info_extra,
+            )
+        return self._core
+
+    def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
+        """Serve until the client goes away (stdio) or a signal arrives (http)."""
+        if transport == "stdio":
+            from ..transports.stdio import run_stdio
+
+            run_stdio(self.core, **options)
+        elif transport == "http":
+            from ..transports.http import run_http  # type: ignore[import-not-found]
+
+            run_http(self.core, **options)
+        else:
+            raise ValueError(f"unknown transport {transport!r}")

@@ -1,0 +1,125 @@
+"""Resources and resource templates made from plain functions."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from ..core.context import RequestContext
+from ..core.jsonrpc import JsonObject
+from .content import ResourceContents
+from .signature import context_parameter, first_line, resolved_hints
+
+_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")
+Completer = Callable[..., Any] | Sequence[str]
+
+
+class FunctionResource:
+    """A resource at a fixed URI, or a template (`{var}` in the URI) matched on read."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: JsonObject | None = None,
+        icons: list[JsonObject] | None = None,
+        meta: JsonObject | None = None,
+        complete: dict[str, Completer] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.uri = uri
+        self.mime_type = mime_type
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.context_param = context_parameter(fn, resolved_hints(fn))
+        self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
+        self.is_template = bool(self.variables)
+        self.pattern = _compile(uri) if self.is_template else None
+        self.completers = dict(complete or {})
+        definition: JsonObject = {"name": name or fn.__name__}
+        definition["uriTemplate" if self.is_template else "uri"] = uri
+        for key, value in (
+            ("title", title),
+            ("description", description if description is not None else first_line(fn.__doc__)),
+            ("mimeType", mime_type),
+            ("size", size),
+            ("annotations", annotations),
+            ("icons", icons),
+            ("_meta", meta),
+        ):
+            if value is not None:
+                definition[key] = value
+        self.definition = definition
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if not self.is_template:
+            return {} if uri == self.uri else None
+        assert self.pattern is not None
+        found = self.pattern.fullmatch(uri)
+        return found.groupdict() if found else None
+
+    async def read(
+        self, uri: str, variables: dict[str, str], ctx: RequestContext
+    ) -> list[JsonObject]:
+        kwargs: dict[str, Any] = dict(variables)
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        value = self.fn(**kwargs)
+        if self.is_async or inspect.isawaitable(value):
+            value = await value
+        return self._contents(uri, value)
+
+    def _contents(self, uri: str, value: Any) -> list[JsonObject]:
+        if isinstance(value, ResourceContents):
+            return [value.to_json()]
+        if isinstance(value, list) and all(isinstance(v, ResourceContents) for v in value):
+            return [v.to_json() for v in value]
+        mime = self.mime_type
+        if isinstance(value, bytes | bytearray):
+            return [
+                ResourceContents(
+                    uri, blob=bytes(value), mime_type=mime or "application/octet-stream"
+                ).to_json()
+            ]
+        if isinstance(value, str):
+            return [ResourceContents(uri, text=value, mime_type=mime or "text/plain").to_json()]
+        text = orjson.dumps(value, default=_jsonable).decode()
+        return [ResourceContents(uri, text=text, mime_type=mime or "application/json").to_json()]
+
+
+def _jsonable(value: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Any).dump_python(value, mode="json")
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    parts = []
+    position = 0
+    for found in _VARIABLE.finditer(template):
+        parts.append(re.escape(template[position : found.start()]))
+        reserved, name = found.groups()
+        parts.append(f"(?P<{name}>{'.+' if reserved else '[^/?#]+'})")
+        position = found.end()
+    parts.append(re.escape(template[position:]))
+    return re.compile("".join(parts))
+
+
+async def run_completer(completer: Completer, value: str, context: dict[str, str]) -> list[str]:
+    """A completer is a list of candidates (prefix-filtered) or a function(value[, context])."""
+    if not callable(completer):
+        return [c for c in completer if c.startswith(value)]
+    parameters = inspect.signature(completer).parameters
+    result = completer(value, context) if len(parameters) >= 2 else completer(value)
+    if inspect.isawaitable(result):
+        result = await result
+    return [str(v) for v in result]

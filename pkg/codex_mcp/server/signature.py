@@ -1,0 +1,79 @@
+"""Turning a Python function's signature into a validated JSON Schema interface."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from ..core.context import RequestContext
+
+
+def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
+    """The name of the parameter annotated with Context, if any."""
+    for name in inspect.signature(fn).parameters:
+        hint = hints.get(name)
+        if isinstance(hint, type) and issubclass(hint, RequestContext):
+            return name
+    return None
+
+
+def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return get_type_hints(fn, include_extras=True)
+    except (NameError, TypeError):
+        return dict(getattr(fn, "__annotations__", {}))
+
+
+class ArgumentModel:
+    """A pydantic model built from a function's parameters (minus the Context one)."""
+
+    def __init__(self, fn: Callable[..., Any], name: str, skip: set[str]) -> None:
+        hints = resolved_hints(fn)
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(fn).parameters.values():
+            if param.name in skip:
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            annotation = hints.get(param.name, Any)
+            default = ... if param.default is param.empty else param.default
+            fields[param.name] = (annotation, default)
+        self.model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+            f"{name}Arguments",
+            __config__=ConfigDict(arbitrary_types_allowed=True),
+            **fields,
+        )
+        self.field_names = tuple(fields)
+        self._validate = self.model.__pydantic_validator__.validate_python
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.model.model_json_schema()
+        schema.pop("title", None)
+        schema.setdefault("properties", {})
+        return schema
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated keyword arguments; raises ValidationError."""
+        instance = self._validate(arguments)
+        return {name: getattr(instance, name) for name in self.field_names}
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """'field: problem' for each error, so the model can fix its call."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in error["loc"]) or "(arguments)"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def first_line(doc: str | None) -> str | None:
+    return inspect.cleandoc(doc) if doc else None
+
+
+def is_optional(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)

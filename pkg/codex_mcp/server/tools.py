@@ -1,0 +1,257 @@
+"""Tools made from plain functions: schema from type hints, validation, result mapping."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import typing
+from collections.abc import Callable
+from typing import Any, get_origin
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ..core.context import RequestContext
+from ..core.jsonrpc import JsonObject, JsonRpcError
+from ..core.tool_results import OutputSchemaError, check_output, error_result, structured_result
+from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
+from .signature import (
+    ArgumentModel,
+    context_parameter,
+    describe_validation_error,
+    first_line,
+    resolved_hints,
+)
+
+log = logging.getLogger("codex_mcp.tools")
+
+_ANNOTATION_KEYS = {
+    "read_only": "readOnlyHint",
+    "destructive": "destructiveHint",
+    "idempotent": "idempotentHint",
+    "open_world": "openWorldHint",
+}
+
+
+class FunctionTool:
+    """One tool: its wire definition and how to call it."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+        annotations: JsonObject | None = None,
+        icons: list[JsonObject] | None = None,
+        input_schema: JsonObject | None = None,
+        output_schema: JsonObject | None = None,
+        structured_output: bool | None = None,
+        meta: JsonObject | None = None,
+        run_sync_in_thread: bool = True,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        hints = resolved_hints(fn)
+        self.context_param = context_parameter(fn, hints)
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.run_sync_in_thread = run_sync_in_thread
+        self.arguments = ArgumentModel(
+            fn, self.name, {self.context_param} if self.context_param else set()
+        )
+        # An explicit input schema is checked with jsonschema instead of the pydantic model.
+        self.raw_input_schema = input_schema
+        self.return_adapter, self.wrap_result, derived_output = _output_for(
+            hints.get("return", inspect.Signature.empty), structured_output
+        )
+        self.output_schema = output_schema if output_schema is not None else derived_output
+        self.definition = self._definition(
+            title,
+            description,
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+            annotations,
+            icons,
+            meta,
+        )
+
+    def _definition(
+        self,
+        title: str | None,
+        description: str | None,
+        read_only: bool | None,
+        destructive: bool | None,
+        idempotent: bool | None,
+        open_world: bool | None,
+        annotations: JsonObject | None,
+        icons: list[JsonObject] | None,
+        meta: JsonObject | None,
+    ) -> JsonObject:
+        definition: JsonObject = {"name": self.name}
+        if title:
+            definition["title"] = title
+        doc = description if description is not None else first_line(self.fn.__doc__)
+        if doc:
+            definition["description"] = doc
+        definition["inputSchema"] = self.raw_input_schema or self.arguments.json_schema()
+        if self.output_schema is not None:
+            definition["outputSchema"] = self.output_schema
+        hints = dict(annotations or {})
+        flags = {
+            "read_only": read_only,
+            "destructive": destructive,
+            "idempotent": idempotent,
+            "open_world": open_world,
+        }
+        for key, value in flags.items():
+            if value is not None:
+                hints[_ANNOTATION_KEYS[key]] = value
+        if title and "title" not in hints:
+            hints["title"] = title
+        if hints:
+            definition["annotations"] = hints
+        if icons:
+            definition["icons"] = icons
+        if meta:
+            definition["_meta"] = meta
+        return definition
+
+    async def call(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+        try:
+            kwargs = self._validated(arguments)
+        except ValidationError as exc:
+            return error_result(
+                f"Invalid arguments for tool '{self.name}': {describe_validation_error(exc)}"
+            )
+        except _SchemaViolation as exc:
+            return error_result(f"Invalid arguments for tool '{self.name}': {exc}")
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        try:
+            if self.is_async:
+                value = await self.fn(**kwargs)
+            elif self.run_sync_in_thread:
+                value = await asyncio.to_thread(self.fn, **kwargs)
+            else:
+                value = self.fn(**kwargs)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except JsonRpcError:
+            raise  # a deliberate protocol error
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("tool %s raised %s", self.name, exc, exc_info=True)
+            return error_result(f"Error executing tool {self.name}: {exc}")
+        try:
+            return self.to_result(value)
+        except (ValidationError, OutputSchemaError, TypeError) as exc:
+            log.warning("tool %s returned an invalid result: %s", self.name, exc)
+            return error_result(f"Tool {self.name} returned an invalid result: {exc}")
+
+    def _validated(self, arguments: JsonObject) -> dict[str, Any]:
+        if self.raw_input_schema is not None:
+            from ..core.tool_results import describe_validation_errors, schema_validator
+
+            errors = list(schema_validator(self.raw_input_schema).iter_errors(arguments))
+            if errors:
+                raise _SchemaViolation(describe_validation_errors(errors))
+            return dict(arguments)
+        return self.arguments.validate(arguments)
+
+    def to_result(self, value: Any) -> JsonObject:
+        if isinstance(value, ToolResult):
+            return self._explicit(value)
+        if self.return_adapter is not None:
+            structured = self.return_adapter.dump_python(
+                self.return_adapter.validate_python(value), mode="json"
+            )
+            if self.wrap_result:
+                structured = {"result": structured}
+            return structured_result(structured)
+        if value is None:
+            return {"content": []}
+        if is_content_value(value):
+            return {"content": to_blocks(value)}
+        # Untyped but structured: send it as JSON text, and as structuredContent if it is an object.
+        jsonable = TypeAdapter(Any).dump_python(value, mode="json")
+        if isinstance(jsonable, dict):
+            return structured_result(jsonable)
+        import orjson
+
+        return {"content": [{"type": "text", "text": orjson.dumps(jsonable).decode()}]}
+
+    def _explicit(self, value: ToolResult) -> JsonObject:
+        content = to_blocks(value.content) if value.content else []
+        result: JsonObject
+        if value.structured is not None:
+            if self.output_schema is not None and not value.is_error:
+                check_output(value.structured, self.output_schema)
+            result = structured_result(value.structured, content)
+        else:
+            result = {"content": content}
+        if value.is_error:
+            result["isError"] = True
+        if value.meta:
+            result["_meta"] = value.meta
+        return result
+
+
+class _SchemaViolation(ValueError):
+    pass
+
+
+def _is_structured_type(hint: Any) -> bool:
+    origin = get_origin(hint) or hint
+    if isinstance(origin, type):
+        if issubclass(origin, BaseModel) or dataclasses.is_dataclass(origin):
+            return True
+        if issubclass(origin, dict):
+            return True
+    return typing.is_typeddict(hint)
+
+
+def _is_content_type(hint: Any) -> bool:
+    if hint in (str, type(None), ToolResult):
+        return True
+    if isinstance(hint, type) and issubclass(hint, Content):
+        return True
+    args = typing.get_args(hint)
+    if args and get_origin(hint) in (
+        list,
+        tuple,
+        typing.Union,
+        getattr(__import__("types"), "UnionType", None),
+    ):
+        return all(_is_content_type(arg) or arg is Ellipsis for arg in args)
+    return False
+
+
+def _output_for(
+    hint: Any, structured_output: bool | None
+) -> tuple[TypeAdapter[Any] | None, bool, JsonObject | None]:
+    """(adapter, wrap in {"result": ...}, outputSchema) for a return annotation."""
+    if structured_output is False or hint is inspect.Signature.empty or hint is Any:
+        return None, False, None
+    if _is_content_type(hint):
+        return None, False, None
+    adapter: TypeAdapter[Any] = TypeAdapter(hint)
+    schema = adapter.json_schema(mode="serialization")
+    if _is_structured_type(hint):
+        return adapter, False, schema
+    wrapped: JsonObject = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    }
+    if "$defs" in schema:
+        wrapped["$defs"] = schema.pop("$defs")
+    return adapter, True, wrapped

@@ -1,0 +1,1 @@
+"""Transports: they move bytes and feed decoded messages to a core session."""

@@ -1,0 +1,206 @@
+"""The stdio transport: a subprocess server on stdin/stdout, as Codex launches it.
+
+stdout carries protocol messages only: at start the real stdout is moved to a
+private descriptor and fd 1 (and sys.stdout) point at stderr, so a stray
+`print` in a tool, or a chatty C library, cannot corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import stat
+import sys
+import threading
+from typing import Any
+
+import orjson
+
+from ..core.jsonrpc import INVALID_REQUEST, JsonObject, RequestId, error_response
+from ..core.server import ServerCore
+from ..core.session import ServerSession
+from .framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
+
+log = logging.getLogger("codex_mcp.stdio")
+
+DEFAULT_MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+
+
+class _Writer(asyncio.Protocol):
+    """Write side: buffers in the event loop; pauses reading while the peer is slow."""
+
+    def __init__(self) -> None:
+        self.reader: asyncio.ReadTransport | None = None
+        self.drained = asyncio.Event()
+        self.drained.set()
+
+    def pause_writing(self) -> None:
+        self.drained.clear()
+        if self.reader is not None:
+            self.reader.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.drained.set()
+        if self.reader is not None and not self.reader.is_closing():
+            self.reader.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.drained.set()
+
+
+class StdioOutbound:
+    def __init__(self, decoder: FrameDecoder, write: Any) -> None:
+        self._decoder = decoder
+        self._write = write
+
+    def send(
+        self, message: JsonObject | list[JsonObject], related_request_id: RequestId | None = None
+    ) -> None:
+        self._write(encode_frame(orjson.dumps(message), self._decoder.mode))
+
+
+class _Reader(asyncio.Protocol):
+    def __init__(self, decoder: FrameDecoder, session: ServerSession, done: asyncio.Event) -> None:
+        self.decoder = decoder
+        self.session = session
+        self.done = done
+
+    def data_received(self, data: bytes) -> None:
+        session = self.session
+        for frame in self.decoder.feed(data):
+            if type(frame) is bytes:
+                session.receive_bytes(frame)
+            elif isinstance(frame, Oversized):
+                request_id = sniff_id(frame.head)
+                log.warning("dropped a message over %d bytes (id %r)", frame.limit, request_id)
+                session.outbound.send(
+                    error_response(
+                        request_id,
+                        INVALID_REQUEST,
+                        f"Message too large: the limit is {frame.limit} bytes",
+                    )
+                )
+            elif isinstance(frame, BadFrame):
+                session.outbound.send(
+                    error_response(None, INVALID_REQUEST, f"Bad frame: {frame.detail}")
+                )
+
+    def eof_received(self) -> bool:
+        self.done.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.done.set()
+
+
+def _take_stdout() -> int:
+    """Move the protocol stream off fd 1 and point fd 1 and sys.stdout at stderr."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol_fd
+
+
+async def serve_stdio(
+    core: ServerCore,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    shutdown_timeout: float = 5.0,
+    stdin_fd: int = 0,
+    stdout_fd: int | None = None,
+) -> None:
+    """Serve one session on stdin/stdout until EOF or SIGTERM/SIGINT, then finish in-flight work."""
+    loop = asyncio.get_running_loop()
+    out_fd = _take_stdout() if stdout_fd is None else stdout_fd
+    decoder = FrameDecoder(max_message_bytes)
+    done = asyncio.Event()
+
+    writer = _Writer()
+    write_transport: asyncio.WriteTransport | None = None
+    out_file = os.fdopen(out_fd, "wb", buffering=0, closefd=True)
+    if _is_pipe(out_fd):
+        write_transport, _ = await loop.connect_write_pipe(lambda: writer, out_file)
+        write = write_transport.write
+    else:  # a regular file or a tty: event loops can't watch those, so write plainly
+        write = _blocking_writer(out_fd)
+
+    session = core.open_session(StdioOutbound(decoder, write))
+    reader = _Reader(decoder, session, done)
+    in_file = os.fdopen(stdin_fd, "rb", buffering=0, closefd=False)
+    read_transport: asyncio.ReadTransport | None = None
+    if _is_pipe(stdin_fd):
+        read_transport, _ = await loop.connect_read_pipe(lambda: reader, in_file)
+        writer.reader = read_transport
+    else:
+        _start_thread_reader(loop, stdin_fd, reader)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, done.set)
+    try:
+        await done.wait()
+        log.debug("input closed; finishing %d in-flight request(s)", session.in_flight)
+        if read_transport is not None:
+            read_transport.close()
+        await session.drain(shutdown_timeout)
+        if write_transport is not None:
+            await _flush(write_transport, writer, shutdown_timeout)
+    finally:
+        session.close()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+        if write_transport is not None:
+            write_transport.close()
+
+
+async def _flush(transport: asyncio.WriteTransport, writer: _Writer, timeout: float) -> None:
+    """Wait (bounded) until everything written has reached the pipe."""
+    writer.reader = None  # reading is over; don't resume it
+    transport.set_write_buffer_limits(high=0)  # now "drained" means "empty"
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(timeout):
+            await writer.drained.wait()
+
+
+def _is_pipe(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _blocking_writer(fd: int) -> Any:
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+    return write
+
+
+def _start_thread_reader(loop: asyncio.AbstractEventLoop, fd: int, reader: _Reader) -> None:
+    """For stdin that epoll cannot watch (a regular file): read in a thread."""
+
+    def pump() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                loop.call_soon_threadsafe(reader.eof_received)
+                return
+            loop.call_soon_threadsafe(reader.data_received, chunk)
+
+    threading.Thread(target=pump, name="stdin-reader", daemon=True).start()
+
+
+def run_stdio(core: ServerCore, **options: Any) -> None:
+    """Blocking entry: run `serve_stdio` on uvloop when installed, else asyncio."""
+    from ..runtime import run
+
+    run(serve_stdio(core, **options))
