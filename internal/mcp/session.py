@@ -138,19 +138,22 @@ class ServerSession:
         method = message.get("method")
         has_id = "id" in message
         request_id = message.get("id")
+        # Errors about a message go out tagged with its id when it has a usable one, so an
+        # HTTP transport can put them on that request's stream.
+        related = request_id if has_id and is_valid_id(request_id) else None
         if method is None:
             if has_id and ("result" in message or "error" in message):
                 self._resolve_outgoing(message)
                 self._reply(None, None, batch)
             else:
-                self._reply(None, _invalid(request_id, "missing 'method'"), batch)
+                self._reply(related, _invalid(request_id, "missing 'method'"), batch)
             return
         if message.get("jsonrpc") != "2.0":
             reply = _invalid(request_id, "'jsonrpc' must be \"2.0\"") if has_id else None
-            self._reply(None, reply, batch)
+            self._reply(related, reply, batch)
             return
         if not isinstance(method, str):
-            self._reply(None, _invalid(request_id, "'method' must be a string"), batch)
+            self._reply(related, _invalid(request_id, "'method' must be a string"), batch)
             return
         params = message.get("params")
         if not has_id:
@@ -158,7 +161,7 @@ class ServerSession:
                 self._handle_notification(method, params or {})
             self._reply(None, None, batch)
             return
-        if not is_valid_id(request_id):
+        if related is None:
             self._reply(None, _invalid(None, "'id' must be a string or an integer"), batch)
             return
         if params is None:
