@@ -1,0 +1,463 @@
+"""Client: the public MCP client, an async context manager over one transport.
+
+    async with Client.stdio([sys.executable, "server.py"], server_name="shell") as client:
+        tools = await client.list_tools(qualify=True)
+        result = await client.call_tool("echo", {"message": "hi"})
+
+Defaults follow the Codex.MCP.Client (seed 002): protocol 2025-06-18, 10 s to initialize,
+30 s per list request, 60 s per tool call, 3 retries with 100 ms..5 s exponential backoff.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TextIO
+
+from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.versions import V2025_06_18
+
+from . import telemetry as _telemetry
+from .approval import Approval, check_approval
+from .errors import McpClientError, is_retryable
+from .naming import qualify_tool_name
+from .retry import Backoff, exponential_backoff, wait_before_retry
+from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
+from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
+from .transports import (
+    LegacySseTransport,
+    MemoryTransport,
+    StdioTransport,
+    StreamableHttpTransport,
+    Transport,
+)
+from .transports.stdio import Framing
+from .types import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    InitializeResult,
+    Page,
+    ReadResourceResult,
+    Tool,
+)
+
+DEFAULT_CLIENT_NAME = "codex-python"
+DEFAULT_CLIENT_VERSION = "0.0.0"
+DEFAULT_PROTOCOL_VERSION = V2025_06_18
+DEFAULT_INIT_TIMEOUT = 10.0
+DEFAULT_LIST_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 60.0
+DEFAULT_RETRIES = 3
+
+ToolFilter = Callable[[Tool], object]
+Roots = Sequence[JsonObject] | Callable[[], Sequence[JsonObject]]
+
+
+class Client:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        client_name: str = DEFAULT_CLIENT_NAME,
+        client_title: str | None = None,
+        client_version: str = DEFAULT_CLIENT_VERSION,
+        capabilities: JsonObject | None = None,
+        protocol_version: str = DEFAULT_PROTOCOL_VERSION,
+        server_name: str | None = None,
+        timeout: float = DEFAULT_INIT_TIMEOUT,
+        sampling_handler: RequestHandler | None = None,
+        elicitation_handler: RequestHandler | None = None,
+        roots: Roots | None = None,
+        logging_handler: Callable[[JsonObject], object] | None = None,
+        on_notification: NotificationHandler | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        """`server_name` is the prefix for qualified tool names (default: the server's own
+        name from its serverInfo). `timeout` bounds the initialize handshake. Handlers for
+        server-to-client requests get the request params and return the result (sync or
+        async); giving one declares the matching client capability."""
+        self.transport = transport
+        self.client_info: JsonObject = {"name": client_name, "version": client_version}
+        if client_title:
+            self.client_info["title"] = client_title
+        self.capabilities: JsonObject = dict(capabilities or {})
+        self.protocol_version_requested = protocol_version
+        self._server_name = server_name
+        self.timeout = timeout
+        self.telemetry = telemetry or _telemetry.default
+        self.session = ClientSession(transport)
+        self.session.notification_handlers.append(self._on_notification)
+        self.session.on_reinitialized = lambda _result: self.invalidate_cache()
+        self._logging_handler = logging_handler
+        self._roots = roots
+        if on_notification is not None:
+            self.session.notification_handlers.append(on_notification)
+        if sampling_handler is not None:
+            self.capabilities.setdefault("sampling", {})
+            self.session.request_handlers["sampling/createMessage"] = sampling_handler
+        if elicitation_handler is not None:
+            self.capabilities.setdefault("elicitation", {})
+            self.session.request_handlers["elicitation/create"] = elicitation_handler
+        if roots is not None:
+            self.capabilities.setdefault("roots", {"listChanged": True})
+            self.session.request_handlers["roots/list"] = self._list_roots
+        self._tool_cache: list[Tool] | None = None
+
+    # -- constructors ----------------------------------------------------------
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        framing: Framing = "ndjson",
+        errlog: TextIO | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for a server run as a subprocess (its environment is ours plus `env`)."""
+        return cls(
+            StdioTransport(command, env=env, cwd=cwd, framing=framing, errlog=errlog), **options
+        )
+
+    @classmethod
+    def http(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> Client:
+        """A client for a Streamable HTTP server (`http://host:port/mcp`)."""
+        return cls(StreamableHttpTransport(url, headers=headers), **options)
+
+    @classmethod
+    def sse(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> Client:
+        """A client for a legacy HTTP+SSE server (`http://host:port/sse`)."""
+        return cls(LegacySseTransport(url, headers=headers), **options)
+
+    @classmethod
+    def memory(cls, server: Any, **options: Any) -> Client:
+        """A client wired in-process to a codex-mcp server (or its ServerCore)."""
+        return cls(MemoryTransport(server), **options)
+
+    # -- lifetime --------------------------------------------------------------
+    async def __aenter__(self) -> Client:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def connect(self) -> InitializeResult:
+        """Start the transport and run the handshake (initialize, notifications/initialized)."""
+        try:
+            await self.session.start()
+            return await self.session.initialize(
+                {
+                    "protocolVersion": self.protocol_version_requested,
+                    "capabilities": self.capabilities,
+                    "clientInfo": self.client_info,
+                },
+                self.timeout,
+            )
+        except BaseException:
+            await self.session.aclose()
+            raise
+
+    initialize = connect  # seed 002's name (and `handshake`, its older alias)
+    handshake = connect
+
+    async def aclose(self) -> None:
+        await self.session.aclose()
+
+    # -- what the server said at initialize -------------------------------------
+    @property
+    def init_result(self) -> InitializeResult:
+        if self.session.init_result is None:
+            raise McpClientError("not connected: use `async with` or await connect() first")
+        return self.session.init_result
+
+    @property
+    def server_capabilities(self) -> JsonObject:
+        return self.init_result.capabilities
+
+    @property
+    def server_info(self) -> JsonObject:
+        return self.init_result.server_info
+
+    @property
+    def protocol_version(self) -> str:
+        return self.init_result.protocol_version
+
+    @property
+    def instructions(self) -> str | None:
+        return self.init_result.instructions
+
+    @property
+    def server_name(self) -> str | None:
+        """The qualification prefix: the one given, else the server's reported name."""
+        if self._server_name is not None:
+            return self._server_name
+        init = self.session.init_result
+        name = init.server_info.get("name") if init is not None else None
+        return name if isinstance(name, str) else None
+
+    # -- generic ---------------------------------------------------------------
+    async def request(
+        self, method: str, params: JsonObject | None = None, *, timeout: float | None = None
+    ) -> JsonObject:
+        """Any request by name; returns the raw result."""
+        return await self.session.request(method, params, timeout=timeout)
+
+    async def notify(self, method: str, params: JsonObject | None = None) -> None:
+        await self.session.notify(method, params)
+
+    async def ping(self, *, timeout: float | None = DEFAULT_LIST_TIMEOUT) -> None:
+        await self.session.request("ping", timeout=timeout)
+
+    async def set_logging_level(self, level: str) -> None:
+        await self.session.request(
+            "logging/setLevel", {"level": level}, timeout=DEFAULT_LIST_TIMEOUT
+        )
+
+    # -- tools -----------------------------------------------------------------
+    async def list_tools(
+        self,
+        *,
+        cache: bool = True,
+        allow: Iterable[str] | None = None,
+        deny: Iterable[str] | None = None,
+        filter: ToolFilter | None = None,
+        qualify: bool = False,
+        cursor: str | None = None,
+        timeout: float | None = DEFAULT_LIST_TIMEOUT,
+    ) -> list[Tool]:
+        """Every tool (pagination is followed), filtered: `allow` keeps only those names,
+        `deny` drops those, `filter(tool)` keeps what it returns truthy for. With
+        `qualify=True` each tool gets `qualified_name` (duplicates after qualification are
+        dropped). The unfiltered listing is cached until `cache=False`, a
+        notifications/tools/list_changed, or a re-established session. `cursor` starts the
+        listing at that page (never cached)."""
+        if cache and cursor is None and self._tool_cache is not None:
+            tools = self._tool_cache
+        else:
+            page = await self._list_all("tools/list", "tools", cursor, timeout)
+            tools = [Tool.from_json(t) for t in page.items if isinstance(t, dict)]
+            if cursor is None:
+                self._tool_cache = tools
+        allowed = set(allow) if allow is not None else None
+        denied = set(deny or ())
+        out = [
+            t
+            for t in tools
+            if (allowed is None or t.name in allowed)
+            and t.name not in denied
+            and (filter is None or filter(t))
+        ]
+        return self._qualify(out) if qualify else out
+
+    def _qualify(self, tools: list[Tool]) -> list[Tool]:
+        server = self.server_name
+        if server is None:
+            raise McpClientError("qualify=True needs a server_name (the server reported none)")
+        seen: set[str] = set()
+        out = []
+        for tool in tools:
+            name = qualify_tool_name(server, tool.name)
+            if name not in seen:
+                seen.add(name)
+                out.append(tool.qualified(server, name))
+        return out
+
+    def invalidate_cache(self) -> None:
+        self._tool_cache = None
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: JsonObject | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        backoff: Backoff | None = exponential_backoff,
+        timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        approval: Approval | None = None,
+        context: JsonObject | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> CallToolResult:
+        """Call a tool. `approval(tool, arguments, context)` (or fewer arguments) runs first;
+        a denial raises ApprovalDenied without asking the server. Each attempt has `timeout`
+        seconds; on expiry the server gets notifications/cancelled and RequestTimeout is raised.
+        Retryable failures (see errors.py) are retried up to `retries` times, waiting
+        `backoff(n)` before retry n. A result with isError=true is returned, not raised."""
+        arguments = arguments if arguments is not None else {}
+        await check_approval(approval, name, arguments, context or {})
+        server_name = self.server_name
+        meta = {"tool": name, "arguments": arguments, "server_name": server_name}
+        self.telemetry.emit(TOOL_CALL_START, {"system_time": _telemetry.now_ns()}, dict(meta))
+        started = time.monotonic()
+        attempt = 0
+        with _telemetry.tool_span(name, server_name) as span:
+            if self.session.transport.session_id:
+                span.set_attribute("mcp.session.id", self.session.transport.session_id)
+            while True:
+                attempt += 1
+                try:
+                    raw = await self.session.request(
+                        "tools/call",
+                        {"name": name, "arguments": arguments},
+                        timeout=timeout,
+                        on_progress=on_progress,
+                    )
+                    result = CallToolResult.from_json(raw)
+                except Exception as exc:
+                    if attempt <= retries and is_retryable(exc):
+                        await wait_before_retry(backoff, attempt)
+                        continue
+                    span.set_attribute("mcp.tool_call.attempts", attempt)
+                    _telemetry.mark_span_failed(span, exc)
+                    self.telemetry.emit(
+                        TOOL_CALL_FAILURE,
+                        self._measure(started),
+                        {**meta, "reason": exc, "attempt": attempt},
+                    )
+                    raise
+                span.set_attribute("mcp.tool_call.attempts", attempt)
+                if result.is_error:
+                    span.set_attribute("error.type", "tool_error")
+                self.telemetry.emit(
+                    TOOL_CALL_SUCCESS, self._measure(started), {**meta, "attempt": attempt}
+                )
+                return result
+
+    @staticmethod
+    def _measure(started: float) -> dict[str, Any]:
+        return {"duration": time.monotonic() - started, "system_time": _telemetry.now_ns()}
+
+    # -- resources, prompts, completion ----------------------------------------
+    async def list_resources(
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = False,
+        timeout: float | None = DEFAULT_LIST_TIMEOUT,
+    ) -> Page[JsonObject]:
+        """One page from `cursor`, or every page from there with `all_pages=True`."""
+        return await self._list("resources/list", "resources", cursor, all_pages, timeout)
+
+    async def list_resource_templates(
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = False,
+        timeout: float | None = DEFAULT_LIST_TIMEOUT,
+    ) -> Page[JsonObject]:
+        return await self._list(
+            "resources/templates/list", "resourceTemplates", cursor, all_pages, timeout
+        )
+
+    async def list_prompts(
+        self,
+        cursor: str | None = None,
+        *,
+        all_pages: bool = False,
+        timeout: float | None = DEFAULT_LIST_TIMEOUT,
+    ) -> Page[JsonObject]:
+        return await self._list("prompts/list", "prompts", cursor, all_pages, timeout)
+
+    async def read_resource(
+        self, uri: str, *, timeout: float | None = DEFAULT_LIST_TIMEOUT
+    ) -> ReadResourceResult:
+        raw = await self.session.request("resources/read", {"uri": uri}, timeout=timeout)
+        return ReadResourceResult.from_json(raw)
+
+    async def subscribe_resource(self, uri: str) -> None:
+        await self.session.request(
+            "resources/subscribe", {"uri": uri}, timeout=DEFAULT_LIST_TIMEOUT
+        )
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await self.session.request(
+            "resources/unsubscribe", {"uri": uri}, timeout=DEFAULT_LIST_TIMEOUT
+        )
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = DEFAULT_LIST_TIMEOUT,
+    ) -> GetPromptResult:
+        params: JsonObject = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        return GetPromptResult.from_json(
+            await self.session.request("prompts/get", params, timeout=timeout)
+        )
+
+    async def complete(
+        self,
+        ref: JsonObject,
+        argument: str,
+        value: str,
+        *,
+        context_arguments: Mapping[str, str] | None = None,
+        timeout: float | None = DEFAULT_LIST_TIMEOUT,
+    ) -> Completion:
+        """completion/complete; `ref` is {"type": "ref/prompt", "name": ...} or
+        {"type": "ref/resource", "uri": ...}."""
+        params: JsonObject = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context_arguments:
+            params["context"] = {"arguments": dict(context_arguments)}
+        return Completion.from_json(
+            await self.session.request("completion/complete", params, timeout=timeout)
+        )
+
+    async def _list(
+        self, method: str, key: str, cursor: str | None, all_pages: bool, timeout: float | None
+    ) -> Page[JsonObject]:
+        if all_pages:
+            return await self._list_all(method, key, cursor, timeout)
+        raw = await self.session.request(
+            method, {"cursor": cursor} if cursor else None, timeout=timeout
+        )
+        return _page(raw, key)
+
+    async def _list_all(
+        self, method: str, key: str, cursor: str | None, timeout: float | None
+    ) -> Page[JsonObject]:
+        items: list[JsonObject] = []
+        seen: set[str] = set()
+        raw: JsonObject = {}
+        while True:
+            raw = await self.session.request(
+                method, {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            page = _page(raw, key)
+            items.extend(page.items)
+            cursor = page.next_cursor
+            if not cursor or cursor in seen:  # a server repeating a cursor would loop forever
+                return Page(items, None, raw)
+            seen.add(cursor)
+
+    # -- roots and notifications -------------------------------------------------
+    def _list_roots(self, _params: JsonObject) -> JsonObject:
+        roots = self._roots() if callable(self._roots) else self._roots
+        return {"roots": list(roots or [])}
+
+    async def set_roots(self, roots: Roots) -> None:
+        """Replace the roots and tell the server (notifications/roots/list_changed)."""
+        self._roots = roots
+        await self.session.notify("notifications/roots/list_changed")
+
+    def _on_notification(self, method: str, params: JsonObject) -> None:
+        if method == "notifications/tools/list_changed":
+            self.invalidate_cache()
+        elif method == "notifications/message" and self._logging_handler is not None:
+            self._logging_handler(params)
+
+
+def _page(raw: JsonObject, key: str) -> Page[JsonObject]:
+    items = raw.get(key)
+    cursor = raw.get("nextCursor")
+    return Page(
+        [i for i in items if isinstance(i, dict)] if isinstance(items, list) else [],
+        cursor if isinstance(cursor, str) and cursor else None,
+        raw,
+    )

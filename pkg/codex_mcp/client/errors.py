@@ -1,0 +1,92 @@
+"""What can go wrong talking to an MCP server, and which of it is worth retrying.
+
+Retry policy (used by `Client.call_tool`):
+
+* retried: transient transport failures (`TransportError` with `retryable=True`: a refused or
+  reset HTTP connection, an HTTP 5xx/408/429, a stream cut before the response) and JSON-RPC
+  errors a server uses for transient trouble: -32603 (internal error) and the -32000..-32099
+  implementation range, unless the error's `data.retryable` says otherwise (seed 001's
+  normalized shape), which always wins.
+* never retried: -32600/-32601/-32602/-32700 (the request itself is wrong), -32002 (no such
+  resource), a closed connection (`ConnectionClosed`: the server is gone, a retry on the same
+  session cannot succeed), timeouts (`RequestTimeout`: a slow tool is slow, not flaky; a retry
+  would multiply the caller's wait and re-run its side effects), approval denials, and tool
+  results with `isError: true` (the tool ran and reported failure: that is an answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR
+
+
+class McpClientError(Exception):
+    """Base class of every error the client raises."""
+
+    retryable = False
+
+
+class McpError(McpClientError):
+    """The server answered a request with a JSON-RPC error."""
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, method: str | None = None
+    ) -> None:
+        where = f"{method}: " if method else ""
+        super().__init__(f"{where}{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+
+    @property
+    def retryable(self) -> bool:  # type: ignore[override]
+        if isinstance(self.data, dict) and isinstance(self.data.get("retryable"), bool):
+            return bool(self.data["retryable"])
+        return self.code == INTERNAL_ERROR or -32099 <= self.code <= -32000
+
+
+class TransportError(McpClientError):
+    """The message could not be delivered or its answer could not be read."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ConnectionClosed(TransportError):
+    """The connection to the server is gone (process exited, stream closed, client closed)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=False)
+
+
+class SessionExpired(TransportError):
+    """The HTTP server no longer knows our session (404); the session re-initializes once."""
+
+    def __init__(self, message: str = "the server no longer knows this session (HTTP 404)") -> None:
+        super().__init__(message, retryable=False)
+
+
+class RequestTimeout(McpClientError, TimeoutError):
+    """No answer within the timeout; the server was sent notifications/cancelled."""
+
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__(f"{method}: no response within {timeout:g} s (request cancelled)")
+        self.method = method
+        self.timeout = timeout
+
+
+class ApprovalDenied(McpClientError):
+    """The approval callback refused the tool call; the server was never asked."""
+
+    def __init__(self, tool: str, reason: Any = None) -> None:
+        detail = f": {reason}" if reason not in (None, "") else ""
+        super().__init__(f"call to tool {tool!r} denied by approval callback{detail}")
+        self.tool = tool
+        self.reason = reason
+
+
+def is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, McpClientError) and bool(exc.retryable)

@@ -1,0 +1,32 @@
+"""Backoff between call_tool attempts.
+
+A backoff is called with the 1-based number of the retry about to happen. It may return the
+delay in seconds (the client sleeps), or be a coroutine function that waits by itself (and
+returns None), like the seed's `fn attempt -> Process.sleep(...) end`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+
+Backoff = Callable[[int], float | Awaitable[float | None] | None]
+
+BASE_DELAY = 0.1
+MAX_DELAY = 5.0
+
+
+def exponential_backoff(attempt: int) -> float:
+    """100 ms, 200 ms, 400 ms, ... doubling up to 5 s."""
+    return min(BASE_DELAY * 2 ** max(attempt - 1, 0), MAX_DELAY)
+
+
+async def wait_before_retry(backoff: Backoff | None, attempt: int) -> None:
+    if backoff is None:
+        return
+    delay = backoff(attempt)
+    if inspect.isawaitable(delay):
+        delay = await delay
+    if delay:
+        await asyncio.sleep(float(delay))

@@ -1,0 +1,47 @@
+"""The contract between a ClientSession and a transport.
+
+A transport moves JSON-RPC messages (plain dicts, or lists for batches) both ways. It hands
+what it receives to `on_message`, and calls `on_closed` once, when the connection is gone for
+good, so the session can fail every pending request at once instead of letting them hang.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from codex_mcp.core.jsonrpc import JsonObject
+
+OnMessage = Callable[[Any], None]
+OnClosed = Callable[[BaseException | None], None]
+
+
+class Transport(ABC):
+    @abstractmethod
+    async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
+        """Connect. Messages received from now on go to `on_message`."""
+
+    @abstractmethod
+    async def send(self, message: JsonObject) -> None:
+        """Deliver one message. For request/response transports (Streamable HTTP) this also
+        reads the answer and hands it to `on_message` before returning. Raises TransportError."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Disconnect and release everything; idempotent."""
+
+    def initialized(self, protocol_version: str) -> None:
+        """The handshake finished with `protocol_version` (HTTP sends it as a header from now on)."""
+        return None
+
+    def reset_session(self) -> None:
+        """Forget the server-side session before a re-initialize (HTTP only)."""
+        return None
+
+    @property
+    def session_id(self) -> str | None:
+        return None
+
+    def describe(self) -> str:
+        return type(self).__name__

@@ -1,0 +1,224 @@
+"""stdio transport: the server is a subprocess speaking JSON-RPC on its stdin/stdout.
+
+MCP frames messages as newline-delimited JSON. Some older servers (LSP-style) use
+`Content-Length:` headers instead; we read both forms whatever `framing` says, and write the
+configured one. The server's stderr is kept (the last lines) so that when the process dies
+the error says why; pass `errlog` to also see it live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from typing import Literal, TextIO
+
+from codex_mcp.core import jsonrpc
+from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+
+from ..errors import ConnectionClosed, McpClientError
+from .base import OnClosed, OnMessage, Transport
+
+log = logging.getLogger("codex_mcp.client.stdio")
+
+Framing = Literal["ndjson", "content-length"]
+_READ_LIMIT = 64 * 1024 * 1024  # one message may be a large tool result
+_STDERR_TAIL = 20
+
+
+class SpawnError(McpClientError):
+    """The server process could not be started (not retryable)."""
+
+
+class StdioTransport(Transport):
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
+        cwd: str | os.PathLike[str] | None = None,
+        framing: Framing = "ndjson",
+        errlog: TextIO | None = None,
+        shutdown_timeout: float = 2.0,
+    ) -> None:
+        if not command:
+            raise ValueError("empty server command")
+        self.command = list(command)
+        self.env = ({**os.environ} if inherit_env else {}) | dict(env or {})
+        self.cwd = cwd
+        self.framing: Framing = framing
+        self.errlog = errlog
+        self.shutdown_timeout = shutdown_timeout
+        self.process: asyncio.subprocess.Process | None = None
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._write_lock = asyncio.Lock()
+        self._on_message: OnMessage | None = None
+        self._on_closed: OnClosed | None = None
+        self._closing = False
+        self._gone: ConnectionClosed | None = None
+
+    def describe(self) -> str:
+        return " ".join(self.command)
+
+    async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
+        self._on_message, self._on_closed = on_message, on_closed
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+                limit=_READ_LIMIT,
+                start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
+            )
+        except FileNotFoundError:
+            raise SpawnError(
+                f"cannot start MCP server: command not found: {self.command[0]}"
+            ) from None
+        except PermissionError:
+            raise SpawnError(
+                f"cannot start MCP server: permission denied: {self.command[0]}"
+            ) from None
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._read_stdout()),
+            loop.create_task(self._read_stderr()),
+            loop.create_task(self._watch_exit()),
+        ]
+
+    # -- writing ---------------------------------------------------------------
+    async def send(self, message: JsonObject) -> None:
+        process = self.process
+        if self._gone is not None:
+            raise self._gone
+        if process is None or process.stdin is None:
+            raise ConnectionClosed("stdio transport not started")
+        body = jsonrpc.encode(message)
+        if self.framing == "content-length":
+            data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        else:
+            data = body + b"\n"
+        try:
+            async with self._write_lock:
+                process.stdin.write(data)
+                await process.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            raise self._gone or ConnectionClosed(f"cannot write to MCP server: {exc}") from None
+
+    # -- reading ---------------------------------------------------------------
+    async def _read_stdout(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        stdout = self.process.stdout
+        try:
+            while True:
+                line = await stdout.readline()
+                if not line:
+                    break
+                stripped = line.strip()
+                if not stripped:
+                    continue
+                if stripped[:15].lower() == b"content-length:":
+                    length = int(stripped[15:].strip())
+                    while (await stdout.readline()).strip():
+                        pass  # other headers (Content-Type) up to the blank line
+                    stripped = await stdout.readexactly(length)
+                self._deliver(stripped)
+        except (asyncio.IncompleteReadError, ValueError, ConnectionError) as exc:
+            log.warning("reading from %s failed: %s", self.describe(), exc)
+        await self._connection_lost()
+
+    def _deliver(self, data: bytes) -> None:
+        try:
+            message = jsonrpc.decode(data)
+        except JsonRpcError:
+            # Servers that print banners on stdout: say so, keep going.
+            log.warning("ignoring non-JSON output from %s: %.200r", self.describe(), data)
+            return
+        if self._on_message is not None:
+            self._on_message(message)
+
+    async def _read_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while line := await self.process.stderr.readline():
+            text = line.decode("utf-8", errors="replace").rstrip()
+            self._stderr_tail.append(text)
+            log.debug("[%s] %s", self.command[0], text)
+            if self.errlog is not None:
+                print(text, file=self.errlog, flush=True)
+
+    async def _watch_exit(self) -> None:
+        assert self.process is not None
+        await self.process.wait()
+        # A grandchild may still hold stdout open: do not wait for EOF beyond a moment.
+        await asyncio.sleep(0.1)
+        await self._connection_lost()
+
+    async def _connection_lost(self) -> None:
+        if self._gone is not None:
+            return
+        process = self.process
+        code = None
+        if process is not None:
+            with contextlib.suppress(TimeoutError):
+                code = await asyncio.wait_for(process.wait(), 0.5)
+        if self._gone is not None:
+            return
+        if self._closing:
+            self._gone = ConnectionClosed("client closed the connection")
+        else:
+            self._gone = ConnectionClosed(self._death_message(code))
+        if self._on_closed is not None:
+            self._on_closed(self._gone)
+
+    def _death_message(self, code: int | None) -> str:
+        if code is None:
+            what = "closed its stdout"
+        elif code < 0:
+            try:
+                what = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                what = f"was killed by signal {-code}"
+        else:
+            what = f"exited with code {code}"
+        message = f"MCP server ({self.describe()}) {what}"
+        tail = [line for line in self._stderr_tail if line.strip()]
+        if tail:
+            message += "; its stderr ended with:\n  " + "\n  ".join(tail[-5:])
+        return message
+
+    # -- shutdown --------------------------------------------------------------
+    async def close(self) -> None:
+        """The spec's shutdown: close stdin, then SIGTERM, then SIGKILL, each after a wait."""
+        if self._closing:
+            return
+        self._closing = True
+        process = self.process
+        if process is not None and process.returncode is None:
+            if process.stdin is not None:
+                with contextlib.suppress(Exception):
+                    process.stdin.close()
+            for step in (None, signal.SIGTERM, signal.SIGKILL):
+                if step is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.send_signal(step)
+                try:
+                    await asyncio.wait_for(process.wait(), self.shutdown_timeout)
+                    break
+                except TimeoutError:
+                    continue
+        await self._connection_lost()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if process is not None and process.stdin is not None:
+            process.stdin.close()

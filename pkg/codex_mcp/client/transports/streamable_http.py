@@ -1,0 +1,214 @@
+"""Streamable HTTP transport (MCP 2025-03-26 and later).
+
+Every message is a POST with `Accept: application/json, text/event-stream`. A request's
+answer comes back as one JSON body or as an SSE stream that may carry server requests and
+notifications before the response. The session id the server assigns at initialize goes on
+every later request (`Mcp-Session-Id`), with `MCP-Protocol-Version` once negotiated. After
+the handshake a GET stream carries what the server sends unprompted (405 means it has none).
+A 404 to a request that carried a session id means the session expired: we raise
+SessionExpired and the ClientSession re-initializes once. Closing sends DELETE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from codex_mcp.core import jsonrpc
+from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+
+from ..errors import ConnectionClosed, SessionExpired, TransportError
+from .base import OnClosed, OnMessage, Transport
+from .sse import iter_sse
+
+log = logging.getLogger("codex_mcp.client.http")
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+_RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class StreamableHttpTransport(Transport):
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        http: aiohttp.ClientSession | None = None,
+        get_stream: bool = True,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.get_stream = get_stream
+        self.connect_timeout = connect_timeout
+        self._http = http
+        self._own_http = http is None
+        self._session_id: str | None = None
+        self._protocol_version: str | None = None
+        self._on_message: OnMessage | None = None
+        self._on_closed: OnClosed | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def describe(self) -> str:
+        return self.url
+
+    @property
+    def session_id(self) -> str | None:
+        return self._session_id
+
+    async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
+        self._on_message, self._on_closed = on_message, on_closed
+        if self._http is None:
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout)
+            self._http = aiohttp.ClientSession(timeout=timeout)
+
+    def initialized(self, protocol_version: str) -> None:
+        self._protocol_version = protocol_version
+        if self.get_stream and self._listener is None and not self._closed:
+            self._listener = asyncio.get_running_loop().create_task(self._listen())
+
+    def reset_session(self) -> None:
+        self._session_id = None
+        self._protocol_version = None
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        headers = {**self.headers, "Accept": accept}
+        if self._session_id is not None:
+            headers[SESSION_HEADER] = self._session_id
+        if self._protocol_version is not None:
+            headers[VERSION_HEADER] = self._protocol_version
+        return headers
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._closed or self._http is None:
+            raise ConnectionClosed(f"HTTP transport to {self.url} is closed")
+        return self._http
+
+    # -- POST ------------------------------------------------------------------
+    async def send(self, message: JsonObject) -> None:
+        http = self._client()
+        headers = self._headers("application/json, text/event-stream")
+        headers["Content-Type"] = "application/json"
+        sent_session = self._session_id
+        is_request = "method" in message and "id" in message
+        try:
+            async with http.post(self.url, data=jsonrpc.encode(message), headers=headers) as resp:
+                if resp.status == 404 and sent_session is not None:
+                    raise SessionExpired()
+                if message.get("method") == "initialize" and SESSION_HEADER in resp.headers:
+                    self._session_id = resp.headers[SESSION_HEADER]
+                if resp.status == 202 or (resp.status < 300 and not is_request):
+                    return
+                if resp.status >= 400:
+                    raise http_error(self.url, resp.status, resp.reason, await resp.read())
+                answered = await self._read_answer(resp, message.get("id"))
+        except aiohttp.ClientError as exc:
+            raise TransportError(
+                f"HTTP request to {self.url} failed: {exc or type(exc).__name__}"
+            ) from exc
+        if is_request and not answered:
+            raise TransportError(f"{self.url}: the response stream ended before the response")
+
+    async def _read_answer(self, resp: aiohttp.ClientResponse, request_id: Any) -> bool:
+        """Deliver what the body carries; True once the response to `request_id` was seen."""
+        content_type = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if content_type == "text/event-stream":
+            answered = False
+            async for event in iter_sse(resp.content):
+                if event.event == "message" and event.data:
+                    answered |= self._deliver(event.data.encode(), request_id)
+                    if answered:
+                        break  # the server may keep it open; the request is done
+            return answered
+        body = await resp.read()
+        if not body.strip():
+            return False
+        return self._deliver(body, request_id)
+
+    def _deliver(self, data: bytes, request_id: Any) -> bool:
+        try:
+            message = jsonrpc.decode(data)
+        except JsonRpcError as exc:
+            raise TransportError(f"{self.url} sent malformed JSON: {exc.message}") from None
+        if self._on_message is not None:
+            self._on_message(message)
+        items = message if isinstance(message, list) else [message]
+        return any(
+            isinstance(m, dict) and "method" not in m and m.get("id") == request_id for m in items
+        )
+
+    # -- GET stream ------------------------------------------------------------
+    async def _listen(self) -> None:
+        """Read the server's unprompted messages; reconnect (resuming) when the stream drops."""
+        last_event_id: str | None = None
+        delay, failures = 1.0, 0
+        while not self._closed and failures < 3:
+            headers = self._headers("text/event-stream")
+            if last_event_id is not None:
+                headers["Last-Event-ID"] = last_event_id
+            try:
+                async with self._client().get(self.url, headers=headers) as resp:
+                    if resp.status >= 400:
+                        # 405: no stream offered. Anything else: not worth hammering.
+                        log.debug("GET stream of %s: HTTP %d", self.url, resp.status)
+                        return
+                    failures = 0
+                    async for event in iter_sse(resp.content):
+                        if event.id is not None:
+                            last_event_id = event.id
+                        if event.retry is not None:
+                            delay = event.retry / 1000
+                        if event.event == "message" and event.data:
+                            with contextlib.suppress(TransportError):
+                                self._deliver(event.data.encode(), None)
+            except (aiohttp.ClientError, ConnectionClosed) as exc:
+                failures += 1
+                log.debug("GET stream of %s dropped: %s", self.url, exc)
+            await asyncio.sleep(delay)
+
+    # -- shutdown --------------------------------------------------------------
+    async def close(self) -> None:
+        if self._closed:
+            return
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+        if self._session_id is not None and self._http is not None:
+            # Tell the server the session is over; 405 (not allowed) is a fine answer too.
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                async with self._http.delete(
+                    self.url,
+                    headers=self._headers("application/json"),
+                    timeout=aiohttp.ClientTimeout(total=2.0),
+                ):
+                    pass
+        self._closed = True
+        if self._own_http and self._http is not None:
+            await self._http.close()
+        if self._on_closed is not None:
+            self._on_closed(ConnectionClosed("client closed the connection"))
+
+
+def http_error(url: str, status: int, reason: str | None, body: bytes) -> TransportError:
+    detail = body.decode("utf-8", errors="replace").strip()
+    with contextlib.suppress(JsonRpcError):
+        decoded = jsonrpc.decode(body)
+        error = decoded.get("error") if isinstance(decoded, dict) else None
+        if isinstance(error, dict):
+            detail = f"{error.get('message')} (code {error.get('code')})"
+    return TransportError(
+        f"{url} answered HTTP {status} {reason or ''}".rstrip()
+        + (f": {detail[:300]}" if detail else ""),
+        retryable=status in _RETRYABLE_STATUS,
+    )
