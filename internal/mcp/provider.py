@@ -39,8 +39,10 @@ class ResourceNotFound(JsonRpcError):
 class Provider:
     """Base provider: serves nothing. Override what you serve and list it in `features`."""
 
-    #: Which of "tools", "resources", "prompts", "completions" this provider serves.
-    features: frozenset[str] = frozenset()
+    @property
+    def features(self) -> frozenset[str]:
+        """Which of "tools", "resources", "prompts", "completions" this provider serves."""
+        return frozenset()
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
@@ -108,7 +110,7 @@ class CompositeProvider(Provider):
         for provider in self.providers:
             provider.add_listener(self._relay)
 
-    @property  # type: ignore[override]
+    @property
     def features(self) -> frozenset[str]:
         out: frozenset[str] = frozenset()
         for provider in self.providers:

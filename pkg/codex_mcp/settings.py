@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BeforeValidator, Field, SecretStr
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
@@ -37,6 +38,58 @@ class Settings(BaseSettings):
     uvloop: bool = Field(True, description="Use uvloop when it is installed")
 
 
-def load_settings(cls: type[Settings], argv: list[str] | None, prog: str) -> Settings:
+S = TypeVar("S", bound="Settings")
+
+
+def load_settings(cls: type[S], argv: list[str] | None, prog: str) -> S:
     """Build settings from CLI flags (argv), environment and .env, in that priority."""
     return cls(_cli_parse_args=argv if argv is not None else True, _cli_prog_name=prog)  # type: ignore[call-arg]
+
+
+def _split_commas(value: object) -> object:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+CommaList = Annotated[list[str], NoDecode, BeforeValidator(_split_commas)]
+
+
+class HttpSettings(Settings):
+    """Settings of `codex-mcp-http` (the same CODEX_MCP_ prefix)."""
+
+    host: str = Field("127.0.0.1", description="Address to bind (loopback by default)")
+    port: int = Field(8000, ge=0, le=65535, description="Port to bind (0 picks a free one)")
+    base_path: str = Field("", description="Serve under this path prefix, e.g. /tools")
+    stateless: bool = Field(False, description="No sessions: every request is self-contained")
+    session_ttl: float = Field(
+        1800.0, gt=0, description="Seconds before an idle session is evicted"
+    )
+    max_sessions: int = Field(10_000, ge=1, description="Most live sessions; more are refused")
+    allowed_hosts: CommaList = Field(
+        default_factory=list, description="Accepted Host headers (default: loopback names)"
+    )
+    allowed_origins: CommaList = Field(
+        default_factory=list, description="Accepted Origins (default: loopback origins)"
+    )
+    forwarded_hosts: CommaList = Field(
+        default_factory=list,
+        description="X-Forwarded-Host values a trusted reverse proxy sends (public host names)",
+    )
+    bearer_token: SecretStr | None = Field(None, description="Require this bearer token")
+    bearer_token_file: Path | None = Field(
+        None, description="Require a bearer token from this file (one per line)"
+    )
+    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="Largest request body")
+    keepalive_interval: float = Field(15.0, gt=0, description="Seconds between SSE keepalives")
+    json_only: bool = Field(False, description="Never answer a POST with SSE unless asked")
+    log_file: Path | None = Field(None, description="Also log here, with bearer tokens redacted")
+
+    def tokens(self) -> list[str]:
+        tokens = []
+        if self.bearer_token is not None:
+            tokens.append(self.bearer_token.get_secret_value())
+        if self.bearer_token_file is not None:
+            lines = self.bearer_token_file.read_text(encoding="utf-8").splitlines()
+            tokens.extend(line.strip() for line in lines if line.strip())
+        return tokens

@@ -161,7 +161,7 @@ class Server:
 
             run_stdio(self.core, **options)
         elif transport == "http":
-            from ..transports.http import run_http  # type: ignore[import-not-found]
+            from ..transports.http import run_http
 
             run_http(self.core, **options)
         else:

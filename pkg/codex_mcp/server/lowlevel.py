@@ -36,7 +36,9 @@ class McpHandler:
 
 
 class HandlerProvider(Provider):
-    features = frozenset({"tools"})
+    @property
+    def features(self) -> frozenset[str]:
+        return frozenset({"tools"})
 
     def __init__(self, handler: McpHandler) -> None:
         super().__init__()

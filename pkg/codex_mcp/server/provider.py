@@ -23,7 +23,7 @@ class FunctionProvider(Provider):
         # Listings are rebuilt only when something is added or removed.
         self._tool_list: list[JsonObject] | None = None
 
-    @property  # type: ignore[override]
+    @property
     def features(self) -> frozenset[str]:
         features = {"tools"}  # always: Codex lists tools on every server
         if self.resources:

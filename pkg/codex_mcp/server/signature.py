@@ -42,7 +42,7 @@ class ArgumentModel:
             annotation = hints.get(param.name, Any)
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (annotation, default)
-        self.model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        self.model: type[BaseModel] = create_model(
             f"{name}Arguments",
             __config__=ConfigDict(arbitrary_types_allowed=True),
             **fields,

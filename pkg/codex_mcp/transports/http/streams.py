@@ -1,0 +1,101 @@
+"""Per-session SSE streams with event ids and a bounded replay buffer.
+
+Every message a session sends goes to exactly one stream: the stream of the
+request it belongs to, or the session's standalone (GET) stream. A stream with
+no reader attached keeps its events in the replay buffer, so a client can
+resume it with Last-Event-ID.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Final
+
+STANDALONE: Final = "0"
+
+
+class Stream:
+    __slots__ = ("finished", "key", "queue", "replayable", "seq", "sse")
+
+    def __init__(self, key: str, sse: bool) -> None:
+        self.key = key
+        self.sse = sse  # the reader takes events (else it waits for one JSON response)
+        #: Events are kept for resumption once the client has seen event ids on this stream.
+        self.replayable = False
+        self.seq = 0
+        self.queue: asyncio.Queue[tuple[str, bytes] | None] | None = None
+        self.finished = False
+
+
+class StreamSet:
+    def __init__(self, replay_events: int) -> None:
+        self._next_key = 1
+        self.standalone = Stream(STANDALONE, sse=True)
+        self.standalone.replayable = True
+        self.by_key: dict[str, Stream] = {STANDALONE: self.standalone}
+        self.replay: deque[tuple[str, int, bytes]] = deque(maxlen=replay_events)
+
+    def open(self, sse: bool) -> Stream:
+        if self._next_key % 64 == 0:
+            self._prune()
+        stream = Stream(str(self._next_key), sse)
+        self._next_key += 1
+        self.by_key[stream.key] = stream
+        return stream
+
+    def _prune(self) -> None:
+        """Forget finished streams none of whose events are left to replay."""
+        live = {key for key, _, _ in self.replay}
+        for key, stream in list(self.by_key.items()):
+            if stream.finished and key not in live and stream is not self.standalone:
+                del self.by_key[key]
+
+    def keep(self, stream: Stream, event_id: str, data: bytes) -> None:
+        """Start keeping a stream's events for resumption, beginning with this one."""
+        if not stream.replayable:
+            stream.replayable = True
+            self.replay.append((stream.key, int(event_id.rpartition("_")[2]), data))
+
+    def push(self, stream: Stream, data: bytes) -> None:
+        stream.seq += 1
+        event_id = f"{stream.key}_{stream.seq}"
+        if stream.replayable:
+            self.replay.append((stream.key, stream.seq, data))
+        if stream.queue is not None:
+            stream.queue.put_nowait((event_id, data))
+
+    def finish(self, stream: Stream) -> None:
+        stream.finished = True
+        if stream.queue is not None:
+            stream.queue.put_nowait(None)
+        # A stream whose events may be replayed stays resumable; _prune forgets it later.
+        if stream is not self.standalone and not stream.replayable:
+            self.by_key.pop(stream.key, None)
+
+    def attach(self, stream: Stream) -> asyncio.Queue[tuple[str, bytes] | None]:
+        queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
+        if stream.queue is not None:
+            stream.queue.put_nowait(None)  # a newer reader replaces the old one
+        stream.queue = queue
+        return queue
+
+    def detach(self, stream: Stream, queue: asyncio.Queue[tuple[str, bytes] | None]) -> None:
+        if stream.queue is queue:
+            stream.queue = None
+
+    def resume(self, last_event_id: str) -> tuple[Stream, list[tuple[str, bytes]]] | None:
+        """The stream an event id belongs to and its events after that id."""
+        key, _, seq_text = last_event_id.partition("_")
+        stream = self.by_key.get(key)
+        if stream is None or not seq_text.isdigit():
+            return None
+        after = int(seq_text)
+        missed = [(f"{k}_{s}", d) for k, s, d in self.replay if k == key and s > after]
+        return stream, missed
+
+    def close_all(self) -> None:
+        for stream in list(self.by_key.values()):
+            if stream.queue is not None:
+                stream.queue.put_nowait(None)
+                stream.queue = None
