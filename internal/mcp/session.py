@@ -168,19 +168,17 @@ class ServerSession:
             params = {}
         elif type(params) is not dict:
             self._reply(
-                request_id,
-                error_response(request_id, INVALID_PARAMS, "Invalid params: must be an object"),
+                related,
+                error_response(related, INVALID_PARAMS, "Invalid params: must be an object"),
                 batch,
             )
             return
-        if request_id in self._in_flight:
+        if related in self._in_flight:
             self._reply(
-                request_id,
-                _invalid(request_id, f"request id {request_id!r} is already in flight"),
-                batch,
+                related, _invalid(related, f"request id {related!r} is already in flight"), batch
             )
             return
-        self._start_request(request_id, method, params, batch)
+        self._start_request(related, method, params, batch)
 
     def _start_request(
         self, request_id: RequestId, method: str, params: JsonObject, batch: _Batch | None
