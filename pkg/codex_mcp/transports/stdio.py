@@ -52,14 +52,27 @@ class _Writer(asyncio.Protocol):
 
 
 class StdioOutbound:
-    def __init__(self, decoder: FrameDecoder, write: Any) -> None:
+    """Encodes messages and writes them, coalescing everything sent in one event-loop
+    turn into a single write: under load that is one syscall for many responses."""
+
+    def __init__(self, decoder: FrameDecoder, write: Any, loop: asyncio.AbstractEventLoop) -> None:
         self._decoder = decoder
         self._write = write
+        self._loop = loop
+        self._pending: list[bytes] = []
 
     def send(
         self, message: JsonObject | list[JsonObject], related_request_id: RequestId | None = None
     ) -> None:
-        self._write(encode_frame(orjson.dumps(message), self._decoder.mode))
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(encode_frame(orjson.dumps(message), self._decoder.mode))
+
+    def flush(self) -> None:
+        pending = self._pending
+        if pending:
+            self._pending = []
+            self._write(pending[0] if len(pending) == 1 else b"".join(pending))
 
 
 class _Reader(asyncio.Protocol):
@@ -128,7 +141,8 @@ async def serve_stdio(
     else:  # a regular file or a tty: event loops can't watch those, so write plainly
         write = _blocking_writer(out_fd)
 
-    session = core.open_session(StdioOutbound(decoder, write))
+    outbound = StdioOutbound(decoder, write, loop)
+    session = core.open_session(outbound)
     reader = _Reader(decoder, session, done)
     in_file = os.fdopen(stdin_fd, "rb", buffering=0, closefd=False)
     read_transport: asyncio.ReadTransport | None = None
@@ -147,6 +161,7 @@ async def serve_stdio(
         if read_transport is not None:
             read_transport.close()
         await session.drain(shutdown_timeout)
+        outbound.flush()
         if write_transport is not None:
             await _flush(write_transport, writer, shutdown_timeout)
     finally:
