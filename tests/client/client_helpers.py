@@ -1,0 +1,87 @@
+"""Helpers for the client tests: where the real peers are, and how to start them on
+127.0.0.1 and a free port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVERS = Path(__file__).resolve().parent / "servers"
+SDK_SERVER = str(SERVERS / "sdk_server.py")
+OUR_SERVER = [sys.executable, str(ROOT / "cmd" / "mcp")]
+NODE_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
+EVERYTHING = NODE_BIN / "mcp-server-everything"
+EVERYTHING_JS = (
+    ROOT / ".tools/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+BIND_LOCALHOST = str(SERVERS / "bind_localhost.cjs")
+
+needs_everything = pytest.mark.skipif(
+    not EVERYTHING.exists(), reason="npm tools missing: run .ci/node-tools.sh"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"test server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"test server did not listen on {port} within {timeout} s")
+
+
+def start_server(
+    args: list[str], port: int, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        args,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+    except BaseException:
+        stop_server(proc)
+        raise
+    return proc
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def everything_args(mode: str) -> list[str]:
+    return ["node", "-r", BIND_LOCALHOST, str(EVERYTHING_JS), mode]
+
+
+def wait_for_line(path: Path, line: str, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if line in path.read_text().splitlines():
+            return True
+        time.sleep(0.05)
+    return False
