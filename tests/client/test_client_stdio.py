@@ -1,0 +1,160 @@
+"""The client over stdio: our server, the official SDK, server-everything, Content-Length
+framing, and servers that die."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from client_helpers import (
+    EVERYTHING,
+    OUR_SERVER,
+    SDK_SERVER,
+    SERVERS,
+    needs_everything,
+    wait_for_line,
+)
+from codex_mcp.client import (
+    Client,
+    ConnectionClosed,
+    McpClientError,
+    RequestTimeout,
+    SpawnError,
+    StdioTransport,
+)
+
+
+def pid_of(client: Client) -> int:
+    transport = client.transport
+    assert isinstance(transport, StdioTransport) and transport.process is not None
+    return transport.process.pid
+
+
+async def test_our_stdio_server() -> None:
+    async with Client.stdio(OUR_SERVER, server_name="ours") as client:
+        names = [t.qualified_name for t in await client.list_tools(qualify=True)]
+        assert "mcp__ours__echo" in names
+        assert (await client.call_tool("echo", {"message": "hi"})).text == "hi"
+        progress: list[dict] = []
+        result = await client.call_tool("sleep", {"seconds": 1.2}, on_progress=progress.append)
+        assert not result.is_error and progress and progress[0]["progress"] == 1
+        pid = pid_of(client)
+    await asyncio.sleep(0)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # closing the client stopped the server
+
+
+async def test_sdk_stdio_server(events_file: Path) -> None:
+    async with Client.stdio(
+        [sys.executable, SDK_SERVER], env={"EVENTS_FILE": str(events_file)}
+    ) as client:
+        assert client.server_info["name"] == "sdk-test-server"
+        assert {t.name for t in await client.list_tools()} >= {"echo", "add", "slow", "fail"}
+        assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
+        failed = await client.call_tool("fail", {"message": "nope"})
+        assert failed.is_error
+        # A timeout cancels on the server side: the SDK's tool sees the cancellation.
+        with pytest.raises(RequestTimeout):
+            await client.call_tool("slow", {"seconds": 30, "tag": "t1"}, timeout=0.5)
+        assert wait_for_line(events_file, "started t1")
+        assert await asyncio.to_thread(wait_for_line, events_file, "cancelled t1")
+        # The session is still fine afterwards.
+        assert (await client.call_tool("echo", {"message": "still here"})).text == "still here"
+        read = await client.read_resource("test://greeting")
+        assert read.contents[0]["text"] == "hello from the sdk"
+        prompt = await client.get_prompt("summarize", {"text": "abc"})
+        assert "abc" in prompt.messages[0]["content"]["text"]
+
+
+@pytest.mark.parametrize("target", ["ours", "sdk"])
+async def test_sigkill_mid_call_fails_within_a_second(target: str) -> None:
+    if target == "ours":
+        command, tool, args = OUR_SERVER, "sleep", {"seconds": 30}
+    else:
+        command, tool, args = [sys.executable, SDK_SERVER], "slow", {"seconds": 30}
+    async with Client.stdio(command) as client:
+        call = asyncio.create_task(client.call_tool(tool, args, retries=3))
+        other = asyncio.create_task(client.list_resources())  # a second pending request
+        await asyncio.sleep(0.3)
+        os.kill(pid_of(client), signal.SIGKILL)
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed, match="SIGKILL"):
+            await asyncio.wait_for(call, 5)
+        assert time.monotonic() - started < 1.0
+        # Every pending request failed at once, and new ones fail immediately.
+        done = await asyncio.wait_for(asyncio.gather(other, return_exceptions=True), 1)
+        assert not isinstance(done[0], BaseException) or isinstance(done[0], ConnectionClosed)
+        with pytest.raises(ConnectionClosed):
+            await client.call_tool("echo", {"message": "anyone?"})
+
+
+async def test_server_that_exits_at_startup_reports_its_stderr() -> None:
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; print('no config found', file=sys.stderr); sys.exit(3)",
+    ]
+    started = time.monotonic()
+    with pytest.raises(ConnectionClosed, match=r"exited with code 3(.|\n)*no config found"):
+        async with Client.stdio(command):
+            pass
+    assert time.monotonic() - started < 2
+
+
+async def test_command_not_found() -> None:
+    with pytest.raises(SpawnError, match="command not found"):
+        async with Client.stdio(["/nonexistent/mcp-server"]):
+            pass
+
+
+async def test_silent_server_times_out_initialize() -> None:
+    command = [sys.executable, "-c", "import time; time.sleep(30)"]
+    with pytest.raises(RequestTimeout, match="initialize"):
+        async with Client.stdio(command, timeout=0.5):
+            pass
+
+
+async def test_content_length_framing() -> None:
+    command = [sys.executable, str(SERVERS / "content_length_server.py")]
+    async with Client.stdio(command, framing="content-length") as client:
+        assert [t.name for t in await client.list_tools()] == ["shout"]
+        assert (await client.call_tool("shout", {"text": "hi"})).text == "HI"
+
+
+@needs_everything
+async def test_server_everything_stdio() -> None:
+    sampled: list[dict] = []
+
+    async def sampling(params: dict) -> dict:
+        sampled.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "test"}
+
+    async with Client.stdio(
+        [str(EVERYTHING), "stdio"], sampling_handler=sampling, server_name="everything"
+    ) as client:
+        tools = await client.list_tools(qualify=True, cache=False)
+        names = {t.name for t in tools}
+        assert {"echo", "get-sum", "trigger-sampling-request"} <= names
+        assert "mcp__everything__get-sum" in {t.qualified_name for t in tools}
+        assert (
+            await client.call_tool("get-sum", {"a": 2, "b": 40})
+        ).text == "The sum of 2 and 40 is 42."
+        result = await client.call_tool(
+            "trigger-sampling-request", {"prompt": "what?", "maxTokens": 10}
+        )
+        assert sampled and "42" in result.text
+        resources = await client.list_resources(all_pages=True)
+        assert resources.items and resources.next_cursor is None
+        prompts = await client.list_prompts()
+        assert prompts.items
+
+
+async def test_not_connected_error() -> None:
+    client = Client.stdio(OUR_SERVER)
+    with pytest.raises(McpClientError, match="not connected"):
+        _ = client.server_info
