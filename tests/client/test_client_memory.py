@@ -173,7 +173,7 @@ async def test_cursor_pages_for_prompts(pair: Any) -> None:
 
 
 async def test_list_changed_invalidates_the_cache(pair: Any) -> None:
-    client, transport, server, _ = pair
+    client, _transport, server, _ = pair
     assert "late" not in [t.name for t in await client.list_tools()]
     server.add_tool(lambda: "late!", name="late")
     for _ in range(50):  # the notification arrives on a later loop turn

@@ -1,0 +1,188 @@
+"""codex-mcp-client: a small command line MCP client for scripts and debugging.
+
+    codex-mcp-client tools -- python my_server.py          # list a stdio server's tools
+    codex-mcp-client call echo '{"message": "hi"}' -- npx -y some-server
+    codex-mcp-client tools --url http://127.0.0.1:8000/mcp --qualify srv
+    codex-mcp-client resources|templates|prompts|info --url ...
+    codex-mcp-client read URI ... / prompt NAME '{"arg": "v"}' ...
+
+Prints JSON on stdout. On failure: a one-line message on stderr and exit status 1 (2 for
+usage errors); a tool result with isError=true is printed and exits 1 as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from .client import Client
+from .errors import McpClientError
+from .transports.stdio import Framing
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codex-mcp-client",
+        description="Talk to an MCP server: over stdio (-- CMD ARGS...) or HTTP (--url URL).",
+        epilog="Examples: codex-mcp-client tools -- python server.py; "
+        'codex-mcp-client call echo \'{"message": "hi"}\' --url http://127.0.0.1:8000/mcp',
+    )
+    parser.add_argument(
+        "command",
+        choices=["tools", "call", "resources", "templates", "read", "prompts", "prompt", "info"],
+    )
+    parser.add_argument(
+        "target", nargs="?", help="tool name (call), URI (read), prompt name (prompt)"
+    )
+    parser.add_argument("arguments", nargs="?", help="JSON object of arguments (call, prompt)")
+    parser.add_argument("--url", help="Streamable HTTP endpoint (or legacy SSE with --sse)")
+    parser.add_argument("--sse", action="store_true", help="--url is a legacy HTTP+SSE endpoint")
+    parser.add_argument(
+        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header"
+    )
+    parser.add_argument(
+        "--qualify", metavar="SERVER", help="qualify tool names with this server name"
+    )
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    parser.add_argument("--retries", type=int, default=0, help="retries of a failed call (0)")
+    parser.add_argument(
+        "--content-length", action="store_true", help="frame stdio with Content-Length headers"
+    )
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--verbose", action="store_true", help="show the server's stderr")
+    parser.add_argument("--compact", action="store_true", help="one-line JSON output")
+    return parser
+
+
+def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    args = list(argv)
+    if "--" in args:
+        i = args.index("--")
+        return args[:i], args[i + 1 :]
+    return args, []
+
+
+def _json_object(text: str | None, what: str) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{what} must be a JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+class UsageError(Exception):
+    pass
+
+
+def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:
+    options: dict[str, Any] = {"server_name": opts.qualify, "timeout": opts.timeout}
+    if opts.url and server_command:
+        raise UsageError("give either --url URL or -- CMD ARGS..., not both")
+    if opts.url:
+        headers = {}
+        for header in opts.header:
+            name, sep, value = header.partition(":")
+            if not sep:
+                raise UsageError(f"--header must look like 'Name: value', got {header!r}")
+            headers[name.strip()] = value.strip()
+        factory = Client.sse if opts.sse else Client.http
+        return factory(opts.url, headers=headers, **options)
+    if not server_command:
+        raise UsageError("no server: give -- CMD ARGS... (stdio) or --url URL (HTTP)")
+    env = {}
+    for item in opts.env:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--env must look like NAME=VALUE, got {item!r}")
+        env[name] = value
+    framing: Framing = "content-length" if opts.content_length else "ndjson"
+    return Client.stdio(
+        server_command,
+        env=env,
+        framing=framing,
+        errlog=sys.stderr if opts.verbose else None,
+        **options,
+    )
+
+
+async def _run(opts: argparse.Namespace, server_command: list[str]) -> tuple[Any, bool]:
+    """The JSON to print, and whether the command failed (isError)."""
+    needs_target = {"call": "TOOL", "read": "URI", "prompt": "NAME"}
+    if opts.command in needs_target and not opts.target:
+        raise UsageError(f"{opts.command} needs {needs_target[opts.command]}")
+    # Bad input is reported before a server is started for nothing.
+    arguments = _json_object(opts.arguments, f"{opts.command} arguments")
+    async with _client(opts, server_command) as client:
+        timeout = opts.timeout
+        if opts.command == "info":
+            return client.init_result.raw, False
+        if opts.command == "tools":
+            tools = await client.list_tools(qualify=bool(opts.qualify), timeout=timeout)
+            return [t.to_json() for t in tools], False
+        if opts.command == "call":
+            name = await _resolve_tool(client, opts.target, opts.qualify)
+            result = await client.call_tool(name, arguments, timeout=timeout, retries=opts.retries)
+            return result.raw, result.is_error
+        if opts.command == "resources":
+            return (await client.list_resources(all_pages=True, timeout=timeout)).items, False
+        if opts.command == "templates":
+            page = await client.list_resource_templates(all_pages=True, timeout=timeout)
+            return page.items, False
+        if opts.command == "read":
+            return (await client.read_resource(opts.target, timeout=timeout)).raw, False
+        if opts.command == "prompts":
+            return (await client.list_prompts(all_pages=True, timeout=timeout)).items, False
+        prompt = await client.get_prompt(opts.target, arguments, timeout=timeout)
+        return prompt.raw, False
+
+
+async def _resolve_tool(client: Client, name: str, qualify: str | None) -> str:
+    """With --qualify, a qualified name (mcp__srv__tool) is mapped back to the server's name."""
+    if not qualify or not name.startswith("mcp__"):
+        return name
+    for tool in await client.list_tools(qualify=True):
+        if tool.qualified_name == name:
+            return tool.name
+    return name
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    own, server_command = _split(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    opts = parser.parse_args(own)
+    # Our own one-line message says what failed; library warnings only with --verbose.
+    logging.basicConfig(
+        level=logging.INFO if opts.verbose else logging.CRITICAL,
+        format="codex-mcp-client: %(name)s: %(message)s",
+    )
+    try:
+        output, failed = asyncio.run(_run(opts, server_command))
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"codex-mcp-client: error: {exc}", file=sys.stderr)
+        return 2
+    except McpClientError as exc:
+        print(f"codex-mcp-client: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    option = orjson.OPT_INDENT_2 if not opts.compact else 0
+    sys.stdout.write(orjson.dumps(output, option=option).decode() + "\n")
+    if failed:
+        print(f"codex-mcp-client: tool {opts.target!r} reported an error", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
