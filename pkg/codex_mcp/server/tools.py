@@ -14,6 +14,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, JsonRpcError
+from ..core.session import ClientError
 from ..core.tool_results import OutputSchemaError, check_output, error_result, structured_result
 from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
 from .signature import (
@@ -60,7 +61,10 @@ class FunctionTool:
         self.name = name or fn.__name__
         hints = resolved_hints(fn)
         self.context_param = context_parameter(fn, hints)
-        self.is_async = inspect.iscoroutinefunction(fn)
+        # A callable object with an async __call__ counts as async too.
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004
+        )
         self.run_sync_in_thread = run_sync_in_thread
         self.arguments = ArgumentModel(
             fn, self.name, {self.context_param} if self.context_param else set()
@@ -144,6 +148,10 @@ class FunctionTool:
                 value = self.fn(**kwargs)
         except ToolError as exc:
             return error_result(str(exc))
+        except ClientError as exc:
+            # The client refused or failed a request the tool made (sampling, elicitation...):
+            # the tool failed, the tools/call request did not.
+            return error_result(f"Error executing tool {self.name}: {exc.message}")
         except JsonRpcError:
             raise  # a deliberate protocol error
         except asyncio.CancelledError:
