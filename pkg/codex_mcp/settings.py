@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, TypeVar
 
 from pydantic import BeforeValidator, Field, SecretStr
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+from .defaults import DEFAULTS, ENV_FILE, ENV_PREFIX, LogLevel
 
 
 class Settings(BaseSettings):
     """codex-mcp settings. Every field is also `CODEX_MCP_<NAME>` and `--<name>`."""
 
     model_config = SettingsConfigDict(
-        env_prefix="CODEX_MCP_",
-        env_file=".env",
+        env_prefix=ENV_PREFIX,
+        env_file=ENV_FILE,
         env_file_encoding="utf-8",
         extra="ignore",
         cli_kebab_case=True,
@@ -24,18 +24,20 @@ class Settings(BaseSettings):
     )
 
     serve: str = Field(
-        "builtin",
+        DEFAULTS.serve,
         description="What to serve: 'builtin' (echo and friends), or a server object as "
         "'package.module:attr' or 'path/to/file.py[:attr]'",
     )
-    log_level: LogLevel = Field("info", description="Log level (logs go to stderr)")
+    log_level: LogLevel = Field(DEFAULTS.log_level, description="Log level (logs go to stderr)")
     max_message_bytes: int = Field(
-        128 * 1024 * 1024, ge=1024, description="Largest message accepted, in bytes"
+        DEFAULTS.max_message_bytes, ge=1024, description="Largest message accepted, in bytes"
     )
     shutdown_timeout: float = Field(
-        5.0, ge=0, description="Seconds to let in-flight calls finish on EOF or SIGTERM"
+        DEFAULTS.shutdown_timeout,
+        ge=0,
+        description="Seconds to let in-flight calls finish on EOF or SIGTERM",
     )
-    uvloop: bool = Field(True, description="Use uvloop when it is installed")
+    uvloop: bool = Field(DEFAULTS.uvloop, description="Use uvloop when it is installed")
 
 
 S = TypeVar("S", bound="Settings")

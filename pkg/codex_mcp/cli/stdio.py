@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import Any
 
-from ..settings import Settings, load_settings
+from ..defaults import DEFAULTS, ENV_FILE, ENV_PREFIX
 from .common import configure_logging, load_core
 
 
+def _settings(argv: list[str]) -> Any:
+    """The settings model when anything is configured; its defaults, without loading
+    pydantic-settings, when nothing is (the common case under Codex: a faster start)."""
+    configured = (
+        argv or any(key.startswith(ENV_PREFIX) for key in os.environ) or os.path.exists(ENV_FILE)
+    )
+    if not configured:
+        return DEFAULTS
+    from ..settings import Settings, load_settings
+
+    return load_settings(Settings, argv, "codex-mcp")
+
+
 def main(argv: list[str] | None = None) -> None:
-    settings = load_settings(Settings, argv if argv is not None else sys.argv[1:], "codex-mcp")
+    settings = _settings(sys.argv[1:] if argv is None else argv)
     configure_logging(settings.log_level)
     core = load_core(settings.serve)
     from ..runtime import run

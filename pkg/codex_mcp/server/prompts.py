@@ -7,16 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, invalid_params
 from .content import Content, to_blocks
 from .resources import Completer
 from .signature import (
     ArgumentModel,
+    InvalidArguments,
     context_parameter,
-    describe_validation_error,
     first_line,
     resolved_hints,
 )
@@ -72,10 +70,8 @@ class FunctionPrompt:
     async def get(self, arguments: dict[str, str], ctx: RequestContext) -> JsonObject:
         try:
             kwargs = self.arguments.validate(arguments)
-        except ValidationError as exc:
-            raise invalid_params(
-                f"Invalid arguments for prompt '{self.name}': {describe_validation_error(exc)}"
-            ) from None
+        except InvalidArguments as exc:
+            raise invalid_params(f"Invalid arguments for prompt '{self.name}': {exc}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx
         value = self.fn(**kwargs)

@@ -1,15 +1,24 @@
-"""Turning a Python function's signature into a validated JSON Schema interface."""
+"""Turning a Python function's signature into a validated JSON Schema interface.
+
+pydantic is imported on first use, not at import time: a stdio server answers
+`initialize` before it needs any schema, which keeps its cold start short.
+"""
 
 from __future__ import annotations
 
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any, get_type_hints
-
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from ..core.context import RequestContext
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+
+class InvalidArguments(ValueError):
+    """Arguments that do not fit the signature; the message names each bad field."""
 
 
 def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
@@ -32,6 +41,8 @@ class ArgumentModel:
     """A pydantic model built from a function's parameters (minus the Context one)."""
 
     def __init__(self, fn: Callable[..., Any], name: str, skip: set[str]) -> None:
+        from pydantic import ConfigDict, ValidationError, create_model
+
         hints = resolved_hints(fn)
         fields: dict[str, Any] = {}
         for param in inspect.signature(fn).parameters.values():
@@ -49,6 +60,7 @@ class ArgumentModel:
         )
         self.field_names = tuple(fields)
         self._validate = self.model.__pydantic_validator__.validate_python
+        self._error = ValidationError
 
     def json_schema(self) -> dict[str, Any]:
         schema = self.model.model_json_schema()
@@ -57,8 +69,11 @@ class ArgumentModel:
         return schema
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated keyword arguments; raises ValidationError."""
-        instance = self._validate(arguments)
+        """Validated keyword arguments; raises InvalidArguments."""
+        try:
+            instance = self._validate(arguments)
+        except self._error as exc:
+            raise InvalidArguments(describe_validation_error(exc)) from None
         return {name: getattr(instance, name) for name in self.field_names}
 
 

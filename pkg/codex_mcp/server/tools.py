@@ -8,19 +8,21 @@ import inspect
 import logging
 import typing
 from collections.abc import Callable
-from typing import Any, get_origin
+from typing import TYPE_CHECKING, Any, get_origin
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
 
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, JsonRpcError
 from ..core.session import ClientError
-from ..core.tool_results import OutputSchemaError, check_output, error_result, structured_result
+from ..core.tool_results import check_output, error_result, structured_result
 from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
 from .signature import (
     ArgumentModel,
+    InvalidArguments,
     context_parameter,
-    describe_validation_error,
     first_line,
     resolved_hints,
 )
@@ -66,16 +68,12 @@ class FunctionTool:
             getattr(fn, "__call__", None)  # noqa: B004
         )
         self.run_sync_in_thread = run_sync_in_thread
-        self.arguments = ArgumentModel(
-            fn, self.name, {self.context_param} if self.context_param else set()
-        )
         # An explicit input schema is checked with jsonschema instead of the pydantic model.
         self.raw_input_schema = input_schema
-        self.return_adapter, self.wrap_result, derived_output = _output_for(
-            hints.get("return", inspect.Signature.empty), structured_output
-        )
-        self.output_schema = output_schema if output_schema is not None else derived_output
-        self.definition = self._definition(
+        self._return_hint = hints.get("return", inspect.Signature.empty)
+        self._structured_output = structured_output
+        self._explicit_output_schema = output_schema
+        self._describe = (
             title,
             description,
             read_only,
@@ -86,6 +84,25 @@ class FunctionTool:
             icons,
             meta,
         )
+        self._definition_cache: JsonObject | None = None
+
+    def _build(self) -> None:
+        """Build the argument model and output adapter (this is what imports pydantic)."""
+        skip = {self.context_param} if self.context_param else set()
+        self.arguments = ArgumentModel(self.fn, self.name, skip)
+        self.return_adapter, self.wrap_result, derived_output = _output_for(
+            self._return_hint, self._structured_output
+        )
+        explicit = self._explicit_output_schema
+        self.output_schema = explicit if explicit is not None else derived_output
+        self._definition_cache = self._definition(*self._describe)
+
+    @property
+    def definition(self) -> JsonObject:
+        if self._definition_cache is None:
+            self._build()
+            assert self._definition_cache is not None
+        return self._definition_cache
 
     def _definition(
         self,
@@ -129,13 +146,11 @@ class FunctionTool:
         return definition
 
     async def call(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+        if self._definition_cache is None:
+            self._build()
         try:
             kwargs = self._validated(arguments)
-        except ValidationError as exc:
-            return error_result(
-                f"Invalid arguments for tool '{self.name}': {describe_validation_error(exc)}"
-            )
-        except _SchemaViolation as exc:
+        except InvalidArguments as exc:
             return error_result(f"Invalid arguments for tool '{self.name}': {exc}")
         if self.context_param:
             kwargs[self.context_param] = ctx
@@ -161,7 +176,9 @@ class FunctionTool:
             return error_result(f"Error executing tool {self.name}: {exc}")
         try:
             return self.to_result(value)
-        except (ValidationError, OutputSchemaError, TypeError) as exc:
+        except (
+            Exception
+        ) as exc:  # whatever the value, a result that can't be mapped is the tool's fault
             log.warning("tool %s returned an invalid result: %s", self.name, exc)
             return error_result(f"Tool {self.name} returned an invalid result: {exc}")
 
@@ -171,7 +188,7 @@ class FunctionTool:
 
             errors = list(schema_validator(self.raw_input_schema).iter_errors(arguments))
             if errors:
-                raise _SchemaViolation(describe_validation_errors(errors))
+                raise InvalidArguments(describe_validation_errors(errors))
             return dict(arguments)
         return self.arguments.validate(arguments)
 
@@ -190,6 +207,8 @@ class FunctionTool:
         if is_content_value(value):
             return {"content": to_blocks(value)}
         # Untyped but structured: send it as JSON text, and as structuredContent if it is an object.
+        from pydantic import TypeAdapter
+
         jsonable = TypeAdapter(Any).dump_python(value, mode="json")
         if isinstance(jsonable, dict):
             return structured_result(jsonable)
@@ -213,11 +232,9 @@ class FunctionTool:
         return result
 
 
-class _SchemaViolation(ValueError):
-    pass
-
-
 def _is_structured_type(hint: Any) -> bool:
+    from pydantic import BaseModel
+
     origin = get_origin(hint) or hint
     if isinstance(origin, type):
         if issubclass(origin, BaseModel) or dataclasses.is_dataclass(origin):
@@ -251,6 +268,8 @@ def _output_for(
         return None, False, None
     if _is_content_type(hint):
         return None, False, None
+    from pydantic import TypeAdapter
+
     adapter: TypeAdapter[Any] = TypeAdapter(hint)
     schema = adapter.json_schema(mode="serialization")
     if _is_structured_type(hint):
