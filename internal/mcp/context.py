@@ -122,6 +122,14 @@ class RequestContext:
             params[_camel(key)] = value
         return await self.request("sampling/createMessage", params, timeout)
 
+    def close_stream(self) -> None:
+        """Ask the transport to end this request's response stream now (SSE polling,
+        SEP-1699); the client resumes with Last-Event-ID. Transports without streams
+        ignore it."""
+        close = getattr(self.session.outbound, "close_request_stream", None)
+        if close is not None and self.request_id is not None:
+            close(self.request_id)
+
     async def list_roots(self, timeout: float | None = None) -> list[JsonObject]:
         result = await self.request("roots/list", None, timeout)
         roots = result.get("roots", [])

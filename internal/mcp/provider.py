@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .jsonrpc import RESOURCE_NOT_FOUND, JsonObject, JsonRpcError, invalid_params
+from .jsonrpc import INVALID_PARAMS, JsonObject, JsonRpcError, invalid_params
 
 if TYPE_CHECKING:
     from .context import RequestContext
@@ -32,8 +32,10 @@ class UnknownPrompt(JsonRpcError):
 
 
 class ResourceNotFound(JsonRpcError):
+    # -32602 with the uri in data, as the conformance suite and the 2025-11-25 spec expect
+    # (earlier drafts used -32002).
     def __init__(self, uri: str) -> None:
-        super().__init__(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        super().__init__(INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
 
 
 class Provider:

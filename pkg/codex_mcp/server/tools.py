@@ -195,6 +195,8 @@ class FunctionTool:
     def to_result(self, value: Any) -> JsonObject:
         if isinstance(value, ToolResult):
             return self._explicit(value)
+        if _holds_content(value):
+            return {"content": to_blocks(value)}
         if self.return_adapter is not None:
             structured = self.return_adapter.dump_python(
                 self.return_adapter.validate_python(value), mode="json"
@@ -232,6 +234,13 @@ class FunctionTool:
         return result
 
 
+def _holds_content(value: Any) -> bool:
+    """A content object, or a list with at least one: content, whatever the annotation."""
+    if isinstance(value, Content):
+        return True
+    return isinstance(value, list | tuple) and any(isinstance(v, Content) for v in value)
+
+
 def _is_structured_type(hint: Any) -> bool:
     from pydantic import BaseModel
 
@@ -265,6 +274,9 @@ def _output_for(
 ) -> tuple[TypeAdapter[Any] | None, bool, JsonObject | None]:
     """(adapter, wrap in {"result": ...}, outputSchema) for a return annotation."""
     if structured_output is False or hint is inspect.Signature.empty or hint is Any:
+        return None, False, None
+    if structured_output is None and Any in typing.get_args(hint):
+        # list[Any] and friends say nothing about the shape: no schema to promise.
         return None, False, None
     if _is_content_type(hint):
         return None, False, None

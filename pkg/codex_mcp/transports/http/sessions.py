@@ -19,7 +19,7 @@ import orjson
 from ...core.jsonrpc import JsonObject, RequestId
 from ...core.server import ServerCore
 from ...core.session import ServerSession
-from .streams import Stream, StreamSet
+from .streams import CLOSE, Stream, StreamSet
 
 log = logging.getLogger("codex_mcp.http")
 
@@ -82,6 +82,19 @@ class HttpSession:
         stream = self.streams.open(sse)
         self.by_request[request_id] = stream
         return stream
+
+    def close_request_stream(self, request_id: RequestId) -> None:
+        """End the response stream of a running request early (SSE polling, SEP-1699):
+        its later events stay in the replay buffer until the client resumes with
+        Last-Event-ID on GET."""
+        stream = self.by_request.get(request_id)
+        if stream is None:
+            return
+        stream.sse = True
+        stream.replayable = True
+        if stream.queue is not None:
+            stream.queue.put_nowait(CLOSE)
+            stream.queue = None
 
     def touch(self) -> None:
         self.last_seen = time.monotonic()

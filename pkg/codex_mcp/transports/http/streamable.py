@@ -23,7 +23,7 @@ from .config import HttpConfig
 from .exchange import accepts, is_client_response, is_notification, is_request, jsonrpc_error
 from .security import Guard
 from .sessions import HttpSession, SessionLimitReached, SessionManager
-from .streams import Stream
+from .streams import CLOSE, Stream
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
@@ -147,14 +147,19 @@ class StreamableHttp:
                 return jsonrpc_error(
                     404, "Session ended while the request was running", code=-32001, headers=headers
                 )
-            if stream.finished and queue.qsize() == 1 and not force_sse:
+            if first is not CLOSE and stream.finished and queue.qsize() == 1 and not force_sse:
                 # The result came with nothing before it: a plain JSON answer.
                 return web.Response(body=first[1], content_type="application/json", headers=headers)
             response = web.StreamResponse(headers={**sse.SSE_HEADERS, **headers})
             await response.prepare(request)
-            session.streams.keep(stream, first[0], first[1])
+            if first is not CLOSE:
+                session.streams.keep(stream, first[0], first[1])
+            stream.replayable = True
+            if (session.core_session.protocol_version or "") >= V2025_11_25:
+                # Priming event: an id to resume from before anything else (SEP-1699).
+                await response.write(sse.retry_hint(1000, f"{stream.key}_0"))
             item: tuple[str, bytes] | None = first
-            while item is not None:
+            while item is not None and item is not CLOSE:
                 await response.write(sse.event(item[1], item[0]))
                 item = await queue.get()
             with contextlib.suppress(ConnectionError):

@@ -13,6 +13,8 @@ from collections import deque
 from typing import Final
 
 STANDALONE: Final = "0"
+#: Put on a reader's queue to end its response while the stream lives on.
+CLOSE: Final = ("", b"")
 
 
 class Stream:

@@ -1,0 +1,412 @@
+"""A server that exercises every feature of codex-mcp, written with the public library.
+
+It also carries the fixtures the official MCP conformance suite expects by name,
+so `codex-mcp-http --serve examples/everything_server.py --port 3001` is the
+suite's target. Run it over stdio with `codex-mcp --serve examples/everything_server.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import struct
+from typing import Annotated, Any
+
+from codex_mcp import (
+    Audio,
+    Context,
+    EmbeddedResource,
+    Image,
+    Message,
+    ResourceContents,
+    ResourceLink,
+    Server,
+    ToolError,
+)
+from pydantic import BaseModel, Field
+
+# A 1x1 red pixel.
+RED_PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+
+
+def _tiny_wav(samples: int = 8, rate: int = 8000) -> bytes:
+    """A valid mono 8-bit PCM WAV file of silence."""
+    data = b"\x80" * samples
+    header = struct.pack(
+        "<4sI4s4sIHHIIHH4sI",
+        b"RIFF",
+        36 + len(data),
+        b"WAVE",
+        b"fmt ",
+        16,
+        1,
+        1,
+        rate,
+        rate,
+        1,
+        8,
+        b"data",
+        len(data),
+    )
+    return header + data
+
+
+server = Server(
+    "codex-mcp-everything",
+    title="codex-mcp everything server",
+    instructions="Exercises every MCP feature; carries the conformance suite's fixtures.",
+)
+
+
+# -- content --------------------------------------------------------------------------
+@server.tool(read_only=True)
+def test_simple_text() -> str:
+    """Returns a simple text response."""
+    return "This is a simple text response for testing."
+
+
+@server.tool(read_only=True)
+def test_image_content() -> Image:
+    """Returns an image (a 1x1 red PNG)."""
+    return Image(RED_PIXEL_PNG, "image/png")
+
+
+@server.tool(read_only=True)
+def test_audio_content() -> Audio:
+    """Returns a short WAV clip."""
+    return Audio(_tiny_wav(), "audio/wav")
+
+
+@server.tool(read_only=True)
+def test_embedded_resource() -> EmbeddedResource:
+    """Returns an embedded text resource."""
+    return EmbeddedResource(
+        ResourceContents(
+            "test://embedded-resource",
+            text="This is an embedded resource content.",
+            mime_type="text/plain",
+        )
+    )
+
+
+@server.tool(read_only=True)
+def test_multiple_content_types() -> list[Any]:
+    """Returns text, an image and an embedded resource."""
+    return [
+        "Multiple content types test:",
+        Image(RED_PIXEL_PNG, "image/png"),
+        EmbeddedResource(
+            ResourceContents(
+                "test://mixed-content-resource",
+                text='{"test":"data","value":123}',
+                mime_type="application/json",
+            )
+        ),
+    ]
+
+
+@server.tool(read_only=True)
+def resource_link_example() -> ResourceLink:
+    """Returns a link to a resource instead of its contents."""
+    return ResourceLink("test://static-text", "static-text", mime_type="text/plain")
+
+
+# -- logging, progress, errors ------------------------------------------------------------
+@server.tool(read_only=True)
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Sends three info log messages while it runs."""
+    await ctx.info("Tool execution started")
+    await asyncio.sleep(0.05)
+    await ctx.info("Tool processing data")
+    await asyncio.sleep(0.05)
+    await ctx.info("Tool execution completed")
+    return "Tool with logging executed successfully"
+
+
+@server.tool(read_only=True)
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50 and 100 of 100."""
+    await ctx.report_progress(0, 100)
+    await asyncio.sleep(0.05)
+    await ctx.report_progress(50, 100)
+    await asyncio.sleep(0.05)
+    await ctx.report_progress(100, 100)
+    return "Tool with progress executed successfully"
+
+
+@server.tool(read_only=True)
+def test_error_handling() -> str:
+    """Always fails."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool(read_only=True)
+async def test_reconnection(ctx: Context) -> str:
+    """Closes its SSE stream mid-call; the result arrives after the client resumes."""
+    ctx.close_stream()
+    await asyncio.sleep(0.2)
+    return "Reconnection test completed"
+
+
+# -- server-to-client requests ---------------------------------------------------------------
+@server.tool(read_only=True)
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    """Asks the client's model to answer the prompt."""
+    result = await ctx.sample(prompt, max_tokens=100)
+    content = result.get("content", {})
+    text = content.get("text", "") if isinstance(content, dict) else str(content)
+    return f"LLM response: {text}"
+
+
+@server.tool(read_only=True)
+async def test_elicitation(message: str, ctx: Context) -> str:
+    """Asks the user for a username and an email address."""
+    result = await ctx.elicit(
+        message,
+        {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
+        },
+    )
+    return f"User response: action={result.get('action')}, content={result.get('content', {})}"
+
+
+@server.tool(read_only=True)
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Elicits with a default for every primitive type (SEP-1034)."""
+    result = await ctx.elicit(
+        "Please review and update the form fields with defaults",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {"type": "boolean", "description": "Verified", "default": True},
+            },
+        },
+    )
+    return (
+        f"Elicitation completed: action={result.get('action')}, content={result.get('content', {})}"
+    )
+
+
+@server.tool(read_only=True)
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Elicits with the five enum schema variants (SEP-1330)."""
+    result = await ctx.elicit(
+        "Please select options from the enum fields",
+        {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {
+                    "type": "string",
+                    "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"],
+                },
+                "titledSingle": {
+                    "type": "string",
+                    "description": "Select one option with titles",
+                    "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"},
+                    ],
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options with titles",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {
+                        "anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"},
+                        ]
+                    },
+                },
+            },
+        },
+    )
+    return (
+        f"Elicitation completed: action={result.get('action')}, content={result.get('content', {})}"
+    )
+
+
+@server.tool(read_only=True)
+async def list_client_roots(ctx: Context) -> list[str]:
+    """Lists the client's roots (roots/list)."""
+    return [root.get("uri", "") for root in await ctx.list_roots()]
+
+
+# -- schemas and structured output ---------------------------------------------------------------
+_JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@server.tool(
+    name="json_schema_2020_12_tool",
+    description="Tool with JSON Schema 2020-12 features",
+    input_schema=_JSON_SCHEMA_2020_12,
+    read_only=True,
+)
+def json_schema_2020_12_tool(**arguments: Any) -> str:
+    return f"Received: {sorted(arguments)}"
+
+
+class Weather(BaseModel):
+    city: str
+    temperature_c: float
+    conditions: str
+
+
+@server.tool(read_only=True, idempotent=True, title="Weather report")
+def weather(
+    city: Annotated[str, Field(description="City name")],
+    unit: Annotated[str, Field(description="c or f")] = "c",
+) -> Weather:
+    """A made-up weather report, as structured output."""
+    return Weather(city=city, temperature_c=21.5, conditions="sunny")
+
+
+@server.tool(read_only=True)
+def add(a: int, b: int) -> int:
+    """Adds two integers (structured output wraps the result)."""
+    return a + b
+
+
+# -- resources ------------------------------------------------------------------------------
+@server.resource("test://static-text", name="static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A static text resource."""
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", name="static-binary", mime_type="image/png")
+def static_binary() -> bytes:
+    """A static binary resource (a PNG)."""
+    return RED_PIXEL_PNG
+
+
+@server.resource(
+    "test://template/{id}/data",
+    name="template-data",
+    mime_type="application/json",
+    complete={"id": ["1", "2", "3", "123"]},
+)
+def template_data(id: str) -> dict[str, Any]:
+    """Data for an id."""
+    return {"id": id, "templateTest": True, "data": f"Data for ID: {id}"}
+
+
+_watched = {"version": 0}
+
+
+@server.resource("test://watched-resource", name="watched-resource", mime_type="text/plain")
+def watched_resource() -> str:
+    """A resource that changes when `touch_watched_resource` is called."""
+    return f"Watched resource, version {_watched['version']}"
+
+
+@server.tool()
+def touch_watched_resource() -> str:
+    """Changes test://watched-resource; subscribers get notifications/resources/updated."""
+    _watched["version"] += 1
+    server.notify_resource_updated("test://watched-resource")
+    return f"version {_watched['version']}"
+
+
+# -- prompts ----------------------------------------------------------------------------------
+@server.prompt()
+def test_simple_prompt() -> str:
+    """A simple prompt with no arguments."""
+    return "This is a simple prompt for testing."
+
+
+@server.prompt(complete={"arg1": ["paris", "park", "party"]})
+def test_prompt_with_arguments(
+    arg1: Annotated[str, Field(description="First test argument")],
+    arg2: Annotated[str, Field(description="Second test argument")],
+) -> str:
+    """A prompt with two arguments."""
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt()
+def test_prompt_with_embedded_resource(
+    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],
+) -> list[Message]:
+    """A prompt that embeds a resource."""
+    return [
+        Message(
+            "user",
+            EmbeddedResource(
+                ResourceContents(
+                    resourceUri,
+                    text="Embedded resource content for testing.",
+                    mime_type="text/plain",
+                )
+            ),
+        ),
+        Message("user", "Please process the embedded resource above."),
+    ]
+
+
+@server.prompt()
+def test_prompt_with_image() -> list[Message]:
+    """A prompt with an image."""
+    return [
+        Message("user", Image(RED_PIXEL_PNG, "image/png")),
+        Message("user", "Please analyze the image above."),
+    ]
+
+
+if __name__ == "__main__":
+    server.run()
