@@ -1,0 +1,74 @@
+"""Our client against our own HTTP server (Streamable HTTP and legacy SSE), as a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_helpers import free_port, start_server, stop_server
+from codex_mcp.client import Client
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples/everything_server.py"
+
+
+def _serve(*extra: str) -> tuple[str, object]:
+    port = free_port()
+    proc = start_server(
+        [
+            sys.executable,
+            str(ROOT / "cmd/http"),
+            "--port",
+            str(port),
+            "--serve",
+            str(EXAMPLES),
+            *extra,
+        ],
+        port,
+    )
+    return f"http://127.0.0.1:{port}", proc
+
+
+@pytest.fixture(scope="module")
+def our_http() -> Iterator[str]:
+    base, proc = _serve()
+    yield base
+    stop_server(proc)  # type: ignore[arg-type]
+
+
+async def test_streamable_http_calls_and_progress(our_http: str) -> None:
+    progress: list[float] = []
+    async with Client.http(f"{our_http}/mcp", server_name="ours") as client:
+        tools = await client.list_tools(qualify=True)
+        names = {tool.name for tool in tools}
+        assert "test_simple_text" in names
+        assert any(t.qualified_name == "mcp__ours__test_simple_text" for t in tools)
+        result = await client.call_tool("test_simple_text", {})
+        assert result.text == "This is a simple text response for testing."
+        await client.call_tool(
+            "test_tool_with_progress", {}, on_progress=lambda p: progress.append(p["progress"])
+        )
+        added = await client.call_tool("add", {"a": 1, "b": 2})
+        assert added.structured_content == {"result": 3}
+    assert progress == [0, 50, 100]
+
+
+async def test_legacy_sse_transport(our_http: str) -> None:
+    async with Client.sse(f"{our_http}/sse") as client:
+        result = await client.call_tool("test_simple_text", {})
+        assert result.text == "This is a simple text response for testing."
+
+
+async def test_session_expired_on_the_server_is_re_established() -> None:
+    base, proc = _serve("--session-ttl", "0.3")
+    try:
+        async with Client.http(f"{base}/mcp") as client:
+            assert (await client.call_tool("test_simple_text", {})).text
+            await asyncio.sleep(1.0)  # the server evicts the idle session
+            result = await client.call_tool("test_simple_text", {})
+            assert result.text == "This is a simple text response for testing."
+    finally:
+        stop_server(proc)  # type: ignore[arg-type]
