@@ -137,6 +137,15 @@ async def test_tool_with_progress(ctx: Context) -> str:
 
 
 @server.tool(read_only=True)
+async def stream_progress(count: int, ctx: Context) -> str:
+    """Reports `count` progress steps as fast as it can (the benchmark's streaming case)."""
+    count = max(0, min(count, 100_000))
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count)
+    return f"sent {count} progress notifications"
+
+
+@server.tool(read_only=True)
 def test_error_handling() -> str:
     """Always fails."""
     raise ToolError("This tool intentionally returns an error for testing")

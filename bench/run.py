@@ -1,0 +1,299 @@
+"""The benchmark suite: our servers beside the peers and the floors, in one run.
+
+    python bench/run.py [--quick] [--skip-install]
+
+Every figure is measured on this machine in this run, so ratios are what count.
+Peers are installed by the suite itself into bench/.venv-sdk and bench/.venv-fastmcp.
+Results: a table on stdout and bench/results/latest.json. Targets are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from codex_mcp.bench import http_load, stdio_load
+from codex_mcp.bench.cli import format_table
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+PY = sys.executable
+SDK_PY = str(BENCH / ".venv-sdk/bin/python")
+FASTMCP_PY = str(BENCH / ".venv-fastmcp/bin/python")
+EXAMPLES = str(ROOT / "examples/everything_server.py")
+ECHO = {"name": "echo", "arguments": {"message": "hello world"}}
+BLOB = {"name": "blob", "arguments": {"size": 1_000_000}}
+
+
+@dataclass
+class Server:
+    name: str
+    stdio: list[str] | None = None
+    #: Command for HTTP with "{port}" to fill in; serves POST /mcp.
+    http: list[str] | None = None
+    sessions: bool = True
+
+
+SERVERS = [
+    Server(
+        "codex-mcp", [PY, str(ROOT / "cmd/mcp")], [PY, str(ROOT / "cmd/http"), "--port", "{port}"]
+    ),
+    Server(
+        "floor",
+        [PY, str(BENCH / "floors/stdio_floor.py")],
+        [PY, str(BENCH / "floors/http_floor.py"), "{port}"],
+        sessions=False,
+    ),
+    Server(
+        "official SDK",
+        [SDK_PY, str(BENCH / "peers/sdk_echo.py"), "stdio"],
+        [SDK_PY, str(BENCH / "peers/sdk_echo.py"), "http", "{port}"],
+    ),
+    Server(
+        "official SDK json", None, [SDK_PY, str(BENCH / "peers/sdk_echo.py"), "http-json", "{port}"]
+    ),
+    Server(
+        "fastmcp",
+        [FASTMCP_PY, str(BENCH / "peers/fastmcp_echo.py"), "stdio"],
+        [FASTMCP_PY, str(BENCH / "peers/fastmcp_echo.py"), "http", "{port}"],
+    ),
+    # A gateway case (a call through the gateway versus direct) slots in here when it exists.
+]
+
+
+def install_peers() -> None:
+    for venv, packages in (
+        (BENCH / ".venv-sdk", ["mcp", "uvicorn"]),
+        (BENCH / ".venv-fastmcp", ["fastmcp"]),
+    ):
+        if not (venv / "bin/python").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run([str(venv / "bin/pip"), "install", "-q", *packages], check=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def http_server(command: list[str], env: dict[str, str]) -> Iterator[tuple[str, int, float]]:
+    """Start an HTTP server; yields (url, pid, seconds until it answered initialize)."""
+    port = free_port()
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [c.replace("{port}", str(port)) for c in command],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        cold = asyncio.run(_wait_ready(url, process, started))
+        yield url, process.pid, cold
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+async def _wait_ready(url: str, process: subprocess.Popen[bytes], started: float) -> float:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(600):
+            if process.poll() is not None:
+                raise RuntimeError(f"exited with {process.returncode}")
+            with contextlib.suppress(aiohttp.ClientError, OSError):
+                session = http_load.HttpSession(http, url)
+                await session.open()
+                return time.perf_counter() - started
+            await asyncio.sleep(0.02)
+    raise RuntimeError("did not answer within 12 s")
+
+
+def median_of(runs: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    results = [measure() for _ in range(runs)]
+    merged: dict[str, Any] = {}
+    for key in results[0]:
+        values = [r[key] for r in results if isinstance(r.get(key), int | float)]
+        merged[key] = statistics.median(values) if values else results[0][key]
+    return merged
+
+
+def env_with(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra}
+
+
+def run_case(
+    label: str, servers: list[Server], fn: Callable[[Server], dict[str, Any] | None]
+) -> list[tuple[str, dict[str, Any]]]:
+    rows = []
+    for server in servers:
+        print(f"  {label}: {server.name} ...", file=sys.stderr, flush=True)
+        try:
+            figures = fn(server)
+        except Exception as exc:  # a peer that fails is reported, not fatal
+            print(f"    skipped {server.name}: {exc}", file=sys.stderr)
+            continue
+        if figures is not None:
+            rows.append((server.name, figures))
+    return rows
+
+
+def ratios(rows: list[tuple[str, dict[str, Any]]], floor: str = "floor") -> None:
+    base = dict(rows).get(floor)
+    if not base:
+        return
+    for _, figures in rows:
+        if base.get("throughput_per_s") and figures.get("throughput_per_s"):
+            figures["x_floor_throughput"] = figures["throughput_per_s"] / base["throughput_per_s"]
+        if base.get("p50_ms") and figures.get("p50_ms"):
+            figures["x_floor_p50"] = figures["p50_ms"] / base["p50_ms"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="one run per case, fewer calls (~2 min)"
+    )
+    parser.add_argument("--skip-install", action="store_true", help="don't install the peers")
+    options = parser.parse_args()
+    if not options.skip_install:
+        install_peers()
+    runs = 1 if options.quick else 3
+    calls = 5000 if options.quick else 20000
+    cap = 8.0 if options.quick else 20.0
+    sessions = 200 if options.quick else 1000
+    report: dict[str, Any] = {
+        "date": date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "cases": {},
+    }
+    stdio_servers = [s for s in SERVERS if s.stdio]
+    http_servers = [s for s in SERVERS if s.http]
+
+    def stdio_echo(s: Server) -> dict[str, Any]:
+        return median_of(
+            runs,
+            lambda: asyncio.run(
+                stdio_load.measure(s.stdio or [], params=ECHO, calls=calls, max_seconds=cap)
+            ),
+        )
+
+    def stdio_blob(s: Server) -> dict[str, Any]:
+        env = env_with(CODEX_MCP_BENCH_TOOLS="1")
+        return asyncio.run(
+            stdio_load.measure(
+                s.stdio or [],
+                params=BLOB,
+                sequential=30,
+                calls=100,
+                in_flight=4,
+                max_seconds=cap,
+                env=env,
+            )
+        )
+
+    def stdio_list(s: Server) -> dict[str, Any]:
+        env = env_with(CODEX_MCP_BENCH_TOOLS="500")
+        return asyncio.run(
+            stdio_load.measure(
+                s.stdio or [],
+                method="tools/list",
+                sequential=100,
+                calls=200,
+                in_flight=4,
+                max_seconds=cap,
+                env=env,
+            )
+        )
+
+    def http_echo(s: Server) -> dict[str, Any]:
+        def once() -> dict[str, Any]:
+            with http_server(s.http or [], env_with()) as (url, pid, cold):
+                figures = asyncio.run(
+                    http_load.measure(url, params=ECHO, calls=calls, max_seconds=cap, pid=pid)
+                )
+                return {"cold_start_ms": cold * 1000, **figures}
+
+        return median_of(runs, once)
+
+    def http_sessions(s: Server) -> dict[str, Any] | None:
+        if not s.sessions:
+            return None
+        with http_server(s.http or [], env_with()) as (url, pid, _):
+            return asyncio.run(http_load.many_sessions(url, sessions=sessions, pid=pid))
+
+    cases = {
+        "stdio echo": (stdio_servers, stdio_echo),
+        "stdio 1 MB result": (stdio_servers, stdio_blob),
+        "stdio tools/list, 500 tools": (stdio_servers, stdio_list),
+        "HTTP echo": (http_servers, http_echo),
+        f"HTTP {sessions} concurrent sessions": (http_servers, http_sessions),
+    }
+    for label, (servers, fn) in cases.items():
+        rows = run_case(label, servers, fn)
+        ratios(rows, "floor")
+        report["cases"][label] = dict(rows)
+        print(f"\n## {label}\n{format_table(rows)}", flush=True)
+
+    ours_progress = Server(
+        "codex-mcp (examples)",
+        http=[PY, str(ROOT / "cmd/http"), "--port", "{port}", "--serve", EXAMPLES],
+    )
+    with http_server(ours_progress.http or [], env_with()) as (url, _, _):
+        progress = asyncio.run(http_load.progress_rate(url, 2000 if options.quick else 10000))
+    report["cases"]["progress over SSE"] = {"codex-mcp": progress}
+    print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
+
+    print("\n## targets (ratios measured in this run)")
+    ours_stdio = report["cases"]["stdio echo"].get("codex-mcp", {})
+    ours_http = report["cases"]["HTTP echo"].get("codex-mcp", {})
+    checks = [
+        (
+            "stdio throughput >= 2/3 of floor",
+            ours_stdio.get("x_floor_throughput"),
+            lambda v: v >= 2 / 3,
+        ),
+        ("stdio p50 <= 1.5x floor", ours_stdio.get("x_floor_p50"), lambda v: v <= 1.5),
+        (
+            "HTTP throughput >= 2/3 of aiohttp floor",
+            ours_http.get("x_floor_throughput"),
+            lambda v: v >= 2 / 3,
+        ),
+        ("cold start < 200 ms (stdio)", ours_stdio.get("cold_start_ms"), lambda v: v < 200),
+        ("RSS < 35 MB (stdio, after the run)", ours_stdio.get("rss_mb"), lambda v: v < 35),
+    ]
+    for name, value, ok in checks:
+        verdict = "n/a" if value is None else ("met" if ok(value) else "MISSED")
+        shown = "-" if value is None else f"{value:.2f}"
+        print(f"  {name:45s} {shown:>10s}  {verdict}")
+    report["machine_note"] = "medians of 3 runs" if runs == 3 else "single runs (--quick)"
+    out = BENCH / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(report, indent=2))
+    print(
+        f"\n{report['machine']}, {report['date']}, {report['machine_note']}; JSON in {out / 'latest.json'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""codex-mcp-bench: a neutral MCP load generator (no MCP SDK: asyncio, orjson, aiohttp)."""

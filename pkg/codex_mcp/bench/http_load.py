@@ -1,0 +1,188 @@
+"""Load over Streamable HTTP: sessions, sequential latency, concurrent throughput."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import aiohttp
+import orjson
+
+from .stats import percentile, sample_process
+from .stdio_load import INITIALIZE
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+class HttpSession:
+    """One MCP session over Streamable HTTP, parsing JSON or SSE answers."""
+
+    def __init__(self, http: aiohttp.ClientSession, url: str) -> None:
+        self.http = http
+        self.url = url
+        self.headers = dict(HEADERS)
+        self.next_id = 0
+        self.notifications = 0
+
+    async def open(self) -> None:
+        async with self.http.post(
+            self.url, data=orjson.dumps(INITIALIZE), headers=self.headers
+        ) as r:
+            r.raise_for_status()
+            session_id = r.headers.get("Mcp-Session-Id")
+            await self._answer(r)
+        if session_id:
+            self.headers["Mcp-Session-Id"] = session_id
+        self.headers["MCP-Protocol-Version"] = "2025-06-18"
+        body = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        async with self.http.post(self.url, data=body, headers=self.headers) as r:
+            await r.read()
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        async with self.http.post(self.url, data=orjson.dumps(message), headers=self.headers) as r:
+            r.raise_for_status()
+            return await self._answer(r)
+
+    async def _answer(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
+        if response.content_type != "text/event-stream":
+            return orjson.loads(await response.read())
+        async for raw in response.content:
+            line = raw.strip()
+            if not line.startswith(b"data:") or len(line) <= 5:
+                continue
+            message = orjson.loads(line[5:])
+            if "id" in message and "method" not in message:
+                return message
+            self.notifications += 1
+        raise ConnectionError("the SSE stream ended without a response")
+
+    async def close(self) -> None:
+        if "Mcp-Session-Id" in self.headers:
+            async with self.http.delete(self.url, headers=self.headers) as r:
+                await r.read()
+
+
+async def measure(
+    url: str,
+    *,
+    method: str = "tools/call",
+    params: dict[str, Any] | None = None,
+    sequential: int = 1000,
+    calls: int = 5000,
+    concurrency: int = 32,
+    max_seconds: float = 30.0,
+    pid: int | None = None,
+) -> dict[str, Any]:
+    connector = aiohttp.TCPConnector(limit=concurrency + 8)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        session = HttpSession(http, url)
+        await session.open()
+        deadline = time.perf_counter() + max_seconds
+        for _ in range(min(100, sequential)):
+            await session.request(method, params)
+        latencies = []
+        for _ in range(sequential):
+            started = time.perf_counter()
+            reply = await session.request(method, params)
+            latencies.append(time.perf_counter() - started)
+            if "error" in reply:
+                raise RuntimeError(f"the server answered an error: {reply['error']}")
+            if time.perf_counter() > deadline:
+                break
+        workers = [HttpSession(http, url) for _ in range(concurrency)]
+        await asyncio.gather(*(w.open() for w in workers))
+        before = sample_process(pid) if pid else None
+        remaining = [calls]
+
+        async def work(worker: HttpSession) -> int:
+            done = 0
+            while remaining[0] > 0 and time.perf_counter() < deadline:
+                remaining[0] -= 1
+                await worker.request(method, params)
+                done += 1
+            return done
+
+        started = time.perf_counter()
+        answered = sum(await asyncio.gather(*(work(w) for w in workers)))
+        elapsed = time.perf_counter() - started
+        after = sample_process(pid) if pid else None
+        return {
+            "p50_ms": percentile(latencies, 0.5) * 1000,
+            "p99_ms": percentile(latencies, 0.99) * 1000,
+            "sequential_calls": len(latencies),
+            "throughput_per_s": answered / elapsed,
+            "concurrent_calls": answered,
+            "concurrency": concurrency,
+            "cpu_us_per_call": (after.cpu_seconds - before.cpu_seconds) / answered * 1e6
+            if before and after and answered
+            else None,
+            "rss_mb": after.rss_bytes / 1e6 if after else None,
+        }
+
+
+async def many_sessions(
+    url: str, *, sessions: int = 1000, pid: int | None = None, parallel: int = 50
+) -> dict[str, Any]:
+    """Open many sessions and keep them; then one echo call on each, checking no cross-talk."""
+    connector = aiohttp.TCPConnector(limit=parallel)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        before = sample_process(pid) if pid else None
+        opened = [HttpSession(http, url) for _ in range(sessions)]
+        gate = asyncio.Semaphore(parallel)
+
+        async def open_one(session: HttpSession) -> None:
+            async with gate:
+                await session.open()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(open_one(s) for s in opened))
+        open_seconds = time.perf_counter() - started
+        after_open = sample_process(pid) if pid else None
+
+        async def call_one(index: int, session: HttpSession) -> bool:
+            async with gate:
+                reply = await session.request(
+                    "tools/call", {"name": "echo", "arguments": {"message": f"session-{index}"}}
+                )
+            return reply.get("result", {}).get("content", [{}])[0].get("text") == f"session-{index}"
+
+        started = time.perf_counter()
+        correct = sum(await asyncio.gather(*(call_one(i, s) for i, s in enumerate(opened))))
+        call_seconds = time.perf_counter() - started
+        per_session = (
+            (after_open.rss_bytes - before.rss_bytes) / sessions if before and after_open else None
+        )
+        return {
+            "sessions": sessions,
+            "open_per_s": sessions / open_seconds,
+            "calls_per_s": sessions / call_seconds,
+            "correct_answers": correct,
+            "rss_kb_per_idle_session": per_session / 1024 if per_session is not None else None,
+            "rss_mb": after_open.rss_bytes / 1e6 if after_open else None,
+        }
+
+
+async def progress_rate(url: str, count: int = 2000) -> dict[str, Any]:
+    """Notifications per second arriving over SSE during one call that streams progress."""
+    async with aiohttp.ClientSession() as http:
+        session = HttpSession(http, url)
+        await session.open()
+        started = time.perf_counter()
+        await session.request(
+            "tools/call",
+            {
+                "name": "stream_progress",
+                "arguments": {"count": count},
+                "_meta": {"progressToken": 1},
+            },
+        )
+        elapsed = time.perf_counter() - started
+        return {
+            "notifications": session.notifications,
+            "notifications_per_s": session.notifications / elapsed,
+        }

@@ -1,0 +1,81 @@
+"""The load generator against the two floors, as real processes on real transports."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from codex_mcp.bench import http_load, stdio_load
+from codex_mcp.bench.cli import main as bench_main
+
+ROOT = Path(__file__).resolve().parents[1]
+ECHO = {"name": "echo", "arguments": {"message": "hi"}}
+
+
+def _sane(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+async def test_stdio_figures_against_the_floor() -> None:
+    figures = await stdio_load.measure(
+        [sys.executable, str(ROOT / "bench/floors/stdio_floor.py")],
+        params=ECHO,
+        sequential=50,
+        calls=300,
+        in_flight=8,
+    )
+    assert figures["sequential_calls"] == 50
+    assert figures["pipelined_calls"] == 300
+    for key in ("cold_start_ms", "p50_ms", "p99_ms", "throughput_per_s", "rss_mb"):
+        assert _sane(figures[key]), key
+    assert figures["p99_ms"] >= figures["p50_ms"]
+
+
+async def test_http_figures_against_the_floor() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, str(ROOT / "bench/floors/http_floor.py"), str(port)])
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the floor did not start"
+                await asyncio.sleep(0.05)
+        figures = await http_load.measure(
+            url, params=ECHO, sequential=20, calls=200, concurrency=4, pid=server.pid
+        )
+        assert figures["sequential_calls"] == 20
+        assert figures["concurrent_calls"] == 200
+        assert _sane(figures["throughput_per_s"])
+        assert _sane(figures["rss_mb"])
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_cli_prints_a_table(capsys: object) -> None:
+    code = bench_main(
+        [
+            "stdio",
+            "--sequential",
+            "10",
+            "--calls",
+            "50",
+            "--",
+            sys.executable,
+            str(ROOT / "bench/floors/stdio_floor.py"),
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "throughput_per_s" in out and "stdio" in out
