@@ -195,30 +195,43 @@ class ServerSession:
         handler = entry.handler if entry is not None else self.core.fallback_handler
         meta = params.get("_meta")
         ctx = RequestContext(self, request_id, method, meta if type(meta) is dict else None)
-        task = asyncio.get_running_loop().create_task(handler(self, params, ctx))
+        work = handler(self, params, ctx)
+        task = asyncio.get_running_loop().create_task(self._run(request_id, work, ctx, batch))
         self._in_flight[request_id] = (task, ctx)
-        task.add_done_callback(lambda t: self._finish(request_id, t, batch))
 
-    def _finish(self, request_id: RequestId, task: asyncio.Task[Any], batch: _Batch | None) -> None:
-        entry = self._in_flight.get(request_id)
-        if entry is None or entry[0] is not task:
-            # Cancelled by the client: its response is suppressed, but a batch still completes.
+    async def _run(
+        self, request_id: RequestId, work: Any, ctx: RequestContext, batch: _Batch | None
+    ) -> None:
+        """Run one request and answer it, unless it was cancelled meanwhile. Answering from
+        inside the task (not a done-callback) saves a loop turn per request."""
+        response: JsonObject | None
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            if self._owns(request_id, ctx):
+                # Nobody asked for this: the handler cancelled itself. Still answer once.
+                del self._in_flight[request_id]
+                self._reply(request_id, _cancelled_by_handler(request_id), batch)
+                return
             if batch is not None:
-                batch.add(None)
-            return
-        del self._in_flight[request_id]
-        if task.cancelled():
-            # Only a closing session cancels without the client asking: nobody is listening.
-            return
-        exc = task.exception()
-        if exc is None:
-            response = result_response(request_id, task.result())
-        elif isinstance(exc, JsonRpcError):
+                batch.add(None)  # the client cancelled it: no answer, but the batch completes
+            raise
+        except JsonRpcError as exc:
             response = _error_from(request_id, exc)
-        else:
-            log.error("unhandled error in %s", entry[1].method, exc_info=exc)
+        except Exception as exc:
+            log.error("unhandled error in %s", ctx.method, exc_info=exc)
             response = error_response(request_id, INTERNAL_ERROR, f"Internal error: {exc}")
+        else:
+            response = result_response(request_id, result)
+        if self._owns(request_id, ctx):
+            del self._in_flight[request_id]
+        else:
+            response = None  # cancelled by the client (or the session closed) after all
         self._reply(request_id, response, batch)
+
+    def _owns(self, request_id: RequestId, ctx: RequestContext) -> bool:
+        entry = self._in_flight.get(request_id)
+        return entry is not None and entry[1] is ctx
 
     def _reply(
         self, request_id: RequestId | None, response: JsonObject | None, batch: _Batch | None
@@ -369,6 +382,10 @@ def _invalid(request_id: Any, detail: str) -> JsonObject:
         INVALID_REQUEST,
         f"Invalid Request: {detail}",
     )
+
+
+def _cancelled_by_handler(request_id: RequestId) -> JsonObject:
+    return error_response(request_id, INTERNAL_ERROR, "Internal error: the handler was cancelled")
 
 
 def _error_from(request_id: RequestId, exc: JsonRpcError) -> JsonObject:
