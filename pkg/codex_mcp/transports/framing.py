@@ -45,17 +45,39 @@ class FrameDecoder:
         self._discarding_line = False  # dropping the rest of an oversized line
 
     def feed(self, data: bytes) -> Iterator[Frame]:
-        buffer = self._buffer
-        buffer += data
         if self.mode is None:
-            stripped = buffer.lstrip()
+            self._buffer += data
+            stripped = self._buffer.lstrip()
             if not stripped:
                 return
             self.mode = "lsp" if stripped[:15].lower() == b"content-length:" else "ndjson"
+            data = bytes(self._buffer)
+            self._buffer.clear()
+            self._scanned = 0
         if self.mode == "ndjson":
-            yield from self._lines()
+            if not self._buffer and not self._discarding_line:
+                yield from self._whole_lines(data)  # the common case: no partial line pending
+            else:
+                self._buffer += data
+                yield from self._lines()
         else:
+            self._buffer += data
             yield from self._lsp()
+
+    def _whole_lines(self, data: bytes) -> Iterator[Frame]:
+        """Split a chunk that starts at a line boundary, copying each line once."""
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            if end - start > self.max:
+                yield Oversized(data[start : start + 4096], self.max)
+            elif end > start:
+                line = data[start:end]
+                if line.strip():  # empty lines are ignored
+                    yield line
+            start = end + 1
+        if start < len(data):
+            self._buffer += memoryview(data)[start:]
+            yield from self._lines()
 
     def _lines(self) -> Iterator[Frame]:
         buffer = self._buffer

@@ -66,7 +66,10 @@ class StdioOutbound:
     ) -> None:
         if not self._pending:
             self._loop.call_soon(self.flush)
-        self._pending.append(encode_frame(orjson.dumps(message), self._decoder.mode))
+        if self._decoder.mode == "lsp":
+            self._pending.append(encode_frame(orjson.dumps(message), "lsp"))
+        else:
+            self._pending.append(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
 
     def flush(self) -> None:
         pending = self._pending
