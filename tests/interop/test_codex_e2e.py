@@ -1,0 +1,183 @@
+"""The real Codex CLI launches or connects to our server and calls a tool, offline.
+
+Codex talks to a fake Responses API provider on 127.0.0.1 (no network, no API key); we
+assert on the tools Codex offered the model and on the tool output it sent back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from .fake_responses_provider import ECHO_MESSAGE, FakeProvider
+
+ROOT = Path(__file__).resolve().parents[2]
+CODEX = ROOT / ".tools/npm/node_modules/.bin/codex"
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.skipif(not CODEX.exists(), reason="run .ci/node-tools.sh to install the Codex CLI"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def run_codex(
+    tmp_path: Path, server_toml: str, env: dict[str, str] | None = None
+) -> tuple[FakeProvider, str]:
+    provider = FakeProvider()
+    runner = web.AppRunner(provider.app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f"""
+model = "fake-model"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[model_providers.fake]
+name = "fake"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+env_key = "FAKE_PROVIDER_KEY"
+
+{server_toml}
+"""
+    )
+    try:
+        process = await asyncio.create_subprocess_exec(
+            str(CODEX),
+            "exec",
+            "--strict-config",
+            "--skip-git-repo-check",
+            "Call the echo tool",
+            cwd=tmp_path,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env={
+                **os.environ,
+                "CODEX_HOME": str(home),
+                "FAKE_PROVIDER_KEY": "not-a-real-key",
+                **(env or {}),
+            },
+        )
+        output, _ = await asyncio.wait_for(process.communicate(), 120)
+        assert process.returncode == 0, output.decode()
+        return provider, output.decode()
+    finally:
+        await runner.cleanup()
+
+
+def assert_echo_called(provider: FakeProvider, server_name: str, output: str) -> None:
+    namespaces = provider.tool_namespaces()
+    assert "echo" in namespaces.get(f"mcp__{server_name}", []), (namespaces, output)
+    outputs = provider.tool_outputs()
+    assert len(outputs) == 1, output
+    assert ECHO_MESSAGE in str(outputs[0]), outputs
+
+
+async def test_codex_launches_our_stdio_server_and_calls_echo(tmp_path: Path) -> None:
+    server = f"""
+[mcp_servers.codexmcp]
+command = "{sys.executable}"
+args = ["{ROOT / "cmd/mcp"}"]
+required = true
+"""
+    provider, output = await run_codex(tmp_path, server)
+    assert_echo_called(provider, "codexmcp", output)
+
+
+@pytest.fixture
+def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    extra = getattr(request, "param", [])
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *extra],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stderr is not None
+    url = ""
+    for _ in range(50):
+        found = re.search(r"listening on (http://\S+)", process.stderr.readline())
+        if found:
+            url = found.group(1)
+            break
+    try:
+        assert url, "the HTTP server did not start"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(15)
+
+
+async def test_codex_calls_echo_over_http(tmp_path: Path, http_server: str) -> None:
+    server = f"""
+[mcp_servers.codexmcp]
+url = "{http_server}"
+required = true
+"""
+    provider, output = await run_codex(tmp_path, server)
+    assert_echo_called(provider, "codexmcp", output)
+
+
+@pytest.mark.parametrize("http_server", [["--bearer-token", "s3cret-token"]], indirect=True)
+async def test_codex_calls_echo_over_http_with_a_bearer_token(
+    tmp_path: Path, http_server: str
+) -> None:
+    server = f"""
+[mcp_servers.codexmcp]
+url = "{http_server}"
+bearer_token_env_var = "CODEX_MCP_TEST_TOKEN"
+required = true
+"""
+    provider, output = await run_codex(
+        tmp_path, server, env={"CODEX_MCP_TEST_TOKEN": "s3cret-token"}
+    )
+    assert_echo_called(provider, "codexmcp", output)
+
+
+async def test_codex_fails_without_the_token(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", "--bearer-token", "s3cret-token"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        url = re.search(
+            r"listening on (http://\S+)", "".join(process.stderr.readline() for _ in range(2))
+        )
+        assert url
+        server = f'[mcp_servers.codexmcp]\nurl = "{url.group(1)}"\nrequired = true\n'
+        with pytest.raises(AssertionError):
+            await run_codex(tmp_path, server)  # required server refused: codex exits non-zero
+    finally:
+        process.terminate()
+        process.wait(15)
