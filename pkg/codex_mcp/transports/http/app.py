@@ -26,7 +26,8 @@ READY_KEY = web.AppKey("ready", dict)
 
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
     config = config or HttpConfig()
-    app = web.Application(client_max_size=config.max_body_bytes)
+    guard = Guard(config)
+    app = web.Application(client_max_size=config.max_body_bytes, middlewares=[guard.middleware])
     manager = SessionManager(
         core,
         ttl=config.session_ttl,
@@ -34,10 +35,9 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
         replay_events=config.replay_events,
         json_only=config.json_only,
     )
-    guard = Guard(config)
-    streamable = StreamableHttp(manager, guard, config)
-    single = SingleEventSse(manager, guard)
-    legacy = LegacySse(manager, guard, config)
+    streamable = StreamableHttp(manager, config)
+    single = SingleEventSse(manager)
+    legacy = LegacySse(manager, config)
     app[MANAGER_KEY] = manager
     app[READY_KEY] = {"ready": True}
     prefix = config.prefix

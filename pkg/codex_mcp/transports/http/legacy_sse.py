@@ -15,23 +15,17 @@ from aiohttp import web
 from . import sse
 from .config import HttpConfig
 from .exchange import accepts, jsonrpc_error
-from .security import Guard
+from .security import credential_of
 from .sessions import SessionLimitReached, SessionManager
 
 
 class LegacySse:
-    def __init__(self, manager: SessionManager, guard: Guard, config: HttpConfig) -> None:
+    def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
         self.manager = manager
-        self.guard = guard
         self.config = config
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
-        denied = self.guard.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        credential, denied = self.guard.credential(request)
-        if denied is not None:
-            return denied
+        credential = credential_of(request)
         if not accepts(request, "text/event-stream"):
             return jsonrpc_error(406, "Not Acceptable: accept text/event-stream")
         try:
@@ -65,12 +59,7 @@ class LegacySse:
         return response
 
     async def post(self, request: web.Request) -> web.StreamResponse:
-        denied = self.guard.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        credential, denied = self.guard.credential(request)
-        if denied is not None:
-            return denied
+        credential = credential_of(request)
         session = self.manager.get(request.query.get("session_id", ""))
         if session is None or session.credential != credential:
             return jsonrpc_error(404, "Session not found", code=-32001)

@@ -13,6 +13,7 @@ import hmac
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from .config import HttpConfig
 
@@ -40,11 +41,36 @@ def _is_loopback_bind(host: str) -> bool:
     return host in LOOPBACK_NAMES or host.startswith("127.")
 
 
+CREDENTIAL_KEY = web.RequestKey("codex_mcp_credential", object)
+#: Routes anyone on the network may call (probes from orchestrators don't authenticate).
+OPEN_PATH_SUFFIXES = ("/healthz", "/readyz")
+
+
+def credential_of(request: web.Request) -> str | None:
+    """The fingerprint of the credential the guard admitted the request with (None: no auth)."""
+    value = request.get(CREDENTIAL_KEY)
+    return value if isinstance(value, str) else None
+
+
 class Guard:
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
         self.check_hosts = bool(config.allowed_hosts) or _is_loopback_bind(config.host)
         self._token_digests = [hashlib.sha256(t.encode()).digest() for t in config.bearer_tokens]
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Every MCP route passes the Host/Origin checks and authentication first."""
+        if request.path.endswith(OPEN_PATH_SUFFIXES):
+            return await handler(request)
+        denied = self.check_host_and_origin(request)
+        if denied is not None:
+            return denied
+        credential, denied = self.credential(request)
+        if denied is not None:
+            return denied
+        request[CREDENTIAL_KEY] = credential
+        return await handler(request)
 
     def check_host_and_origin(self, request: web.Request) -> web.Response | None:
         forwarded = request.headers.get("X-Forwarded-Host", "").split(",")[0].strip()

@@ -15,23 +15,17 @@ from ...core import jsonrpc
 from ...core.versions import DEFAULT_HTTP_VERSION
 from . import sse
 from .exchange import is_notification, is_request, jsonrpc_error
-from .security import Guard
+from .security import credential_of
 from .sessions import HttpSession, SessionManager
 from .streamable import SESSION_HEADER, VERSION_HEADER
 
 
 class SingleEventSse:
-    def __init__(self, manager: SessionManager, guard: Guard) -> None:
+    def __init__(self, manager: SessionManager) -> None:
         self.manager = manager
-        self.guard = guard
 
     async def get(self, request: web.Request) -> web.StreamResponse:
-        denied = self.guard.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        credential, denied = self.guard.credential(request)
-        if denied is not None:
-            return denied
+        credential = credential_of(request)
         raw = request.query.get("request")
         if raw is None:
             return jsonrpc_error(400, "Bad Request: pass the JSON-RPC message in ?request=")

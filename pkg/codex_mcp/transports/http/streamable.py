@@ -21,7 +21,7 @@ from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25, allows_batches, 
 from . import sse
 from .config import HttpConfig
 from .exchange import accepts, is_client_response, is_notification, is_request, jsonrpc_error
-from .security import Guard
+from .security import credential_of
 from .sessions import HttpSession, SessionLimitReached, SessionManager
 from .streams import CLOSE, Stream
 
@@ -30,19 +30,13 @@ VERSION_HEADER = "MCP-Protocol-Version"
 
 
 class StreamableHttp:
-    def __init__(self, manager: SessionManager, guard: Guard, config: HttpConfig) -> None:
+    def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
         self.manager = manager
-        self.guard = guard
         self.config = config
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
-        denied = self.guard.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        credential, denied = self.guard.credential(request)
-        if denied is not None:
-            return denied
+        credential = credential_of(request)
         content_type = request.headers.get("Content-Type", "application/json")
         if content_type.split(";")[0].strip().lower() != "application/json":
             return jsonrpc_error(
@@ -225,12 +219,7 @@ class StreamableHttp:
 
     # -- GET -------------------------------------------------------------------
     async def get(self, request: web.Request) -> web.StreamResponse:
-        denied = self.guard.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        credential, denied = self.guard.credential(request)
-        if denied is not None:
-            return denied
+        credential = credential_of(request)
         if self.config.stateless:
             return jsonrpc_error(405, "Method Not Allowed: stateless mode has no standalone stream")
         if not accepts(request, "text/event-stream"):
@@ -277,12 +266,7 @@ class StreamableHttp:
 
     # -- DELETE ----------------------------------------------------------------
     async def delete(self, request: web.Request) -> web.StreamResponse:
-        denied = self.guard.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        credential, denied = self.guard.credential(request)
-        if denied is not None:
-            return denied
+        credential = credential_of(request)
         if self.config.stateless:
             return jsonrpc_error(405, "Method Not Allowed: stateless mode has no sessions")
         found = self._find_session(request, request.headers.get(SESSION_HEADER), credential)
