@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 from mcp import ClientSession, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+
+if TYPE_CHECKING:
+    from conftest import LaunchHttp
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples/everything_server.py"
@@ -22,26 +21,8 @@ pytestmark = pytest.mark.interop
 
 
 @pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", "--serve", str(EXAMPLES)],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stderr is not None
-    url = ""
-    for _ in range(50):
-        found = re.search(r"listening on (http://\S+)/mcp", process.stderr.readline())
-        if found:
-            url = found.group(1)
-            break
-    try:
-        assert url, "the HTTP server did not start"
-        yield url
-    finally:
-        process.terminate()
-        process.wait(15)
+def base_url(launch_http: LaunchHttp) -> str:
+    return launch_http("--serve", str(EXAMPLES)).rsplit("/mcp", 1)[0]
 
 
 async def exercise(session: ClientSession) -> None:

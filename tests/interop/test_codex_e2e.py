@@ -12,13 +12,16 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
 
 from .fake_responses_provider import ECHO_MESSAGE, FakeProvider
+
+if TYPE_CHECKING:
+    from conftest import LaunchHttp
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / ".tools/npm/node_modules/.bin/codex"
@@ -113,27 +116,8 @@ required = true
 
 
 @pytest.fixture
-def http_server(request: pytest.FixtureRequest) -> Iterator[str]:
-    extra = getattr(request, "param", [])
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *extra],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stderr is not None
-    url = ""
-    for _ in range(50):
-        found = re.search(r"listening on (http://\S+)", process.stderr.readline())
-        if found:
-            url = found.group(1)
-            break
-    try:
-        assert url, "the HTTP server did not start"
-        yield url
-    finally:
-        process.terminate()
-        process.wait(15)
+def http_server(request: pytest.FixtureRequest, launch_http: LaunchHttp) -> str:
+    return launch_http(*getattr(request, "param", []))
 
 
 async def test_codex_calls_echo_over_http(tmp_path: Path, http_server: str) -> None:

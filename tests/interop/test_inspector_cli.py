@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import LaunchHttp
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / ".tools/npm/node_modules/.bin/mcp-inspector"
@@ -31,26 +33,8 @@ def inspect(*args: str) -> object:
 
 
 @pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--port", "0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stderr is not None
-    url = ""
-    for _ in range(50):
-        found = re.search(r"listening on (http://\S+)", process.stderr.readline())
-        if found:
-            url = found.group(1)
-            break
-    try:
-        assert url, "the HTTP server did not start"
-        yield url
-    finally:
-        process.terminate()
-        process.wait(15)
+def http_url(launch_http: LaunchHttp) -> str:
+    return launch_http()
 
 
 def test_inspector_lists_and_calls_over_stdio() -> None:
