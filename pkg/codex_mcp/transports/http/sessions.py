@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ...core.jsonrpc import JsonObject, RequestId
+from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
 from .streams import CLOSE, Stream, StreamSet
@@ -55,6 +55,7 @@ class HttpSession:
         self.busy = 0  # open HTTP exchanges; a busy session is never evicted
         self.log = SessionLog(log, {"session": session_id or "-"})
         self.core_session: ServerSession = core.open_session(self, session_id)
+        self.core_session.on_client_notification = self._on_client_notification
 
     # Outbound ------------------------------------------------------------------
     def send(
@@ -95,6 +96,17 @@ class HttpSession:
         if stream.queue is not None:
             stream.queue.put_nowait(CLOSE)
             stream.queue = None
+
+    def _on_client_notification(self, method: str, params: JsonObject) -> None:
+        if method == "notifications/cancelled":
+            self.end_request(params.get("requestId"))
+
+    def end_request(self, request_id: Any) -> None:
+        """The client cancelled a request: it gets no response (the spec says so), so end
+        its exchange now rather than leave the POST waiting and the id in flight."""
+        stream = self.by_request.pop(request_id, None) if is_valid_id(request_id) else None
+        if stream is not None:
+            self.streams.finish(stream)
 
     def touch(self) -> None:
         self.last_seen = time.monotonic()

@@ -138,6 +138,9 @@ class StreamableHttp:
         try:
             first = await queue.get()
             if first is None:
+                if not session.core_session.closed:
+                    # Cancelled by the client: no response, and no event ever comes.
+                    return _nothing_to_answer(request, headers)
                 return jsonrpc_error(
                     404, "Session ended while the request was running", code=-32001, headers=headers
                 )
@@ -275,6 +278,13 @@ class StreamableHttp:
         assert found.id is not None
         self.manager.end(found.id, "deleted by the client")
         return web.Response(status=200)
+
+
+def _nothing_to_answer(request: web.Request, headers: dict[str, str]) -> web.Response:
+    """An exchange that ends without a message: an empty SSE stream, or 202 for JSON-only."""
+    if accepts(request, "text/event-stream"):
+        return web.Response(headers={**sse.SSE_HEADERS, **headers})
+    return web.Response(status=202, headers=headers)
 
 
 def _check_version_header(request: web.Request) -> web.Response | None:
