@@ -78,7 +78,13 @@ async def serve_http(
     let in-flight calls finish (bounded), close the streams."""
     app = create_app(core, config)
     runner = web.AppRunner(
-        app, handle_signals=False, access_log=None, shutdown_timeout=config.shutdown_timeout
+        app,
+        handle_signals=False,
+        access_log=None,
+        shutdown_timeout=config.shutdown_timeout,
+        # A client that hangs up ends its handler at once: an idle GET stream would
+        # otherwise hold the session's one stream slot (409) until the next keepalive.
+        handler_cancellation=True,
     )
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, reuse_address=True)
