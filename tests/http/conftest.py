@@ -1,0 +1,116 @@
+"""Fixtures for the HTTP transport tests: the server in-process (aiohttp's test server on
+127.0.0.1) and as a real `python cmd/http --port 0` subprocess."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+from codex_mcp.transports.http import HttpConfig, create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVERS = Path(__file__).resolve().parent / "servers"
+
+MakeClient = Callable[..., Awaitable[TestClient[Any, Any]]]
+
+
+class HttpProcess:
+    """A `codex-mcp-http` subprocess; stderr is drained in a thread (a full pipe would
+    block the server) and kept for assertions."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.lines: list[str] = []
+        self._listening = threading.Event()
+        self.url = ""
+        threading.Thread(target=self._drain, daemon=True).start()
+        if not self._listening.wait(20):
+            self.stop()
+            raise AssertionError("the HTTP server did not start:\n" + self.stderr)
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            found = re.search(r"listening on (http://\S+)", line)
+            if found and not self.url:
+                self.url = found.group(1)
+                self._listening.set()
+
+    @property
+    def base(self) -> str:
+        """The URL without the trailing /mcp."""
+        return self.url.rsplit("/mcp", 1)[0]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for_line(self, pattern: str, timeout: float = 5) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                if re.search(pattern, line):
+                    return line
+            time.sleep(0.02)
+        raise AssertionError(f"no stderr line matching {pattern!r}:\n{self.stderr}")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            return self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait(5)
+
+
+@pytest.fixture
+def http_process() -> Iterator[Callable[..., HttpProcess]]:
+    """Start `python cmd/http --port 0 ARGS...`; every server is stopped after the test."""
+    started: list[HttpProcess] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> HttpProcess:
+        server = HttpProcess(*args, env=env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def make_client(aiohttp_client: Any) -> MakeClient:
+    """`await make_client(**HttpConfig fields)`: the app on 127.0.0.1 in this event loop,
+    serving the tools of `build_test_server()` unless `core=` is given. Handlers are
+    cancelled when their client hangs up, as `serve_http` does."""
+    from http_helpers import build_test_server
+
+    async def make(core: Any = None, **config: Any) -> TestClient[Any, Any]:
+        app = create_app(core or build_test_server().core, HttpConfig(**config))
+        client: TestClient[Any, Any] = await aiohttp_client(
+            app, server_kwargs={"handler_cancellation": True}
+        )
+        return client
+
+    return make

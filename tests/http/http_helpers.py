@@ -1,0 +1,115 @@
+"""Helpers for the HTTP tests: JSON-RPC messages, sessions, and reading SSE incrementally."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+from aiohttp.test_utils import TestClient
+from codex_mcp import Context, Server
+
+JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+SSE_ONLY = {"Accept": "text/event-stream"}
+
+
+def build_test_server() -> Server:
+    server = Server("http-tests")
+
+    @server.tool(read_only=True)
+    async def echo(message: str) -> str:
+        return message
+
+    @server.tool(read_only=True)
+    async def progress(steps: int, ctx: Context, delay: float = 0.05, tag: str = "") -> str:
+        """One progress notification and one log message per step, tagged."""
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, message=f"{tag}:{step}")
+            await ctx.info(f"{tag}:log{step}")
+            await asyncio.sleep(delay)
+        return f"done {tag}"
+
+    @server.tool(read_only=True)
+    async def wait(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "waited"
+
+    return server
+
+
+def init(version: str = "2025-06-18", request_id: int | str = 1) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+
+
+def call(
+    request_id: Any, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def text_of(reply: dict[str, Any]) -> str:
+    return str(reply["result"]["content"][0]["text"])
+
+
+async def open_session(
+    client: TestClient[Any, Any] | aiohttp.ClientSession,
+    url: str = "/mcp",
+    version: str = "2025-06-18",
+    **headers: str,
+) -> dict[str, str]:
+    """initialize + notifications/initialized; returns the headers for later requests."""
+    async with client.post(url, json=init(version), headers={**JSON, **headers}) as response:
+        assert response.status == 200, await response.text()
+        sid = response.headers["Mcp-Session-Id"]
+    session = {**JSON, **headers, "Mcp-Session-Id": sid, "MCP-Protocol-Version": version}
+    async with client.post(url, json=notification("notifications/initialized"), headers=session):
+        pass
+    return session
+
+
+async def next_event(response: aiohttp.ClientResponse, timeout: float = 5) -> dict[str, str] | None:
+    """The next SSE event as {"id", "event", "data", "comment"}; None at the end of the stream.
+    A comment (keepalive) counts as an event of its own."""
+    fields: dict[str, str] = {}
+    while True:
+        line = await asyncio.wait_for(response.content.readline(), timeout)
+        if not line:
+            return fields or None
+        text = line.decode().rstrip("\r\n")
+        if not text:
+            if fields:
+                return fields
+            continue
+        if text.startswith(":"):
+            return {"comment": text[1:].strip()}
+        name, _, value = text.partition(":")
+        fields[name] = value.removeprefix(" ")
+
+
+async def messages_of(response: aiohttp.ClientResponse, timeout: float = 5) -> list[dict[str, Any]]:
+    """Every JSON-RPC message of an SSE response, to the end of the stream."""
+    found = []
+    while (event := await next_event(response, timeout)) is not None:
+        if event.get("data"):
+            found.append(json.loads(event["data"]))
+    return found
