@@ -102,15 +102,14 @@ def http_process() -> Iterator[Callable[..., HttpProcess]]:
 @pytest.fixture
 def make_client(aiohttp_client: Any) -> MakeClient:
     """`await make_client(**HttpConfig fields)`: the app on 127.0.0.1 in this event loop,
-    serving the tools of `build_test_server()` unless `core=` is given. Handlers are
-    cancelled when their client hangs up, as `serve_http` does."""
+    serving the tools of `build_test_server()` unless `core=` is given. aiohttp's test
+    server always cancels a handler whose client hangs up; `serve_http` must do the same,
+    which the subprocess tests check."""
     from http_helpers import build_test_server
 
     async def make(core: Any = None, **config: Any) -> TestClient[Any, Any]:
         app = create_app(core or build_test_server().core, HttpConfig(**config))
-        client: TestClient[Any, Any] = await aiohttp_client(
-            app, server_kwargs={"handler_cancellation": True}
-        )
+        client: TestClient[Any, Any] = await aiohttp_client(app)
         return client
 
     return make
