@@ -1,198 +1,309 @@
-"""The HTTP server as a real subprocess: behind a real nginx, graceful SIGTERM, redacted file log."""
+"""The HTTP server as a real subprocess: behind a real nginx, graceful SIGTERM, tokens from a
+file, hang-ups, and logs (session ids on stderr, bearer tokens redacted in the file log)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
+import logging
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from codex_mcp.cli.http import RedactBearer
+from conftest import HttpProcess
+from http_helpers import JSON, SSE_ONLY, call, messages_of, next_event, open_session, text_of
 
-ROOT = Path(__file__).resolve().parents[2]
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+PUBLIC_HOST = "mcp.example.test"
+Start = Callable[..., HttpProcess]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(*args: str) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *args],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stderr is not None
-    for _ in range(50):
-        found = re.search(r"listening on (http://\S+)", process.stderr.readline())
-        if found:
-            return process, found.group(1)
-    process.kill()
-    raise AssertionError("the HTTP server did not start")
-
-
-@pytest.fixture
-def server(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    process, url = start_server(*getattr(request, "param", []))
-    yield process, url
-    if process.poll() is None:
-        process.kill()
-    process.wait(10)
-
-
-async def open_session(http: aiohttp.ClientSession, url: str, **headers: str) -> dict[str, str]:
-    async with http.post(url, json=INIT, headers={**JSON, **headers}) as response:
-        assert response.status == 200, await response.text()
-        return {**JSON, **headers, "Mcp-Session-Id": response.headers["Mcp-Session-Id"]}
-
-
-async def test_sigterm_lets_the_in_flight_call_finish(
-    server: tuple[subprocess.Popen[str], str],
-) -> None:
-    process, url = server
+async def test_sigterm_lets_the_in_flight_call_finish(http_process: Start) -> None:
+    server = http_process()
     async with aiohttp.ClientSession() as http:
-        session = await open_session(http, url)
-        body = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "sleep", "arguments": {"seconds": 1}},
-        }
-        call = asyncio.create_task(
-            http.post(url, json=body, headers={**session, "Accept": "application/json"})
+        session = await open_session(http, server.url)
+        stream = await http.get(server.url, headers={**session, **SSE_ONLY})
+        call_task = asyncio.create_task(
+            http.post(server.url, json=call(2, "sleep", {"seconds": 1}), headers=session)
         )
         await asyncio.sleep(0.3)
-        process.send_signal(signal.SIGTERM)
-        response = await asyncio.wait_for(call, 10)
-        assert (await response.json())["result"]["content"][0]["text"] == "slept 1 s"
-    assert await asyncio.to_thread(process.wait, 10) == 0
+        server.process.send_signal(signal.SIGTERM)
+        response = await asyncio.wait_for(call_task, 10)
+        assert text_of(await response.json()) == "slept 1 s"
+        assert await asyncio.wait_for(stream.read(), 10) == b""  # the GET stream was closed
+    assert await asyncio.to_thread(server.process.wait, 10) == 0
+    assert "shutting down" in server.stderr
 
 
-def test_file_log_has_session_ids_and_no_bearer_tokens(tmp_path: Path) -> None:
+async def test_stderr_lines_carry_the_session_id(http_process: Start) -> None:
+    server = http_process()
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, server.url)
+        await http.delete(server.url, headers=session)
+    sid = session["Mcp-Session-Id"]
+    opened = server.wait_for_line("session opened")
+    ended = server.wait_for_line("session ended")
+    assert f"[session {sid}]" in opened and f"[session {sid}]" in ended
+
+
+async def test_file_log_has_session_ids_and_no_bearer_tokens(
+    http_process: Start, tmp_path: Path
+) -> None:
     log_file = tmp_path / "server.log"
-    process, url = start_server("--bearer-token", "tok-123456", "--log-file", str(log_file))
-
-    async def exchange() -> None:
-        async with aiohttp.ClientSession() as http:
-            await open_session(http, url, Authorization="Bearer tok-123456")
-
-    try:
-        asyncio.run(exchange())
-    finally:
-        process.terminate()
-        process.wait(10)
+    server = http_process(
+        "--bearer-token", "tok-123456", "--log-file", str(log_file), "--log-level", "debug"
+    )
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, server.url, Authorization="Bearer tok-123456")
+        async with http.post(server.url, json=call(2, "echo", {"message": "hi"}), headers=session):
+            pass
+        # A token in a logged message, e.g. a client sending it as a tool argument.
+        logging_body = call(3, "echo", {"message": "Authorization: Bearer tok-123456"})
+        async with http.post(server.url, json=logging_body, headers=session):
+            pass
+    server.stop()
     text = log_file.read_text()
-    assert re.search(r"\[session [A-Za-z0-9_-]{16,}\] session opened", text), text
+    assert f"[session {session['Mcp-Session-Id']}] session opened" in text, text
     assert "tok-123456" not in text
 
 
 def test_redacting_formatter_masks_bearer_tokens() -> None:
-    import logging
-
-    from codex_mcp.cli.http import RedactBearer
-
     record = logging.LogRecord(
         "x", logging.INFO, __file__, 1, "auth: Authorization: Bearer abc.def-123, next", None, None
     )
     assert RedactBearer("%(message)s").format(record) == "auth: Authorization: Bearer ****, next"
 
 
-@pytest.mark.skipif(NGINX is None, reason="nginx not installed (scripts/setup.sh installs it)")
-async def test_behind_nginx_progress_arrives_while_the_call_runs(tmp_path: Path) -> None:
-    process, url = start_server("--forwarded-hosts", "mcp.example.test")
-    upstream = url.rsplit("/mcp", 1)[0]
-    port = free_port()
-    (tmp_path / "logs").mkdir()
-    config = tmp_path / "nginx.conf"
-    config.write_text(f"""
+async def test_two_tokens_from_a_file_each_own_their_sessions(
+    http_process: Start, tmp_path: Path
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alpha-token\n\n  beta-token  \n")
+    server = http_process("--bearer-token-file", str(tokens))
+    async with aiohttp.ClientSession() as http:
+        alpha = await open_session(http, server.url, Authorization="Bearer alpha-token")
+        beta = await open_session(http, server.url, Authorization="Bearer beta-token")
+        for session in (alpha, beta):
+            async with http.post(
+                server.url, json=call(2, "echo", {"message": "m"}), headers=session
+            ) as r:
+                assert r.status == 200
+        swapped = {**alpha, "Authorization": "Bearer beta-token"}
+        async with http.post(
+            server.url, json=call(3, "echo", {"message": "m"}), headers=swapped
+        ) as r:
+            assert r.status == 404
+        async with http.post(
+            server.url,
+            json=call(4, "echo", {"message": "m"}),
+            headers={**alpha, "Authorization": "Bearer gamma"},
+        ) as r:
+            assert r.status == 401 and "invalid_token" in r.headers["WWW-Authenticate"]
+
+
+async def test_token_from_the_environment(http_process: Start) -> None:
+    import os
+
+    server = http_process(env={**os.environ, "CODEX_MCP_BEARER_TOKEN": "env-token"})
+    async with aiohttp.ClientSession() as http:
+        async with http.post(server.url, json=call(1, "ping", {}), headers=JSON) as r:
+            assert r.status == 401
+        await open_session(http, server.url, Authorization="Bearer env-token")
+
+
+async def test_hung_up_streams_end_their_handlers(http_process: Start) -> None:
+    """serve_http cancels a handler whose client hung up: the GET slot frees at once
+    (keepalive is 15 s) and a legacy session ends with its stream."""
+    server = http_process()
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, server.url)
+        stream = await http.get(server.url, headers={**session, **SSE_ONLY})
+        legacy = await http.get(f"{server.base}/sse", headers=SSE_ONLY)
+        assert (await next_event(legacy) or {}).get("event") == "endpoint"
+        stream.close()
+        legacy.close()
+        status, live = 0, -1
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            async with http.get(server.url, headers={**session, **SSE_ONLY}) as again:
+                status = again.status
+            async with http.get(f"{server.base}/readyz") as ready:
+                live = (await ready.json())["sessions"]
+            if status == 200 and live == 1:
+                break
+        assert status == 200, "the dropped GET stream still holds the session's slot"
+        assert live == 1, "the legacy session outlived its stream"
+
+
+# -- nginx ---------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def nginx(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """`nginx(upstream, extra_directives)`: a reverse proxy on a free loopback port,
+    rewriting Host to a public-looking name; returns the proxied /mcp URL."""
+    if NGINX is None:
+        pytest.skip("nginx not installed: apt-get install -y nginx")
+    proxies: list[subprocess.Popen[bytes]] = []
+
+    def start(upstream: str, extra: str = "") -> str:
+        prefix = tmp_path / f"nginx{len(proxies)}"
+        prefix.mkdir()
+        port = _free_port()
+        config = prefix / "nginx.conf"
+        config.write_text(f"""
 daemon off;
 worker_processes 1;
-pid {tmp_path}/nginx.pid;
-error_log {tmp_path}/error.log;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log;
 events {{ worker_connections 256; }}
 http {{
   access_log off;
-  client_body_temp_path {tmp_path}/body;
-  proxy_temp_path {tmp_path}/proxy;
-  fastcgi_temp_path {tmp_path}/fastcgi;
-  uwsgi_temp_path {tmp_path}/uwsgi;
-  scgi_temp_path {tmp_path}/scgi;
+  client_body_temp_path {prefix}/body;
+  proxy_temp_path {prefix}/proxy;
+  fastcgi_temp_path {prefix}/fastcgi;
+  uwsgi_temp_path {prefix}/uwsgi;
+  scgi_temp_path {prefix}/scgi;
   server {{
     listen 127.0.0.1:{port};
-    server_name mcp.example.test;
+    server_name {PUBLIC_HOST};
     location / {{
       proxy_pass {upstream};
       proxy_http_version 1.1;
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-Host $host;
+      {extra}
     }}
   }}
 }}
 """)
-    assert NGINX is not None
-    proxy = subprocess.Popen(
-        [NGINX, "-p", str(tmp_path), "-c", str(config)], stderr=subprocess.PIPE
-    )
-    try:
+        assert NGINX is not None
+        proxy = subprocess.Popen(
+            [NGINX, "-p", str(prefix), "-c", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        proxies.append(proxy)
         deadline = time.monotonic() + 10
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
+                return f"http://127.0.0.1:{port}/mcp"
             except OSError:
+                assert proxy.poll() is None, proxy.stderr.read() if proxy.stderr else ""
                 assert time.monotonic() < deadline, "nginx did not start"
-                await asyncio.sleep(0.05)
-        proxied = f"http://127.0.0.1:{port}/mcp"
-        host = {"Host": "mcp.example.test"}
-        async with aiohttp.ClientSession() as http:
-            session = await open_session(http, proxied, **host)
-            body = {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {
-                    "name": "sleep",
-                    "arguments": {"seconds": 3},
-                    "_meta": {"progressToken": "t"},
-                },
-            }
-            started = time.monotonic()
-            arrivals: list[tuple[float, dict[str, Any]]] = []
-            async with http.post(proxied, json=body, headers=session) as response:
-                assert response.content_type == "text/event-stream"
-                async for line in response.content:
-                    if line.startswith(b"data: "):
-                        arrivals.append((time.monotonic() - started, json.loads(line[6:])))
-        progress = [t for t, m in arrivals if m.get("method") == "notifications/progress"]
-        final = [t for t, m in arrivals if m.get("id") == 2]
-        assert len(progress) == 3 and len(final) == 1
-        assert final[0] - progress[0] >= 1.5, arrivals  # the first progress came while the call ran
-    finally:
+                time.sleep(0.05)
+
+    yield start
+    for proxy in proxies:
         proxy.terminate()
-        proxy.wait(10)
-        process.terminate()
-        process.wait(10)
+        try:
+            proxy.wait(10)
+        except subprocess.TimeoutExpired:
+            proxy.kill()
+
+
+HOST = {"Host": PUBLIC_HOST}
+
+
+async def test_behind_nginx_a_session_works_end_to_end(
+    http_process: Start, nginx: Callable[..., str]
+) -> None:
+    untrusting = nginx(http_process().base)
+    server = http_process("--forwarded-hosts", PUBLIC_HOST)
+    proxied = nginx(server.base)
+    async with aiohttp.ClientSession() as http:
+        # The Host nginx sets is not ours: refused unless the forwarded host is allowed.
+        async with http.post(untrusting, json=call(1, "ping", {}), headers={**JSON, **HOST}) as r:
+            assert r.status == 403
+        session = await open_session(http, proxied, **HOST)
+        async with http.post(
+            proxied, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session
+        ) as r:
+            assert {t["name"] for t in (await r.json())["result"]["tools"]} >= {"echo", "sleep"}
+        async with http.post(
+            proxied, json=call(3, "echo", {"message": "via nginx"}), headers=session
+        ) as r:
+            assert text_of(await r.json()) == "via nginx"
+        single = f"{proxied}/sse?request=" + json.dumps(call(4, "echo", {"message": "one"}))
+        async with http.get(single, headers=HOST) as r:
+            assert [text_of(m) for m in await messages_of(r)] == ["one"]
+        evil = {**session, "Origin": "https://evil.example"}
+        async with http.post(proxied, json=call(5, "echo", {"message": "x"}), headers=evil) as r:
+            assert r.status == 403
+        async with http.delete(proxied, headers=session) as r:
+            assert r.status == 200
+        async with http.post(proxied, json=call(6, "echo", {"message": "x"}), headers=session) as r:
+            assert r.status == 404
+
+
+async def _progress_arrivals(http: aiohttp.ClientSession, url: str, seconds: int) -> list[float]:
+    """Seconds before the final response at which each progress notification arrived."""
+    session = await open_session(http, url, **HOST)
+    body = call(2, "sleep", {"seconds": seconds}, {"progressToken": "t"})
+    arrivals: list[tuple[float, dict[str, Any]]] = []
+    async with http.post(url, json=body, headers=session) as response:
+        assert response.content_type == "text/event-stream"
+        assert "X-Accel-Buffering" not in response.headers  # nginx consumes it
+        while (event := await next_event(response, timeout=seconds + 5)) is not None:
+            if event.get("data"):
+                arrivals.append((time.monotonic(), json.loads(event["data"])))
+    final = [t for t, m in arrivals if m.get("id") == 2]
+    assert len(final) == 1, arrivals
+    return [final[0] - t for t, m in arrivals if m.get("method") == "notifications/progress"]
+
+
+#: Compression of the event stream: nginx then holds events back unless proxy buffering is off.
+GZIP = "gzip on; gzip_types text/event-stream; gzip_proxied any; gzip_min_length 0;"
+
+
+async def test_behind_nginx_progress_arrives_while_the_call_runs(
+    http_process: Start, nginx: Callable[..., str]
+) -> None:
+    """No proxy_buffering directive: our X-Accel-Buffering: no header alone must do."""
+    server = http_process("--forwarded-hosts", PUBLIC_HOST)
+    async with aiohttp.ClientSession() as http:
+        before_final = await _progress_arrivals(http, nginx(server.base), 3)
+    # sleep 3 reports at 1 s, 2 s and 3 s; the last comes with the result.
+    assert len(before_final) == 3
+    assert before_final[0] > 1.5 and before_final[1] > 0.6, before_final
+
+
+async def test_behind_nginx_compressing_progress_still_arrives_while_the_call_runs(
+    http_process: Start, nginx: Callable[..., str]
+) -> None:
+    """With gzip on, nginx buffers a proxied stream (see the control below) unless our
+    X-Accel-Buffering: no header turns proxy buffering off for it."""
+    server = http_process("--forwarded-hosts", PUBLIC_HOST)
+    async with aiohttp.ClientSession() as http:
+        before_final = await _progress_arrivals(http, nginx(server.base, GZIP), 2)
+    assert len(before_final) == 2
+    assert before_final[0] > 0.6, before_final
+
+
+async def test_behind_nginx_ignoring_our_header_the_progress_is_held_back(
+    http_process: Start, nginx: Callable[..., str]
+) -> None:
+    """The control: the same gzip config with nginx told to ignore X-Accel-Buffering holds
+    every event back to the end, so the two tests above can fail and the header is what
+    makes them pass. (Without gzip, nginx 1.22 streams promptly even when buffering.)"""
+    server = http_process("--forwarded-hosts", PUBLIC_HOST)
+    proxied = nginx(server.base, f"proxy_ignore_headers X-Accel-Buffering; {GZIP}")
+    async with aiohttp.ClientSession() as http:
+        before_final = await _progress_arrivals(http, proxied, 2)
+    assert len(before_final) == 2
+    assert max(before_final) < 0.3, before_final
