@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 from codex_mcp.cli.http import RedactBearer
-from conftest import HttpProcess
+from conftest import SERVERS, HttpProcess
 from http_helpers import JSON, SSE_ONLY, call, messages_of, next_event, open_session, text_of
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
@@ -59,20 +59,25 @@ async def test_file_log_has_session_ids_and_no_bearer_tokens(
 ) -> None:
     log_file = tmp_path / "server.log"
     server = http_process(
-        "--bearer-token", "tok-123456", "--log-file", str(log_file), "--log-level", "debug"
+        "--serve",
+        str(SERVERS / "interactive.py"),
+        "--bearer-token",
+        "tok-123456",
+        "--log-file",
+        str(log_file),
     )
     async with aiohttp.ClientSession() as http:
         session = await open_session(http, server.url, Authorization="Bearer tok-123456")
-        async with http.post(server.url, json=call(2, "echo", {"message": "hi"}), headers=session):
-            pass
-        # A token in a logged message, e.g. a client sending it as a tool argument.
-        logging_body = call(3, "echo", {"message": "Authorization: Bearer tok-123456"})
-        async with http.post(server.url, json=logging_body, headers=session):
-            pass
+        # A line that carries the token: a tool logging a header it was handed.
+        body = call(2, "log_line", {"text": "Authorization: Bearer tok-123456"})
+        async with http.post(server.url, json=body, headers=session) as response:
+            assert text_of(await response.json()) == "logged"
     server.stop()
     text = log_file.read_text()
     assert f"[session {session['Mcp-Session-Id']}] session opened" in text, text
+    assert "tool says: Authorization: Bearer ****" in text, text
     assert "tok-123456" not in text
+    assert "Bearer tok-123456" in server.stderr  # stderr is left as is
 
 
 def test_redacting_formatter_masks_bearer_tokens() -> None:

@@ -6,6 +6,7 @@ Served over HTTP by the SDK interop tests: `codex-mcp-http --serve tests/http/se
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from codex_mcp import Context, Server
 
@@ -59,3 +60,10 @@ async def hang(ctx: Context) -> str:
 @server.tool(read_only=True)
 async def cancelled() -> str:
     return hanging.get("state", "never started")
+
+
+@server.tool(read_only=True)
+async def log_line(text: str) -> str:
+    """Writes `text` to the server's own Python log (what --log-file captures)."""
+    logging.getLogger("interactive").warning("tool says: %s", text)
+    return "logged"
