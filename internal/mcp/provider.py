@@ -8,7 +8,7 @@ Every listing is async and may change at run time; a provider says so through
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .jsonrpc import INVALID_PARAMS, JsonObject, JsonRpcError, invalid_params
@@ -69,7 +69,11 @@ class Provider:
     async def list_tools(self) -> Sequence[JsonObject]:
         return ()
 
-    async def call_tool(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+    def call_tool(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        """The call's awaitable result. May be an `async def`; a plain method that raises
+        UnknownTool at once, before any awaitable exists, is fine too."""
         raise UnknownTool(name)
 
     # -- resources -------------------------------------------------------------
@@ -126,7 +130,16 @@ class CompositeProvider(Provider):
     async def list_tools(self) -> Sequence[JsonObject]:
         return _first_wins([await p.list_tools() for p in self.providers], "name")
 
-    async def call_tool(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+    def call_tool(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        if len(self.providers) == 1:
+            return self.providers[0].call_tool(name, arguments, ctx)
+        return self._call_first(name, arguments, ctx)
+
+    async def _call_first(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
         for provider in self.providers:
             try:
                 return await provider.call_tool(name, arguments, ctx)

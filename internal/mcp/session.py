@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import jsonrpc
@@ -33,6 +34,20 @@ if TYPE_CHECKING:
     from .server import ServerCore
 
 log = logging.getLogger("codex_mcp.session")
+
+if sys.version_info >= (3, 12):
+
+    def _start_task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run the request's first step now, inside its own task: a handler that never
+        waits (most tools) is answered without a trip through the event loop."""
+        return asyncio.Task(work, loop=asyncio.get_running_loop(), eager_start=True)
+
+else:  # 3.11 has no eager tasks; running the first step outside a task would break
+    # asyncio.timeout() and current_task() in tools, so every request gets a scheduled task.
+
+    def _start_task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        return asyncio.get_running_loop().create_task(work)
+
 
 # Server-to-client methods and the client capability each needs.
 _CLIENT_CAPABILITY_FOR = {
@@ -90,7 +105,8 @@ class ServerSession:
         self.subscriptions: set[str] = set()
         #: Called with each notification the client sends (roots/list_changed, progress...).
         self.on_client_notification: Callable[[str, JsonObject], None] | None = None
-        self._in_flight: dict[RequestId, tuple[asyncio.Task[Any], RequestContext]] = {}
+        # The task is None only while an eager task takes its first step.
+        self._in_flight: dict[RequestId, tuple[asyncio.Task[Any] | None, RequestContext]] = {}
         self._outgoing: dict[RequestId, asyncio.Future[JsonObject]] = {}
         self._next_outgoing_id = 0
 
@@ -195,9 +211,21 @@ class ServerSession:
         handler = entry.handler if entry is not None else self.core.fallback_handler
         meta = params.get("_meta")
         ctx = RequestContext(self, request_id, method, meta if type(meta) is dict else None)
-        work = handler(self, params, ctx)
-        task = asyncio.get_running_loop().create_task(self._run(request_id, work, ctx, batch))
-        self._in_flight[request_id] = (task, ctx)
+        # A handler checks its params before returning its awaitable, so a bad call is
+        # answered here without a task.
+        try:
+            work = handler(self, params, ctx)
+        except JsonRpcError as exc:
+            self._reply(request_id, _error_from(request_id, exc), batch)
+            return
+        except Exception as exc:
+            log.error("unhandled error in %s", method, exc_info=exc)
+            self._reply(request_id, _internal_error(request_id, exc), batch)
+            return
+        self._in_flight[request_id] = (None, ctx)
+        task = _start_task(self._run(request_id, work, ctx, batch))
+        if self._owns(request_id, ctx):  # an eager task may have answered already
+            self._in_flight[request_id] = (task, ctx)
 
     async def _run(
         self, request_id: RequestId, work: Any, ctx: RequestContext, batch: _Batch | None
@@ -220,7 +248,7 @@ class ServerSession:
             response = _error_from(request_id, exc)
         except Exception as exc:
             log.error("unhandled error in %s", ctx.method, exc_info=exc)
-            response = error_response(request_id, INTERNAL_ERROR, f"Internal error: {exc}")
+            response = _internal_error(request_id, exc)
         else:
             response = result_response(request_id, result)
         if self._owns(request_id, ctx):
@@ -258,7 +286,8 @@ class ServerSession:
             return False
         task, ctx = entry
         ctx.cancelled = True
-        task.cancel(reason if isinstance(reason, str) else None)
+        if task is not None:
+            task.cancel(reason if isinstance(reason, str) else None)
         log.debug("request %r cancelled: %s", request_id, reason)
         return True
 
@@ -352,7 +381,7 @@ class ServerSession:
 
     async def drain(self, timeout: float) -> None:
         """Let in-flight requests finish (bounded), then cancel what is left."""
-        tasks = [task for task, _ in self._in_flight.values()]
+        tasks = [task for task, _ in self._in_flight.values() if task is not None]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
             for task in pending:
@@ -367,7 +396,8 @@ class ServerSession:
         self.closed = True
         for task, ctx in self._in_flight.values():
             ctx.cancelled = True
-            task.cancel()
+            if task is not None:
+                task.cancel()
         self._in_flight.clear()
         for future in self._outgoing.values():
             if not future.done():
@@ -382,6 +412,10 @@ def _invalid(request_id: Any, detail: str) -> JsonObject:
         INVALID_REQUEST,
         f"Invalid Request: {detail}",
     )
+
+
+def _internal_error(request_id: RequestId, exc: Exception) -> JsonObject:
+    return error_response(request_id, INTERNAL_ERROR, f"Internal error: {exc}")
 
 
 def _cancelled_by_handler(request_id: RequestId) -> JsonObject:

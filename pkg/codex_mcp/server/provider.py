@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from ..core.context import RequestContext
@@ -71,11 +71,13 @@ class FunctionProvider(Provider):
             self._tool_list = [tool.definition for tool in self.tools.values()]
         return self._tool_list
 
-    async def call_tool(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+    def call_tool(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
         tool = self.tools.get(name)
         if tool is None:
             raise UnknownTool(name)
-        return await tool.call(arguments, ctx)
+        return tool.call(arguments, ctx)
 
     # -- resources -------------------------------------------------------------
     async def list_resources(self) -> Sequence[JsonObject]:
