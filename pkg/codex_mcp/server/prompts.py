@@ -12,8 +12,8 @@ from ..core.jsonrpc import JsonObject, invalid_params
 from .content import Content, to_blocks
 from .resources import Completer
 from .signature import (
-    ArgumentModel,
     InvalidArguments,
+    argument_validator,
     context_parameter,
     first_line,
     resolved_hints,
@@ -48,7 +48,7 @@ class FunctionPrompt:
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = context_parameter(fn, resolved_hints(fn))
         skip = {self.context_param} if self.context_param else set()
-        self.arguments = ArgumentModel(fn, self.name, skip)
+        self.arguments = argument_validator(fn, self.name, skip)
         self.completers = dict(complete or {})
         definition: JsonObject = {"name": self.name}
         if title:

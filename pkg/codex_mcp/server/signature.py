@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, Protocol, get_type_hints
 
 from ..core.context import RequestContext
 
@@ -37,19 +37,38 @@ def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return dict(getattr(fn, "__annotations__", {}))
 
 
-class ArgumentModel:
-    """A pydantic model built from a function's parameters (minus the Context one)."""
+class Arguments(Protocol):
+    def json_schema(self) -> dict[str, Any]: ...
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]: ...
 
-    def __init__(self, fn: Callable[..., Any], name: str, skip: set[str]) -> None:
+
+def argument_validator(fn: Callable[..., Any], name: str, skip: set[str]) -> Arguments:
+    """The fn's parameters (minus `skip`) as a validator: plain ones on pydantic-core
+    alone, anything richer as a pydantic model."""
+    hints = resolved_hints(fn)
+    parameters = [
+        param
+        for param in inspect.signature(fn).parameters.values()
+        if param.name not in skip and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
+    ]
+    from .plain_arguments import plain_arguments  # imports pydantic-core: not before it's needed
+
+    plain = plain_arguments(parameters, hints)
+    if plain is not None:
+        return plain
+    return ArgumentModel(name, parameters, hints)
+
+
+class ArgumentModel:
+    """A pydantic model built from a function's parameters."""
+
+    def __init__(
+        self, name: str, parameters: list[inspect.Parameter], hints: dict[str, Any]
+    ) -> None:
         from pydantic import ConfigDict, ValidationError, create_model
 
-        hints = resolved_hints(fn)
         fields: dict[str, Any] = {}
-        for param in inspect.signature(fn).parameters.values():
-            if param.name in skip:
-                continue
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                continue
+        for param in parameters:
             annotation = hints.get(param.name, Any)
             default = ... if param.default is param.empty else param.default
             fields[param.name] = (annotation, default)
@@ -58,7 +77,6 @@ class ArgumentModel:
             __config__=ConfigDict(arbitrary_types_allowed=True),
             **fields,
         )
-        self.field_names = tuple(fields)
         self._validate = self.model.__pydantic_validator__.validate_python
         self._error = ValidationError
 
@@ -74,7 +92,7 @@ class ArgumentModel:
             instance = self._validate(arguments)
         except self._error as exc:
             raise InvalidArguments(describe_validation_error(exc)) from None
-        return {name: getattr(instance, name) for name in self.field_names}
+        return dict(instance.__dict__)  # a model's __dict__ holds exactly its fields
 
 
 def describe_validation_error(exc: ValidationError) -> str:

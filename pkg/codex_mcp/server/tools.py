@@ -20,8 +20,8 @@ from ..core.session import ClientError
 from ..core.tool_results import check_output, error_result, structured_result
 from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
 from .signature import (
-    ArgumentModel,
     InvalidArguments,
+    argument_validator,
     context_parameter,
     first_line,
     resolved_hints,
@@ -89,7 +89,7 @@ class FunctionTool:
     def _build(self) -> None:
         """Build the argument model and output adapter (this is what imports pydantic)."""
         skip = {self.context_param} if self.context_param else set()
-        self.arguments = ArgumentModel(self.fn, self.name, skip)
+        self.arguments = argument_validator(self.fn, self.name, skip)
         self.return_adapter, self.wrap_result, derived_output = _output_for(
             self._return_hint, self._structured_output
         )
@@ -174,6 +174,8 @@ class FunctionTool:
         except Exception as exc:
             log.warning("tool %s raised %s", self.name, exc, exc_info=True)
             return error_result(f"Error executing tool {self.name}: {exc}")
+        if type(value) is str and self.return_adapter is None:
+            return {"content": [{"type": "text", "text": value}]}  # the common case, first
         try:
             return self.to_result(value)
         except (
