@@ -515,3 +515,38 @@ async def test_legacy_sse_post_needs_a_live_session(make_client: MakeClient) -> 
     reply = await next_event(legacy)
     assert reply is not None and json.loads(reply["data"])["id"] == 1
     legacy.close()
+
+
+async def test_a_silent_call_turns_its_post_into_sse_with_keepalives(
+    make_client: MakeClient,
+) -> None:
+    client = await make_client(keepalive_interval=0.1)
+    session = await open_session(client)
+    response = await client.post("/mcp", json=call(40, "wait", {"seconds": 0.45}), headers=session)
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    events = []
+    while (event := await next_event(response, timeout=2)) is not None:
+        events.append(event)
+    keepalives = [e for e in events if e.get("comment") == "keepalive"]
+    assert len(keepalives) >= 2
+    results = [json.loads(e["data"]) for e in events if e.get("data")]
+    assert [r["id"] for r in results] == [40]
+    assert text_of(results[0]) == "waited"
+    assert events[-1].get("data"), "the result comes after the keepalives"
+
+
+async def test_a_silent_call_stays_json_for_a_json_only_client(make_client: MakeClient) -> None:
+    client = await make_client(keepalive_interval=0.1)
+    session = await open_session(client)
+    json_only = {**session, "Accept": "application/json"}
+    response = await client.post("/mcp", json=call(41, "wait", {"seconds": 0.3}), headers=json_only)
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert text_of(await response.json()) == "waited"
+
+
+async def test_a_quick_call_is_still_plain_json(make_client: MakeClient) -> None:
+    client = await make_client(keepalive_interval=0.1)
+    session = await open_session(client)
+    response = await client.post("/mcp", json=ECHO, headers=session)
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert text_of(await response.json()) == "x"

@@ -312,3 +312,31 @@ async def test_behind_nginx_ignoring_our_header_the_progress_is_held_back(
         before_final = await _progress_arrivals(http, proxied, 2)
     assert len(before_final) == 2
     assert max(before_final) < 0.3, before_final
+
+
+async def _long_silent_call(http: aiohttp.ClientSession, url: str) -> tuple[int, str]:
+    session = await open_session(http, url, **HOST)
+    async with http.post(url, json=call(9, "sleep", {"seconds": 2.5}), headers=session) as r:
+        return r.status, await r.text()
+
+
+async def test_behind_nginx_keepalives_carry_a_long_silent_call_past_its_read_timeout(
+    http_process: Start, nginx: Callable[..., str]
+) -> None:
+    server = http_process("--forwarded-hosts", PUBLIC_HOST, "--keepalive-interval", "0.4")
+    proxied = nginx(server.base, "proxy_read_timeout 1s;")
+    async with aiohttp.ClientSession() as http:
+        status, body = await _long_silent_call(http, proxied)
+    assert status == 200
+    assert "slept 2.5 s" in body and ": keepalive" in body
+
+
+async def test_behind_nginx_without_keepalives_the_read_timeout_cuts_the_call(
+    http_process: Start, nginx: Callable[..., str]
+) -> None:
+    """The control: keepalives rarer than nginx's read timeout, and nginx gives up (504)."""
+    server = http_process("--forwarded-hosts", PUBLIC_HOST, "--keepalive-interval", "30")
+    proxied = nginx(server.base, "proxy_read_timeout 1s;")
+    async with aiohttp.ClientSession() as http:
+        status, _ = await _long_silent_call(http, proxied)
+    assert status == 504

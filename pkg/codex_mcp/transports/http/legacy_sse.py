@@ -17,6 +17,7 @@ from .config import HttpConfig
 from .exchange import accepts, jsonrpc_error
 from .security import credential_of
 from .sessions import SessionLimitReached, SessionManager
+from .streams import TICK, Ticker
 
 
 class LegacySse:
@@ -35,23 +36,21 @@ class LegacySse:
         assert session.id is not None
         session.busy += 1
         queue = session.streams.attach(session.streams.standalone)
+        ticker = Ticker(queue, self.config.keepalive_interval)
         response = web.StreamResponse(headers=sse.SSE_HEADERS)
         try:
             await response.prepare(request)
             endpoint = f"{self.config.prefix}/messages?session_id={session.id}"
             await response.write(sse.event(endpoint.encode(), name="endpoint"))
-            while True:
-                try:
-                    item = await asyncio.wait_for(queue.get(), self.config.keepalive_interval)
-                except TimeoutError:
+            while (item := await queue.get()) is not None:
+                if item is TICK:
                     await response.write(sse.KEEPALIVE)
-                    continue
-                if item is None:
-                    break
-                await response.write(sse.event(item[1]))
+                else:
+                    await response.write(sse.event(item[1]))
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
+            ticker.cancel()
             session.busy -= 1
             self.manager.end(session.id, "legacy SSE stream closed")
         with contextlib.suppress(ConnectionError):

@@ -23,7 +23,7 @@ from .config import HttpConfig
 from .exchange import accepts, is_client_response, is_notification, is_request, jsonrpc_error
 from .security import credential_of
 from .sessions import HttpSession, SessionLimitReached, SessionManager
-from .streams import CLOSE, Stream
+from .streams import CLOSE, TICK, Stream, Ticker
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
@@ -135,29 +135,45 @@ class StreamableHttp:
         force_sse: bool,
         headers: dict[str, str],
     ) -> web.StreamResponse:
+        # A call that stays silent past the keepalive interval turns its answer into SSE
+        # and sends keepalive comments, so a proxy's read timeout (nginx: 60 s) never
+        # cuts a long call. A JSON-only client gets its one JSON answer whenever it comes.
+        ticker = Ticker(queue, self.config.keepalive_interval) if stream.sse else None
+        response: web.StreamResponse | None = None
         try:
             first = await queue.get()
-            if first is None:
+            while first is TICK:
+                if response is None:
+                    response = await self._open_sse(request, session, stream, headers)
+                await response.write(sse.KEEPALIVE)
+                first = await queue.get()
+            if first is None and response is None:
                 if not session.core_session.closed:
                     # Cancelled by the client: no response, and no event ever comes.
                     return _nothing_to_answer(request, headers)
                 return jsonrpc_error(
                     404, "Session ended while the request was running", code=-32001, headers=headers
                 )
-            if first is not CLOSE and stream.finished and queue.qsize() == 1 and not force_sse:
+            if (
+                response is None
+                and first is not None
+                and first is not CLOSE
+                and stream.finished
+                and queue.qsize() == 1
+                and not force_sse
+            ):
                 # The result came with nothing before it: a plain JSON answer.
                 return web.Response(body=first[1], content_type="application/json", headers=headers)
-            response = web.StreamResponse(headers={**sse.SSE_HEADERS, **headers})
-            await response.prepare(request)
-            if first is not CLOSE:
-                session.streams.keep(stream, first[0], first[1])
-            stream.replayable = True
-            if (session.core_session.protocol_version or "") >= V2025_11_25:
-                # Priming event: an id to resume from before anything else (SEP-1699).
-                await response.write(sse.retry_hint(1000, f"{stream.key}_0"))
-            item: tuple[str, bytes] | None = first
+            if first is not None and first is not CLOSE:
+                session.streams.keep(stream, first[0], first[1])  # before the stream is replayable
+            if response is None:
+                response = await self._open_sse(request, session, stream, headers)
+            item = first
             while item is not None and item is not CLOSE:
-                await response.write(sse.event(item[1], item[0]))
+                if item is TICK:
+                    await response.write(sse.KEEPALIVE)
+                else:
+                    await response.write(sse.event(item[1], item[0]))
                 item = await queue.get()
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
@@ -167,7 +183,20 @@ class StreamableHttp:
             session.log.debug("client left stream %s", stream.key)
             raise
         finally:
+            if ticker is not None:
+                ticker.cancel()
             session.streams.detach(stream, queue)
+
+    async def _open_sse(
+        self, request: web.Request, session: HttpSession, stream: Stream, headers: dict[str, str]
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={**sse.SSE_HEADERS, **headers})
+        await response.prepare(request)
+        stream.replayable = True
+        if (session.core_session.protocol_version or "") >= V2025_11_25:
+            # Priming event: an id to resume from before anything else (SEP-1699).
+            await response.write(sse.retry_hint(1000, f"{stream.key}_0"))
+        return response
 
     async def _batch(
         self, request: web.Request, session: HttpSession, messages: list[Any]
@@ -240,6 +269,7 @@ class StreamableHttp:
         if stream is streams.standalone and stream.queue is not None and resumed is None:
             return jsonrpc_error(409, "Conflict: this session already has an open GET stream")
         queue = streams.attach(stream)
+        ticker: Ticker | None = None
         session.busy += 1
         response = web.StreamResponse(headers={**sse.SSE_HEADERS, SESSION_HEADER: session.id or ""})
         try:
@@ -250,18 +280,17 @@ class StreamableHttp:
                 await response.write(sse.event(data, event_id))
             if stream.finished and stream is not streams.standalone:
                 return response
-            while True:
-                try:
-                    item = await asyncio.wait_for(queue.get(), self.config.keepalive_interval)
-                except TimeoutError:
+            ticker = Ticker(queue, self.config.keepalive_interval)
+            while (item := await queue.get()) is not None:
+                if item is TICK:
                     await response.write(sse.KEEPALIVE)  # also finds out if the client left
-                    continue
-                if item is None:
-                    break
-                await response.write(sse.event(item[1], item[0]))
+                else:
+                    await response.write(sse.event(item[1], item[0]))
         except (ConnectionError, asyncio.CancelledError):
             session.log.debug("GET stream closed by the client")
         finally:
+            if ticker is not None:
+                ticker.cancel()
             streams.detach(stream, queue)
             session.busy -= 1
             session.touch()

@@ -15,6 +15,29 @@ from typing import Final
 STANDALONE: Final = "0"
 #: Put on a reader's queue to end its response while the stream lives on.
 CLOSE: Final = ("", b"")
+#: Put on a reader's queue by a Ticker: time to send a keepalive.
+TICK: Final = ("", b"tick")
+
+Item = tuple[str, bytes] | None
+
+
+class Ticker:
+    """Puts TICK on a reader's queue every `interval` seconds until cancelled: one timer,
+    and the reader's plain `await queue.get()` learns when to send a keepalive."""
+
+    __slots__ = ("_handle", "_interval", "_queue")
+
+    def __init__(self, queue: asyncio.Queue[Item], interval: float) -> None:
+        self._queue = queue
+        self._interval = interval
+        self._handle = asyncio.get_running_loop().call_later(interval, self._tick)
+
+    def _tick(self) -> None:
+        self._queue.put_nowait(TICK)
+        self._handle = asyncio.get_running_loop().call_later(self._interval, self._tick)
+
+    def cancel(self) -> None:
+        self._handle.cancel()
 
 
 class Stream:
