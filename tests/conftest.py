@@ -5,13 +5,20 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LaunchHttp = Callable[..., str]
+
+
+def _drain(stream: IO[str]) -> None:
+    for _ in stream:
+        pass
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +39,8 @@ def launch_http() -> Iterator[LaunchHttp]:
         for _ in range(50):
             found = re.search(r"listening on (http://\S+)", process.stderr.readline())
             if found:
+                # Keep reading its log, or a chatty server would block on a full pipe.
+                threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
                 return found.group(1)
         raise AssertionError("the HTTP server did not start")
 
