@@ -8,7 +8,8 @@ pydantic-settings. tests/server/test_settings_defaults.py keeps the two equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, fields
 from typing import Final, Literal
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
@@ -27,3 +28,11 @@ class CommonDefaults:
 
 
 DEFAULTS: Final = CommonDefaults()
+
+
+def configured_by_environment() -> bool:
+    """Is any of these settings set as a CODEX_MCP_* variable (case-insensitive, as
+    pydantic-settings reads them) or through a .env file? Other CODEX_MCP_* variables
+    (CODEX_MCP_BENCH_TOOLS, say) are not settings and don't count."""
+    names = {ENV_PREFIX + field.name.upper() for field in fields(CommonDefaults)}
+    return any(key.upper() in names for key in os.environ) or os.path.exists(ENV_FILE)

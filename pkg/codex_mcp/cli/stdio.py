@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
-from ..defaults import DEFAULTS, ENV_FILE, ENV_PREFIX
+from ..defaults import DEFAULTS, configured_by_environment
 from .common import configure_logging, load_core
 
 
 def _settings(argv: list[str]) -> Any:
     """The settings model when anything is configured; its defaults, without loading
     pydantic-settings, when nothing is (the common case under Codex: a faster start)."""
-    configured = (
-        argv or any(key.startswith(ENV_PREFIX) for key in os.environ) or os.path.exists(ENV_FILE)
-    )
-    if not configured:
+    if not argv and not configured_by_environment():
         return DEFAULTS
     from ..settings import Settings, load_settings
 
