@@ -19,7 +19,16 @@ import aiohttp
 import pytest
 from codex_mcp.cli.http import RedactBearer
 from conftest import SERVERS, HttpProcess
-from http_helpers import JSON, SSE_ONLY, call, messages_of, next_event, open_session, text_of
+from http_helpers import (
+    JSON,
+    SSE_ONLY,
+    call,
+    init,
+    messages_of,
+    next_event,
+    open_session,
+    text_of,
+)
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 PUBLIC_HOST = "mcp.example.test"
@@ -41,6 +50,28 @@ async def test_sigterm_lets_the_in_flight_call_finish(http_process: Start) -> No
         assert await asyncio.wait_for(stream.read(), 10) == b""  # the GET stream was closed
     assert await asyncio.to_thread(server.process.wait, 10) == 0
     assert "shutting down" in server.stderr
+
+
+async def test_while_draining_a_kept_alive_connection_gets_no_new_session(
+    http_process: Start,
+) -> None:
+    server = http_process()
+    async with aiohttp.ClientSession() as http, aiohttp.ClientSession() as other:
+        session = await open_session(http, server.url)
+        async with other.get(f"{server.base}/healthz") as r:  # leaves a kept-alive connection
+            assert r.status == 200
+        call_task = asyncio.create_task(
+            http.post(server.url, json=call(2, "sleep", {"seconds": 1.5}), headers=session)
+        )
+        await asyncio.sleep(0.3)
+        server.process.send_signal(signal.SIGTERM)
+        server.wait_for_line("shutting down")
+        async with other.post(server.url, json=init(), headers=JSON) as refused:
+            assert refused.status == 503
+            assert "shutting down" in (await refused.json())["error"]["message"]
+        response = await asyncio.wait_for(call_task, 10)
+        assert text_of(await response.json()) == "slept 1.5 s"
+    assert await asyncio.to_thread(server.process.wait, 10) == 0
 
 
 async def test_stderr_lines_carry_the_session_id(http_process: Start) -> None:

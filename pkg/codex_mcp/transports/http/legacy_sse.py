@@ -16,7 +16,7 @@ from . import sse
 from .config import HttpConfig
 from .exchange import accepts, jsonrpc_error
 from .security import credential_of
-from .sessions import SessionLimitReached, SessionManager
+from .sessions import SessionManager, SessionRefused
 from .streams import TICK, Ticker
 
 
@@ -31,8 +31,8 @@ class LegacySse:
             return jsonrpc_error(406, "Not Acceptable: accept text/event-stream")
         try:
             session = self.manager.create(credential)
-        except SessionLimitReached as exc:
-            return jsonrpc_error(503, f"Too many sessions: {exc}", code=-32000)
+        except SessionRefused as exc:
+            return jsonrpc_error(503, str(exc), code=-32000)
         assert session.id is not None
         session.busy += 1
         queue = session.streams.attach(session.streams.standalone)

@@ -24,8 +24,8 @@ from .streams import CLOSE, Stream, StreamSet
 log = logging.getLogger("codex_mcp.http")
 
 
-class SessionLimitReached(Exception):
-    pass
+class SessionRefused(Exception):
+    """No new session now (503); the message says why, for the client's log."""
 
 
 class SessionLog(logging.LoggerAdapter[logging.Logger]):
@@ -132,13 +132,20 @@ class SessionManager:
         self.replay_events = replay_events
         self.json_only = json_only
         self.sessions: dict[str, HttpSession] = {}
+        self.closing = False
         self._reaper: asyncio.Task[None] | None = None
 
     def create(self, credential: str | None) -> HttpSession:
+        if self.closing:
+            # Keep-alive connections outlive the listening socket: refuse them new work.
+            raise SessionRefused("Server shutting down; try another instance or later")
         if len(self.sessions) >= self.max_sessions:
             self.evict_idle()
             if len(self.sessions) >= self.max_sessions:
-                raise SessionLimitReached(f"the server already has {self.max_sessions} sessions")
+                raise SessionRefused(
+                    f"Too many sessions: the server already has {self.max_sessions}; "
+                    "try again later"
+                )
         session_id = secrets.token_urlsafe(24)  # 192 bits, visible ASCII
         session = HttpSession(self.core, session_id, self.replay_events, credential, self.json_only)
         self.sessions[session_id] = session
@@ -181,7 +188,8 @@ class SessionManager:
             self.evict_idle()
 
     async def shutdown(self, timeout: float) -> None:
-        """Let in-flight calls finish (bounded), then end every session."""
+        """Refuse new sessions, let in-flight calls finish (bounded), then end every session."""
+        self.closing = True
         if self._reaper is not None:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

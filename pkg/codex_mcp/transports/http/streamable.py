@@ -22,7 +22,7 @@ from . import sse
 from .config import HttpConfig
 from .exchange import accepts, is_client_response, is_notification, is_request, jsonrpc_error
 from .security import credential_of
-from .sessions import HttpSession, SessionLimitReached, SessionManager
+from .sessions import HttpSession, SessionManager, SessionRefused
 from .streams import CLOSE, TICK, Stream, Ticker
 
 SESSION_HEADER = "Mcp-Session-Id"
@@ -62,8 +62,8 @@ class StreamableHttp:
         if initializing and not session_id:
             try:
                 session = self.manager.create(credential)
-            except SessionLimitReached as exc:
-                return jsonrpc_error(503, f"Too many sessions: {exc}; try again later", code=-32000)
+            except SessionRefused as exc:
+                return jsonrpc_error(503, str(exc), code=-32000)
         else:
             found = self._find_session(request, session_id, credential)
             if isinstance(found, web.Response):
