@@ -30,7 +30,7 @@ LOG_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
 
 class RequestContext:
-    __slots__ = ("_last_progress", "cancelled", "meta", "method", "request_id", "session")
+    __slots__ = ("_last_progress", "cancelled", "meta", "method", "request_id", "session", "task")
 
     def __init__(
         self,
@@ -45,6 +45,8 @@ class RequestContext:
         self.meta = meta
         #: Set when the client cancels this request; a sync handler running in a thread can poll it.
         self.cancelled = False
+        #: The task running the request (None while an eager task takes its first step).
+        self.task: asyncio.Task[Any] | None = None
         self._last_progress: float | None = None
 
     @property

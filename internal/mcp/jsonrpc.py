@@ -72,6 +72,9 @@ def request(request_id: RequestId, method: str, params: JsonObject | None = None
 
 
 def is_valid_id(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int:  # the usual ids, checked first: this runs per message
+        return True
     # bool is an int subclass, but true/false are not valid ids.
     return isinstance(value, str | int) and not isinstance(value, bool)
 

@@ -105,8 +105,7 @@ class ServerSession:
         self.subscriptions: set[str] = set()
         #: Called with each notification the client sends (roots/list_changed, progress...).
         self.on_client_notification: Callable[[str, JsonObject], None] | None = None
-        # The task is None only while an eager task takes its first step.
-        self._in_flight: dict[RequestId, tuple[asyncio.Task[Any] | None, RequestContext]] = {}
+        self._in_flight: dict[RequestId, RequestContext] = {}
         self._outgoing: dict[RequestId, asyncio.Future[JsonObject]] = {}
         self._next_outgoing_id = 0
 
@@ -222,10 +221,8 @@ class ServerSession:
             log.error("unhandled error in %s", method, exc_info=exc)
             self._reply(request_id, _internal_error(request_id, exc), batch)
             return
-        self._in_flight[request_id] = (None, ctx)
-        task = _start_task(self._run(request_id, work, ctx, batch))
-        if self._owns(request_id, ctx):  # an eager task may have answered already
-            self._in_flight[request_id] = (task, ctx)
+        self._in_flight[request_id] = ctx
+        ctx.task = _start_task(self._run(request_id, work, ctx, batch))
 
     async def _run(
         self, request_id: RequestId, work: Any, ctx: RequestContext, batch: _Batch | None
@@ -236,7 +233,7 @@ class ServerSession:
         try:
             result = await work
         except asyncio.CancelledError:
-            if self._owns(request_id, ctx):
+            if self._in_flight.get(request_id) is ctx:
                 # Nobody asked for this: the handler cancelled itself. Still answer once.
                 del self._in_flight[request_id]
                 self._reply(request_id, _cancelled_by_handler(request_id), batch)
@@ -251,15 +248,11 @@ class ServerSession:
             response = _internal_error(request_id, exc)
         else:
             response = result_response(request_id, result)
-        if self._owns(request_id, ctx):
+        if self._in_flight.get(request_id) is ctx:
             del self._in_flight[request_id]
         else:
             response = None  # cancelled by the client (or the session closed) after all
         self._reply(request_id, response, batch)
-
-    def _owns(self, request_id: RequestId, ctx: RequestContext) -> bool:
-        entry = self._in_flight.get(request_id)
-        return entry is not None and entry[1] is ctx
 
     def _reply(
         self, request_id: RequestId | None, response: JsonObject | None, batch: _Batch | None
@@ -281,13 +274,12 @@ class ServerSession:
         """Stop an in-flight request and suppress its response. Unknown ids are ignored."""
         if not is_valid_id(request_id):
             return False
-        entry = self._in_flight.pop(request_id, None)
-        if entry is None:
+        ctx = self._in_flight.pop(request_id, None)
+        if ctx is None:
             return False
-        task, ctx = entry
         ctx.cancelled = True
-        if task is not None:
-            task.cancel(reason if isinstance(reason, str) else None)
+        if ctx.task is not None:
+            ctx.task.cancel(reason if isinstance(reason, str) else None)
         log.debug("request %r cancelled: %s", request_id, reason)
         return True
 
@@ -381,7 +373,7 @@ class ServerSession:
 
     async def drain(self, timeout: float) -> None:
         """Let in-flight requests finish (bounded), then cancel what is left."""
-        tasks = [task for task, _ in self._in_flight.values() if task is not None]
+        tasks = [ctx.task for ctx in self._in_flight.values() if ctx.task is not None]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
             for task in pending:
@@ -394,10 +386,10 @@ class ServerSession:
         if self.closed:
             return
         self.closed = True
-        for task, ctx in self._in_flight.values():
+        for ctx in self._in_flight.values():
             ctx.cancelled = True
-            if task is not None:
-                task.cancel()
+            if ctx.task is not None:
+                ctx.task.cancel()
         self._in_flight.clear()
         for future in self._outgoing.values():
             if not future.done():
