@@ -8,6 +8,7 @@ through `outbound.send(message, related_request_id)`.
 from .context import LOG_LEVELS, RequestContext
 from .jsonrpc import JsonObject, JsonRpcError, RequestId
 from .provider import CompositeProvider, Provider, ResourceNotFound, UnknownPrompt, UnknownTool
+from .ready import Ready
 from .server import ServerCore
 from .session import ClientError, Outbound, ServerSession
 from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
@@ -22,6 +23,7 @@ __all__ = [
     "JsonRpcError",
     "Outbound",
     "Provider",
+    "Ready",
     "RequestContext",
     "RequestId",
     "ResourceNotFound",

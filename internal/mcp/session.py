@@ -28,6 +28,7 @@ from .jsonrpc import (
     is_valid_id,
     result_response,
 )
+from .ready import Ready
 from .versions import allows_batches
 
 if TYPE_CHECKING:
@@ -220,6 +221,9 @@ class ServerSession:
         except Exception as exc:
             log.error("unhandled error in %s", method, exc_info=exc)
             self._reply(request_id, _internal_error(request_id, exc), batch)
+            return
+        if type(work) is Ready:  # answered without waiting: no task, like ping
+            self._reply(request_id, result_response(request_id, work.value), batch)
             return
         self._in_flight[request_id] = ctx
         ctx.task = _start_task(self._run(request_id, work, ctx, batch))

@@ -34,3 +34,29 @@ def test_every_call_has_its_own_task(spawn: Any) -> None:
     assert len(tasks) == 4
     # And a call that never waits still gets a task of its own.
     assert _text(peer.call(20, "tools/call", {"name": "my_task", "arguments": {}})).isdigit()
+
+
+def test_a_tool_answered_inline_does_not_leak_context_to_later_calls(spawn: Any) -> None:
+    peer: StdioServer = spawn("--serve", str(SERVERS / "task_aware.py"))
+    peer.initialize()
+    seen = [
+        _text(peer.call(30 + n, "tools/call", {"name": "tag_once", "arguments": {"tag": f"t{n}"}}))
+        for n in range(3)
+    ]
+    assert seen == ["unset", "unset", "unset"]
+
+
+def test_a_tool_answered_inline_fails_like_any_other(spawn: Any) -> None:
+    peer: StdioServer = spawn("--serve", str(SERVERS / "task_aware.py"))
+    peer.initialize()
+    refused = peer.call(40, "tools/call", {"name": "fail_at_once", "arguments": {"kind": "tool"}})
+    assert refused["result"] == {
+        "content": [{"type": "text", "text": "refused on purpose"}],
+        "isError": True,
+    }
+    broken = peer.call(41, "tools/call", {"name": "fail_at_once", "arguments": {"kind": "bug"}})
+    assert broken["result"]["isError"] is True
+    assert "broken on purpose" in _text(broken)
+    bad = peer.call(42, "tools/call", {"name": "fail_at_once", "arguments": {}})
+    assert "kind: Field required" in _text(bad)
+    peer.assert_alive()

@@ -77,7 +77,7 @@ class FunctionProvider(Provider):
         tool = self.tools.get(name)
         if tool is None:
             raise UnknownTool(name)
-        return tool.call(arguments, ctx)
+        return tool.start(arguments, ctx)
 
     # -- resources -------------------------------------------------------------
     async def list_resources(self) -> Sequence[JsonObject]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import inspect
 import logging
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, get_origin
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, JsonRpcError
+from ..core.ready import Ready
 from ..core.session import ClientError
 from ..core.tool_results import check_output, error_result, structured_result
 from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
@@ -26,6 +28,7 @@ from .signature import (
     first_line,
     resolved_hints,
 )
+from .suspension import never_suspends, run_to_end
 
 log = logging.getLogger("codex_mcp.tools")
 
@@ -68,6 +71,9 @@ class FunctionTool:
             getattr(fn, "__call__", None)  # noqa: B004
         )
         self.run_sync_in_thread = run_sync_in_thread
+        #: Answered inline, without a task: a coroutine with no suspension point, or a
+        #: plain function the author asked to run on the event loop.
+        self.inline = never_suspends(fn) if self.is_async else not run_sync_in_thread
         # An explicit input schema is checked with jsonschema instead of the pydantic model.
         self.raw_input_schema = input_schema
         self._return_hint = hints.get("return", inspect.Signature.empty)
@@ -145,15 +151,19 @@ class FunctionTool:
             definition["_meta"] = meta
         return definition
 
+    def start(self, arguments: JsonObject, ctx: RequestContext) -> Awaitable[JsonObject]:
+        """The call's outcome: Ready at once when the tool cannot suspend (no task needed,
+        as for ping), else the coroutine that runs it."""
+        if self.inline:
+            # A task would run the tool in a copy of the context; so does this.
+            return Ready(contextvars.copy_context().run(self._call_inline, arguments, ctx))
+        return self.call(arguments, ctx)
+
     async def call(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
-        if self._definition_cache is None:
-            self._build()
         try:
-            kwargs = self._validated(arguments)
+            kwargs = self._arguments(arguments, ctx)
         except InvalidArguments as exc:
-            return error_result(f"Invalid arguments for tool '{self.name}': {exc}")
-        if self.context_param:
-            kwargs[self.context_param] = ctx
+            return self._invalid(exc)
         try:
             if self.is_async:
                 value = await self.fn(**kwargs)
@@ -161,26 +171,50 @@ class FunctionTool:
                 value = await asyncio.to_thread(self.fn, **kwargs)
             else:
                 value = self.fn(**kwargs)
-        except ToolError as exc:
+        except Exception as exc:
+            return self._failed(exc)
+        return self._result(value)
+
+    def _call_inline(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+        try:
+            kwargs = self._arguments(arguments, ctx)
+        except InvalidArguments as exc:
+            return self._invalid(exc)
+        try:
+            value = run_to_end(self.fn(**kwargs)) if self.is_async else self.fn(**kwargs)
+        except Exception as exc:
+            return self._failed(exc)
+        return self._result(value)
+
+    def _arguments(self, arguments: JsonObject, ctx: RequestContext) -> dict[str, Any]:
+        if self._definition_cache is None:
+            self._build()
+        kwargs = self._validated(arguments)
+        if self.context_param:
+            kwargs[self.context_param] = ctx
+        return kwargs
+
+    def _invalid(self, exc: InvalidArguments) -> JsonObject:
+        return error_result(f"Invalid arguments for tool '{self.name}': {exc}")
+
+    def _failed(self, exc: Exception) -> JsonObject:
+        if isinstance(exc, ToolError):
             return error_result(str(exc))
-        except ClientError as exc:
+        if isinstance(exc, ClientError):
             # The client refused or failed a request the tool made (sampling, elicitation...):
             # the tool failed, the tools/call request did not.
             return error_result(f"Error executing tool {self.name}: {exc.message}")
-        except JsonRpcError:
-            raise  # a deliberate protocol error
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.warning("tool %s raised %s", self.name, exc, exc_info=True)
-            return error_result(f"Error executing tool {self.name}: {exc}")
+        if isinstance(exc, JsonRpcError):
+            raise exc  # a deliberate protocol error
+        log.warning("tool %s raised %s", self.name, exc, exc_info=exc)
+        return error_result(f"Error executing tool {self.name}: {exc}")
+
+    def _result(self, value: Any) -> JsonObject:
         if type(value) is str and self.return_adapter is None:
             return {"content": [{"type": "text", "text": value}]}  # the common case, first
         try:
             return self.to_result(value)
-        except (
-            Exception
-        ) as exc:  # whatever the value, a result that can't be mapped is the tool's fault
+        except Exception as exc:  # whatever the value: a result we can't map is the tool's fault
             log.warning("tool %s returned an invalid result: %s", self.name, exc)
             return error_result(f"Tool {self.name} returned an invalid result: {exc}")
 
