@@ -8,9 +8,10 @@ pydantic-settings. tests/server/test_settings_defaults.py keeps the two equal.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, fields
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
@@ -36,3 +37,28 @@ def configured_by_environment() -> bool:
     (CODEX_MCP_BENCH_TOOLS, say) are not settings and don't count."""
     names = {ENV_PREFIX + field.name.upper() for field in fields(CommonDefaults)}
     return any(key.upper() in names for key in os.environ) or os.path.exists(ENV_FILE)
+
+
+#: The flags a Codex config usually passes; read here without pydantic-settings.
+_QUICK_FLAGS: Final = {"--serve": "serve", "--log-level": "log_level"}
+
+
+def quick_flags(argv: list[str]) -> CommonDefaults | None:
+    """Settings from `--serve X` and `--log-level L` alone (either `--flag value` or
+    `--flag=value`), or None for anything else (other flags, --help, a bad or missing
+    value): the settings model then parses those, and explains what is wrong."""
+    values: dict[str, str] = {}
+    rest = list(argv)
+    while rest:
+        flag, has_value, value = rest.pop(0).partition("=")
+        field = _QUICK_FLAGS.get(flag)
+        if field is None:
+            return None
+        if not has_value:
+            if not rest or rest[0].startswith("-"):
+                return None
+            value = rest.pop(0)
+        values[field] = value
+    if values.get("log_level", DEFAULTS.log_level) not in get_args(LogLevel):
+        return None
+    return dataclasses.replace(DEFAULTS, **values)  # type: ignore[arg-type]

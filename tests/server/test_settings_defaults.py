@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from codex_mcp.defaults import DEFAULTS, CommonDefaults, configured_by_environment
-from codex_mcp.settings import Settings
+from codex_mcp.defaults import DEFAULTS, CommonDefaults, configured_by_environment, quick_flags
+from codex_mcp.settings import Settings, load_settings
 
 
 def _unconfigure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -43,3 +43,39 @@ def test_only_real_settings_count_as_configuration(
     monkeypatch.delenv("codex_mcp_log_level")
     (tmp_path / ".env").write_text("CODEX_MCP_SHUTDOWN_TIMEOUT=1\n")
     assert configured_by_environment()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--serve", "my_server.py"],
+        ["--serve=pkg.module:server", "--log-level", "debug"],
+        ["--log-level=warning"],
+        ["--serve", "a.py", "--serve", "b.py"],  # the last one wins, as with argparse
+    ],
+)
+def test_quick_flags_read_what_the_model_reads(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _unconfigure(monkeypatch, tmp_path)
+    quick = quick_flags(argv)
+    assert quick is not None
+    model = load_settings(Settings, argv, "codex-mcp")
+    for field in dataclasses.fields(CommonDefaults):
+        assert getattr(quick, field.name) == getattr(model, field.name), field.name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--serve"],
+        ["--serve", "--log-level", "debug"],
+        ["--log-level", "loud"],
+        ["--log-level", "DEBUG"],
+        ["--max-message-bytes", "4096"],
+        ["my_server.py"],
+    ],
+)
+def test_quick_flags_leave_everything_else_to_the_model(argv: list[str]) -> None:
+    assert quick_flags(argv) is None

@@ -5,15 +5,17 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..defaults import DEFAULTS, configured_by_environment
+from ..defaults import DEFAULTS, configured_by_environment, quick_flags
 from .common import configure_logging, load_core
 
 
 def _settings(argv: list[str]) -> Any:
-    """The settings model when anything is configured; its defaults, without loading
-    pydantic-settings, when nothing is (the common case under Codex: a faster start)."""
-    if not argv and not configured_by_environment():
-        return DEFAULTS
+    """The settings model when anything is configured; without loading pydantic-settings
+    (a faster start) when nothing is, or only the usual `--serve`/`--log-level` flags."""
+    if not configured_by_environment():
+        quick = quick_flags(argv) if argv else DEFAULTS
+        if quick is not None:
+            return quick
     from ..settings import Settings, load_settings
 
     return load_settings(Settings, argv, "codex-mcp")
