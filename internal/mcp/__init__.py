@@ -1,26 +1,39 @@
 """codex-mcp's protocol core: JSON-RPC 2.0 and the MCP methods, with no transport code.
 
+Layers, each importing only those above it: `jsonrpc` (envelopes, codes), `peer` (one
+end of a JSON-RPC connection, for servers and clients alike), `context` and `session`
+(MCP on the peer), `provider`/`composite`/`namespace` (where tools, resources and
+prompts come from), `methods` (the MCP methods), `server` (`ServerCore`).
+
 Transports open a session per connection with `ServerCore.open_session(outbound)`,
 feed it decoded messages with `session.receive(...)`, and write what it sends
-through `outbound.send(message, related_request_id)`.
+through `outbound.send(message, related)`.
 """
 
+from .composite import CompositeProvider
 from .context import LOG_LEVELS, RequestContext
 from .jsonrpc import JsonObject, JsonRpcError, RequestId
-from .provider import CompositeProvider, Provider, ResourceNotFound, UnknownPrompt, UnknownTool
+from .namespace import Namespaced
+from .peer import CallOptions, Inbound, JsonRpcPeer, MethodEntry, Outbound
+from .provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool
 from .ready import Ready
 from .server import ServerCore
-from .session import ClientError, Outbound, ServerSession
+from .session import ClientError, ServerSession
 from .versions import LATEST_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [
     "LATEST_VERSION",
     "LOG_LEVELS",
     "SUPPORTED_VERSIONS",
+    "CallOptions",
     "ClientError",
     "CompositeProvider",
+    "Inbound",
     "JsonObject",
     "JsonRpcError",
+    "JsonRpcPeer",
+    "MethodEntry",
+    "Namespaced",
     "Outbound",
     "Provider",
     "Ready",

@@ -1,4 +1,4 @@
-"""What a handler can do while it serves one request.
+"""What a server handler can do while it serves one request.
 
 A RequestContext talks back to the client through the session that received
 the request: progress for the request's progress token, log messages, and
@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
-from .jsonrpc import JsonObject, RequestId
+from .jsonrpc import JsonObject
+from .peer import CallOptions, Inbound
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -29,25 +30,19 @@ LOG_LEVELS: Final = (
 LOG_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
 
-class RequestContext:
-    __slots__ = ("_last_progress", "cancelled", "meta", "method", "request_id", "session", "task")
+class RequestContext(Inbound):
+    """The context of one request a server session serves."""
 
-    def __init__(
-        self,
-        session: ServerSession,
-        request_id: RequestId | None,
-        method: str,
-        meta: JsonObject | None,
-    ) -> None:
-        self.session = session
-        self.request_id = request_id
-        self.method = method
-        self.meta = meta
-        #: Set when the client cancels this request; a sync handler running in a thread can poll it.
-        self.cancelled = False
-        #: The task running the request (None while an eager task takes its first step).
-        self.task: asyncio.Task[Any] | None = None
+    __slots__ = ("_last_progress",)
+    peer: ServerSession
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
         self._last_progress: float | None = None
+
+    @property
+    def session(self) -> ServerSession:
+        return self.peer
 
     @property
     def progress_token(self) -> str | int | None:
@@ -73,7 +68,7 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        self.session.notify("notifications/progress", params, related_request_id=self.request_id)
+        self.peer.notify("notifications/progress", params, self.request_id)
         await asyncio.sleep(0)  # let the transport flush while a long handler keeps going
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
@@ -92,12 +87,15 @@ class RequestContext:
         await self.log("error", data, logger)
 
     async def request(
-        self, method: str, params: JsonObject | None = None, timeout: float | None = None
+        self,
+        method: str,
+        params: JsonObject | None = None,
+        timeout: float | CallOptions | None = None,
     ) -> JsonObject:
-        """A server-to-client request tied to this request; returns the client's result."""
-        return await self.session.send_request(
-            method, params, related_request_id=self.request_id, timeout=timeout
-        )
+        """A server-to-client request tied to this request; returns the client's result.
+        Takes a timeout in seconds, or full CallOptions."""
+        options = timeout if isinstance(timeout, CallOptions) else CallOptions(timeout=timeout)
+        return await super().request(method, params, options)
 
     async def elicit(
         self, message: str, requested_schema: JsonObject, timeout: float | None = None

@@ -75,8 +75,41 @@ def is_valid_id(value: Any) -> bool:
     kind = type(value)
     if kind is str or kind is int:  # the usual ids, checked first: this runs per message
         return True
-    # bool is an int subclass, but true/false are not valid ids.
+    # bool is an int subclass, but true/false are not valid ids (true would alias id 1).
     return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def response_id(value: Any) -> RequestId | None:
+    """The id of a response, for correlation with a request we sent; None when it cannot
+    name one. We mint integer ids; a peer that echoes 7 as "7" still correlates (as the
+    TypeScript SDK does), while true, 1.0, lists and objects never do."""
+    if type(value) is int:
+        return value
+    if type(value) is str:
+        return int(value) if value.isascii() and value.isdigit() and len(value) < 20 else value
+    return None
+
+
+def error_from_wire(error: Any) -> JsonRpcError:
+    """A peer's `error` member as a JsonRpcError, whatever shape it came in: a code that is
+    not an integer, or an error that is not an object, becomes -32603 naming what came."""
+    if type(error) is not dict:
+        return JsonRpcError(INTERNAL_ERROR, f"malformed error response: {_preview(error)}")
+    code = error.get("code")
+    message = error.get("message")
+    text = message if type(message) is str else _preview(message) if message is not None else ""
+    if type(code) is not int:
+        return JsonRpcError(
+            INTERNAL_ERROR,
+            f"malformed error response (code {_preview(code)}): {text}".rstrip(": "),
+            error.get("data"),
+        )
+    return JsonRpcError(code, text, error.get("data"))
+
+
+def _preview(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def decode(data: bytes | bytearray | memoryview | str) -> Any:

@@ -1,20 +1,27 @@
 """Where tools, resources and prompts come from.
 
-The core asks providers, never a registry of its own, so local functions, a
-remote server behind the gateway, or anything else can serve through one core.
-Every listing is async and may change at run time; a provider says so through
-`notify_list_changed`, and the core tells every live session.
+The core asks providers, never a registry of its own, so local functions, a child
+server behind the gateway, Codex, or anything else serve through one core. Every
+method takes the request's context, so what a session sees and gets may depend on the
+session (`ctx.session`, with its per-session `state` and `cleanup` stack). A provider
+says its lists changed with `notify_list_changed`; the core tells the live sessions.
+
+Lifetime: `start()` before the first session, `stop()` after the last; per session,
+`open_session(session)` when it opens (sync: start async work lazily, or with
+`session.start_soon`, and push its teardown on `session.cleanup`) and
+`close_session(session)` when it ends or expires, before its cleanup stack unwinds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from .jsonrpc import INVALID_PARAMS, JsonObject, JsonRpcError, invalid_params
 
 if TYPE_CHECKING:
     from .context import RequestContext
+    from .session import ServerSession
 
 ListKind = Literal["tools", "resources", "prompts"]
 Listener = Callable[[str, str | None], None]
@@ -22,13 +29,14 @@ Listener = Callable[[str, str | None], None]
 
 class UnknownTool(JsonRpcError):
     def __init__(self, name: str) -> None:
-        super().__init__(-32602, f"Unknown tool: {name}")
+        super().__init__(INVALID_PARAMS, f"Unknown tool: {name}")
         self.name = name
 
 
 class UnknownPrompt(JsonRpcError):
     def __init__(self, name: str) -> None:
-        super().__init__(-32602, f"Unknown prompt: {name}")
+        super().__init__(INVALID_PARAMS, f"Unknown prompt: {name}")
+        self.name = name
 
 
 class ResourceNotFound(JsonRpcError):
@@ -36,6 +44,7 @@ class ResourceNotFound(JsonRpcError):
     # (earlier drafts used -32002).
     def __init__(self, uri: str) -> None:
         super().__init__(INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
+        self.uri = uri
 
 
 class Provider:
@@ -65,30 +74,55 @@ class Provider:
         for listener in list(self._listeners):
             listener("resource_updated", uri)
 
+    # -- lifetime --------------------------------------------------------------
+    async def start(self) -> None:
+        """Start what every session shares (the server's lifespan begins)."""
+
+    async def stop(self) -> None:
+        """Stop what `start` started and release what the provider holds."""
+
+    async def aclose(self) -> None:
+        """`stop()` (the name earlier versions used)."""
+        await self.stop()
+
+    def open_session(self, session: ServerSession) -> None:
+        """A session opened. Must not block: start per-session work lazily or with
+        `session.start_soon`, and push its teardown on `session.cleanup`."""
+
+    async def close_session(self, session: ServerSession) -> None:
+        """A session ended (closed, deleted or expired), before its cleanup stack unwinds."""
+
     # -- tools -----------------------------------------------------------------
-    async def list_tools(self) -> Sequence[JsonObject]:
+    async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return ()
 
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
         """The call's awaitable result. May be an `async def`; a plain method that raises
-        UnknownTool at once, before any awaitable exists, is fine too."""
+        UnknownTool at once, before any awaitable exists, is fine too, and so is
+        returning `Ready(result)` when the answer needs no waiting."""
         raise UnknownTool(name)
 
     # -- resources -------------------------------------------------------------
-    async def list_resources(self) -> Sequence[JsonObject]:
+    async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return ()
 
-    async def list_resource_templates(self) -> Sequence[JsonObject]:
+    async def list_resource_templates(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return ()
 
     async def read_resource(self, uri: str, ctx: RequestContext) -> list[JsonObject]:
         """The `contents` list of a resources/read result."""
         raise ResourceNotFound(uri)
 
+    async def subscribe(self, uri: str, ctx: RequestContext) -> None:
+        """The session subscribed to `uri` (the core records it; a relay passes it on)."""
+
+    async def unsubscribe(self, uri: str, ctx: RequestContext) -> None:
+        """The session unsubscribed from `uri`."""
+
     # -- prompts ---------------------------------------------------------------
-    async def list_prompts(self) -> Sequence[JsonObject]:
+    async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return ()
 
     async def get_prompt(
@@ -98,109 +132,21 @@ class Provider:
 
     # -- completion ------------------------------------------------------------
     async def complete(
-        self, ref: JsonObject, argument: JsonObject, context_arguments: dict[str, str]
+        self,
+        ref: JsonObject,
+        argument: JsonObject,
+        context_arguments: dict[str, str],
+        ctx: RequestContext,
     ) -> JsonObject | None:
         """A `completion` object ({"values": [...], ...}), or None when this provider has none."""
         return None
 
-    async def aclose(self) -> None:
-        """Release what the provider holds (child processes, connections)."""
+    # -- the session's settings -------------------------------------------------
+    async def set_log_level(self, level: str, ctx: RequestContext) -> None:
+        """The session asked for log messages at `level` and above (logging/setLevel)."""
 
-
-class CompositeProvider(Provider):
-    """Several providers as one: listings are concatenated, the first provider that knows a name wins."""
-
-    def __init__(self, providers: Sequence[Provider]) -> None:
-        super().__init__()
-        self.providers = list(providers)
-        for provider in self.providers:
-            provider.add_listener(self._relay)
-
-    @property
-    def features(self) -> frozenset[str]:
-        out: frozenset[str] = frozenset()
-        for provider in self.providers:
-            out |= provider.features
-        return out
-
-    def _relay(self, kind: str, uri: str | None) -> None:
-        for listener in list(self._listeners):
-            listener(kind, uri)
-
-    async def list_tools(self) -> Sequence[JsonObject]:
-        return _first_wins([await p.list_tools() for p in self.providers], "name")
-
-    def call_tool(
-        self, name: str, arguments: JsonObject, ctx: RequestContext
-    ) -> Awaitable[JsonObject]:
-        if len(self.providers) == 1:
-            return self.providers[0].call_tool(name, arguments, ctx)
-        return self._call_first(name, arguments, ctx)
-
-    async def _call_first(
-        self, name: str, arguments: JsonObject, ctx: RequestContext
-    ) -> JsonObject:
-        for provider in self.providers:
-            try:
-                return await provider.call_tool(name, arguments, ctx)
-            except UnknownTool:
-                continue
-        raise UnknownTool(name)
-
-    async def list_resources(self) -> Sequence[JsonObject]:
-        return _first_wins([await p.list_resources() for p in self.providers], "uri")
-
-    async def list_resource_templates(self) -> Sequence[JsonObject]:
-        return _first_wins(
-            [await p.list_resource_templates() for p in self.providers], "uriTemplate"
-        )
-
-    async def read_resource(self, uri: str, ctx: RequestContext) -> list[JsonObject]:
-        for provider in self.providers:
-            try:
-                return await provider.read_resource(uri, ctx)
-            except ResourceNotFound:
-                continue
-        raise ResourceNotFound(uri)
-
-    async def list_prompts(self) -> Sequence[JsonObject]:
-        return _first_wins([await p.list_prompts() for p in self.providers], "name")
-
-    async def get_prompt(
-        self, name: str, arguments: dict[str, str], ctx: RequestContext
-    ) -> JsonObject:
-        for provider in self.providers:
-            try:
-                return await provider.get_prompt(name, arguments, ctx)
-            except UnknownPrompt:
-                continue
-        raise UnknownPrompt(name)
-
-    async def complete(
-        self, ref: JsonObject, argument: JsonObject, context_arguments: dict[str, str]
-    ) -> JsonObject | None:
-        for provider in self.providers:
-            completion = await provider.complete(ref, argument, context_arguments)
-            if completion is not None:
-                return completion
-        return None
-
-    async def aclose(self) -> None:
-        for provider in self.providers:
-            await provider.aclose()
-
-
-def _first_wins(listings: list[Sequence[JsonObject]], key: str) -> list[JsonObject]:
-    if len(listings) == 1:
-        return list(listings[0])
-    seen: set[Any] = set()
-    merged: list[JsonObject] = []
-    for listing in listings:
-        for item in listing:
-            if item.get(key) not in seen:
-                seen.add(item.get(key))
-                merged.append(item)
-    return merged
+    def roots_changed(self, session: ServerSession) -> None:
+        """The session's client said its roots changed (ask again with roots/list)."""
 
 
 def require_str(params: JsonObject, key: str) -> str:
@@ -208,3 +154,14 @@ def require_str(params: JsonObject, key: str) -> str:
     if not isinstance(value, str):
         raise invalid_params(f"'{key}' must be a string")
     return value
+
+
+__all__ = [
+    "ListKind",
+    "Listener",
+    "Provider",
+    "ResourceNotFound",
+    "UnknownPrompt",
+    "UnknownTool",
+    "require_str",
+]

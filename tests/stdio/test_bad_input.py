@@ -201,10 +201,15 @@ def test_ids_echoed_exactly_and_notifications_never_answered(server: StdioServer
         server.request(request_id, "ping")
     answered = [server.read()["id"] for _ in ids]
     assert answered == ids
-    for bad_id in (None, 1.5, True, {"a": 1}):
+    for bad_id in (1.5, True, {"a": 1}, [1]):
         server.send({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
         reply = server.read()
         assert reply["id"] is None and reply["error"]["code"] == -32600
+    # Seed 003's callers send notifications as requests with "id": null: never answered.
+    server.send({"jsonrpc": "2.0", "id": None, "method": "notifications/initialized"})
+    server.send({"jsonrpc": "2.0", "id": None, "method": "ping"})
+    server.request(99, "ping")
+    assert server.read()["id"] == 99  # the next answer is the ping's: nothing came before
     server.close_stdin()
     assert server.read_line() is None
     assert server.process.wait(10) == 0

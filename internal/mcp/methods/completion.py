@@ -22,7 +22,7 @@ async def complete(session: ServerSession, params: JsonObject, ctx: RequestConte
     context = params.get("context") or {}
     context_arguments = context.get("arguments") if isinstance(context, dict) else None
     completion = await session.core.provider.complete(
-        ref, argument, context_arguments if isinstance(context_arguments, dict) else {}
+        ref, argument, context_arguments if isinstance(context_arguments, dict) else {}, ctx
     )
     if completion is None:
         return {"completion": {"values": [], "hasMore": False}}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ..provider import UnknownTool
 from ..versions import LATEST_VERSION
 from .table import MethodTable, concurrent
 
@@ -25,7 +26,7 @@ async def capabilities(
         "protocolVersion": session.protocol_version or LATEST_VERSION,
         "serverInfo": core.server_info,
         "capabilities": core.capabilities(),
-        "tools": list(await core.provider.list_tools()),
+        "tools": list(await core.provider.list_tools(ctx)),
     }
 
 
@@ -34,11 +35,13 @@ async def direct_tool_call(
 ) -> JsonObject:
     """The fallback for methods not in the table: a tool's name calls that tool."""
     name = ctx.method
-    tools = await session.core.provider.list_tools()
-    if not any(tool.get("name") == name for tool in tools):
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {name}")
     arguments = {k: v for k, v in params.items() if k != "_meta"}
-    return await session.core.provider.call_tool(name, arguments, ctx)
+    try:
+        return await session.core.provider.call_tool(name, arguments, ctx)
+    except UnknownTool as exc:
+        if exc.name != name:
+            raise
+        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {name}") from None
 
 
 METHODS: MethodTable = {"mcp.capabilities": concurrent(capabilities)}

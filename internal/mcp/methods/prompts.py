@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 async def list_prompts(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
-    prompts = await session.core.provider.list_prompts()
+    prompts = await session.core.provider.list_prompts(ctx)
     return paginate(prompts, params, session.core.page_size, "prompts")
 
 

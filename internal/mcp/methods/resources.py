@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from ..jsonrpc import JsonObject
 from ..provider import require_str
 from .pagination import paginate
-from .table import MethodTable, concurrent, inline
+from .table import MethodTable, concurrent
 
 if TYPE_CHECKING:
     from ..context import RequestContext
@@ -15,14 +15,14 @@ if TYPE_CHECKING:
 async def list_resources(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
-    resources = await session.core.provider.list_resources()
+    resources = await session.core.provider.list_resources(ctx)
     return paginate(resources, params, session.core.page_size, "resources")
 
 
 async def list_templates(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
-    templates = await session.core.provider.list_resource_templates()
+    templates = await session.core.provider.list_resource_templates(ctx)
     return paginate(templates, params, session.core.page_size, "resourceTemplates")
 
 
@@ -33,13 +33,19 @@ async def read_resource(
     return {"contents": await session.core.provider.read_resource(uri, ctx)}
 
 
-def subscribe(session: ServerSession, params: JsonObject, _: None) -> JsonObject:
-    session.subscriptions.add(require_str(params, "uri"))
+async def subscribe(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
+    uri = require_str(params, "uri")
+    session.subscriptions.add(uri)
+    await session.core.provider.subscribe(uri, ctx)
     return {}
 
 
-def unsubscribe(session: ServerSession, params: JsonObject, _: None) -> JsonObject:
-    session.subscriptions.discard(require_str(params, "uri"))
+async def unsubscribe(
+    session: ServerSession, params: JsonObject, ctx: RequestContext
+) -> JsonObject:
+    uri = require_str(params, "uri")
+    session.subscriptions.discard(uri)
+    await session.core.provider.unsubscribe(uri, ctx)
     return {}
 
 
@@ -47,6 +53,6 @@ METHODS: MethodTable = {
     "resources/list": concurrent(list_resources),
     "resources/templates/list": concurrent(list_templates),
     "resources/read": concurrent(read_resource),
-    "resources/subscribe": inline(subscribe),
-    "resources/unsubscribe": inline(unsubscribe),
+    "resources/subscribe": concurrent(subscribe),
+    "resources/unsubscribe": concurrent(unsubscribe),
 }

@@ -1,8 +1,11 @@
+"""Building method-table entries (the table type lives with the peer that uses it)."""
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..peer import MethodEntry, MethodTable
 
 if TYPE_CHECKING:
     from ..context import RequestContext
@@ -13,21 +16,15 @@ AsyncHandler = Callable[["ServerSession", "JsonObject", "RequestContext"], Await
 InlineHandler = Callable[["ServerSession", "JsonObject", None], Any]
 
 
-@dataclass(frozen=True, slots=True)
-class MethodEntry:
-    """A method's handler. Inline handlers are plain functions answered on the spot:
-    they never wait, so they need no task and can never be held up by a slow call."""
-
-    handler: Any
-    inline: bool = False
-
-
-MethodTable = dict[str, MethodEntry]
-
-
 def inline(fn: InlineHandler) -> MethodEntry:
+    """A plain function answered on the spot: it never waits, so it needs no task and is
+    never held up by a slow call."""
     return MethodEntry(fn, inline=True)
 
 
 def concurrent(fn: AsyncHandler) -> MethodEntry:
+    """A handler returning an awaitable (or Ready): it runs as a task of its own."""
     return MethodEntry(fn, inline=False)
+
+
+__all__ = ["AsyncHandler", "InlineHandler", "MethodEntry", "MethodTable", "concurrent", "inline"]

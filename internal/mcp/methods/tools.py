@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 async def list_tools(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
-    tools = await session.core.provider.list_tools()
+    tools = await session.core.provider.list_tools(ctx)
     return paginate(tools, params, session.core.page_size, "tools")
 
 

@@ -207,7 +207,7 @@ class Client:
         return await self.session.request(method, params, timeout=timeout)
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
-        await self.session.notify(method, params)
+        await self.session.notify_async(method, params)
 
     async def ping(self, *, timeout: float | None = DEFAULT_LIST_TIMEOUT) -> None:
         await self.session.request("ping", timeout=timeout)
@@ -444,7 +444,7 @@ class Client:
     async def set_roots(self, roots: Roots) -> None:
         """Replace the roots and tell the server (notifications/roots/list_changed)."""
         self._roots = roots
-        await self.session.notify("notifications/roots/list_changed")
+        await self.session.notify_async("notifications/roots/list_changed")
 
     def _on_notification(self, method: str, params: JsonObject) -> None:
         if method == "notifications/tools/list_changed":

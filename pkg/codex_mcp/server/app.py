@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, overload
 
+from ..core.composite import CompositeProvider
 from ..core.jsonrpc import JsonObject
-from ..core.provider import CompositeProvider, Provider
+from ..core.provider import Provider
 from ..core.server import ServerCore
 from .prompts import FunctionPrompt
 from .provider import FunctionProvider

@@ -44,7 +44,7 @@ class HandlerProvider(Provider):
         super().__init__()
         self.handler = handler
 
-    async def list_tools(self) -> Sequence[JsonObject]:
+    async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return await self.handler.tools_list()
 
     async def call_tool(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,9 +43,11 @@ class FunctionPrompt:
         icons: list[JsonObject] | None = None,
         meta: JsonObject | None = None,
         complete: dict[str, Completer] | None = None,
+        run_sync_in_thread: bool = True,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
+        self.run_sync_in_thread = run_sync_in_thread
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = context_parameter(fn, resolved_hints(fn))
         skip = {self.context_param} if self.context_param else set()
@@ -74,9 +77,12 @@ class FunctionPrompt:
             raise invalid_params(f"Invalid arguments for prompt '{self.name}': {exc}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx
-        value = self.fn(**kwargs)
-        if self.is_async or inspect.isawaitable(value):
-            value = await value
+        if self.is_async or not self.run_sync_in_thread:
+            value = self.fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        else:  # a blocking prompt must not stall every session
+            value = await asyncio.to_thread(self.fn, **kwargs)
         result: JsonObject = {"messages": _messages(value)}
         if "description" in self.definition:
             result["description"] = self.definition["description"]

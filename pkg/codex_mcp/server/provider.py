@@ -66,7 +66,7 @@ class FunctionProvider(Provider):
             self.notify_list_changed("prompts")
 
     # -- tools -----------------------------------------------------------------
-    async def list_tools(self) -> Sequence[JsonObject]:
+    async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
         if self._tool_list is None:
             self._tool_list = [tool.definition for tool in self.tools.values()]
         return self._tool_list
@@ -80,10 +80,10 @@ class FunctionProvider(Provider):
         return tool.start(arguments, ctx)
 
     # -- resources -------------------------------------------------------------
-    async def list_resources(self) -> Sequence[JsonObject]:
+    async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return [r.definition for r in self.resources.values() if not r.is_template]
 
-    async def list_resource_templates(self) -> Sequence[JsonObject]:
+    async def list_resource_templates(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return [r.definition for r in self.resources.values() if r.is_template]
 
     async def read_resource(self, uri: str, ctx: RequestContext) -> list[JsonObject]:
@@ -97,7 +97,7 @@ class FunctionProvider(Provider):
         raise ResourceNotFound(uri)
 
     # -- prompts ---------------------------------------------------------------
-    async def list_prompts(self) -> Sequence[JsonObject]:
+    async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return [p.definition for p in self.prompts.values()]
 
     async def get_prompt(
@@ -110,7 +110,11 @@ class FunctionProvider(Provider):
 
     # -- completion ------------------------------------------------------------
     async def complete(
-        self, ref: JsonObject, argument: JsonObject, context_arguments: dict[str, str]
+        self,
+        ref: JsonObject,
+        argument: JsonObject,
+        context_arguments: dict[str, str],
+        ctx: RequestContext,
     ) -> JsonObject | None:
         completer = self._completer_for(ref, str(argument.get("name")))
         if completer is None:

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
+from ..core import uri_template
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject
 from .content import ResourceContents
 from .signature import context_parameter, first_line, resolved_hints
 
-_VARIABLE = re.compile(r"\{(\+?)([A-Za-z0-9_]+)\}")
 Completer = Callable[..., Any] | Sequence[str]
 
 
@@ -35,15 +35,16 @@ class FunctionResource:
         icons: list[JsonObject] | None = None,
         meta: JsonObject | None = None,
         complete: dict[str, Completer] | None = None,
+        run_sync_in_thread: bool = True,
     ) -> None:
         self.fn = fn
         self.uri = uri
+        self.run_sync_in_thread = run_sync_in_thread
         self.mime_type = mime_type
         self.is_async = inspect.iscoroutinefunction(fn)
         self.context_param = context_parameter(fn, resolved_hints(fn))
-        self.variables = [m.group(2) for m in _VARIABLE.finditer(uri)]
+        self.variables = uri_template.variables(uri)
         self.is_template = bool(self.variables)
-        self.pattern = _compile(uri) if self.is_template else None
         self.completers = dict(complete or {})
         definition: JsonObject = {"name": name or fn.__name__}
         definition["uriTemplate" if self.is_template else "uri"] = uri
@@ -63,9 +64,7 @@ class FunctionResource:
     def match(self, uri: str) -> dict[str, str] | None:
         if not self.is_template:
             return {} if uri == self.uri else None
-        assert self.pattern is not None
-        found = self.pattern.fullmatch(uri)
-        return found.groupdict() if found else None
+        return uri_template.match(self.uri, uri)
 
     async def read(
         self, uri: str, variables: dict[str, str], ctx: RequestContext
@@ -73,9 +72,12 @@ class FunctionResource:
         kwargs: dict[str, Any] = dict(variables)
         if self.context_param:
             kwargs[self.context_param] = ctx
-        value = self.fn(**kwargs)
-        if self.is_async or inspect.isawaitable(value):
-            value = await value
+        if self.is_async or not self.run_sync_in_thread:
+            value = self.fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        else:  # a blocking open() or query must not stall every session
+            value = await asyncio.to_thread(self.fn, **kwargs)
         return self._contents(uri, value)
 
     def _contents(self, uri: str, value: Any) -> list[JsonObject]:
@@ -100,18 +102,6 @@ def _jsonable(value: Any) -> Any:
     from pydantic import TypeAdapter
 
     return TypeAdapter(Any).dump_python(value, mode="json")
-
-
-def _compile(template: str) -> re.Pattern[str]:
-    parts = []
-    position = 0
-    for found in _VARIABLE.finditer(template):
-        parts.append(re.escape(template[position : found.start()]))
-        reserved, name = found.groups()
-        parts.append(f"(?P<{name}>{'.+' if reserved else '[^/?#]+'})")
-        position = found.end()
-    parts.append(re.escape(template[position:]))
-    return re.compile("".join(parts))
 
 
 async def run_completer(completer: Completer, value: str, context: dict[str, str]) -> list[str]:

@@ -19,7 +19,6 @@ from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, JsonRpcError
 from ..core.ready import Ready
 from ..core.session import ClientError
-from ..core.tool_results import check_output, error_result, structured_result
 from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
 from .signature import (
     InvalidArguments,
@@ -29,6 +28,7 @@ from .signature import (
     resolved_hints,
 )
 from .suspension import never_suspends, run_to_end
+from .tool_results import check_output, error_result, structured_result
 
 log = logging.getLogger("codex_mcp.tools")
 
@@ -220,7 +220,7 @@ class FunctionTool:
 
     def _validated(self, arguments: JsonObject) -> dict[str, Any]:
         if self.raw_input_schema is not None:
-            from ..core.tool_results import describe_validation_errors, schema_validator
+            from .tool_results import describe_validation_errors, schema_validator
 
             errors = list(schema_validator(self.raw_input_schema).iter_errors(arguments))
             if errors:

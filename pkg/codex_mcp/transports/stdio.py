@@ -15,11 +15,12 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Hashable
 from typing import Any
 
 import orjson
 
-from ..core.jsonrpc import INVALID_REQUEST, JsonObject, RequestId, error_response
+from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
 from .framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
@@ -61,9 +62,7 @@ class StdioOutbound:
         self._loop = loop
         self._pending: list[bytes] = []
 
-    def send(
-        self, message: JsonObject | list[JsonObject], related_request_id: RequestId | None = None
-    ) -> None:
+    def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
         if not self._pending:
             self._loop.call_soon(self.flush)
         if self._decoder.mode == "lsp":
@@ -145,6 +144,7 @@ async def serve_stdio(
         write = _blocking_writer(out_fd)
 
     outbound = StdioOutbound(decoder, write, loop)
+    await core.start()
     session = core.open_session(outbound)
     reader = _Reader(decoder, session, done)
     in_file = os.fdopen(stdin_fd, "rb", buffering=0, closefd=False)
@@ -168,7 +168,8 @@ async def serve_stdio(
         if write_transport is not None:
             await _flush(write_transport, writer, shutdown_timeout)
     finally:
-        session.close()
+        await session.aclose()
+        await core.aclose()
         for signum in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)

@@ -7,10 +7,11 @@ dicts, no values JSON cannot carry).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Hashable
 from typing import Any
 
 from codex_mcp.core import ServerCore, ServerSession, jsonrpc
-from codex_mcp.core.jsonrpc import JsonObject, RequestId
+from codex_mcp.core.jsonrpc import JsonObject
 
 from ..errors import ConnectionClosed
 from .base import OnClosed, OnMessage, Transport
@@ -24,10 +25,12 @@ class _Outbound:
         self._on_message = on_message
 
     def send(
-        self, message: JsonObject | list[JsonObject], related_request_id: RequestId | None = None
+        self, message: JsonObject | list[JsonObject], related_request_id: Hashable = None
     ) -> None:
         # call_soon: never re-enter the client from inside the server's receive().
-        self._loop.call_soon(self._on_message, jsonrpc.decode(jsonrpc.encode(message)))
+        self._loop.call_soon(
+            self._on_message, jsonrpc.decode(jsonrpc.encode(message)), related_request_id
+        )
 
 
 class MemoryTransport(Transport):

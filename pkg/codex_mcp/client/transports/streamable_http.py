@@ -141,7 +141,7 @@ class StreamableHttpTransport(Transport):
         except JsonRpcError as exc:
             raise TransportError(f"{self.url} sent malformed JSON: {exc.message}") from None
         if self._on_message is not None:
-            self._on_message(message)
+            self._on_message(message, request_id)
         items = message if isinstance(message, list) else [message]
         return any(
             isinstance(m, dict) and "method" not in m and m.get("id") == request_id for m in items

@@ -61,9 +61,14 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     app.router.add_get(f"{prefix}/readyz", readyz)
 
     async def start(_: web.Application) -> None:
+        await core.start()
         manager.start()
 
+    async def stop(_: web.Application) -> None:
+        await core.aclose()
+
     app.on_startup.append(start)
+    app.on_cleanup.append(stop)
     return app
 
 
@@ -106,7 +111,6 @@ async def serve_http(
         await site.stop()
         await app[MANAGER_KEY].shutdown(config.shutdown_timeout)
         await runner.cleanup()
-        await core.aclose()
 
 
 def _listening_url(site: web.TCPSite, config: HttpConfig) -> str:

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import orjson
@@ -50,7 +51,7 @@ class HttpSession:
         self.credential = credential
         self.json_only = json_only
         self.streams = StreamSet(replay_events)
-        self.by_request: dict[RequestId, Stream] = {}
+        self.by_request: dict[Hashable, Stream] = {}
         self.last_seen = time.monotonic()
         self.busy = 0  # open HTTP exchanges; a busy session is never evicted
         self.log = SessionLog(log, {"session": session_id or "-"})
@@ -58,9 +59,8 @@ class HttpSession:
         self.core_session.on_client_notification = self._on_client_notification
 
     # Outbound ------------------------------------------------------------------
-    def send(
-        self, message: JsonObject | list[JsonObject], related_request_id: RequestId | None = None
-    ) -> None:
+    def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
+        related_request_id = related
         data = orjson.dumps(message)
         stream = self.by_request.get(related_request_id) if related_request_id is not None else None
         is_final = (
@@ -75,7 +75,7 @@ class HttpSession:
             stream = self.streams.standalone
         self.streams.push(stream, data)
         if is_final:
-            del self.by_request[related_request_id]  # type: ignore[arg-type]
+            del self.by_request[related_request_id]
             self.streams.finish(stream)
 
     # Exchanges -----------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from .jsonrpc import JsonObject
+from ..core.jsonrpc import JsonObject
 
 
 def text_block(text: str) -> JsonObject:

@@ -1,0 +1,255 @@
+"""CompositeProvider: several providers served as one.
+
+Listings ask every provider at once; one that fails (or raises) costs only its own
+items, with a warning in the log. Calls are routed by looking the name up in an index
+built from the last listing, never by trying each provider in turn; a name the index
+does not know (a call before any listing, or after a provider said its list changed)
+lists again once, then routes. On a duplicate name the first provider wins.
+
+The index is shared by every session: a provider whose listing depends on the session
+still decides for itself when it is called, so a stale entry costs an UnknownTool from
+the right provider, never a call to the wrong one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import uri_template
+from .jsonrpc import JsonObject
+from .provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool
+
+if TYPE_CHECKING:
+    from .context import RequestContext
+    from .session import ServerSession
+
+log = logging.getLogger("codex_mcp.provider")
+
+
+class CompositeProvider(Provider):
+    def __init__(self, providers: Sequence[Provider]) -> None:
+        super().__init__()
+        self.providers = list(providers)
+        self._tools: dict[str, Provider] | None = None
+        self._prompts: dict[str, Provider] | None = None
+        self._resources: dict[str, Provider] | None = None
+        self._templates: list[tuple[str, Provider]] | None = None
+        for provider in self.providers:
+            provider.add_listener(self._relay)
+
+    @property
+    def features(self) -> frozenset[str]:
+        out: frozenset[str] = frozenset()
+        for provider in self.providers:
+            out |= provider.features
+        return out
+
+    def _relay(self, kind: str, uri: str | None) -> None:
+        if kind == "tools":
+            self._tools = None
+        elif kind == "prompts":
+            self._prompts = None
+        elif kind == "resources":
+            self._resources = self._templates = None
+        for listener in list(self._listeners):
+            listener(kind, uri)
+
+    # -- lifetime --------------------------------------------------------------
+    async def start(self) -> None:
+        started: list[Provider] = []
+        try:
+            for provider in self.providers:
+                await provider.start()
+                started.append(provider)
+        except BaseException:
+            for provider in reversed(started):
+                await _quietly(provider.stop(), provider)
+            raise
+
+    async def stop(self) -> None:
+        for provider in reversed(self.providers):
+            await _quietly(provider.stop(), provider)
+
+    def open_session(self, session: ServerSession) -> None:
+        for provider in self.providers:
+            try:
+                provider.open_session(session)
+            except Exception:
+                log.exception("%s failed to open a session", _name(provider))
+
+    async def close_session(self, session: ServerSession) -> None:
+        for provider in reversed(self.providers):
+            await _quietly(provider.close_session(session), provider)
+
+    def roots_changed(self, session: ServerSession) -> None:
+        for provider in self.providers:
+            try:
+                provider.roots_changed(session)
+            except Exception:
+                log.exception("%s failed on roots_changed", _name(provider))
+
+    async def set_log_level(self, level: str, ctx: RequestContext) -> None:
+        await self._each(
+            "setting the log level", [p.set_log_level(level, ctx) for p in self.providers]
+        )
+
+    # -- tools -----------------------------------------------------------------
+    async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        listings = await self._each("listing tools", [p.list_tools(ctx) for p in self.providers])
+        merged, self._tools = _merge(self.providers, listings, "name")
+        return merged
+
+    def call_tool(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        provider = self._tools.get(name) if self._tools is not None else None
+        if provider is not None:
+            return provider.call_tool(name, arguments, ctx)
+        return self._call_after_listing(name, arguments, ctx)
+
+    async def _call_after_listing(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        await self.list_tools(ctx)
+        provider = self._tools.get(name) if self._tools is not None else None
+        if provider is None:
+            raise UnknownTool(name)
+        return await provider.call_tool(name, arguments, ctx)
+
+    # -- prompts ---------------------------------------------------------------
+    async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        listings = await self._each(
+            "listing prompts", [p.list_prompts(ctx) for p in self.providers]
+        )
+        merged, self._prompts = _merge(self.providers, listings, "name")
+        return merged
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str], ctx: RequestContext
+    ) -> JsonObject:
+        if self._prompts is None or name not in self._prompts:
+            await self.list_prompts(ctx)
+        provider = self._prompts.get(name) if self._prompts is not None else None
+        if provider is None:
+            raise UnknownPrompt(name)
+        return await provider.get_prompt(name, arguments, ctx)
+
+    # -- resources -------------------------------------------------------------
+    async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        listings = await self._each(
+            "listing resources", [p.list_resources(ctx) for p in self.providers]
+        )
+        merged, self._resources = _merge(self.providers, listings, "uri")
+        return merged
+
+    async def list_resource_templates(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        listings = await self._each(
+            "listing resource templates", [p.list_resource_templates(ctx) for p in self.providers]
+        )
+        merged, index = _merge(self.providers, listings, "uriTemplate")
+        self._templates = list(index.items())
+        return merged
+
+    async def read_resource(self, uri: str, ctx: RequestContext) -> list[JsonObject]:
+        provider = self._resource_owner(uri)
+        if provider is None and (self._resources is None or self._templates is None):
+            await asyncio.gather(self.list_resources(ctx), self.list_resource_templates(ctx))
+            provider = self._resource_owner(uri)
+        if provider is None:
+            raise ResourceNotFound(uri)
+        return await provider.read_resource(uri, ctx)
+
+    def _resource_owner(self, uri: str) -> Provider | None:
+        if self._resources is not None and uri in self._resources:
+            return self._resources[uri]
+        for template, provider in self._templates or ():
+            if uri_template.match(template, uri) is not None:
+                return provider
+        return None
+
+    async def subscribe(self, uri: str, ctx: RequestContext) -> None:
+        provider = self._resource_owner(uri)
+        if provider is not None:
+            await provider.subscribe(uri, ctx)
+
+    async def unsubscribe(self, uri: str, ctx: RequestContext) -> None:
+        provider = self._resource_owner(uri)
+        if provider is not None:
+            await provider.unsubscribe(uri, ctx)
+
+    # -- completion ------------------------------------------------------------
+    async def complete(
+        self,
+        ref: JsonObject,
+        argument: JsonObject,
+        context_arguments: dict[str, str],
+        ctx: RequestContext,
+    ) -> JsonObject | None:
+        owner = self._completion_owner(ref)
+        if owner is not None:
+            return await owner.complete(ref, argument, context_arguments, ctx)
+        for provider in self.providers:  # nothing listed yet: whoever answers first
+            completion = await provider.complete(ref, argument, context_arguments, ctx)
+            if completion is not None:
+                return completion
+        return None
+
+    def _completion_owner(self, ref: JsonObject) -> Provider | None:
+        if ref.get("type") == "ref/prompt":
+            return (self._prompts or {}).get(str(ref.get("name")))
+        uri = str(ref.get("uri"))
+        for template, provider in self._templates or ():
+            if template == uri:
+                return provider
+        return (self._resources or {}).get(uri)
+
+    # -- helpers ---------------------------------------------------------------
+    async def _each(
+        self, what: str, calls: list[Coroutine[Any, Any, Any]]
+    ) -> list[Sequence[JsonObject] | None]:
+        """Await every provider's call at once; a failure is logged and gives None."""
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        results: list[Sequence[JsonObject] | None] = []
+        for provider, outcome in zip(self.providers, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                log.warning("%s: %s failed: %s", _name(provider), what, outcome)
+                results.append(None)
+            else:
+                results.append(outcome)
+        return results
+
+
+def _merge(
+    providers: list[Provider], listings: list[Sequence[JsonObject] | None], key: str
+) -> tuple[list[JsonObject], dict[str, Provider]]:
+    """The merged listing (first wins on a duplicate) and its name -> provider index."""
+    index: dict[str, Provider] = {}
+    merged: list[JsonObject] = []
+    for provider, listing in zip(providers, listings, strict=True):
+        for item in listing or ():
+            name = item.get(key)
+            if not isinstance(name, str):
+                continue
+            if name in index:
+                log.warning("%s %r from %s hidden by an earlier one", key, name, _name(provider))
+                continue
+            index[name] = provider
+            merged.append(item)
+    return merged, index
+
+
+async def _quietly(work: Awaitable[None], provider: Provider) -> None:
+    try:
+        await work
+    except Exception:
+        log.exception("%s failed to stop", _name(provider))
+
+
+def _name(provider: Provider) -> str:
+    return getattr(provider, "name", None) or type(provider).__name__
+
+
+__all__ = ["CompositeProvider"]
