@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, invalid_params
+from .component import CommonOptions, FunctionComponent
 from .content import Content, to_blocks
 from .resources import Completer
-from .signature import (
-    InvalidArguments,
-    argument_validator,
-    context_parameter,
-    first_line,
-    resolved_hints,
-)
+from .signature import InvalidArguments, argument_validator
 
 
 @dataclass(slots=True)
@@ -32,43 +25,25 @@ class Message:
         return {"role": self.role, "content": to_blocks(self.content)[0]}
 
 
-class FunctionPrompt:
+class FunctionPrompt(FunctionComponent):
     def __init__(
         self,
         fn: Callable[..., Any],
         *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[JsonObject] | None = None,
-        meta: JsonObject | None = None,
         complete: dict[str, Completer] | None = None,
-        run_sync_in_thread: bool = True,
+        **options: Unpack[CommonOptions],
     ) -> None:
-        self.fn = fn
-        self.name = name or fn.__name__
-        self.run_sync_in_thread = run_sync_in_thread
-        self.is_async = inspect.iscoroutinefunction(fn)
-        self.context_param = context_parameter(fn, resolved_hints(fn))
+        super().__init__(fn, **options)
         skip = {self.context_param} if self.context_param else set()
         self.arguments = argument_validator(fn, self.name, skip)
         self.completers = dict(complete or {})
-        definition: JsonObject = {"name": self.name}
-        if title:
-            definition["title"] = title
-        doc = description if description is not None else first_line(fn.__doc__)
-        if doc:
-            definition["description"] = doc
         schema = self.arguments.json_schema()
         required = set(schema.get("required", []))
-        definition["arguments"] = [
-            _argument(arg, prop, arg in required) for arg, prop in schema["properties"].items()
-        ]
-        if icons:
-            definition["icons"] = icons
-        if meta:
-            definition["_meta"] = meta
-        self.definition = definition
+        self.definition = self.describe(
+            arguments=[
+                _argument(arg, prop, arg in required) for arg, prop in schema["properties"].items()
+            ]
+        )
 
     async def get(self, arguments: dict[str, str], ctx: RequestContext) -> JsonObject:
         try:
@@ -77,12 +52,7 @@ class FunctionPrompt:
             raise invalid_params(f"Invalid arguments for prompt '{self.name}': {exc}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx
-        if self.is_async or not self.run_sync_in_thread:
-            value = self.fn(**kwargs)
-            if inspect.isawaitable(value):
-                value = await value
-        else:  # a blocking prompt must not stall every session
-            value = await asyncio.to_thread(self.fn, **kwargs)
+        value = await self.invoke(kwargs)
         result: JsonObject = {"messages": _messages(value)}
         if "description" in self.definition:
             result["description"] = self.definition["description"]

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 
 from ..core import uri_template
 from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject
+from .component import CommonOptions, FunctionComponent
 from .content import ResourceContents
-from .signature import context_parameter, first_line, resolved_hints
 
 Completer = Callable[..., Any] | Sequence[str]
 
 
-class FunctionResource:
+class FunctionResource(FunctionComponent):
     """A resource at a fixed URI, or a template (`{var}` in the URI) matched on read."""
 
     def __init__(
@@ -26,40 +25,24 @@ class FunctionResource:
         fn: Callable[..., Any],
         uri: str,
         *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
         mime_type: str | None = None,
         size: int | None = None,
         annotations: JsonObject | None = None,
-        icons: list[JsonObject] | None = None,
-        meta: JsonObject | None = None,
         complete: dict[str, Completer] | None = None,
-        run_sync_in_thread: bool = True,
+        **options: Unpack[CommonOptions],
     ) -> None:
-        self.fn = fn
+        super().__init__(fn, **options)
         self.uri = uri
-        self.run_sync_in_thread = run_sync_in_thread
         self.mime_type = mime_type
-        self.is_async = inspect.iscoroutinefunction(fn)
-        self.context_param = context_parameter(fn, resolved_hints(fn))
         self.variables = uri_template.variables(uri)
         self.is_template = bool(self.variables)
         self.completers = dict(complete or {})
-        definition: JsonObject = {"name": name or fn.__name__}
-        definition["uriTemplate" if self.is_template else "uri"] = uri
-        for key, value in (
-            ("title", title),
-            ("description", description if description is not None else first_line(fn.__doc__)),
-            ("mimeType", mime_type),
-            ("size", size),
-            ("annotations", annotations),
-            ("icons", icons),
-            ("_meta", meta),
-        ):
-            if value is not None:
-                definition[key] = value
-        self.definition = definition
+        self.definition = self.describe(
+            **{"uriTemplate" if self.is_template else "uri": uri},
+            mimeType=mime_type,
+            size=size,
+            annotations=annotations,
+        )
 
     def match(self, uri: str) -> dict[str, str] | None:
         if not self.is_template:
@@ -72,13 +55,7 @@ class FunctionResource:
         kwargs: dict[str, Any] = dict(variables)
         if self.context_param:
             kwargs[self.context_param] = ctx
-        if self.is_async or not self.run_sync_in_thread:
-            value = self.fn(**kwargs)
-            if inspect.isawaitable(value):
-                value = await value
-        else:  # a blocking open() or query must not stall every session
-            value = await asyncio.to_thread(self.fn, **kwargs)
-        return self._contents(uri, value)
+        return self._contents(uri, await self.invoke(kwargs))
 
     def _contents(self, uri: str, value: Any) -> list[JsonObject]:
         if isinstance(value, ResourceContents):

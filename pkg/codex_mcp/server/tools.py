@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import dataclasses
 import inspect
 import logging
 import typing
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, get_origin
+from typing import TYPE_CHECKING, Any, Unpack, get_origin
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -19,14 +18,9 @@ from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, JsonRpcError
 from ..core.ready import Ready
 from ..core.session import ClientError
+from .component import CommonOptions, FunctionComponent
 from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
-from .signature import (
-    InvalidArguments,
-    argument_validator,
-    context_parameter,
-    first_line,
-    resolved_hints,
-)
+from .signature import InvalidArguments, argument_validator
 from .suspension import never_suspends, run_to_end
 from .tool_results import check_output, error_result, structured_result
 
@@ -40,56 +34,39 @@ _ANNOTATION_KEYS = {
 }
 
 
-class FunctionTool:
+class FunctionTool(FunctionComponent):
     """One tool: its wire definition and how to call it."""
 
     def __init__(
         self,
         fn: Callable[..., Any],
         *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
         read_only: bool | None = None,
         destructive: bool | None = None,
         idempotent: bool | None = None,
         open_world: bool | None = None,
         annotations: JsonObject | None = None,
-        icons: list[JsonObject] | None = None,
         input_schema: JsonObject | None = None,
         output_schema: JsonObject | None = None,
         structured_output: bool | None = None,
-        meta: JsonObject | None = None,
-        run_sync_in_thread: bool = True,
+        **options: Unpack[CommonOptions],
     ) -> None:
-        self.fn = fn
-        self.name = name or fn.__name__
-        hints = resolved_hints(fn)
-        self.context_param = context_parameter(fn, hints)
-        # A callable object with an async __call__ counts as async too.
-        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-            getattr(fn, "__call__", None)  # noqa: B004
-        )
-        self.run_sync_in_thread = run_sync_in_thread
+        super().__init__(fn, **options)
         #: Answered inline, without a task: a coroutine with no suspension point, or a
         #: plain function the author asked to run on the event loop.
-        self.inline = never_suspends(fn) if self.is_async else not run_sync_in_thread
+        self.inline = never_suspends(fn) if self.is_async else not self.run_sync_in_thread
         # An explicit input schema is checked with jsonschema instead of the pydantic model.
         self.raw_input_schema = input_schema
-        self._return_hint = hints.get("return", inspect.Signature.empty)
+        self._return_hint = self.hints.get("return", inspect.Signature.empty)
         self._structured_output = structured_output
         self._explicit_output_schema = output_schema
-        self._describe = (
-            title,
-            description,
-            read_only,
-            destructive,
-            idempotent,
-            open_world,
-            annotations,
-            icons,
-            meta,
-        )
+        self.annotations = dict(annotations or {})
+        flags = (read_only, destructive, idempotent, open_world)
+        for key, value in zip(_ANNOTATION_KEYS.values(), flags, strict=True):
+            if value is not None:
+                self.annotations[key] = value
+        if self.title and "title" not in self.annotations:
+            self.annotations["title"] = self.title
         self._definition_cache: JsonObject | None = None
 
     def _build(self) -> None:
@@ -101,7 +78,11 @@ class FunctionTool:
         )
         explicit = self._explicit_output_schema
         self.output_schema = explicit if explicit is not None else derived_output
-        self._definition_cache = self._definition(*self._describe)
+        self._definition_cache = self.describe(
+            inputSchema=self.raw_input_schema or self.arguments.json_schema(),
+            outputSchema=self.output_schema,
+            annotations=self.annotations,
+        )
 
     @property
     def definition(self) -> JsonObject:
@@ -109,47 +90,6 @@ class FunctionTool:
             self._build()
             assert self._definition_cache is not None
         return self._definition_cache
-
-    def _definition(
-        self,
-        title: str | None,
-        description: str | None,
-        read_only: bool | None,
-        destructive: bool | None,
-        idempotent: bool | None,
-        open_world: bool | None,
-        annotations: JsonObject | None,
-        icons: list[JsonObject] | None,
-        meta: JsonObject | None,
-    ) -> JsonObject:
-        definition: JsonObject = {"name": self.name}
-        if title:
-            definition["title"] = title
-        doc = description if description is not None else first_line(self.fn.__doc__)
-        if doc:
-            definition["description"] = doc
-        definition["inputSchema"] = self.raw_input_schema or self.arguments.json_schema()
-        if self.output_schema is not None:
-            definition["outputSchema"] = self.output_schema
-        hints = dict(annotations or {})
-        flags = {
-            "read_only": read_only,
-            "destructive": destructive,
-            "idempotent": idempotent,
-            "open_world": open_world,
-        }
-        for key, value in flags.items():
-            if value is not None:
-                hints[_ANNOTATION_KEYS[key]] = value
-        if title and "title" not in hints:
-            hints["title"] = title
-        if hints:
-            definition["annotations"] = hints
-        if icons:
-            definition["icons"] = icons
-        if meta:
-            definition["_meta"] = meta
-        return definition
 
     def start(self, arguments: JsonObject, ctx: RequestContext) -> Awaitable[JsonObject]:
         """The call's outcome: Ready at once when the tool cannot suspend (no task needed,
@@ -165,12 +105,7 @@ class FunctionTool:
         except InvalidArguments as exc:
             return self._invalid(exc)
         try:
-            if self.is_async:
-                value = await self.fn(**kwargs)
-            elif self.run_sync_in_thread:
-                value = await asyncio.to_thread(self.fn, **kwargs)
-            else:
-                value = self.fn(**kwargs)
+            value = await self.invoke(kwargs)
         except Exception as exc:
             return self._failed(exc)
         return self._result(value)
