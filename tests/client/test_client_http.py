@@ -69,11 +69,35 @@ async def test_session_expiring_again_is_not_retried_forever(fake: Any) -> None:
 
 
 async def test_transient_http_errors_are_retried(fake: Any) -> None:
-    fake.fail_statuses = [503, 502]
+    fake.fail_statuses = [503, 429]  # the server says it did not take the call
     waits: list[int] = []
     async with Client.http(fake.url) as client:
         result = await client.call_tool("t", {"n": 7}, backoff=waits.append)
     assert result.text == "called 7" and waits == [1, 2]
+
+
+async def test_a_call_cut_after_it_was_taken_is_not_run_again(fake: Any) -> None:
+    fake.cut_streams = 1
+    async with Client.http(fake.url) as client:
+        with pytest.raises(TransportError) as failure:
+            await client.call_tool("t", {"n": 1}, backoff=None)
+        assert failure.value.fate_unknown
+        assert fake.calls == 1  # taken once, and not again: it may have had effects
+        # Said to be idempotent, the same failure is retried.
+        fake.cut_streams = 1
+        result = await client.call_tool("t", {"n": 2}, backoff=None, idempotent=True)
+        assert result.text == "called 2" and fake.calls == 3
+
+
+async def test_a_proxy_502_leaves_the_call_alone_unless_idempotent(fake: Any) -> None:
+    fake.fail_statuses = [502]
+    async with Client.http(fake.url) as client:
+        with pytest.raises(TransportError, match="HTTP 502"):
+            await client.call_tool("t", {"n": 1}, backoff=None)
+        fake.fail_statuses = [502]
+        assert (await client.call_tool("t", {"n": 2}, backoff=None, idempotent=True)).text == (
+            "called 2"
+        )
 
 
 async def test_client_http_errors_are_not_retried(fake: Any) -> None:

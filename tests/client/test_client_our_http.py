@@ -6,10 +6,13 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from client_helpers import free_port, start_server, stop_server
 from codex_mcp.client import Client
+from codex_mcp.client.transports import StreamableHttpTransport
+from codex_mcp.core.peer import Inbound
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples/everything_server.py"
@@ -72,3 +75,40 @@ async def test_session_expired_on_the_server_is_re_established() -> None:
             assert result.text == "This is a simple text response for testing."
     finally:
         stop_server(proc)  # type: ignore[arg-type]
+
+
+class _RecordingTransport(StreamableHttpTransport):
+    """Notes the id of every tools/call it posts."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.call_ids: dict[str, Any] = {}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "tools/call":
+            self.call_ids[message["params"]["arguments"]["message"]] = message["id"]
+        await super().send(message)
+
+
+async def test_a_server_request_is_tied_to_the_call_that_caused_it(our_http: str) -> None:
+    """Two calls elicit at once; each elicitation's handler learns which call it belongs to
+    (the POST stream it arrived on)."""
+    seen: dict[str, Any] = {}
+    both_asked = asyncio.Event()
+
+    async def elicit(params: dict[str, Any], ctx: Inbound) -> dict[str, Any]:
+        seen[params["message"]] = ctx.related_request_id
+        if len(seen) == 2:
+            both_asked.set()
+        await both_asked.wait()  # both calls are running while each is asked
+        return {"action": "accept", "content": {"username": params["message"], "email": "e"}}
+
+    transport = _RecordingTransport(f"{our_http}/mcp")
+    async with Client(transport, elicitation_handler=elicit) as client:
+        results = await asyncio.gather(
+            client.call_tool("test_elicitation", {"message": "first"}),
+            client.call_tool("test_elicitation", {"message": "second"}),
+        )
+    assert "first" in results[0].text and "second" in results[1].text
+    assert seen == transport.call_ids
+    assert seen["first"] != seen["second"]

@@ -280,12 +280,17 @@ class Client:
         approval: Approval | None = None,
         context: JsonObject | None = None,
         on_progress: ProgressHandler | None = None,
+        idempotent: bool = False,
+        meta: JsonObject | None = None,
     ) -> CallToolResult:
         """Call a tool. `approval(tool, arguments, context)` (or fewer arguments) runs first;
         a denial raises ApprovalDenied without asking the server. Each attempt has `timeout`
         seconds; on expiry the server gets notifications/cancelled and RequestTimeout is raised.
         Retryable failures (see errors.py) are retried up to `retries` times, waiting
-        `backoff(n)` before retry n. A result with isError=true is returned, not raised."""
+        `backoff(n)` before retry n, except a failure that leaves the call's fate unknown (a
+        stream cut after the request was sent): the tool may have run, so it is re-run only
+        when the caller says it is `idempotent`. `meta` is sent as the request's `_meta`.
+        A result with isError=true is returned, not raised."""
         arguments = arguments if arguments is not None else {}
         await check_approval(approval, name, arguments, context or {})
         server_name = self.server_name
@@ -304,10 +309,11 @@ class Client:
                         {"name": name, "arguments": arguments},
                         timeout=timeout,
                         on_progress=on_progress,
+                        meta=meta,
                     )
                     result = CallToolResult.from_json(raw)
                 except Exception as exc:
-                    if attempt <= retries and is_retryable(exc):
+                    if attempt <= retries and is_retryable(exc, idempotent=idempotent):
                         await wait_before_retry(backoff, attempt)
                         continue
                     span.set_attribute("mcp.tool_call.attempts", attempt)

@@ -7,6 +7,12 @@ Retry policy (used by `Client.call_tool`):
   errors a server uses for transient trouble: -32603 (internal error) and the -32000..-32099
   implementation range, unless the error's `data.retryable` says otherwise (seed 001's
   normalized shape), which always wins.
+* but a tool call whose fate is unknown is never re-run unless the caller says the tool is
+  idempotent: a transport failure after the request may have reached the server (a stream
+  cut before the response, a reset connection, a 500/502/504 from a proxy) has
+  `fate_unknown=True`; the tool may have run, and running it again could repeat its
+  effects. A refused connection, or a 408/425/429/503 (the server says it did not take the
+  request), leaves nothing unknown.
 * never retried: -32600/-32601/-32602/-32700 (the request itself is wrong), -32002 (no such
   resource), a closed connection (`ConnectionClosed`: the server is gone, a retry on the same
   session cannot succeed), timeouts (`RequestTimeout`: a slow tool is slow, not flaky; a retry
@@ -48,11 +54,13 @@ class McpError(McpClientError):
 
 
 class TransportError(McpClientError):
-    """The message could not be delivered or its answer could not be read."""
+    """The message could not be delivered or its answer could not be read. `fate_unknown`:
+    the server may have received (and acted on) the request anyway."""
 
-    def __init__(self, message: str, *, retryable: bool = True) -> None:
+    def __init__(self, message: str, *, retryable: bool = True, fate_unknown: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.fate_unknown = fate_unknown
 
 
 class ConnectionClosed(TransportError):
@@ -88,5 +96,9 @@ class ApprovalDenied(McpClientError):
         self.reason = reason
 
 
-def is_retryable(exc: BaseException) -> bool:
-    return isinstance(exc, McpClientError) and bool(exc.retryable)
+def is_retryable(exc: BaseException, *, idempotent: bool = True) -> bool:
+    """Worth another attempt. With `idempotent=False` (a tool call), a failure that may
+    have happened after the server took the request is not."""
+    if not isinstance(exc, McpClientError) or not exc.retryable:
+        return False
+    return idempotent or not getattr(exc, "fate_unknown", False)

@@ -16,6 +16,7 @@ class FakeHttpServer:
     expire_after_calls: int | None = None  # forget every session once this many calls were served
     always_expire: bool = False  # answer every request after initialize with 404
     fail_statuses: list[int] = field(default_factory=list)  # HTTP errors for the next tools/call
+    cut_streams: int = 0  # take this many tools/calls, then cut their SSE stream before the answer
     log: list[dict[str, Any]] = field(default_factory=list)
     sessions: set[str] = field(default_factory=set)
     calls: int = 0
@@ -74,6 +75,9 @@ class FakeHttpServer:
             if self.fail_statuses:
                 return web.Response(status=self.fail_statuses.pop(0), text="try again later")
             self.calls += 1
+            if self.cut_streams:
+                self.cut_streams -= 1
+                return await self._cut(request)
             if self.expire_after_calls is not None and self.calls >= self.expire_after_calls:
                 self.sessions.clear()
                 self.expire_after_calls = None
@@ -106,6 +110,16 @@ class FakeHttpServer:
         for i, message in enumerate(messages):
             await resp.write(f"id: {i}\nevent: message\ndata: {json.dumps(message)}\n\n".encode())
         await resp.write_eof()
+        return resp
+
+
+    async def _cut(self, request: web.Request) -> web.StreamResponse:
+        """The call was taken (and counted); the stream dies before its answer."""
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(b": working\n\n")
+        assert request.transport is not None
+        request.transport.abort()
         return resp
 
 

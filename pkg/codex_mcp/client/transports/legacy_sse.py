@@ -130,7 +130,8 @@ class LegacySseTransport(Transport):
                     raise http_error(self._endpoint, resp.status, resp.reason, await resp.read())
         except aiohttp.ClientError as exc:
             raise TransportError(
-                f"POST to {self._endpoint} failed: {exc or type(exc).__name__}"
+                f"POST to {self._endpoint} failed: {exc or type(exc).__name__}",
+                fate_unknown=not isinstance(exc, aiohttp.ClientConnectorError),
             ) from exc
 
     async def close(self) -> None:

@@ -31,6 +31,8 @@ log = logging.getLogger("codex_mcp.client.http")
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 _RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+#: Statuses by which a server (or a proxy) says it did not take the request.
+_NOT_TAKEN_STATUS = frozenset({408, 425, 429, 503})
 
 
 class StreamableHttpTransport(Transport):
@@ -113,11 +115,16 @@ class StreamableHttpTransport(Transport):
                     raise http_error(self.url, resp.status, resp.reason, await resp.read())
                 answered = await self._read_answer(resp, message.get("id"))
         except aiohttp.ClientError as exc:
+            # Refused before anything was sent: nothing ran. Anything later (a reset, a
+            # cut stream): the server may have taken the request.
             raise TransportError(
-                f"HTTP request to {self.url} failed: {exc or type(exc).__name__}"
+                f"HTTP request to {self.url} failed: {exc or type(exc).__name__}",
+                fate_unknown=not isinstance(exc, aiohttp.ClientConnectorError),
             ) from exc
         if is_request and not answered:
-            raise TransportError(f"{self.url}: the response stream ended before the response")
+            raise TransportError(
+                f"{self.url}: the response stream ended before the response", fate_unknown=True
+            )
 
     async def _read_answer(self, resp: aiohttp.ClientResponse, request_id: Any) -> bool:
         """Deliver what the body carries; True once the response to `request_id` was seen."""
@@ -211,4 +218,5 @@ def http_error(url: str, status: int, reason: str | None, body: bytes) -> Transp
         f"{url} answered HTTP {status} {reason or ''}".rstrip()
         + (f": {detail[:300]}" if detail else ""),
         retryable=status in _RETRYABLE_STATUS,
+        fate_unknown=status >= 500 and status not in _NOT_TAKEN_STATUS,
     )
