@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers our interop tests talk to into .tools/ (gitignored):
 # node 22 (the conformance suite needs it; the machine's node may be older), the Codex CLI,
-# the MCP Inspector CLI, the reference "everything" server and both conformance suite versions.
+# the MCP Inspector CLI, the reference "everything" server and the conformance suite versions.
 # Idempotent: a second run with everything present does nothing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,5 +24,10 @@ if [ ! -x "$tools/npm/node_modules/.bin/codex" ]; then
 fi
 if [ ! -d "$tools/conformance-next/node_modules/@modelcontextprotocol/conformance" ]; then
   install_into "$tools/conformance-next" @modelcontextprotocol/conformance@0.2.0-alpha.12
+fi
+# The 2026-07-28 target (`server --requirements 2026-07-28`): its own directory, so it can move
+# to a newer alpha without moving the pinned 2025-11-25 run above.
+if [ ! -d "$tools/conformance-2026/node_modules/@modelcontextprotocol/conformance" ]; then
+  install_into "$tools/conformance-2026" @modelcontextprotocol/conformance@0.2.0-alpha.12
 fi
 echo "node tools ready in $tools" >&2

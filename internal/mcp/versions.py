@@ -8,10 +8,15 @@ V2024_11_05: Final = "2024-11-05"
 V2025_03_26: Final = "2025-03-26"
 V2025_06_18: Final = "2025-06-18"
 V2025_11_25: Final = "2025-11-25"
+# The stateless revision: no handshake, version and capabilities in every request's _meta.
+V2026_07_28: Final = "2026-07-28"
 
 # Newest first.
 SUPPORTED_VERSIONS: Final = (V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05)
 LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
+# Revisions served per request, without a handshake (the spec's "modern" era), newest first.
+# Kept apart from SUPPORTED_VERSIONS, which is what `initialize` negotiates.
+MODERN_VERSIONS: Final = (V2026_07_28,)
 # What a Streamable HTTP request without an MCP-Protocol-Version header is taken to speak.
 DEFAULT_HTTP_VERSION: Final = V2025_03_26
 
