@@ -79,7 +79,9 @@ request_ids = st.one_of(st.integers(0, 50), st.sampled_from(["a", "b", ""]))
 @st.composite
 def requests(draw: Any) -> dict[str, Any]:
     method = draw(methods)
-    params = draw(tool_params) if method == "tools/call" else draw(st.one_of(st.none(), json_values))
+    params = (
+        draw(tool_params) if method == "tools/call" else draw(st.one_of(st.none(), json_values))
+    )
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": draw(request_ids), "method": method}
     if params is not None:
         message["params"] = params
