@@ -6,6 +6,7 @@ Durations are seconds (floats) as in Codex's `config.toml` (`startup_timeout_sec
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -107,6 +108,8 @@ class ServerConfig:
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     tools: dict[str, ToolSettings] = field(default_factory=dict)
+    #: The entry as written (variables not expanded), to print it back (`lint --fix`).
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def transport(self) -> str:

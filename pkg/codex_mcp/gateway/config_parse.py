@@ -177,6 +177,7 @@ def parse_server(
         enabled_tools=fields.string_list("enabled_tools", "enabledTools", "includeTools"),
         disabled_tools=fields.string_list("disabled_tools", "disabledTools", "excludeTools") or (),
         tools=_tools(fields),
+        raw=raw,
     )
     unknown = [key for key in fields.unknown() if key not in _FOREIGN_KEYS]
     warnings += [f"{where}: unknown key {key!r} (ignored)" for key in unknown]

@@ -20,6 +20,16 @@ from .config_model import RepairConfig
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")
 _ELLIPSIS = "…"
+_OBJECT_HINTS = (
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "minProperties",
+    "maxProperties",
+)
+_ARRAY_HINTS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
+_NUMBER_HINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +101,16 @@ class _Repairer:
         return schema
 
     # -- every schema object --------------------------------------------------------------
-    def walk(self, node: dict[str, Any], at: str) -> None:
+    def walk(self, node: dict[str, Any], at: str, constraint: bool = False) -> None:
+        """`constraint`: `node` is a member of anyOf/oneOf/allOf or a `not`, where a schema
+        without a type is a constraint on its parent's value (`{"required": ["a"]}`), and
+        inventing a type there would contradict the parent's."""
         if self.options.fix_shapes:
             self.fix_shapes(node, at)
         for key in ("items", "additionalProperties", "not"):
             child = node.get(key)
             if isinstance(child, dict):
-                self.walk(child, _at(at, key))
+                self.walk(child, _at(at, key), constraint=key == "not")
         for key in ("properties", *_DEFINITIONS, "patternProperties"):
             table = node.get(key)
             if isinstance(table, dict):
@@ -109,8 +122,8 @@ class _Repairer:
             if isinstance(variants, list):
                 for i, child in enumerate(variants):
                     if isinstance(child, dict):
-                        self.walk(child, f"{_at(at, key)}[{i}]")
-        if self.options.infer_types and at:
+                        self.walk(child, f"{_at(at, key)}[{i}]", constraint=key != "prefixItems")
+        if self.options.infer_types and at and not constraint:
             self.infer_type(node, at)
         if self.options.integer_to_number:
             self.integer_to_number(node, at)
@@ -198,7 +211,9 @@ class _Repairer:
             self.note(_at(at, "minItems"), "not a count, dropped")
 
     def infer_type(self, node: dict[str, Any], at: str) -> None:
-        """Seed 001's rule, for a schema with no `type` that is not a `$ref` or a combination."""
+        """Seed 001's rule (enum: the first value's type; properties: object; items: array;
+        else string), for a schema with no `type` that is not a `$ref` or a combination. The
+        other keywords that only make sense for one type count as well, as Codex counts them."""
         if "type" in node or "$ref" in node or any(k in node for k in (*_COMPOSITIONS, "not")):
             return
         integer = "number" if self.options.integer_to_number else "integer"
@@ -206,10 +221,12 @@ class _Repairer:
             inferred = _json_type(node["const"], integer)
         elif isinstance(node.get("enum"), list) and node["enum"]:
             inferred = _json_type(node["enum"][0], integer)
-        elif "properties" in node:
+        elif any(k in node for k in _OBJECT_HINTS):
             inferred = "object"
-        elif "items" in node:
+        elif any(k in node for k in _ARRAY_HINTS):
             inferred = "array"
+        elif any(k in node for k in _NUMBER_HINTS):
+            inferred = "number"
         else:
             inferred = "string"
         node["type"] = inferred
@@ -254,9 +271,7 @@ class _Repairer:
         _cap_descriptions(schema, low)
         after = codex_parameters(schema, budget).size
         what = f"descriptions cut to {low} characters" if low else "descriptions dropped"
-        self.note(
-            "description", f"{what}: {before} -> {after} bytes as Codex counts (budget {budget})"
-        )
+        self.note("", f"{what}: {before} -> {after} bytes as Codex counts (budget {budget})")
         if after > budget:
             self.note(
                 "", f"still {after} bytes without descriptions: Codex will compact it further"
