@@ -239,3 +239,16 @@ def test_tool_settings_replace_the_description_and_merge_annotations() -> None:
     assert tool["annotations"] == {"readOnlyHint": False}  # not modified
     assert apply_tool_settings(tool, None).tool is tool
     assert json.dumps(out.tool)  # still JSON
+
+
+def test_no_type_is_invented_inside_a_combination() -> None:
+    """`{"required": ["phone"]}` in an anyOf constrains the parent object; calling it a
+    string (seed 001's fallback) would make the schema unsatisfiable."""
+    schema = {
+        "type": "object",
+        "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "not": {"required": ["both"]},
+    }
+    repaired = repair_tool({"name": "t", "inputSchema": schema})
+    assert repaired.tool["inputSchema"] == schema and repaired.changes == []

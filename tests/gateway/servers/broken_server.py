@@ -5,6 +5,7 @@ servers get wrong. Every behaviour is selectable, by argument or by environment 
 variable is the default for its argument, so a `.mcp.json` entry can set it through `env`):
 
     --tools NAME,NAME,...   (BROKEN_TOOLS)        which tools to list; default: every tool
+                                                  (`none`: only the extra and custom ones)
     --slow-list SECONDS     (BROKEN_SLOW_LIST)    delay every tools/list answer
     --slow-init SECONDS     (BROKEN_SLOW_INIT)    delay the initialize answer
     --garbage               (BROKEN_GARBAGE=1)    write non-protocol lines to stdout too
