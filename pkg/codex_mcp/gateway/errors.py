@@ -22,9 +22,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
-from codex_mcp.client.transports.stdio import SpawnError
-
 ErrorKind = Literal["tool_error", "server_error", "spawn_error"]
 PASSTHROUGH_ENV = "WRAPPER_ERROR_PASSTHROUGH"
 
@@ -230,6 +227,11 @@ def normalize_exception(
 ) -> dict[str, Any]:
     """An exception from the library's client (McpError, SpawnError, ConnectionClosed,
     RequestTimeout, TransportError) or an OSError from starting a child."""
+    # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
+    # gateway config must not pay at startup just for importing this package.
+    from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
+    from codex_mcp.client.transports.stdio import SpawnError
+
     if isinstance(exc, McpError):
         error = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
