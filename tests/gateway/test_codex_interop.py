@@ -35,8 +35,8 @@ SERVER = str(Path(__file__).parent / "servers" / "broken_server.py")
 READ_ONLY = {"readOnlyHint": True}
 
 
-def server(name: str, tools: str, custom: list[dict[str, Any]] | None = None) -> str:
-    args = [SERVER, "--tools", tools or "none"]  # no tool is called "none": custom ones only
+def server(name: str, tools: str, custom: list[dict[str, Any]] | None = None, *options: str) -> str:
+    args = [SERVER, "--tools", tools or "none", *options]  # no tool is called "none"
     if custom:
         args += ["--custom-tools", json.dumps(custom)]
     return stdio_server_toml(name, sys.executable, args)
@@ -209,6 +209,8 @@ async def test_an_unreadable_definition_loses_the_whole_server(tmp_path: Path) -
         ("no_annotations", True),
         ("not_read_only", True),
         ("not_destructive", True),
+        ("closed_world", True),
+        ("destructive_closed_world", True),
         ("echo", False),
         ("read_only_destructive", False),
         ("closed_world_not_destructive", False),
@@ -221,6 +223,8 @@ async def test_tools_without_read_only_hint_are_refused_by_default(
         {"name": name, "inputSchema": {"type": "object"}, "annotations": annotations}
         for name, annotations in [
             ("not_destructive", {"destructiveHint": False}),
+            ("closed_world", {"openWorldHint": False}),
+            ("destructive_closed_world", {"destructiveHint": True, "openWorldHint": False}),
             ("read_only_destructive", {"readOnlyHint": True, "destructiveHint": True}),
             ("closed_world_not_destructive", {"destructiveHint": False, "openWorldHint": False}),
         ]
@@ -265,3 +269,13 @@ async def test_codex_keeps_every_tool_the_gateway_repaired_and_named(tmp_path: P
             offered[tool["name"]]["parameters"] == codex_parameters(tool["inputSchema"]).parameters
         )
     assert lint_servers([Listing("codex-mcp", served)]).lost == 0
+
+
+async def test_garbage_on_stdout_and_a_stderr_flood_cost_codex_nothing(tmp_path: Path) -> None:
+    """What the gateway must match at least: Codex skips non-JSON lines on a child's stdout
+    and keeps a child that floods stderr."""
+    toml = server("garbage", "echo", None, "--garbage")
+    toml += server("flood", "echo", None, "--stderr-flood", "1000000")
+    run = await run_codex(tmp_path / "home", toml)
+    offered = run.model.offered_tools()
+    assert set(offered["mcp__garbage"]) == set(offered["mcp__flood"]) == {"echo"}

@@ -275,7 +275,7 @@ def _lint_tool(
     if not runs_without_approval(tool.get("annotations")):
         message = (
             "no readOnlyHint: `codex exec` (read-only sandbox, approval never) refuses to call it "
-            f'("{REFUSAL}"); interactive Codex asks for approval every call'
+            f'("{REFUSAL}"); interactive Codex asks the user first (not checked with the CLI)'
         )
         findings.append(Finding("needs-approval", "warn", message, SRC_APPROVAL))
     if model_sees_only_structured_content(tool):

@@ -5,7 +5,8 @@ Approval (codex-rs/core/src/mcp_tool_call.rs, `maybe_request_mcp_tool_approval` 
 danger-full-access sandbox), a call needs approval unless the tool says `readOnlyHint: true`,
 or says both `destructiveHint: false` and `openWorldHint: false`. With approval "never" (what
 `codex exec` runs with, in its read-only sandbox) it is refused: "MCP tool call requires
-approval, but approval policy is never"; interactively the user is asked each time. Confirmed
+approval, but approval policy is never"; interactively the user is asked (from the source; not
+checked with the CLI, which we only drive non-interactively). Confirmed
 with the CLI for no annotations, readOnlyHint false, destructiveHint false alone,
 openWorldHint false alone, destructive true + openWorld false (refused) and readOnlyHint true
 (with or without destructiveHint true), destructive false + openWorld false (run).
