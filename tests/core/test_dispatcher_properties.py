@@ -189,9 +189,12 @@ def test_random_conversations_answer_each_request_once(data: st.DataObject) -> N
                 else:
                     items = [message] if not batch else []
                 for item in items:
-                    if isinstance(item, dict) and "method" in item and item.get("id") is not None:
-                        if type(item["id"]) in (int, str):
-                            sent[item["id"]] += 1
+                    if (
+                        isinstance(item, dict)
+                        and "method" in item
+                        and type(item.get("id")) in (int, str)
+                    ):
+                        sent[item["id"]] += 1
                     if isinstance(item, dict) and item.get("method") == "notifications/cancelled":
                         cancelled.add(item["params"]["requestId"])
                 session.receive(message)

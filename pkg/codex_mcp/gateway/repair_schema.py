@@ -321,7 +321,7 @@ class _RefInliner:
         self.repairer = repairer
 
     def inline(self) -> dict[str, Any]:
-        out = self._resolve(self.root, "", ())
+        out: dict[str, Any] = self._resolve(self.root, "", ())
         remaining = json.dumps({k: v for k, v in out.items() if k not in _DEFINITIONS})
         for table in _DEFINITIONS:
             if table in out and f'"#/{table}/' not in remaining:
