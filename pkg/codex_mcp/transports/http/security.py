@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from aiohttp import web
@@ -28,7 +29,7 @@ def _host_name(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def _matches(value: str, allowed: list[str]) -> bool:
+def _matches(value: str, allowed: Sequence[str]) -> bool:
     value = value.strip().lower()
     for entry in allowed:
         entry = entry.strip().lower()
