@@ -26,7 +26,12 @@ class HttpProcess:
     """A `codex-mcp-http` subprocess; stderr is drained in a thread (a full pipe would
     block the server) and kept for assertions."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> None:
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *args],
             stdin=subprocess.DEVNULL,
@@ -34,6 +39,7 @@ class HttpProcess:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            preexec_fn=preexec_fn,  # e.g. lower a resource limit in the server alone
         )
         self.lines: list[str] = []
         self._listening = threading.Event()
