@@ -15,8 +15,8 @@ import time
 import aiohttp
 import pytest
 from codex_mcp.transports.http.connections import PROBE_RESERVE
-from conftest import ROOT, HttpProcess
 from gate import Gate
+from http_process import ROOT, HttpProcess
 from raw_http import (
     INIT_BODY,
     closed_by_server,

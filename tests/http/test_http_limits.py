@@ -10,9 +10,9 @@ from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestClient
-from conftest import MakeClient
 from gate import Gate
 from http_helpers import JSON, call, init, messages_of, notification, open_session
+from http_process import MakeClient
 
 BLOCK = "block"
 
