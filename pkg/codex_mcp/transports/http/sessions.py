@@ -45,6 +45,17 @@ class Capacity:
         self.max_session_inflight = max_session_inflight
 
 
+class Exchange:
+    """An HTTP exchange whose answer has no request id of its own to be found by: a batch,
+    or a message the core answers with an error (the core tags that answer with it).
+    `calls` is how many requests it carries, counted against the caps while it runs."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+
+
 class SessionLog(logging.LoggerAdapter[logging.Logger]):
     """Puts the session id on every line about a session."""
 
@@ -78,14 +89,15 @@ class HttpSession:
 
     # Outbound ------------------------------------------------------------------
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
-        related_request_id = related
         data = orjson.dumps(message)
-        stream = self.by_request.get(related_request_id) if related_request_id is not None else None
-        is_final = (
-            stream is not None
-            and type(message) is dict
-            and message.get("id") == related_request_id
-            and ("result" in message or "error" in message)
+        stream = self.by_request.get(related) if related is not None else None
+        is_final = stream is not None and (
+            type(related) is Exchange  # the core tags only an exchange's one answer with it
+            or (
+                type(message) is dict
+                and message.get("id") == related
+                and ("result" in message or "error" in message)
+            )
         )
         if stream is not None and not is_final and not stream.sse:
             stream = None  # a JSON-only exchange can't carry notifications: use the GET stream
@@ -93,9 +105,18 @@ class HttpSession:
             stream = self.streams.standalone
         self.streams.push(stream, data)
         if is_final:
-            del self.by_request[related_request_id]
-            self.capacity.inflight -= 1
-            self.streams.finish(stream)
+            self._finish(related)
+
+    def nothing_to_send(self, origin: Hashable) -> None:
+        """The core says an exchange ends without an answer (a batch whose every request
+        was cancelled): end it, so its POST can answer 202."""
+        if origin in self.by_request:
+            self._finish(origin)
+
+    def _finish(self, key: Hashable) -> None:
+        stream = self.by_request.pop(key)
+        self.capacity.inflight -= key.calls if type(key) is Exchange else 1
+        self.streams.finish(stream)
 
     # Exchanges -----------------------------------------------------------------
     def __enter__(self) -> HttpSession:
@@ -133,6 +154,13 @@ class HttpSession:
         self.capacity.inflight += 1
         return stream
 
+    def open_exchange(self, exchange: Exchange) -> Stream:
+        """A JSON-only stream for an exchange's one answer, found by the exchange itself."""
+        stream = self.streams.open(sse=False)
+        self.by_request[exchange] = stream
+        self.capacity.inflight += exchange.calls
+        return stream
+
     def close_request_stream(self, request_id: RequestId) -> None:
         """End the response stream of a running request early (SSE polling, SEP-1699):
         its later events stay in the replay buffer until the client resumes with
@@ -153,15 +181,15 @@ class HttpSession:
     def end_request(self, request_id: Any) -> None:
         """The client cancelled a request: it gets no response (the spec says so), so end
         its exchange now rather than leave the POST waiting and the id in flight."""
-        stream = self.by_request.pop(request_id, None) if is_valid_id(request_id) else None
-        if stream is not None:
-            self.capacity.inflight -= 1
-            self.streams.finish(stream)
+        if is_valid_id(request_id) and request_id in self.by_request:
+            self._finish(request_id)
 
     def close(self) -> None:
         self.core_session.close()
         # Closing cancels the calls; none will answer, so none counts any more.
-        self.capacity.inflight -= len(self.by_request)
+        self.capacity.inflight -= sum(
+            key.calls if type(key) is Exchange else 1 for key in self.by_request
+        )
         self.by_request.clear()
         self.streams.close_all()
 

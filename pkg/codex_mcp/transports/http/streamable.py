@@ -17,7 +17,7 @@ from aiohttp import web
 
 from ...core import jsonrpc
 from ...core.jsonrpc import JsonObject
-from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25, allows_batches
+from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .config import HttpConfig
 from .errors import SESSION_NOT_FOUND, busy_response, error_response
@@ -26,14 +26,12 @@ from .exchange import (
     VERSION_HEADER,
     accepts,
     find_session,
-    is_client_response,
-    is_notification,
     is_request,
     read_body,
     unsupported_version,
 )
 from .security import credential_of
-from .sessions import HttpSession, Refused, SessionManager
+from .sessions import Exchange, HttpSession, Refused, SessionManager
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id
 
 
@@ -79,44 +77,34 @@ class StreamableHttp:
             if version_error is not None:
                 return version_error
         with session:
-            if type(message) is list:
-                return await self._batch(request, session, message)
-            if type(message) is not dict:
-                return error_response(400, "Invalid Request: expected a JSON object")
-            return await self._one(request, session, message)
+            if type(message) is dict and is_request(message):
+                return await self._one(request, session, message)
+            return await self._through_core(request, session, message)
 
     async def _one(
         self, request: web.Request, session: HttpSession, message: JsonObject
     ) -> web.StreamResponse:
+        """One request with a usable id: answered on its own stream, JSON or SSE."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
-        if is_request(message):
-            if message["id"] in session.by_request:
-                return error_response(
-                    409,
-                    f"request id {message['id']!r} is already in flight",
-                    request_id=message["id"],
-                    headers=headers,
-                )
-            try:
-                session.check_room()
-            except Refused as exc:
-                return busy_response(exc.status, str(exc), message["id"], headers)
-            wants_sse = accepts(request, "text/event-stream") and not session.json_only
-            force_sse = request.headers.get("X-MCP-POST-STREAM") == "1" or not accepts(
-                request, "application/json"
+        if message["id"] in session.by_request:
+            return error_response(
+                409,
+                f"request id {message['id']!r} is already in flight",
+                request_id=message["id"],
+                headers=headers,
             )
-            stream = session.open_request_stream(message["id"], sse=wants_sse or force_sse)
-            queue = session.streams.attach(stream)
-            session.core_session.receive(message)
-            return await self._answer(request, session, stream, queue, force_sse, headers)
-        if is_notification(message) or is_client_response(message):
-            session.core_session.receive(message)
-            return web.Response(status=202, headers=headers)
-        return error_response(
-            400,
-            "Invalid Request: not a JSON-RPC request, notification or response",
-            headers=headers,
+        try:
+            session.check_room()
+        except Refused as exc:
+            return busy_response(exc.status, str(exc), message["id"], headers)
+        wants_sse = accepts(request, "text/event-stream") and not session.json_only
+        force_sse = request.headers.get("X-MCP-POST-STREAM") == "1" or not accepts(
+            request, "application/json"
         )
+        stream = session.open_request_stream(message["id"], sse=wants_sse or force_sse)
+        queue = session.streams.attach(stream)
+        session.core_session.receive(message)
+        return await self._answer(request, session, stream, queue, force_sse, headers)
 
     async def _answer(
         self,
@@ -193,45 +181,44 @@ class StreamableHttp:
             await response.write(sse.retry_hint(1000, f"{stream.key}_0"))
         return response
 
-    async def _batch(
-        self, request: web.Request, session: HttpSession, messages: list[Any]
+    async def _through_core(
+        self, request: web.Request, session: HttpSession, message: Any
     ) -> web.StreamResponse:
+        """Anything but one request with a usable id: a notification, a response to one of
+        our requests, a batch, or a message the core refuses. The core decides (the same
+        code as stdio); its one answer, if any, comes back tagged with this exchange."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
-        version = session.core_session.protocol_version
-        if not allows_batches(version):
-            return error_response(
-                400,
-                f"Invalid Request: JSON-RPC batches are not supported by protocol version {version}",
-                headers=headers,
-            )
+        calls = (
+            sum(type(m) is dict and is_request(m) for m in message) if type(message) is list else 0
+        )
         try:
-            session.check_room(sum(type(m) is dict and is_request(m) for m in messages))
+            if calls:
+                session.check_room(calls)
         except Refused as exc:
             return busy_response(exc.status, str(exc), headers=headers)
-        waits = []
-        for message in messages:
-            if (
-                type(message) is dict
-                and is_request(message)
-                and message["id"] not in session.by_request
-            ):
-                stream = session.open_request_stream(message["id"], sse=False)
-                waits.append((stream, session.streams.attach(stream)))
-                session.core_session.receive(message)
-            elif type(message) is dict and (
-                is_notification(message) or is_client_response(message)
-            ):
-                session.core_session.receive(message)
-        if not waits:
-            return web.Response(status=202, headers=headers)
-        bodies = []
-        for stream, queue in waits:
+        exchange = Exchange(calls)
+        stream = session.open_exchange(exchange)
+        queue = session.streams.attach(stream)
+        try:
+            if not session.core_session.receive(message, exchange):
+                session.nothing_to_send(exchange)
+                return web.Response(status=202, headers=headers)
             item = await queue.get()
+        finally:
             session.streams.detach(stream, queue)
-            if item is not None:
-                bodies.append(item[1])
+        if item is None or item is CLOSE or item is TICK:
+            if session.core_session.closed:
+                return error_response(
+                    404,
+                    "Session ended while the batch was running",
+                    SESSION_NOT_FOUND,
+                    headers=headers,
+                )
+            return web.Response(status=202, headers=headers)
+        # A batch's answers are an array (200); a lone error about the message itself is 400.
+        status = 200 if item[1][:1] == b"[" else 400
         return web.Response(
-            body=b"[" + b",".join(bodies) + b"]", content_type="application/json", headers=headers
+            body=item[1], status=status, content_type="application/json", headers=headers
         )
 
     async def _stateless(self, request: web.Request, message: Any) -> web.StreamResponse:
@@ -249,7 +236,9 @@ class StreamableHttp:
         except Refused as exc:
             return busy_response(exc.status, str(exc), _id_of(message))
         try:
-            return await self._one(request, session, message)
+            if is_request(message):
+                return await self._one(request, session, message)
+            return await self._through_core(request, session, message)
         finally:
             self.manager.discard(session)
 
