@@ -84,6 +84,21 @@ class StdioServer:
         assert line is not None, "the server closed stdout"
         return orjson.loads(line)
 
+    def read_frame(self, timeout: float = 10.0) -> Any:
+        """The next Content-Length framed message."""
+        length = None
+        while True:
+            line = self.read_line(timeout)
+            assert line is not None, "the server closed stdout"
+            line = line.rstrip(b"\r")
+            if not line:
+                break
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        assert length is not None, "a header block without Content-Length"
+        return orjson.loads(self.read_exactly(length, timeout))
+
     def call(self, request_id: Any, method: str, params: Any = None) -> Any:
         self.request(request_id, method, params)
         return self.read()
