@@ -127,14 +127,17 @@ def test_eof_finishes_in_flight_work_then_exits_zero(server: StdioServer) -> Non
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_signals_finish_in_flight_work_then_exit_zero(server: StdioServer, signum: int) -> None:
-    server.request(18, "tools/call", {"name": "sleep", "arguments": {"seconds": 1}})
-    time.sleep(0.2)
-    server.process.send_signal(signum)
-    reply = server.read(timeout=15)
+def test_signals_finish_in_flight_work_then_exit_zero(spawn: Any, signum: int) -> None:
+    peer: StdioServer = spawn("--serve", str(SERVERS / "slow.py"))
+    peer.initialize()
+    peer.request(18, "tools/call", {"name": "slow", "arguments": {"seconds": 1}})
+    started = peer.read()  # the call is running
+    assert started["params"]["data"] == "slow call started", started
+    peer.process.send_signal(signum)
+    reply = peer.read(timeout=15)
     assert reply["id"] == 18
-    assert "result" in reply
-    assert server.process.wait(10) == 0
+    assert reply["result"]["content"][0]["text"] == "slept 1 s"
+    assert peer.process.wait(10) == 0
 
 
 def test_cancelled_call_gets_no_answer(server: StdioServer) -> None:
