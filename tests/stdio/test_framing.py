@@ -98,15 +98,6 @@ def test_a_content_length_frame_on_a_json_lines_stream_costs_only_itself(
     server.assert_alive()
 
 
-def test_a_header_split_across_writes_is_still_content_length(spawn: Any) -> None:
-    """The framing used to be decided from fewer than the 15 bytes of 'Content-Length:'."""
-    peer: StdioServer = spawn()
-    message = framed(ping(1))
-    peer.write(message[:7])
-    peer.write(message[7:])  # may or may not arrive in a read of its own
-    assert peer.read_frame() == pong(1)
-
-
 # -- oversized messages: the error names the id when it can be echoed ----------------------
 
 

@@ -1,7 +1,8 @@
 """The frame decoder gives the same frames however a pipe splits the bytes.
 
 The subprocess tests cannot choose read boundaries; these feed the real decoder every
-kind of split, with good and bad frames mixed, in both framings.
+kind of split, with good and bad frames mixed, in both framings. (Byte by byte, the
+framing used to be guessed from the first byte: "C" is not JSON-lines.)
 """
 
 from __future__ import annotations
