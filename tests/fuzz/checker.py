@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .messages import Expect
+from .expectations import Expect
 
 
 class Ledger:

@@ -21,12 +21,12 @@ import pytest
 from stdio.conftest import StdioServer
 
 from .checker import Ledger
+from .expectations import Expect
 from .messages import (
     ASK,
     MAIN_KINDS,
     NULL_ID_NOTIFICATION,
     UNHASHABLE_ID_RESPONSE,
-    Expect,
     Fuzzer,
 )
 from .settings import (
