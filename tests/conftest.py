@@ -13,12 +13,25 @@ from typing import IO
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LaunchHttp = Callable[..., str]
 
 
-def _drain(stream: IO[str]) -> None:
-    for _ in stream:
-        pass
+class LaunchedHttp(str):
+    """The /mcp URL of a launched server (a plain str to its users), with the process
+    and every line it has logged so far."""
+
+    process: subprocess.Popen[str]
+    log: list[str]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+LaunchHttp = Callable[..., LaunchedHttp]
+
+
+def _drain(stream: IO[str], lines: list[str]) -> None:
+    lines.extend(stream)
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +40,7 @@ def launch_http() -> Iterator[LaunchHttp]:
     Every server started is stopped at the end of the module."""
     processes: list[subprocess.Popen[str]] = []
 
-    def launch(*args: str) -> str:
+    def launch(*args: str) -> LaunchedHttp:
         process = subprocess.Popen(
             [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *args],
             stderr=subprocess.PIPE,
@@ -36,13 +49,17 @@ def launch_http() -> Iterator[LaunchHttp]:
         )
         processes.append(process)
         assert process.stderr is not None
+        lines: list[str] = []
         for _ in range(50):
-            found = re.search(r"listening on (http://\S+)", process.stderr.readline())
+            lines.append(process.stderr.readline())
+            found = re.search(r"listening on (http://\S+)", lines[-1])
             if found:
                 # Keep reading its log, or a chatty server would block on a full pipe.
-                threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
-                return found.group(1)
-        raise AssertionError("the HTTP server did not start")
+                threading.Thread(target=_drain, args=(process.stderr, lines), daemon=True).start()
+                url = LaunchedHttp(found.group(1))
+                url.process, url.log = process, lines
+                return url
+        raise AssertionError("the HTTP server did not start:\n" + "".join(lines))
 
     yield launch
     for process in processes:

@@ -279,7 +279,7 @@ class JsonRpcPeer:
         request_id: Any = message.get("id")
         has_id = request_id is not None  # "id": null is seed 003's notification
         if method is None:
-            if "result" in message or "error" in message:
+            if "id" in message and ("result" in message or "error" in message):
                 self._on_response(message)
                 return self._reply(None, None, batch)
             return self._reply(request_id, _invalid(request_id, "missing 'method'"), batch, origin)
@@ -389,14 +389,18 @@ class JsonRpcPeer:
         batch: _Batch | None,
         origin: Hashable = None,
     ) -> bool:
-        """Send (or collect) one answer; returns whether one goes out. An answer that
-        cannot carry a usable id is tagged with the message's origin."""
+        """Send (or collect) one answer; returns whether one goes out. Call sites pass
+        `origin` for an answer to a message we do not run (an invalid one): it goes where the
+        message came from, since the transport cannot know its id names a request; without
+        an origin it is tagged with the id when usable."""
         if batch is not None:
             batch.add(response)
             return response is not None
         if response is None:
             return False
-        self.send(response, request_id if is_valid_id(request_id) else origin)
+        if origin is None:
+            origin = request_id if is_valid_id(request_id) else None
+        self.send(response, origin)
         return True
 
     def _on_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,9 +25,31 @@ EVERYTHING_JS = (
 )
 BIND_LOCALHOST = str(SERVERS / "bind_localhost.cjs")
 
+#: Peers these tests talk to that may be missing on a fresh machine: each test that
+#: needs one skips, saying how to install it.
+HAS_NODE = shutil.which("node") is not None
+HAS_SDK = importlib.util.find_spec("mcp") is not None
+
+
+def _everything_missing() -> str | None:
+    if not HAS_NODE:
+        return "node is not on PATH (server-everything runs on it)"
+    if not EVERYTHING.exists():
+        return "npm tools missing: run .ci/node-tools.sh"
+    return None
+
+
+EVERYTHING_MISSING = _everything_missing()
 needs_everything = pytest.mark.skipif(
-    not EVERYTHING.exists(), reason="npm tools missing: run .ci/node-tools.sh"
+    EVERYTHING_MISSING is not None, reason=EVERYTHING_MISSING or ""
 )
+
+
+def sdk_command(*args: str) -> list[str]:
+    """The official-SDK test server's command line; skips the test when `mcp` is missing."""
+    if not HAS_SDK:
+        pytest.skip("the official MCP SDK is not installed: pip install mcp")
+    return [sys.executable, SDK_SERVER, *args]
 
 
 def free_port() -> int:

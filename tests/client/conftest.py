@@ -3,16 +3,15 @@ as subprocesses on 127.0.0.1 and free ports, shared by the whole session."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from client_helpers import (
-    EVERYTHING,
-    SDK_SERVER,
+    EVERYTHING_MISSING,
     everything_args,
     free_port,
+    sdk_command,
     start_server,
     stop_server,
 )
@@ -36,7 +35,7 @@ def sdk_events(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sdk_http_url(sdk_events: Path) -> Iterator[str]:
     port = free_port()
     proc = start_server(
-        [sys.executable, SDK_SERVER, "streamable-http", str(port)],
+        sdk_command("streamable-http", str(port)),
         port,
         {"EVENTS_FILE": str(sdk_events)},
     )
@@ -47,15 +46,15 @@ def sdk_http_url(sdk_events: Path) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def sdk_sse_url() -> Iterator[str]:
     port = free_port()
-    proc = start_server([sys.executable, SDK_SERVER, "sse", str(port)], port)
+    proc = start_server(sdk_command("sse", str(port)), port)
     yield f"http://127.0.0.1:{port}/sse"
     stop_server(proc)
 
 
 @pytest.fixture(scope="session")
 def everything_http_url() -> Iterator[str]:
-    if not EVERYTHING.exists():
-        pytest.skip("npm tools missing: run .ci/node-tools.sh")
+    if EVERYTHING_MISSING:
+        pytest.skip(EVERYTHING_MISSING)
     port = free_port()
     proc = start_server(everything_args("streamableHttp"), port, {"PORT": str(port)})
     yield f"http://127.0.0.1:{port}/mcp"

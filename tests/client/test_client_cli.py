@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from client_helpers import OUR_SERVER, SDK_SERVER
+from client_helpers import OUR_SERVER, sdk_command
 
 CLI = [sys.executable, "-m", "codex_mcp.client.cli"]
 
@@ -36,14 +36,14 @@ def test_call_by_plain_and_qualified_name() -> None:
 
 
 def test_tool_error_exits_non_zero_with_the_result_on_stdout() -> None:
-    proc = run("call", "fail", '{"message": "bad"}', "--", sys.executable, SDK_SERVER)
+    proc = run("call", "fail", '{"message": "bad"}', "--", *sdk_command())
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["isError"] is True
     assert "reported an error" in proc.stderr
 
 
 def test_resources_prompts_read_and_prompt() -> None:
-    server = ["--", sys.executable, SDK_SERVER]
+    server = ["--", *sdk_command()]
     resources = run("resources", *server)
     assert resources.returncode == 0, resources.stderr
     assert [r["uri"] for r in json.loads(resources.stdout)] == ["test://greeting"]

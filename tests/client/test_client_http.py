@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import SDK_SERVER, free_port, start_server, stop_server, wait_for_line
+from client_helpers import free_port, sdk_command, start_server, stop_server, wait_for_line
 from codex_mcp.client import Client, RequestTimeout, SessionExpired, TransportError
 from servers.fake_http import FakeHttpServer
 
@@ -177,13 +176,19 @@ async def test_everything_streamable_http(everything_http_url: str) -> None:
         assert not done.is_error and len(progress) == 2
 
 
-async def test_http_server_killed_mid_call() -> None:
+async def test_http_server_killed_mid_call(events_file: Path) -> None:
     port = free_port()
-    proc = start_server([sys.executable, SDK_SERVER, "streamable-http", str(port)], port)
+    proc = start_server(
+        sdk_command("streamable-http", str(port)),
+        port,
+        {"EVENTS_FILE": str(events_file)},
+    )
     try:
         async with Client.http(f"http://127.0.0.1:{port}/mcp") as client:
-            call = asyncio.create_task(client.call_tool("slow", {"seconds": 30}, backoff=None))
-            await asyncio.sleep(0.5)
+            call = asyncio.create_task(
+                client.call_tool("slow", {"seconds": 30, "tag": "killed"}, backoff=None)
+            )
+            assert await asyncio.to_thread(wait_for_line, events_file, "started killed", 20)
             proc.send_signal(signal.SIGKILL)
             started = time.monotonic()
             with pytest.raises(TransportError):

@@ -396,11 +396,17 @@ async def test_opentelemetry_spans(pair: Any) -> None:
 async def test_progress_and_logging() -> None:
     server, _ = build_server()
     logs: list[JsonObject] = []
-    async with Client.memory(server, logging_handler=logs.append) as client:
+    logged = asyncio.Event()
+
+    def on_log(params: JsonObject) -> None:
+        logs.append(params)
+        logged.set()
+
+    async with Client.memory(server, logging_handler=on_log) as client:
         progress: list[JsonObject] = []
         result = await client.call_tool("progress", on_progress=progress.append)
         assert result.text == "progressed"
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(logged.wait(), 5)
     assert [p["progress"] for p in progress] == [1, 2, 3]
     assert progress[0]["total"] == 3
     assert logs and logs[0]["data"] == "done with progress" and logs[0]["level"] == "info"

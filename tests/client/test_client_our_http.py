@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from client_helpers import free_port, start_server, stop_server
 from codex_mcp.client import Client
@@ -65,16 +66,19 @@ async def test_legacy_sse_transport(our_http: str) -> None:
         assert result.text == "This is a simple text response for testing."
 
 
-async def test_session_expired_on_the_server_is_re_established() -> None:
-    base, proc = _serve("--session-ttl", "0.3")
-    try:
-        async with Client.http(f"{base}/mcp") as client:
-            assert (await client.call_tool("test_simple_text", {})).text
-            await asyncio.sleep(1.0)  # the server evicts the idle session
-            result = await client.call_tool("test_simple_text", {})
-            assert result.text == "This is a simple text response for testing."
-    finally:
-        stop_server(proc)  # type: ignore[arg-type]
+async def test_session_ended_on_the_server_is_re_established(our_http: str) -> None:
+    """Ended for real (a DELETE behind the client's back), not by waiting for the TTL: the
+    client's open GET stream keeps its session busy, so it never idles out."""
+    async with Client.http(f"{our_http}/mcp") as client:
+        assert (await client.call_tool("test_simple_text", {})).text
+        first = client.transport.session_id
+        assert first
+        async with aiohttp.ClientSession() as http:
+            ended = await http.delete(f"{our_http}/mcp", headers={"Mcp-Session-Id": first})
+            assert ended.status == 200
+        result = await client.call_tool("test_simple_text", {})
+        assert result.text == "This is a simple text response for testing."
+        assert client.transport.session_id not in (None, first)  # a new session
 
 
 class _RecordingTransport(StreamableHttpTransport):

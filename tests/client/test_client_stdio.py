@@ -9,14 +9,15 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from client_helpers import (
     EVERYTHING,
     OUR_SERVER,
-    SDK_SERVER,
     SERVERS,
     needs_everything,
+    sdk_command,
     wait_for_line,
 )
 from codex_mcp.client import (
@@ -50,9 +51,7 @@ async def test_our_stdio_server() -> None:
 
 
 async def test_sdk_stdio_server(events_file: Path) -> None:
-    async with Client.stdio(
-        [sys.executable, SDK_SERVER], env={"EVENTS_FILE": str(events_file)}
-    ) as client:
+    async with Client.stdio(sdk_command(), env={"EVENTS_FILE": str(events_file)}) as client:
         assert client.server_info["name"] == "sdk-test-server"
         assert {t.name for t in await client.list_tools()} >= {"echo", "add", "slow", "fail"}
         assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
@@ -71,24 +70,47 @@ async def test_sdk_stdio_server(events_file: Path) -> None:
         assert "abc" in prompt.messages[0]["content"]["text"]
 
 
+async def _two_pending_calls(client: Client, target: str, events_file: Path) -> list[Any]:
+    """Two calls really running on the server, each known to have started."""
+    if target == "sdk":
+        calls = [
+            asyncio.create_task(client.call_tool("slow", {"seconds": 30, "tag": tag}, retries=3))
+            for tag in ("a", "b")
+        ]
+        for tag in ("a", "b"):
+            assert await asyncio.to_thread(wait_for_line, events_file, f"started {tag}", 20)
+        return calls
+    started = {tag: asyncio.Event() for tag in ("a", "b")}
+    calls = [
+        asyncio.create_task(
+            client.call_tool(
+                "block", {"tag": tag}, retries=3, on_progress=lambda _, e=started[tag]: e.set()
+            )
+        )
+        for tag in ("a", "b")
+    ]
+    await asyncio.wait_for(asyncio.gather(*(e.wait() for e in started.values())), 20)
+    return calls
+
+
 @pytest.mark.parametrize("target", ["ours", "sdk"])
-async def test_sigkill_mid_call_fails_within_a_second(target: str) -> None:
+async def test_sigkill_mid_call_fails_every_pending_request_at_once(
+    target: str, events_file: Path
+) -> None:
     if target == "ours":
-        command, tool, args = OUR_SERVER, "sleep", {"seconds": 30}
+        command = [*OUR_SERVER, "--serve", str(SERVERS / "blocking.py")]
     else:
-        command, tool, args = [sys.executable, SDK_SERVER], "slow", {"seconds": 30}
-    async with Client.stdio(command) as client:
-        call = asyncio.create_task(client.call_tool(tool, args, retries=3))
-        other = asyncio.create_task(client.list_resources())  # a second pending request
-        await asyncio.sleep(0.3)
+        command = sdk_command()
+    async with Client.stdio(command, env={"EVENTS_FILE": str(events_file)}) as client:
+        calls = await _two_pending_calls(client, target, events_file)
+        assert not any(call.done() for call in calls)
         os.kill(pid_of(client), signal.SIGKILL)
         started = time.monotonic()
-        with pytest.raises(ConnectionClosed, match="SIGKILL"):
-            await asyncio.wait_for(call, 5)
+        outcomes = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 5)
         assert time.monotonic() - started < 1.0
-        # Every pending request failed at once, and new ones fail immediately.
-        done = await asyncio.wait_for(asyncio.gather(other, return_exceptions=True), 1)
-        assert not isinstance(done[0], BaseException) or isinstance(done[0], ConnectionClosed)
+        for outcome in outcomes:  # both failed, not answered, and were not retried
+            assert isinstance(outcome, ConnectionClosed), outcome
+            assert "SIGKILL" in str(outcome)
         with pytest.raises(ConnectionClosed):
             await client.call_tool("echo", {"message": "anyone?"})
 

@@ -13,6 +13,17 @@ from codex_mcp import Context, Server
 JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 SSE_ONLY = {"Accept": "text/event-stream"}
 
+#: In-process servers only: what a `hold` call with a given tag reports to its test.
+_started: dict[str, asyncio.Event] = {}
+_release: dict[str, asyncio.Event] = {}
+
+
+def watch_hold(tag: str) -> tuple[asyncio.Event, asyncio.Event]:
+    """(started, release) for the next `hold` call tagged `tag`: the call sets `started`
+    when it runs, and returns once the test sets `release`."""
+    _started[tag], _release[tag] = asyncio.Event(), asyncio.Event()
+    return _started[tag], _release[tag]
+
 
 def build_test_server() -> Server:
     server = Server("http-tests")
@@ -34,6 +45,13 @@ def build_test_server() -> Server:
     async def wait(seconds: float) -> str:
         await asyncio.sleep(seconds)
         return "waited"
+
+    @server.tool(read_only=True)
+    async def hold(tag: str) -> str:
+        """Tells the test it started (see watch_hold), then waits to be released."""
+        _started[tag].set()
+        await _release[tag].wait()
+        return f"released {tag}"
 
     return server
 

@@ -19,6 +19,7 @@ from http_helpers import (
     notification,
     open_session,
     text_of,
+    watch_hold,
 )
 from http_process import MakeClient
 
@@ -116,13 +117,15 @@ async def test_ended_session_is_404(make_client: MakeClient) -> None:
 async def test_delete_ends_a_running_call_with_404(make_client: MakeClient) -> None:
     client = await make_client()
     session = await open_session(client)
+    started, _ = watch_hold("delete")
     running = asyncio.create_task(
-        client.post("/mcp", json=call(2, "wait", {"seconds": 30}), headers=session)
+        client.post("/mcp", json=call(2, "hold", {"tag": "delete"}), headers=session)
     )
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(started.wait(), 5)  # DELETE comes second, always
     assert (await client.delete("/mcp", headers=session)).status == 200
     response = await asyncio.wait_for(running, 5)
     assert response.status == 404
+    assert "while the request was running" in (await response.json())["error"]["message"]
 
 
 async def test_unsupported_protocol_version_header_is_400(make_client: MakeClient) -> None:
@@ -310,14 +313,20 @@ async def test_get_stream_keepalive_comments(make_client: MakeClient) -> None:
 
 async def test_get_stream_resumes_with_last_event_id(make_client: MakeClient) -> None:
     client = await make_client()
-    core = client.server.app[MANAGER_KEY].core  # type: ignore[union-attr]
+    manager = client.server.app[MANAGER_KEY]  # type: ignore[union-attr]
+    core = manager.core
     session = await open_session(client)
     stream = await client.get("/mcp", headers={**session, **SSE_ONLY})
     core.provider.notify_list_changed("tools")
     first = await next_event(stream)
     assert first is not None and "list_changed" in first["data"]
     stream.close()
-    await asyncio.sleep(0.05)
+    standalone = manager.sessions[session["Mcp-Session-Id"]].streams.standalone
+    for _ in range(250):  # until the server has seen the client leave
+        if standalone.queue is None:
+            break
+        await asyncio.sleep(0.02)
+    assert standalone.queue is None
     core.provider.notify_list_changed("tools")  # sent while nobody listens
     core.provider.notify_list_changed("prompts")
     resumed = await client.get(
@@ -360,10 +369,11 @@ async def test_post_sse_stream_resumes_with_last_event_id(make_client: MakeClien
 async def test_cancellation_ends_the_post_and_frees_the_id(make_client: MakeClient) -> None:
     client = await make_client()
     session = await open_session(client)
+    started, _ = watch_hold("cancel")
     running = asyncio.create_task(
-        client.post("/mcp", json=call(2, "wait", {"seconds": 30}), headers=session)
+        client.post("/mcp", json=call(2, "hold", {"tag": "cancel"}), headers=session)
     )
-    await asyncio.sleep(0.1)
+    await asyncio.wait_for(started.wait(), 5)
     cancel = notification("notifications/cancelled", {"requestId": 2, "reason": "user"})
     assert (await client.post("/mcp", json=cancel, headers=session)).status == 202
     response = await asyncio.wait_for(running, 5)  # no response to a cancelled request
@@ -374,14 +384,22 @@ async def test_cancellation_ends_the_post_and_frees_the_id(make_client: MakeClie
 
 async def test_idle_sessions_are_evicted(make_client: MakeClient) -> None:
     client = await make_client(session_ttl=0.2)
+    sessions = client.server.app[MANAGER_KEY].sessions  # type: ignore[union-attr]
     idle = await open_session(client)
     busy = await open_session(client)
+    started, release = watch_hold("busy")
     running = asyncio.create_task(
-        client.post("/mcp", json=call(2, "wait", {"seconds": 0.6}), headers=busy)
+        client.post("/mcp", json=call(2, "hold", {"tag": "busy"}), headers=busy)
     )
-    await asyncio.sleep(0.7)
+    await asyncio.wait_for(started.wait(), 5)
+    for _ in range(250):  # the sweep runs every ttl/4
+        if idle["Mcp-Session-Id"] not in sessions:
+            break
+        await asyncio.sleep(0.02)
     assert (await client.post("/mcp", json=ECHO, headers=idle)).status == 404
-    assert text_of(await (await running).json()) == "waited"  # a busy session stays
+    assert busy["Mcp-Session-Id"] in sessions  # a busy session stays, however long
+    release.set()
+    assert text_of(await (await running).json()) == "released busy"
 
 
 async def test_session_cap_refuses_new_sessions_clearly(make_client: MakeClient) -> None:

@@ -36,14 +36,14 @@ Start = Callable[..., HttpProcess]
 
 
 async def test_sigterm_lets_the_in_flight_call_finish(http_process: Start) -> None:
-    server = http_process()
+    server = http_process("--serve", str(SERVERS / "interactive.py"))
     async with aiohttp.ClientSession() as http:
         session = await open_session(http, server.url)
         stream = await http.get(server.url, headers={**session, **SSE_ONLY})
         call_task = asyncio.create_task(
-            http.post(server.url, json=call(2, "sleep", {"seconds": 1}), headers=session)
+            http.post(server.url, json=call(2, "slow", {"seconds": 1}), headers=session)
         )
-        await asyncio.sleep(0.3)
+        await asyncio.to_thread(server.wait_for_line, "slow call started")
         server.process.send_signal(signal.SIGTERM)
         response = await asyncio.wait_for(call_task, 10)
         assert text_of(await response.json()) == "slept 1 s"
@@ -55,17 +55,17 @@ async def test_sigterm_lets_the_in_flight_call_finish(http_process: Start) -> No
 async def test_while_draining_a_kept_alive_connection_gets_no_new_session(
     http_process: Start,
 ) -> None:
-    server = http_process()
+    server = http_process("--serve", str(SERVERS / "interactive.py"))
     async with aiohttp.ClientSession() as http, aiohttp.ClientSession() as other:
         session = await open_session(http, server.url)
         async with other.get(f"{server.base}/healthz") as r:  # leaves a kept-alive connection
             assert r.status == 200
         call_task = asyncio.create_task(
-            http.post(server.url, json=call(2, "sleep", {"seconds": 1.5}), headers=session)
+            http.post(server.url, json=call(2, "slow", {"seconds": 1.5}), headers=session)
         )
-        await asyncio.sleep(0.3)
+        await asyncio.to_thread(server.wait_for_line, "slow call started")
         server.process.send_signal(signal.SIGTERM)
-        server.wait_for_line("shutting down")
+        await asyncio.to_thread(server.wait_for_line, "shutting down")
         async with other.post(server.url, json=init(), headers=JSON) as refused:
             assert refused.status == 503
             assert "shutting down" in (await refused.json())["error"]["message"]

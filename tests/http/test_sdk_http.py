@@ -10,6 +10,8 @@ from typing import Any
 import anyio
 import pytest
 from http_process import SERVERS, HttpProcess
+
+pytest.importorskip("mcp", reason="the official MCP SDK is not installed: pip install mcp")
 from mcp import ClientSession, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -182,15 +184,25 @@ async def test_elicitation_sampling_logging_and_progress_callbacks(
 
 
 async def test_cancellation_reaches_the_tool(interactive: HttpProcess) -> None:
+    started = anyio.Event()
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        started.set()  # `hang` reports progress once it runs
+
     async with (
         streamable_http_client(interactive.url) as streams,
         ClientSession(streams[0], streams[1]) as session,
     ):
         with anyio.fail_after(20):
             await session.initialize()
-            with anyio.move_on_after(0.5) as scope:
-                await session.call_tool("hang", {})
-            assert scope.cancelled_caught
+            async with anyio.create_task_group() as group:
+
+                async def hang() -> None:
+                    await session.call_tool("hang", {}, progress_callback=on_progress)
+
+                group.start_soon(hang)
+                await started.wait()
+                group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
             state = ""
             for _ in range(50):  # the cancellation travels as its own POST
                 state = (await session.call_tool("cancelled", {})).content[0].text  # type: ignore[union-attr]

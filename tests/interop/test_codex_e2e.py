@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +30,7 @@ CODEX = ROOT / ".tools/npm/node_modules/.bin/codex"
 pytestmark = [
     pytest.mark.interop,
     pytest.mark.skipif(not CODEX.exists(), reason="run .ci/node-tools.sh to install the Codex CLI"),
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH"),
 ]
 
 

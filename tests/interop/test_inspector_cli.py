@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ pytestmark = [
     pytest.mark.skipif(
         not INSPECTOR.exists(), reason="run .ci/node-tools.sh to install the Inspector"
     ),
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH"),
 ]
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import anyio
 import pytest
+
+pytest.importorskip("mcp", reason="the official MCP SDK is not installed: pip install mcp")
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -169,9 +171,21 @@ async def test_subscribe_and_resource_updated() -> None:
 
 async def test_cancellation_stops_the_tool() -> None:
     server = Path(__file__).parent / "servers/cancellable.py"
+    started = anyio.Event()
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        started.set()  # `slow` reports progress once it runs
+
     async with connect(server) as session:
-        with anyio.move_on_after(0.5):
-            await session.call_tool("slow", {"seconds": 30})
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as group:
+
+                async def slow() -> None:
+                    await session.call_tool("slow", {"seconds": 30}, progress_callback=on_progress)
+
+                group.start_soon(slow)
+                await started.wait()
+                group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
         # The server keeps serving, and the handler was really stopped.
         with anyio.fail_after(5):
             while True:

@@ -27,7 +27,8 @@ class StdioServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of _buffer already known to hold no newline
 
     def write(self, data: bytes) -> None:
         assert self.process.stdin is not None
@@ -43,28 +44,60 @@ class StdioServer:
             message["params"] = params
         self.send(message)
 
-    def read_line(self, timeout: float = 10.0) -> bytes | None:
-        """The next stdout line, or None at EOF."""
+    def _fill(self, deadline: float) -> bool:
+        """Append what the server wrote next; False at EOF."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError("nothing more from the server in time")
+        chunk = os.read(fd, 1 << 20)
+        self._buffer += chunk
+        return bool(chunk)
+
+    def read_line(self, timeout: float = 10.0) -> bytes | None:
+        """The next stdout line, or None at EOF. Each byte is searched for a newline once:
+        rescanning the whole buffer per pipe read made a 64 MiB reply take tens of seconds."""
         deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("no line from the server")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if ready:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    return None
-                self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        while (end := self._buffer.find(b"\n", self._scanned)) < 0:
+            self._scanned = len(self._buffer)
+            if not self._fill(deadline):
+                return None
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        self._scanned = 0
         return line
+
+    def read_exactly(self, size: int, timeout: float = 10.0) -> bytes:
+        """The next `size` bytes of stdout (a Content-Length body)."""
+        deadline = time.monotonic() + timeout
+        while len(self._buffer) < size:
+            if not self._fill(deadline):
+                raise AssertionError("the server closed stdout mid-frame")
+        body = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        self._scanned = 0
+        return body
 
     def read(self, timeout: float = 10.0) -> Any:
         line = self.read_line(timeout)
         assert line is not None, "the server closed stdout"
         return orjson.loads(line)
+
+    def read_frame(self, timeout: float = 10.0) -> Any:
+        """The next Content-Length framed message."""
+        length = None
+        while True:
+            line = self.read_line(timeout)
+            assert line is not None, "the server closed stdout"
+            line = line.rstrip(b"\r")
+            if not line:
+                break
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        assert length is not None, "a header block without Content-Length"
+        return orjson.loads(self.read_exactly(length, timeout))
 
     def call(self, request_id: Any, method: str, params: Any = None) -> Any:
         self.request(request_id, method, params)

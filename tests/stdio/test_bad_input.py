@@ -127,14 +127,17 @@ def test_eof_finishes_in_flight_work_then_exits_zero(server: StdioServer) -> Non
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_signals_finish_in_flight_work_then_exit_zero(server: StdioServer, signum: int) -> None:
-    server.request(18, "tools/call", {"name": "sleep", "arguments": {"seconds": 1}})
-    time.sleep(0.2)
-    server.process.send_signal(signum)
-    reply = server.read(timeout=15)
+def test_signals_finish_in_flight_work_then_exit_zero(spawn: Any, signum: int) -> None:
+    peer: StdioServer = spawn("--serve", str(SERVERS / "slow.py"))
+    peer.initialize()
+    peer.request(18, "tools/call", {"name": "slow", "arguments": {"seconds": 1}})
+    started = peer.read()  # the call is running
+    assert started["params"]["data"] == "slow call started", started
+    peer.process.send_signal(signum)
+    reply = peer.read(timeout=15)
     assert reply["id"] == 18
-    assert "result" in reply
-    assert server.process.wait(10) == 0
+    assert reply["result"]["content"][0]["text"] == "slept 1 s"
+    assert peer.process.wait(10) == 0
 
 
 def test_cancelled_call_gets_no_answer(server: StdioServer) -> None:
@@ -201,7 +204,7 @@ def test_ids_echoed_exactly_and_notifications_never_answered(server: StdioServer
         server.request(request_id, "ping")
     answered = [server.read()["id"] for _ in ids]
     assert answered == ids
-    for bad_id in (1.5, True, {"a": 1}, [1]):
+    for bad_id in (1.5, True, {"a": 1}, [1]):  # "id": null is a notification: see below
         server.send({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
         reply = server.read()
         assert reply["id"] is None and reply["error"]["code"] == -32600
@@ -224,3 +227,22 @@ def test_every_request_is_answered_exactly_once(server: StdioServer) -> None:
     assert sorted(seen) == list(range(1000, 1200))
     server.close_stdin()
     assert server.read_line() is None
+
+
+def test_notifications_sent_with_a_null_id_are_handled_and_never_answered(
+    server: StdioServer,
+) -> None:
+    server.request(30, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}})
+    for method, params in [
+        ("notifications/initialized", None),
+        ("notifications/progress", {"progressToken": "t", "progress": 1}),
+        ("notifications/cancelled", {"requestId": 30, "reason": "seed 003 style"}),
+    ]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "method": method}
+        if params is not None:
+            message["params"] = params
+        server.send(message)
+    assert server.call("after", "ping") == {"jsonrpc": "2.0", "id": "after", "result": {}}
+    server.close_stdin()
+    assert server.read_line() is None  # nothing else, and 30 was cancelled: no answer
+    assert server.process.wait(10) == 0

@@ -86,22 +86,29 @@ class _Reader(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         session = self.session
         for frame in self.decoder.feed(data):
-            if type(frame) is bytes:
-                session.receive_bytes(frame)
-            elif isinstance(frame, Oversized):
-                request_id = sniff_id(frame.head)
-                log.warning("dropped a message over %d bytes (id %r)", frame.limit, request_id)
-                session.outbound.send(
-                    error_response(
-                        request_id,
-                        INVALID_REQUEST,
-                        f"Message too large: the limit is {frame.limit} bytes",
+            try:
+                if type(frame) is bytes:
+                    session.receive_bytes(frame)
+                elif isinstance(frame, Oversized):
+                    request_id = sniff_id(frame.head)
+                    log.warning("dropped a message over %d bytes (id %r)", frame.limit, request_id)
+                    session.outbound.send(
+                        error_response(
+                            request_id,
+                            INVALID_REQUEST,
+                            f"Message too large: the limit is {frame.limit} bytes",
+                        )
                     )
-                )
-            elif isinstance(frame, BadFrame):
-                session.outbound.send(
-                    error_response(None, INVALID_REQUEST, f"Bad frame: {frame.detail}")
-                )
+                elif isinstance(frame, BadFrame):
+                    request_id = sniff_id(frame.head) if frame.head else None
+                    log.warning("dropped a bad frame (id %r): %s", request_id, frame.detail)
+                    session.outbound.send(
+                        error_response(request_id, INVALID_REQUEST, f"Bad frame: {frame.detail}")
+                    )
+            except Exception:
+                # A bug in handling one message must not drop the rest of this read, or
+                # leave the decoder mid-frame: it costs that message alone.
+                log.exception("failed to handle a message; reading on")
 
     def eof_received(self) -> bool:
         self.done.set()

@@ -47,8 +47,10 @@ async def chatty(tag: str, ctx: Context) -> str:
 
 @server.tool(read_only=True)
 async def hang(ctx: Context) -> str:
-    """Runs until cancelled; `cancelled` reports whether the cancellation arrived."""
+    """Says it started (progress), then runs until cancelled; `cancelled` reports whether
+    the cancellation arrived."""
     hanging["state"] = "running"
+    await ctx.report_progress(0, 1, message="started")
     try:
         await asyncio.sleep(60)
     except asyncio.CancelledError:
@@ -67,3 +69,11 @@ async def log_line(text: str) -> str:
     """Writes `text` to the server's own Python log (what --log-file captures)."""
     logging.getLogger("interactive").warning("tool says: %s", text)
     return "logged"
+
+
+@server.tool(read_only=True)
+async def slow(seconds: float) -> str:
+    """Says on the server's stderr that it started, then sleeps."""
+    logging.getLogger("interactive").warning("slow call started")
+    await asyncio.sleep(seconds)
+    return f"slept {seconds:g} s"

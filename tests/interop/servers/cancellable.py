@@ -2,15 +2,17 @@
 
 import asyncio
 
-from codex_mcp import Server
+from codex_mcp import Context, Server
 
 server = Server("cancellable")
 state = {"started": 0, "cancelled": 0}
 
 
 @server.tool(read_only=True)
-async def slow(seconds: float) -> str:
+async def slow(seconds: float, ctx: Context) -> str:
+    """Says it started (progress), then sleeps; records whether it was cancelled."""
     state["started"] += 1
+    await ctx.report_progress(0, 1, message="started")
     try:
         await asyncio.sleep(seconds)
     except asyncio.CancelledError:
