@@ -12,6 +12,7 @@ test may swap at any time (even between the turns of one thread):
   user first) to run `cmd`, then reports the command's output in a final message.
 - `stall()`: starts a response and sends nothing more until Codex hangs up (an interrupt)
   or the test calls `release()`; `provider.stalled` is set while it waits.
+- `refuse(message)`: an HTTP 400 error carrying `message`, which fails the turn.
 """
 
 from __future__ import annotations
@@ -34,8 +35,16 @@ class Stall:
     """A responder's answer meaning: start the response and never finish it."""
 
 
+class Refuse:
+    """A responder's answer meaning: refuse the request with an HTTP error."""
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        self.message = message
+
+
 STALL: Final = Stall()
-Responder = Callable[[dict[str, Any], int], list[Item] | Stall]
+Responder = Callable[[dict[str, Any], int], list[Item] | Stall | Refuse]
 
 
 # -- reading a request --------------------------------------------------------
@@ -140,6 +149,11 @@ def stall() -> Responder:
     return lambda _body, _number: STALL
 
 
+def refuse(message: str, status: int = 400) -> Responder:
+    """Answer with an HTTP error (400: one Codex does not retry)."""
+    return lambda _body, _number: Refuse(status, message)
+
+
 class FakeProvider:
     def __init__(self, responder: Responder = call_echo_tool) -> None:
         self.responder = responder
@@ -162,9 +176,13 @@ class FakeProvider:
         async with self._arrived:
             self.requests.append(body)
             self._arrived.notify_all()
+        number = len(self.requests)
+        answer = self.responder(body, number)
+        if isinstance(answer, Refuse):
+            error = {"message": answer.message, "type": "invalid_request_error", "code": None}
+            return web.json_response({"error": error}, status=answer.status)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        number = len(self.requests)
 
         async def event(payload: dict[str, Any]) -> None:
             await response.write(
@@ -172,7 +190,6 @@ class FakeProvider:
             )
 
         await event({"type": "response.created", "response": {"id": f"resp_{number}"}})
-        answer = self.responder(body, number)
         if isinstance(answer, Stall):
             await self._stall(request)
             return response
