@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,13 @@ async def test_cancelling_a_call_interrupts_codex_and_the_server_keeps_serving(
 ) -> None:
     provider, _ = fake_model
     provider.responder = fake.stall()
-    async with codex_client(codex_home, workdir) as client:
+    threads: set[str] = set()
+
+    def on_notification(method: str, params: JsonObject) -> None:
+        if method == "codex/event":
+            threads.add(params["_meta"]["threadId"])
+
+    async with codex_client(codex_home, workdir, on_notification=on_notification) as client:
         call = asyncio.create_task(
             client.call_tool("codex", {"prompt": "never ends"}, timeout=None, retries=0)
         )
@@ -103,10 +110,15 @@ async def test_cancelling_a_call_interrupts_codex_and_the_server_keeps_serving(
         call.cancel()  # our client sends notifications/cancelled for it
         with pytest.raises(asyncio.CancelledError):
             await call
-        await asyncio.wait_for(provider.hung_up.wait(), 10)  # Codex dropped the model request
+        [thread_id] = threads
         provider.responder = fake.echo_prompt()
-        result = await client.call_tool("codex", {"prompt": "next"}, timeout=60, retries=0)
-        assert result.structured_content["content"] == "You said: next"  # type: ignore[index]
+        # The thread is usable again only once its stalled turn was interrupted.
+        started = time.monotonic()
+        result = await client.call_tool(
+            "codex-reply", {"prompt": "next", "threadId": thread_id}, timeout=60, retries=0
+        )
+        assert result.structured_content == {"threadId": thread_id, "content": "You said: next"}
+        assert time.monotonic() - started < 5
 
 
 async def test_bad_arguments_and_unknown_threads_are_error_results(

@@ -12,6 +12,7 @@ that is cancelled interrupts its turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from collections.abc import Mapping
@@ -142,11 +143,11 @@ class CodexDriver:
         if thread_id not in self._threads:
             raise UnknownThread(f"Session not found for thread_id: {thread_id}", thread_id)
         previous = self._runs.get(thread_id)
-        if previous is not None and previous.abandoned:
-            try:
+        if previous is not None and previous.stopping:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(previous.finished.wait(), self.interrupt_grace)
-            except TimeoutError:
-                pass
+            if previous.finished.is_set():
+                self._release(previous)  # its stopper may not have run yet
             self._check_alive()
         if thread_id in self._runs:
             raise ThreadBusy(
@@ -184,6 +185,7 @@ class CodexDriver:
 
     async def _run_turn(self, run: TurnRun, prompt: str) -> TurnResult:
         thread_id = run.thread_id
+        run.task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         # Shielded: if the call is cancelled meanwhile, the turn id is still needed to stop it.
         starting = loop.create_task(

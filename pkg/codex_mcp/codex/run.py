@@ -87,6 +87,8 @@ class TurnRun:
         #: Set when the call stopped waiting (cancelled); the run then only waits for its
         #: turn to end, so the thread is free again, and delivers nothing.
         self.abandoned = False
+        #: The task of the call waiting on this run.
+        self.task: asyncio.Task[Any] | None = None
         self.interrupt_wanted = False
         #: Set once app-server said the turn ended (or it died): the thread is free.
         self.finished = asyncio.Event()
@@ -98,6 +100,13 @@ class TurnRun:
         #: What was refused and why, once an approval was refused (the turn then stops).
         self._refusal: str | None = None
         self._deciding: set[asyncio.Task[bool]] = set()
+
+    @property
+    def stopping(self) -> bool:
+        """The call gave up (or is being cancelled right now): the turn is ending, so a new
+        turn on the thread may wait for it rather than be refused."""
+        task = self.task
+        return self.abandoned or (task is not None and task.cancelling() > 0)
 
     # -- posting (from the connection's reader; never blocks) ------------------------
     def post_event(self, method: str, params: JsonObject) -> None:
