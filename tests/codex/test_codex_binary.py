@@ -60,11 +60,11 @@ async def test_a_non_executable_codex_bin_is_refused(tmp_path: Path) -> None:
 
 
 async def test_a_too_old_codex_names_both_versions(tmp_path: Path) -> None:
-    script = fake_codex(tmp_path / "bin", "codex-cli 0.99.1")
+    script = fake_codex(tmp_path / "bin", "codex-cli 0.98.2")
     with pytest.raises(CodexUnavailable) as caught:
         await find_codex({"PATH": str(script.parent)})
     message = caught.value.message
-    assert f"Codex CLI at {script} (from PATH) is version 0.99.1" in message
+    assert f"Codex CLI at {script} (from PATH) is version 0.98.2" in message
     assert f"needs {MINIMUM} or newer" in message
     assert "CODEX_BIN" in message
 

@@ -18,7 +18,6 @@ from codex_mcp.codex import (
     AppServerRequestFailed,
     CodexDriver,
     CodexEvent,
-    ThreadBusy,
     ThreadOptions,
     TurnFailed,
     TurnInterrupted,
@@ -271,19 +270,24 @@ async def test_cancelling_a_call_interrupts_its_turn(
     assert time.monotonic() - started < 5
 
 
-async def test_a_second_turn_on_a_busy_thread_is_refused(
+async def test_a_second_turn_on_a_busy_thread_waits_for_the_first(
     driver: CodexDriver, fake_model: Model
 ) -> None:
     provider, _ = fake_model
     provider.responder = fake.stall()
-    call = asyncio.create_task(driver.codex("never ends"))
+    first = asyncio.create_task(driver.codex("never ends"))
     await asyncio.wait_for(provider.stalled.wait(), 30)
     [thread_id] = driver.threads
-    with pytest.raises(ThreadBusy):
-        await driver.reply(thread_id, "me too")
+    provider.responder = fake.echo_prompt()
+    second = asyncio.create_task(driver.reply(thread_id, "me next"))
+    await asyncio.sleep(0.5)
+    assert not second.done()
+    assert len(provider.requests) == 1  # it did not steer the running turn
     await driver.interrupt(thread_id)
     with pytest.raises(TurnInterrupted):
-        await call
+        await first
+    result = await asyncio.wait_for(second, 30)
+    assert result.content == "You said: me next"
 
 
 async def test_a_failing_turn_says_why(driver: CodexDriver, fake_model: Model) -> None:

@@ -57,15 +57,21 @@ def function_outputs(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: How the context blocks Codex adds as user messages start (environment, AGENTS.md).
+INJECTED_PREFIXES: Final = ("<", "# AGENTS.md instructions")
+
+
 def user_texts(body: dict[str, Any]) -> list[str]:
-    """The user's own prompts in the conversation so far (Codex's injected context blocks,
-    which start with `<`, left out)."""
+    """The user's own prompts in the conversation so far (Codex's injected context blocks
+    left out)."""
     texts = []
     for item in body.get("input", []):
         if item.get("type") == "message" and item.get("role") == "user":
             for part in item.get("content", []):
                 text = part.get("text", "")
-                if part.get("type") == "input_text" and not text.lstrip().startswith("<"):
+                if part.get("type") == "input_text" and not text.lstrip().startswith(
+                    INJECTED_PREFIXES
+                ):
                     texts.append(text)
     return texts
 

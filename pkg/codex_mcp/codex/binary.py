@@ -18,10 +18,9 @@ from typing import Final
 from .errors import CodexUnavailable
 
 CODEX_BIN_ENV: Final = "CODEX_BIN"
-#: The oldest Codex whose `app-server` speaks everything the driver uses (see
-#: specs/codex-tools.md, "Supported versions"): thread/start with instructions and config,
-#: v2 approval requests with the command as a string, turn/interrupt.
-MIN_VERSION: Final = (0, 153, 0)
+#: The oldest Codex whose `app-server` passes tests/codex in full (0.99.0, 0.100.0, 0.130.0,
+#: 0.153.4 and 0.169.0 were run; older ones fail: see specs/codex-tools.md, "Versions").
+MIN_VERSION: Final = (0, 99, 0)
 UPGRADE_HINT: Final = "npm install -g @openai/codex@latest"
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _versions: dict[tuple[str, int, int], tuple[int, int, int]] = {}

@@ -142,18 +142,7 @@ class CodexDriver:
         self._check_alive()
         if thread_id not in self._threads:
             raise UnknownThread(f"Session not found for thread_id: {thread_id}", thread_id)
-        previous = self._runs.get(thread_id)
-        if previous is not None and previous.stopping:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(previous.finished.wait(), self.interrupt_grace)
-            if previous.finished.is_set():
-                self._release(previous)  # its stopper may not have run yet
-            self._check_alive()
-        if thread_id in self._runs:
-            raise ThreadBusy(
-                f"thread {thread_id} is still running a turn; wait for its result first",
-                thread_id,
-            )
+        await self._wait_for_thread(thread_id)
         run = TurnRun(on_event, approve, self.approval_timeout)
         self._bind(run, thread_id)
         return await self._run_turn(run, prompt)
@@ -177,6 +166,24 @@ class CodexDriver:
             task.cancel()
 
     # -- turns -----------------------------------------------------------------------
+    async def _wait_for_thread(self, thread_id: str) -> None:
+        """One turn at a time per thread, in order: a new turn on a busy thread would steer
+        the running one instead. A turn being stopped gets `interrupt_grace` to end."""
+        while (previous := self._runs.get(thread_id)) is not None:
+            if previous.stopping:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(previous.finished.wait(), self.interrupt_grace)
+                if not previous.finished.is_set():
+                    raise ThreadBusy(
+                        f"thread {thread_id} is still stopping an interrupted turn after "
+                        f"{self.interrupt_grace:g} s; try again later",
+                        thread_id,
+                    )
+            else:
+                await previous.finished.wait()
+            self._release(previous)  # its owner may not have run yet; releasing is idempotent
+            self._check_alive()
+
     def _bind(self, run: TurnRun, thread_id: str) -> None:
         run.thread_id = thread_id
         self._runs[thread_id] = run
