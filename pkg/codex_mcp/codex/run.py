@@ -175,10 +175,11 @@ class TurnRun:
 
     def _track(self, method: str, params: JsonObject) -> None:
         item = params.get("item")
-        if method == protocol.ITEM_STARTED and isinstance(item, dict):
-            if isinstance(item.get("id"), str):
-                self._items[item["id"]] = item
-        elif method == protocol.ITEM_COMPLETED:
+        if method == protocol.ITEM_STARTED and isinstance(item, dict) and "id" in item:
+            self._items[str(item["id"])] = item  # a patch approval's changes are here
+        if params.get("threadId", self.thread_id) != self.thread_id:
+            return  # a sub-agent's messages and errors are not this turn's answer
+        if method == protocol.ITEM_COMPLETED:
             text = protocol.agent_message_text(item)
             if text is not None:
                 self._last_message = text
