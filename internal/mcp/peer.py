@@ -225,6 +225,9 @@ class JsonRpcPeer:
     methods: MethodTable = {}
     #: The context class built for each incoming request.
     context_class: type[Inbound] = Inbound
+    #: Refuse messages without `"jsonrpc": "2.0"` (servers do; a client may take what a
+    #: lenient server sends: Codex's app-server leaves the member out).
+    strict_version = True
 
     def __init__(self, outbound: Outbound) -> None:
         self.outbound = outbound
@@ -283,7 +286,7 @@ class JsonRpcPeer:
                 self._on_response(message)
                 return self._reply(None, None, batch)
             return self._reply(request_id, _invalid(request_id, "missing 'method'"), batch, origin)
-        if message.get("jsonrpc") != "2.0":
+        if message.get("jsonrpc") != "2.0" and self.strict_version:
             reply = _invalid(request_id, "'jsonrpc' must be \"2.0\"") if has_id else None
             return self._reply(request_id, reply, batch, origin)
         if type(method) is not str:

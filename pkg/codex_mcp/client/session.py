@@ -51,6 +51,8 @@ class _TransportOutbound:
 
 
 class ClientSession(JsonRpcPeer):
+    strict_version = False  # take what a lenient server sends, as earlier clients did
+
     def __init__(self, transport: Transport) -> None:
         super().__init__(_TransportOutbound(transport))
         self.transport = transport

@@ -141,7 +141,7 @@ class StdioConnection:
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         try:
-            await self.session.notify(method, params)
+            await self.session.notify_async(method, params)
         except McpClientError as exc:
             raise ConnectionLost(self._reason or str(exc)) from None
 

@@ -81,7 +81,7 @@ def approved(reply: Any) -> bool:
     if not isinstance(reply, dict):
         return False
     if "action" in reply:
-        return reply["action"] == "accept"
+        return bool(reply["action"] == "accept")
     decision = reply.get("decision")
     if isinstance(decision, str):
         return decision in _APPROVED_DECISIONS

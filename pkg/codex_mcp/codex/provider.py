@@ -42,7 +42,7 @@ class CodexProvider(Provider):
     def features(self) -> frozenset[str]:
         return frozenset({"tools"})
 
-    async def list_tools(self) -> Sequence[JsonObject]:
+    async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return TOOLS
 
     def call_tool(
@@ -66,7 +66,7 @@ class CodexProvider(Provider):
                 self._driver = await CodexDriver.spawn(env=self.env, **self.driver_options)
             return self._driver
 
-    async def aclose(self) -> None:
+    async def stop(self) -> None:
         if self._driver is not None:
             await self._driver.close()
 
