@@ -128,6 +128,8 @@ class MethodEntry:
     handler: Handler
     #: Answered on the spot: no task, never held up by a slow call.
     inline: bool = False
+    #: The context class for requests this entry serves (default: the peer's own).
+    context_class: type[Inbound] | None = None
 
 
 MethodTable = dict[str, MethodEntry]
@@ -192,6 +194,11 @@ class JsonRpcPeer:
     methods: MethodTable = {}
     #: The context class built for each incoming request.
     context_class: type[Inbound] = Inbound
+    #: For a peer that speaks two protocol eras: called with (method, params) of every
+    #: request, it returns the entry that serves a request of the other era, or None to
+    #: leave the request to `methods` (a dual-era MCP server's per-request choice). It must
+    #: not allocate: it runs on every request.
+    claim_request: Callable[[str, JsonObject], MethodEntry | None] | None = None
 
     def __init__(self, outbound: Outbound) -> None:
         self.outbound = outbound
@@ -285,29 +292,34 @@ class JsonRpcPeer:
         batch: _Batch | None,
         origin: Hashable,
     ) -> None:
-        entry = self.methods.get(method)
-        if entry is not None and entry.inline:
-            try:
-                result = entry.handler(self, params, None)
-            except JsonRpcError as exc:
-                self._reply(request_id, _error_from(request_id, exc), batch)
-            except Exception as exc:
-                log.error("unhandled error in %s", method, exc_info=exc)
-                self._reply(request_id, _internal_error(request_id, exc), batch)
-            else:
-                self._reply(request_id, result_response(request_id, result), batch)
-            return
-        handler = entry.handler if entry is not None else self.fallback
+        claim = self.claim_request
+        claimed = claim(method, params) if claim is not None else None
+        if claimed is not None:
+            handler = claimed.handler
+            context_class = claimed.context_class or self.context_class
+        else:
+            entry = self.methods.get(method)
+            if entry is not None and entry.inline:
+                try:
+                    result = entry.handler(self, params, None)
+                except JsonRpcError as exc:
+                    self._reply(request_id, self.error_response(request_id, exc), batch)
+                except Exception as exc:
+                    log.error("unhandled error in %s", method, exc_info=exc)
+                    self._reply(request_id, _internal_error(request_id, exc), batch)
+                else:
+                    self._reply(request_id, result_response(request_id, result), batch)
+                return
+            handler = entry.handler if entry is not None else self.fallback
+            context_class = self.context_class
         meta = params.get("_meta")
-        ctx = self.context_class(
-            self, request_id, method, meta if type(meta) is dict else None, origin
-        )
+        ctx = context_class(self, request_id, method, meta if type(meta) is dict else None, origin)
         # A handler checks its params before returning its awaitable, so a bad call is
         # answered here without a task.
         try:
             work = handler(self, params, ctx)
         except JsonRpcError as exc:
-            self._reply(request_id, _error_from(request_id, exc), batch)
+            self._reply(request_id, self.error_response(request_id, exc), batch)
             return
         except Exception as exc:
             log.error("unhandled error in %s", method, exc_info=exc)
@@ -337,7 +349,7 @@ class JsonRpcPeer:
                 batch.add(None)  # cancelled by the peer: no answer, but the batch completes
             raise
         except JsonRpcError as exc:
-            response = _error_from(request_id, exc)
+            response = self.error_response(request_id, exc)
         except Exception as exc:
             log.error("unhandled error in %s", ctx.method, exc_info=exc)
             response = _internal_error(request_id, exc)
@@ -512,6 +524,11 @@ class JsonRpcPeer:
     def batch_refusal(self) -> str | None:
         """Why batches are refused now (the answer's message), or None to accept them."""
         return None
+
+    def error_response(self, request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+        """The answer to a request whose handler raised `exc` (a transport that maps
+        errors to statuses of its own may look at the exception here)."""
+        return _error_from(request_id, exc)
 
     def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
         """The exception our request raises when the peer answers with an error."""
