@@ -21,6 +21,7 @@ from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25, allows_batches, 
 from . import sse
 from .config import HttpConfig
 from .exchange import accepts, is_client_response, is_notification, is_request, jsonrpc_error
+from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
 from .security import credential_of
 from .sessions import HttpSession, SessionManager, SessionRefused
 from .streams import CLOSE, TICK, Stream, Ticker
@@ -33,6 +34,7 @@ class StreamableHttp:
     def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
         self.manager = manager
         self.config = config
+        self.modern = ModernHttp(manager.core, config.keepalive_interval)
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
@@ -55,6 +57,8 @@ class StreamableHttp:
         except jsonrpc.JsonRpcError as exc:
             return jsonrpc_error(400, exc.message, code=jsonrpc.PARSE_ERROR)
 
+        if is_modern_post(message, request.headers.get(VERSION_HEADER)):
+            return await self.modern.post(request, message, credential)
         if self.config.stateless:
             return await self._stateless(request, message)
         initializing = type(message) is dict and message.get("method") == "initialize"
@@ -252,6 +256,8 @@ class StreamableHttp:
     # -- GET -------------------------------------------------------------------
     async def get(self, request: web.Request) -> web.StreamResponse:
         credential = credential_of(request)
+        if speaks_modern(request):
+            return method_not_allowed()
         if self.config.stateless:
             return jsonrpc_error(405, "Method Not Allowed: stateless mode has no standalone stream")
         if not accepts(request, "text/event-stream"):
@@ -299,6 +305,8 @@ class StreamableHttp:
     # -- DELETE ----------------------------------------------------------------
     async def delete(self, request: web.Request) -> web.StreamResponse:
         credential = credential_of(request)
+        if speaks_modern(request):
+            return method_not_allowed()
         if self.config.stateless:
             return jsonrpc_error(405, "Method Not Allowed: stateless mode has no sessions")
         found = self._find_session(request, request.headers.get(SESSION_HEADER), credential)
