@@ -134,6 +134,11 @@ class MethodEntry:
 
 MethodTable = dict[str, MethodEntry]
 
+#: Picks, for a peer that serves two protocol eras, the entry serving a request of the
+#: other era: called with (method, the request's `_meta` or None) for every request, it
+#: returns that entry, or None to leave the request to the method table.
+Claim = Callable[[str, JsonObject | None], MethodEntry | None]
+
 if sys.version_info >= (3, 12):
 
     def _start_task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -194,11 +199,9 @@ class JsonRpcPeer:
     methods: MethodTable = {}
     #: The context class built for each incoming request.
     context_class: type[Inbound] = Inbound
-    #: For a peer that speaks two protocol eras: called with (method, params) of every
-    #: request, it returns the entry that serves a request of the other era, or None to
-    #: leave the request to `methods` (a dual-era MCP server's per-request choice). It must
-    #: not allocate: it runs on every request.
-    claim_request: Callable[[str, JsonObject], MethodEntry | None] | None = None
+    #: Requests served by another entry than `methods` (a dual-era MCP server's
+    #: per-request choice); it runs for every request, so it must not allocate.
+    claim: Claim | None = None
 
     def __init__(self, outbound: Outbound) -> None:
         self.outbound = outbound
@@ -292,8 +295,11 @@ class JsonRpcPeer:
         batch: _Batch | None,
         origin: Hashable,
     ) -> None:
-        claim = self.claim_request
-        claimed = claim(method, params) if claim is not None else None
+        meta = params.get("_meta")
+        if type(meta) is not dict:
+            meta = None
+        claim = self.claim
+        claimed = claim(method, meta) if claim is not None else None
         if claimed is not None:
             handler = claimed.handler
             context_class = claimed.context_class or self.context_class
@@ -312,8 +318,7 @@ class JsonRpcPeer:
                 return
             handler = entry.handler if entry is not None else self.fallback
             context_class = self.context_class
-        meta = params.get("_meta")
-        ctx = context_class(self, request_id, method, meta if type(meta) is dict else None, origin)
+        ctx = context_class(self, request_id, method, meta, origin)
         # A handler checks its params before returning its awaitable, so a bad call is
         # answered here without a task.
         try:
@@ -637,6 +642,7 @@ def _error_from(request_id: RequestId, exc: JsonRpcError) -> JsonObject:
 __all__ = [
     "DEFAULT_OPTIONS",
     "CallOptions",
+    "Claim",
     "Handler",
     "Inbound",
     "JsonRpcPeer",

@@ -52,6 +52,10 @@ _SEVERITY: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 # it gets "missing _meta" rather than "method not found". (`tasks/get` and
 # `tasks/cancel` also exist in 2025-11-25's tasks, so they are decided by the envelope.)
 MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen", "tasks/update"})
+#: Any of these in a request's `_meta` makes it modern.
+ENVELOPE_KEYS: Final = frozenset(
+    {PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY}
+)
 
 
 class EnvelopeError(JsonRpcError):
@@ -85,12 +89,7 @@ def is_modern_request(method: object, params: Mapping[str, Any] | None) -> bool:
     the envelope keys in `params._meta`, or a modern-only method. Allocates nothing."""
     if params is not None:
         meta = params.get("_meta")
-        if type(meta) is dict and (
-            PROTOCOL_VERSION_KEY in meta
-            or CLIENT_CAPABILITIES_KEY in meta
-            or CLIENT_INFO_KEY in meta
-            or LOG_LEVEL_KEY in meta
-        ):
+        if type(meta) is dict and not ENVELOPE_KEYS.isdisjoint(meta):
             return True
     return type(method) is str and method in MODERN_ONLY_METHODS
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, legacy
-from .methods.modern import claim_all, claim_modern
+from .methods.modern import claim_modern
 from .peer import MethodTable
 from .provider import Provider
 from .request_meta import TASKS_EXTENSION
@@ -73,9 +73,8 @@ class ServerCore:
         self.page_size = page_size
         self.methods: MethodTable = dict(DEFAULT_METHODS)
         self.fallback_handler: Any = legacy.direct_tool_call
-        # The 2026-07-28 era, per request (see methods/modern.py).
-        self.claim_request = claim_modern
-        self.claim_all_requests = claim_all
+        #: The 2026-07-28 era's requests, chosen per request (see methods/modern.py).
+        self.modern_claim = claim_modern
         #: Cache hints of modern lists, reads and discover (a resource may set its own).
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from .context import LOG_LEVEL_RANK, RequestContext
 from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
+from .methods.modern import dispatch as modern_dispatch
+from .modern_context import ModernContext
 from .peer import CallOptions, JsonRpcPeer, Outbound
 from .versions import allows_batches
 
@@ -61,7 +63,7 @@ class ServerSession(JsonRpcPeer):
         self.fallback = core.fallback_handler  # type: ignore[method-assign]
         # Dual-era: a request carrying the 2026-07-28 envelope is served statelessly,
         # whatever came before it on this connection (basic/versioning.mdx).
-        self.claim_request = core.claim_request
+        self.claim = core.modern_claim
         self.session_id = session_id
         self.protocol_version: str | None = None
         self.client_info: JsonObject = {}
@@ -185,7 +187,11 @@ class StatelessSession(ServerSession):
         routing_headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(core, outbound)
-        self.claim_request = core.claim_all_requests
+        # Every request is modern: the modern entry serves them all.
+        self.claim = None
+        self.methods = {}
+        self.fallback = modern_dispatch  # type: ignore[method-assign,assignment]
+        self.context_class = ModernContext
         self.initialized = True
         self.principal = principal
         self.routing_headers = routing_headers

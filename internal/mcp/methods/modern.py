@@ -19,10 +19,14 @@ from ..modern_context import ModernContext
 from ..peer import MethodEntry
 from ..ready import Ready
 from ..request_meta import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    MODERN_ONLY_METHODS,
+    PROTOCOL_VERSION_KEY,
     RESULT_COMPLETE,
     RESULT_INPUT_REQUIRED,
     SERVER_INFO_KEY,
-    is_modern_request,
     parse_request_meta,
 )
 from ..rounds import ROUND_METHODS, InputRequired, Rounds
@@ -125,20 +129,30 @@ def finish(ctx: ModernContext, params: JsonObject, result: JsonObject) -> JsonOb
     return out
 
 
-#: Serves every request `claim_modern` claims.
+#: Serves every modern request.
 MODERN_ENTRY: Final = MethodEntry(dispatch, inline=False, context_class=ModernContext)
 
 
-def claim_modern(method: str, params: JsonObject) -> MethodEntry | None:
-    """A dual-era session's per-request choice: the modern entry for a request that
-    carries the 2026-07-28 envelope (or names a modern-only method), else None (the
-    legacy table). Allocates nothing."""
-    return MODERN_ENTRY if is_modern_request(method, params) else None
+def claim_modern(
+    method: str,
+    meta: JsonObject | None,
+    _version: str = PROTOCOL_VERSION_KEY,
+    _capabilities: str = CLIENT_CAPABILITIES_KEY,
+    _info: str = CLIENT_INFO_KEY,
+    _level: str = LOG_LEVEL_KEY,
+    _modern_only: frozenset[str] = MODERN_ONLY_METHODS,
+    _entry: MethodEntry = MODERN_ENTRY,
+) -> MethodEntry | None:
+    """A dual-era session's choice for each request: the modern entry for a request
+    whose `_meta` carries the envelope (any key of it) or whose method only the modern
+    era has, else None (the legacy table). `request_meta.is_modern_request` in the shape
+    the hot path wants: it reads only locals and allocates nothing (a legacy tools/call
+    pays a few dict probes)."""
+    if meta is not None and (
+        _version in meta or _capabilities in meta or _info in meta or _level in meta
+    ):
+        return _entry
+    return _entry if method in _modern_only else None
 
 
-def claim_all(method: str, params: JsonObject) -> MethodEntry | None:
-    """For a peer that serves only modern requests (an HTTP modern exchange)."""
-    return MODERN_ENTRY
-
-
-__all__ = ["CACHEABLE", "METHODS", "MODERN_ENTRY", "claim_all", "claim_modern", "finish"]
+__all__ = ["CACHEABLE", "METHODS", "MODERN_ENTRY", "claim_modern", "dispatch", "finish"]
