@@ -78,7 +78,7 @@ class ServerCore:
         #: Cache hints of modern lists, reads and discover (a resource may set its own).
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
-        self.request_state_keys = list(request_state_keys or [])
+        self.request_state_keys: Sequence[bytes | str] = list(request_state_keys or [])
         self.request_state_ttl = request_state_ttl
         self._request_states: RequestStateCodec | None = None
         self.subscriptions = SubscriptionHub()

@@ -26,6 +26,9 @@ class CommonDefaults:
     max_message_bytes: int = 128 * 1024 * 1024
     shutdown_timeout: float = 5.0
     uvloop: bool = True
+    request_state_keys: str | None = None
+    request_state_key_file: str | None = None
+    request_state_ttl: float = 600.0
 
 
 DEFAULTS: Final = CommonDefaults()

@@ -38,6 +38,35 @@ class Settings(BaseSettings):
         description="Seconds to let in-flight calls finish on EOF or SIGTERM",
     )
     uvloop: bool = Field(DEFAULTS.uvloop, description="Use uvloop when it is installed")
+    request_state_keys: SecretStr | None = Field(
+        None,
+        description="Keys signing 2026-07-28 requestState, comma-separated, 32+ characters "
+        "each; the first signs, all verify. Every process serving the same clients needs "
+        "them (default: a random key per process)",
+    )
+    request_state_key_file: Path | None = Field(
+        None, description="Read the requestState keys from this file (one per line)"
+    )
+    request_state_ttl: float = Field(
+        DEFAULTS.request_state_ttl,
+        gt=0,
+        description="Seconds a client has to answer an input-required round",
+    )
+
+    def state_keys(self) -> list[str]:
+        return state_keys(
+            self.request_state_keys.get_secret_value() if self.request_state_keys else None,
+            self.request_state_key_file,
+        )
+
+
+def state_keys(listed: str | None, key_file: Path | str | None) -> list[str]:
+    """The requestState keys: those listed (comma-separated), then the file's (one a line)."""
+    keys = [key.strip() for key in (listed or "").split(",") if key.strip()]
+    if key_file is not None:
+        lines = Path(key_file).read_text(encoding="utf-8").splitlines()
+        keys.extend(line.strip() for line in lines if line.strip())
+    return keys
 
 
 S = TypeVar("S", bound="Settings")

@@ -19,6 +19,23 @@ def configure_logging(level: str) -> None:
     root.setLevel(level.upper())
 
 
+def configure_core(core: ServerCore, settings: Any) -> None:
+    """Apply the settings the core itself uses (either settings shape: the model, or
+    the plain defaults of a stdio server started with nothing configured)."""
+    keys = settings.request_state_keys
+    listed = keys.get_secret_value() if hasattr(keys, "get_secret_value") else keys
+    if listed or settings.request_state_key_file:
+        from ..settings import state_keys
+
+        try:
+            core.request_state_keys = state_keys(listed, settings.request_state_key_file)
+            core.request_state_ttl = settings.request_state_ttl
+            core.request_states  # noqa: B018 - checks the keys now, not at the first round
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"request-state keys: {exc}") from None
+    core.request_state_ttl = settings.request_state_ttl
+
+
 def load_core(spec: str) -> ServerCore:
     """'builtin', 'package.module:attr' or 'path/to/file.py[:attr]' -> a ServerCore."""
     if spec == "builtin":

@@ -7,7 +7,7 @@ import re
 import sys
 
 from ..settings import HttpSettings, load_settings
-from .common import configure_logging, load_core
+from .common import configure_core, configure_logging, load_core
 
 _BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
 
@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> None:
         handler.setFormatter(RedactBearer("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logging.getLogger().addHandler(handler)
     core = load_core(settings.serve)
+    configure_core(core, settings)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
 

@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from ..defaults import DEFAULTS, configured_by_environment, quick_flags
-from .common import configure_logging, load_core
+from .common import configure_core, configure_logging, load_core
 
 
 def _settings(argv: list[str]) -> Any:
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = _settings(sys.argv[1:] if argv is None else argv)
     configure_logging(settings.log_level)
     core = load_core(settings.serve)
+    configure_core(core, settings)
     from ..runtime import run
     from ..transports.stdio import serve_stdio
 
