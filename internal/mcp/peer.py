@@ -12,6 +12,7 @@ below gives it decoded messages and an `Outbound` to write through).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import sys
@@ -73,6 +74,9 @@ class CallOptions:
     cancel_on_abandon: bool = True
     #: The incoming request this one is made on behalf of (routes it onto that request's stream).
     related_request_id: RequestId | None = None
+    #: Told the id our request got, before it is sent (a long-lived request's notifications
+    #: name it: a 2026-07-28 subscription's id is its listen request's id).
+    on_sent: Callable[[RequestId], object] | None = None
 
 
 DEFAULT_OPTIONS = CallOptions()
@@ -474,6 +478,8 @@ class JsonRpcPeer:
         options = options or DEFAULT_OPTIONS
         self._next_id += 1
         request_id = self._next_id
+        if options.on_sent is not None:
+            options.on_sent(request_id)
         if options.meta is not None or options.on_progress is not None:
             params = dict(params or {})
             meta = {**(params.get("_meta") or {}), **(options.meta or {})}
@@ -614,9 +620,7 @@ async def _logged(result: Awaitable[Any], fn: Any) -> None:
 
 
 def _with_related(options: CallOptions, related: RequestId) -> CallOptions:
-    return CallOptions(
-        options.timeout, options.on_progress, options.meta, options.cancel_on_abandon, related
-    )
+    return dataclasses.replace(options, related_request_id=related)
 
 
 def _invalid(request_id: Any, detail: str) -> JsonObject:
