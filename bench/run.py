@@ -1,8 +1,10 @@
 """The benchmark suite: our servers beside the peers and the floors, in one run.
 
-    python bench/run.py [--quick] [--skip-install]
+    python bench/run.py [--quick] [--skip-install] [--baseline REF]
 
 Every figure is measured on this machine in this run, so ratios are what count.
+`--baseline REF` adds codex-mcp as it was at git REF (a commit, a branch, or a checkout's
+path) beside today's: the before and after of a change, in the same run.
 Peers are installed by the suite itself into bench/.venv-sdk and bench/.venv-fastmcp.
 Results: a table on stdout and bench/results/latest.json. Targets are printed, never asserted.
 """
@@ -19,9 +21,10 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -47,6 +50,8 @@ class Server:
     #: Command for HTTP with "{port}" to fill in; serves POST /mcp.
     http: list[str] | None = None
     sessions: bool = True
+    #: Extra environment (the baseline's PYTHONPATH).
+    env: dict[str, str] = field(default_factory=dict)
 
 
 SERVERS = [
@@ -137,8 +142,26 @@ def median_of(runs: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any
     return merged
 
 
-def env_with(**extra: str) -> dict[str, str]:
-    return {**os.environ, **extra}
+def env_with(server: Server | None = None, **extra: str) -> dict[str, str]:
+    return {**os.environ, **(server.env if server else {}), **extra}
+
+
+def baseline_server(ref: str) -> Server:
+    """codex-mcp at `ref`: a checkout's path, or a detached git worktree of that commit."""
+    path = Path(ref)
+    if not path.is_dir():
+        path = Path(tempfile.mkdtemp(prefix="codex-mcp-baseline-")) / "tree"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--quiet", "--detach", str(path), ref],
+            check=True,
+        )
+    label = f"codex-mcp @{ref if len(ref) < 12 else ref[:10]}"
+    return Server(
+        label,
+        [PY, str(path / "cmd/mcp")],
+        [PY, str(path / "cmd/http"), "--port", "{port}"],
+        env={"PYTHONPATH": str(path / "pkg")},
+    )
 
 
 def run_case(
@@ -174,6 +197,9 @@ def main() -> int:
         "--quick", action="store_true", help="one run per case, fewer calls (~2 min)"
     )
     parser.add_argument("--skip-install", action="store_true", help="don't install the peers")
+    parser.add_argument(
+        "--baseline", metavar="REF", help="also run codex-mcp as it was at this git ref or path"
+    )
     options = parser.parse_args()
     if not options.skip_install:
         install_peers()
@@ -186,19 +212,24 @@ def main() -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "cases": {},
     }
-    stdio_servers = [s for s in SERVERS if s.stdio]
-    http_servers = [s for s in SERVERS if s.http]
+    servers = list(SERVERS)
+    if options.baseline:
+        servers.insert(1, baseline_server(options.baseline))
+    stdio_servers = [s for s in servers if s.stdio]
+    http_servers = [s for s in servers if s.http]
 
     def stdio_echo(s: Server) -> dict[str, Any]:
         return median_of(
             runs,
             lambda: asyncio.run(
-                stdio_load.measure(s.stdio or [], params=ECHO, calls=calls, max_seconds=cap)
+                stdio_load.measure(
+                    s.stdio or [], params=ECHO, calls=calls, max_seconds=cap, env=env_with(s)
+                )
             ),
         )
 
     def stdio_blob(s: Server) -> dict[str, Any]:
-        env = env_with(CODEX_MCP_BENCH_TOOLS="1")
+        env = env_with(s, CODEX_MCP_BENCH_TOOLS="1")
         return asyncio.run(
             stdio_load.measure(
                 s.stdio or [],
@@ -212,7 +243,7 @@ def main() -> int:
         )
 
     def stdio_list(s: Server) -> dict[str, Any]:
-        env = env_with(CODEX_MCP_BENCH_TOOLS="500")
+        env = env_with(s, CODEX_MCP_BENCH_TOOLS="500")
         return asyncio.run(
             stdio_load.measure(
                 s.stdio or [],
@@ -227,7 +258,7 @@ def main() -> int:
 
     def http_echo(s: Server) -> dict[str, Any]:
         def once() -> dict[str, Any]:
-            with http_server(s.http or [], env_with()) as (url, pid, cold):
+            with http_server(s.http or [], env_with(s)) as (url, pid, cold):
                 figures = asyncio.run(
                     http_load.measure(url, params=ECHO, calls=calls, max_seconds=cap, pid=pid)
                 )
@@ -238,7 +269,7 @@ def main() -> int:
     def http_sessions(s: Server) -> dict[str, Any] | None:
         if not s.sessions:
             return None
-        with http_server(s.http or [], env_with()) as (url, pid, _):
+        with http_server(s.http or [], env_with(s)) as (url, pid, _):
             return asyncio.run(http_load.many_sessions(url, sessions=sessions, pid=pid))
 
     cases = {
@@ -285,6 +316,8 @@ def main() -> int:
         verdict = "n/a" if value is None else ("met" if ok(value) else "MISSED")
         shown = "-" if value is None else f"{value:.2f}"
         print(f"  {name:45s} {shown:>10s}  {verdict}")
+    if options.baseline:
+        print_before_after(report, servers[1].name)
     report["machine_note"] = "medians of 3 runs" if runs == 3 else "single runs (--quick)"
     out = BENCH / "results"
     out.mkdir(exist_ok=True)
@@ -293,6 +326,22 @@ def main() -> int:
         f"\n{report['machine']}, {report['date']}, {report['machine_note']}; JSON in {out / 'latest.json'}"
     )
     return 0
+
+
+def print_before_after(report: dict[str, Any], before: str) -> None:
+    """Each case's figures for the baseline and for today's codex-mcp, side by side."""
+    print(f"\n## before ({before}) and after (codex-mcp), same run")
+    keys = ("throughput_per_s", "p50_ms", "x_floor_throughput", "x_floor_p50", "cpu_us_per_call")
+    for case, rows in report["cases"].items():
+        old, new = rows.get(before), rows.get("codex-mcp")
+        if not old or not new:
+            continue
+        shown = [
+            f"{key} {old[key]:.3g} -> {new[key]:.3g}"
+            for key in (*keys, "cold_start_ms", "rss_mb", "rss_kb_per_idle_session")
+            if isinstance(old.get(key), int | float) and isinstance(new.get(key), int | float)
+        ]
+        print(f"  {case}: " + "; ".join(shown))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ request it belongs to so an HTTP transport can put it on that request's stream.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
@@ -35,43 +34,16 @@ LOG_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 class RequestContext(Inbound):
     """The context of one request a server session serves."""
 
-    __slots__ = ("_last_progress",)
+    __slots__ = ()
     peer: ServerSession
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self._last_progress: float | None = None
 
     @property
     def session(self) -> ServerSession:
         return self.peer
 
     @property
-    def progress_token(self) -> str | int | None:
-        meta = self.meta
-        return meta.get("progressToken") if meta else None
-
-    @property
     def client_capabilities(self) -> JsonObject:
         return self.session.client_capabilities
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send notifications/progress if the client asked for it; progress must increase."""
-        token = self.progress_token
-        if token is None:
-            return
-        if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
-        self._last_progress = progress
-        params: JsonObject = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self.peer.notify("notifications/progress", params, self.request_id)
-        await asyncio.sleep(0)  # let the transport flush while a long handler keeps going
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         self.session.log(level, data, logger, related_request_id=self.request_id)

@@ -107,7 +107,7 @@ class ModernContext(RequestContext):
         task = self._task
         if task is not None:
             key = task.unique_key(key or f"{method.split('/')[0]}-{len(task.questions) + 1}")
-            answer = await task.ask(key, {"method": method, "params": params})
+            answer: JsonObject = await task.ask(key, {"method": method, "params": params})
             return answer  # checked by TaskRecord.answer
         rounds = self.rounds
         if rounds is None:
@@ -117,9 +117,9 @@ class ModernContext(RequestContext):
                 "(only tools/call, prompts/get and resources/read can)",
             )
         key = rounds.key_for(method, key)
-        answer = rounds.answer(key, method, params)
-        if answer is not None:
-            return answer
+        known = rounds.answer(key, method, params)
+        if known is not None:
+            return known
         rounds.ask(key, method, params)
         raise InputRequired(key)
 

@@ -94,7 +94,8 @@ def checked_answer(key: str, method: str, answer: Any) -> JsonObject:
         raise invalid_params(
             f"Invalid params: inputResponses[{key!r}] {problem}", {"inputResponse": key}
         )
-    return answer
+    checked: JsonObject = answer
+    return checked
 
 
 class Rounds:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, legacy
 from .methods.modern import claim_modern
+from .methods.modern import dispatch as modern_dispatch
 from .peer import MethodTable
 from .provider import Provider
 from .request_meta import TASKS_EXTENSION
@@ -75,6 +76,8 @@ class ServerCore:
         self.fallback_handler: Any = legacy.direct_tool_call
         #: The 2026-07-28 era's requests, chosen per request (see methods/modern.py).
         self.modern_claim = claim_modern
+        #: Serves every request of a modern HTTP exchange (StatelessSession).
+        self.modern_dispatch: Any = modern_dispatch
         #: Cache hints of modern lists, reads and discover (a resource may set its own).
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from .context import LOG_LEVEL_RANK, RequestContext
 from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
-from .methods.modern import dispatch as modern_dispatch
 from .modern_context import ModernContext
 from .peer import CallOptions, JsonRpcPeer, Outbound
 from .versions import allows_batches
@@ -178,6 +177,8 @@ class StatelessSession(ServerSession):
     transport makes one per POST; on stdio the process's ServerSession serves both eras.
     """
 
+    context_class: type[RequestContext] = ModernContext
+
     def __init__(
         self,
         core: ServerCore,
@@ -190,8 +191,7 @@ class StatelessSession(ServerSession):
         # Every request is modern: the modern entry serves them all.
         self.claim = None
         self.methods = {}
-        self.fallback = modern_dispatch  # type: ignore[method-assign,assignment]
-        self.context_class = ModernContext
+        self.fallback = core.modern_dispatch  # type: ignore[method-assign]
         self.initialized = True
         self.principal = principal
         self.routing_headers = routing_headers

@@ -1,44 +1,307 @@
-"""Default settings as plain values.
+"""Every setting, declared once: its default, a one-sentence help and its group.
 
-The settings model (settings.py) takes its defaults from here, and the stdio
-entrypoint uses these directly when nothing is configured (no flags, no
-CODEX_MCP_* variables, no .env), so it can answer `initialize` without importing
-pydantic-settings. tests/server/test_settings_defaults.py keeps the two equal.
+Plain dataclasses, so the stdio entrypoint can use them without importing
+pydantic-settings when nothing is configured (no CODEX_MCP_* variables, no .env,
+no flags but --serve and --log-level). settings.py turns a declaration into the
+settings model (environment, .env, validation), cli/options.py into flags and
+--help, and the HTTP transport's HttpConfig extends HttpOptions, so the library
+(`server.run("http")`) and `codex-mcp-http` share one set of defaults.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass, fields
-from typing import Final, Literal, get_args
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Final, Literal, get_args
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
 ENV_PREFIX: Final = "CODEX_MCP_"
 ENV_FILE: Final = ".env"
 
+# Help groups, in the order --help shows them.
+SERVING: Final = "Serving"
+NETWORK: Final = "Network"
+SESSIONS: Final = "Sessions"
+LIMITS: Final = "Limits and timeouts"
+SECURITY: Final = "Security"
+LOGGING: Final = "Logging"
+GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING)
 
-@dataclass(frozen=True, slots=True)
+
+def about(
+    help: str,
+    group: str,
+    *,
+    metavar: str | None = None,
+    shown: str | None = None,
+    **checks: float,
+) -> dict[str, Any]:
+    """The metadata that makes a dataclass field a setting. `shown` replaces the default
+    in --help (for a default whose meaning needs words: an empty list, "none");
+    `checks` are pydantic's numeric bounds (ge, gt, le)."""
+    return {"help": help, "group": group, "metavar": metavar, "shown": shown, "checks": checks}
+
+
+@dataclass(frozen=True)
 class CommonDefaults:
-    serve: str = "builtin"
-    log_level: LogLevel = "info"
-    max_message_bytes: int = 128 * 1024 * 1024
-    shutdown_timeout: float = 5.0
-    uvloop: bool = True
-    request_state_keys: str | None = None
-    request_state_key_file: str | None = None
-    request_state_ttl: float = 600.0
+    """What both servers take."""
+
+    serve: str = field(
+        default="builtin",
+        metadata=about(
+            "What to serve: builtin (the echo tools), package.module:attr or path/to/file.py[:attr].",
+            SERVING,
+            metavar="SERVER",
+        ),
+    )
+    uvloop: bool = field(
+        default=True, metadata=about("Run on uvloop when it is installed.", SERVING)
+    )
+    log_level: LogLevel = field(
+        default="info",
+        metadata=about(
+            "How much to log on stderr: debug, info, warning, error or critical.",
+            LOGGING,
+            metavar="LEVEL",
+        ),
+    )
+    request_state_keys: str | None = field(
+        default=None,
+        repr=False,
+        metadata=about(
+            "Keys signing the requestState of 2026-07-28 input-required rounds, "
+            "comma-separated, 32+ characters each (the first signs, all verify); every "
+            "process serving the same clients needs the same keys.",
+            SECURITY,
+            metavar="KEYS",
+            shown="a random key per process",
+        ),
+    )
+    request_state_key_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "Read the requestState keys from this file (one per line).",
+            SECURITY,
+            metavar="PATH",
+            shown="none",
+        ),
+    )
+    request_state_ttl: float = field(
+        default=600.0,
+        metadata=about(
+            "Seconds a client has to answer a 2026-07-28 input-required round.",
+            LIMITS,
+            gt=0,
+        ),
+    )
 
 
-DEFAULTS: Final = CommonDefaults()
+@dataclass(frozen=True)
+class StdioDefaults(CommonDefaults):
+    """`codex-mcp`, the stdio server."""
+
+    max_message_bytes: int = field(
+        default=128 * 1024 * 1024,
+        metadata=about(
+            "Largest message accepted; a larger one is answered with an error.",
+            LIMITS,
+            ge=1024,
+        ),
+    )
+    shutdown_timeout: float = field(
+        default=5.0,
+        metadata=about(
+            "Seconds in-flight calls get to finish after EOF or SIGTERM.",
+            LIMITS,
+            ge=0,
+        ),
+    )
+
+
+DEFAULTS: Final = StdioDefaults()
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """How the HTTP transport behaves (transports/http/config.py adds the bearer tokens)."""
+
+    host: str = field(default="127.0.0.1", metadata=about("Address to listen on.", NETWORK))
+    port: int = field(
+        default=8000,
+        metadata=about(
+            "Port to listen on (0 picks a free one).", NETWORK, metavar="PORT", ge=0, le=65535
+        ),
+    )
+    base_path: str = field(
+        default="",
+        metadata=about(
+            "Serve every route under this path prefix, e.g. /tools.",
+            NETWORK,
+            metavar="PREFIX",
+            shown="none",
+        ),
+    )
+    stateless: bool = field(
+        default=False,
+        metadata=about(
+            "No sessions: every POST stands alone (for replicas behind a load balancer).", SESSIONS
+        ),
+    )
+    json_only: bool = field(
+        default=False,
+        metadata=about(
+            "Answer a POST with JSON even when the call streams (its messages go to the GET stream).",
+            SESSIONS,
+        ),
+    )
+    session_ttl: float = field(
+        default=1800.0,
+        metadata=about("Seconds an idle session lives.", SESSIONS, gt=0),
+    )
+    max_sessions: int = field(
+        default=10_000,
+        metadata=about(
+            "Most sessions at once, throwaway ones included; past it, 503.",
+            SESSIONS,
+            ge=1,
+        ),
+    )
+    replay_events: int = field(
+        default=256,
+        metadata=about(
+            "SSE events kept per session for resuming with Last-Event-ID.",
+            SESSIONS,
+            ge=0,
+        ),
+    )
+    keepalive_interval: float = field(
+        default=15.0,
+        metadata=about("Seconds between SSE keepalive comments.", SESSIONS, gt=0),
+    )
+    max_inflight: int = field(
+        default=1000,
+        metadata=about(
+            "Most calls running at once across all sessions; past it, 503.",
+            LIMITS,
+            ge=1,
+        ),
+    )
+    max_session_inflight: int = field(
+        default=100,
+        metadata=about("Most calls running at once in one session; past it, 429.", LIMITS, ge=1),
+    )
+    max_connections: int = field(
+        default=0,
+        metadata=about(
+            "Most open connections; at the cap the oldest idle one is closed (0: three quarters "
+            "of the open-file limit).",
+            LIMITS,
+            ge=0,
+        ),
+    )
+    max_body_bytes: int = field(
+        default=16 * 1024 * 1024,
+        metadata=about("Largest request body; past it, 413.", LIMITS, ge=1024),
+    )
+    header_timeout: float = field(
+        default=10.0,
+        metadata=about(
+            "Seconds a client gets to send a request's headers; past it, 408 and close.",
+            LIMITS,
+            gt=0,
+        ),
+    )
+    body_timeout: float = field(
+        default=30.0,
+        metadata=about(
+            "Seconds a request body may stall between reads; past it, 408 and close.",
+            LIMITS,
+            gt=0,
+        ),
+    )
+    idle_timeout: float = field(
+        default=75.0,
+        metadata=about(
+            "Seconds a keep-alive connection may sit idle between requests.",
+            LIMITS,
+            gt=0,
+        ),
+    )
+    shutdown_timeout: float = field(
+        default=10.0,
+        metadata=about("Seconds in-flight calls get to finish after SIGTERM.", LIMITS, ge=0),
+    )
+    allowed_hosts: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "Host headers to accept, comma-separated; * accepts any.",
+            SECURITY,
+            metavar="HOSTS",
+            shown="the loopback names when bound to loopback, else any",
+        ),
+    )
+    allowed_origins: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "Origins to accept, comma-separated; * accepts any.",
+            SECURITY,
+            metavar="ORIGINS",
+            shown="loopback origins",
+        ),
+    )
+    forwarded_hosts: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "X-Forwarded-Host values a trusted reverse proxy sends (its public host names).",
+            SECURITY,
+            metavar="HOSTS",
+            shown="none",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class HttpDefaults(HttpOptions, CommonDefaults):
+    """`codex-mcp-http`: the transport's options, plus where tokens and logs come from."""
+
+    bearer_token: str | None = field(
+        default=None,
+        repr=False,
+        metadata=about("Require this bearer token.", SECURITY, metavar="TOKEN", shown="none"),
+    )
+    bearer_token_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "Require a bearer token listed in this file (one per line).",
+            SECURITY,
+            metavar="PATH",
+            shown="none",
+        ),
+    )
+    log_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "Also log to this file, with bearer tokens redacted.",
+            LOGGING,
+            metavar="PATH",
+            shown="none",
+        ),
+    )
+
+
+def env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
 
 
 def configured_by_environment() -> bool:
-    """Is any of these settings set as a CODEX_MCP_* variable (case-insensitive, as
+    """Is any stdio setting set as a CODEX_MCP_* variable (case-insensitive, as
     pydantic-settings reads them) or through a .env file? Other CODEX_MCP_* variables
     (CODEX_MCP_BENCH_TOOLS, say) are not settings and don't count."""
-    names = {ENV_PREFIX + field.name.upper() for field in fields(CommonDefaults)}
+    names = {env_name(each.name) for each in fields(StdioDefaults)}
     return any(key.upper() in names for key in os.environ) or os.path.exists(ENV_FILE)
 
 
@@ -46,7 +309,7 @@ def configured_by_environment() -> bool:
 _QUICK_FLAGS: Final = {"--serve": "serve", "--log-level": "log_level"}
 
 
-def quick_flags(argv: list[str]) -> CommonDefaults | None:
+def quick_flags(argv: list[str]) -> StdioDefaults | None:
     """Settings from `--serve X` and `--log-level L` alone (either `--flag value` or
     `--flag=value`), or None for anything else (other flags, --help, a bad or missing
     value): the settings model then parses those, and explains what is wrong."""
@@ -54,14 +317,14 @@ def quick_flags(argv: list[str]) -> CommonDefaults | None:
     rest = list(argv)
     while rest:
         flag, has_value, value = rest.pop(0).partition("=")
-        field = _QUICK_FLAGS.get(flag)
-        if field is None:
+        name = _QUICK_FLAGS.get(flag)
+        if name is None:
             return None
         if not has_value:
             if not rest or rest[0].startswith("-"):
                 return None
             value = rest.pop(0)
-        values[field] = value
+        values[name] = value
     if values.get("log_level", DEFAULTS.log_level) not in get_args(LogLevel):
         return None
     return dataclasses.replace(DEFAULTS, **values)  # type: ignore[arg-type]

@@ -8,7 +8,6 @@ import json
 from aiohttp import web
 from codex_mcp.transports.http import create_app
 from codex_mcp.transports.http.app import MANAGER_KEY
-from conftest import MakeClient
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -21,6 +20,7 @@ from http_helpers import (
     open_session,
     text_of,
 )
+from http_process import MakeClient
 
 ECHO = call(2, "echo", {"message": "x"})
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import aiohttp
 from codex_mcp.transports.http.app import MANAGER_KEY
-from conftest import HttpProcess, MakeClient
 from http_helpers import SSE_ONLY, call, messages_of, next_event, open_session, text_of
+from http_process import HttpProcess, MakeClient
 
 SESSIONS = 1000
 #: Every session uses the same request id and progress token: only the session tells them apart.

@@ -18,7 +18,6 @@ from typing import Any
 import aiohttp
 import pytest
 from codex_mcp.cli.http import RedactBearer
-from conftest import SERVERS, HttpProcess
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -29,6 +28,7 @@ from http_helpers import (
     open_session,
     text_of,
 )
+from http_process import SERVERS, HttpProcess
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 PUBLIC_HOST = "mcp.example.test"

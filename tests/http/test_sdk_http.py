@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import SERVERS, HttpProcess
+from http_process import SERVERS, HttpProcess
 from mcp import ClientSession, types
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client

@@ -1,16 +1,31 @@
-"""The stdio entrypoint skips pydantic-settings when nothing is configured, using the plain
-defaults in defaults.py instead: those must be the settings model's defaults, and every
-setting must be one the environment check knows."""
+"""Settings are declared once (codex_mcp.defaults) and read the same way everywhere: the
+stdio fast path without pydantic-settings, the full parse (flags over environment over
+.env), the HTTP library's defaults and the command line's. --help reads as written for
+people: grouped, one sentence per option, its default once, its environment variable."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from codex_mcp.defaults import DEFAULTS, CommonDefaults, configured_by_environment, quick_flags
-from codex_mcp.settings import Settings, load_settings
+from codex_mcp.cli.options import parse
+from codex_mcp.defaults import (
+    DEFAULTS,
+    HttpDefaults,
+    HttpOptions,
+    StdioDefaults,
+    configured_by_environment,
+    quick_flags,
+)
+from codex_mcp.transports.http import HttpConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
 
 
 def _unconfigure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -20,14 +35,64 @@ def _unconfigure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             monkeypatch.delenv(key)
 
 
-def test_plain_defaults_are_the_models_defaults(
+def test_nothing_given_reads_as_the_plain_defaults(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _unconfigure(monkeypatch, tmp_path)
-    model = Settings()
-    assert set(Settings.model_fields) == {f.name for f in dataclasses.fields(CommonDefaults)}
-    for field in dataclasses.fields(CommonDefaults):
-        assert getattr(model, field.name) == getattr(DEFAULTS, field.name), field.name
+    assert parse(StdioDefaults, [], "codex-mcp", "") == DEFAULTS
+    assert parse(HttpDefaults, [], "codex-mcp-http", "") == HttpDefaults()
+
+
+def test_the_http_library_and_command_line_share_their_defaults(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`server.run("http")` builds HttpConfig(); `codex-mcp-http` parses its flags. Each
+    option must come out the same (the shutdown drain was 10 s in one, 5 s in the other)."""
+    _unconfigure(monkeypatch, tmp_path)
+    from_cli = parse(HttpDefaults, [], "codex-mcp-http", "")
+    library = HttpConfig()
+    for field in dataclasses.fields(HttpOptions):
+        assert getattr(library, field.name) == getattr(from_cli, field.name), field.name
+
+
+def test_flags_win_over_the_environment_which_wins_over_dotenv(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _unconfigure(monkeypatch, tmp_path)
+    (tmp_path / ".env").write_text("CODEX_MCP_PORT=1111\nCODEX_MCP_SESSION_TTL=5\n")
+    monkeypatch.setenv("CODEX_MCP_PORT", "2222")
+    monkeypatch.setenv("codex_mcp_allowed_hosts", "a.example, b.example")
+    settings = parse(HttpDefaults, [], "codex-mcp-http", "")
+    assert (settings.port, settings.session_ttl) == (2222, 5.0)
+    assert settings.allowed_hosts == ("a.example", "b.example")
+    argv = ["--port", "3333", "--allowed-hosts", "c.example,d.example", "--allowed-hosts", "e"]
+    settings = parse(HttpDefaults, argv, "codex-mcp-http", "")
+    assert settings.port == 3333
+    assert settings.allowed_hosts == ("c.example", "d.example", "e")
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        (
+            ["--port", "99999"],
+            "--port / CODEX_MCP_PORT: Input should be less than or equal to 65535",
+        ),
+        (["--port", "x"], "argument --port: invalid int value"),
+        (["--header-timeout", "0"], "--header-timeout / CODEX_MCP_HEADER_TIMEOUT"),
+        (["--log-level", "loud"], "argument --log-level: invalid choice"),
+        (["--max-message-bytes", "1"], "unrecognized arguments"),  # a stdio setting
+    ],
+)
+def test_a_bad_value_names_its_flag_and_variable(
+    argv: list[str], complaint: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _unconfigure(monkeypatch, tmp_path)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "cmd/http"), *argv], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 2
+    assert complaint in result.stderr
 
 
 def test_only_real_settings_count_as_configuration(
@@ -39,7 +104,7 @@ def test_only_real_settings_count_as_configuration(
     assert not configured_by_environment()
     monkeypatch.setenv("codex_mcp_log_level", "debug")  # pydantic-settings ignores case
     assert configured_by_environment()
-    assert Settings().log_level == "debug"
+    assert parse(StdioDefaults, [], "codex-mcp", "").log_level == "debug"
     monkeypatch.delenv("codex_mcp_log_level")
     (tmp_path / ".env").write_text("CODEX_MCP_SHUTDOWN_TIMEOUT=1\n")
     assert configured_by_environment()
@@ -54,15 +119,11 @@ def test_only_real_settings_count_as_configuration(
         ["--serve", "a.py", "--serve", "b.py"],  # the last one wins, as with argparse
     ],
 )
-def test_quick_flags_read_what_the_model_reads(
+def test_quick_flags_read_what_the_full_parse_reads(
     argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _unconfigure(monkeypatch, tmp_path)
-    quick = quick_flags(argv)
-    assert quick is not None
-    model = load_settings(Settings, argv, "codex-mcp")
-    for field in dataclasses.fields(CommonDefaults):
-        assert getattr(quick, field.name) == getattr(model, field.name), field.name
+    assert quick_flags(argv) == parse(StdioDefaults, argv, "codex-mcp", "")
 
 
 @pytest.mark.parametrize(
@@ -77,5 +138,77 @@ def test_quick_flags_read_what_the_model_reads(
         ["my_server.py"],
     ],
 )
-def test_quick_flags_leave_everything_else_to_the_model(argv: list[str]) -> None:
+def test_quick_flags_leave_everything_else_to_the_full_parse(argv: list[str]) -> None:
     assert quick_flags(argv) is None
+
+
+@pytest.mark.parametrize(
+    "argv", [[], ["--serve", "builtin"], ["--help"]], ids=["bare", "serve", "help"]
+)
+def test_the_stdio_server_starts_without_pydantic_settings(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _unconfigure(monkeypatch, tmp_path)
+    command = [sys.executable, "-X", "importtime", str(ROOT / "cmd/mcp"), *argv]
+    result = subprocess.run(command, input="", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line
+    }
+    assert "codex_mcp.cli.stdio" in imported  # the import log is there
+    assert not {name for name in imported if name.startswith("pydantic_settings")}
+
+
+PROGRAMS = [
+    ["codex-mcp"],
+    ["codex-mcp-http"],
+    ["codex-mcp-client"],
+    ["codex-mcp-bench"],
+    ["codex-mcp-bench", "stdio"],
+    ["codex-mcp-bench", "http"],
+]
+#: What the settings model's own CLI printed: types for metavars, pydantic's default factory.
+ARTIFACTS = re.compile(r"\{\w+,null\}|SecretStr|list\[|default factory|\(default: |\bnull\b")
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=" ".join)
+def test_help_reads_as_written_for_people(program: list[str]) -> None:
+    result = subprocess.run(
+        [str(BIN / program[0]), *program[1:], "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert not ARTIFACTS.search(text), ARTIFACTS.search(text)
+    # Each option says its default once, however the help wraps.
+    for block in re.split(r"\n(?=  -)", text):
+        assert block.count("Default:") <= 1, block
+    for action in re.findall(r"^  (-[-\w]+)", text, re.MULTILINE):
+        assert action in text
+
+
+@pytest.mark.parametrize(
+    ("program", "declaration"), [("codex-mcp", StdioDefaults), ("codex-mcp-http", HttpDefaults)]
+)
+def test_every_setting_is_on_the_help_with_its_default_and_variable(
+    program: str, declaration: type
+) -> None:
+    text = subprocess.run(
+        [str(BIN / program), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    options = {
+        block.split()[0].rstrip(","): " ".join(block.split())
+        for block in re.split(r"\n  (?=-)", text)[1:]
+    }
+    for field in dataclasses.fields(declaration):
+        flag = "--" + field.name.replace("_", "-")
+        assert "Default: " in options[flag], flag
+        assert f"Env: CODEX_MCP_{field.name.upper()}." in options[flag], flag
+    for group in ("Serving", "Limits and timeouts", "Logging"):
+        assert f"\n{group}:\n" in text

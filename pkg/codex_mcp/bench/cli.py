@@ -18,23 +18,75 @@ from . import http_load, stdio_load
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="codex-mcp-bench", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="transport", required=True)
-    for name in ("stdio", "http"):
-        p = sub.add_parser(name)
-        p.add_argument("--tool", default="echo", help="tool to call (default echo)")
-        p.add_argument("--args", default='{"message":"hello"}', help="tool arguments as JSON")
-        p.add_argument("--method", default="tools/call", help="or tools/list, ping")
-        p.add_argument("--sequential", type=int, default=1000, help="sequential calls for latency")
-        p.add_argument("--calls", type=int, default=10000, help="calls for throughput")
-        p.add_argument("--concurrency", type=int, default=32, help="in flight / concurrent clients")
-        p.add_argument("--max-seconds", type=float, default=30.0, help="time cap per phase")
-        p.add_argument("--json", dest="json_out", help="also write the figures to this file")
-        p.add_argument("--pid", type=int, help="(http) server pid, for CPU and RSS figures")
+    parser = argparse.ArgumentParser(
+        prog="codex-mcp-bench",
+        description="Measure an MCP server's latency and throughput with a neutral load "
+        "generator (no MCP SDK on the client side).",
+        epilog="Examples: codex-mcp-bench stdio -- codex-mcp; "
+        "codex-mcp-bench http http://127.0.0.1:8000/mcp --concurrency 64",
+    )
+    sub = parser.add_subparsers(dest="transport", required=True, metavar="{stdio,http}")
+    for name, summary in (
+        ("stdio", "Start a server command and drive it over its stdin and stdout."),
+        ("http", "Drive a running Streamable HTTP server at URL."),
+    ):
+        p = sub.add_parser(name, help=summary, description=summary)
+        p.add_argument(
+            "--tool", default="echo", metavar="NAME", help="Tool to call. Default: echo."
+        )
+        p.add_argument(
+            "--args",
+            default='{"message":"hello"}',
+            metavar="JSON",
+            help='Its arguments, a JSON object. Default: {"message":"hello"}.',
+        )
+        p.add_argument(
+            "--method",
+            default="tools/call",
+            metavar="METHOD",
+            help="What to time: tools/call, or a method without params such as tools/list "
+            "or ping. Default: tools/call.",
+        )
+        p.add_argument(
+            "--sequential",
+            type=int,
+            default=1000,
+            metavar="N",
+            help="Calls made one at a time, for latency. Default: 1000.",
+        )
+        p.add_argument(
+            "--calls",
+            type=int,
+            default=10000,
+            metavar="N",
+            help="Calls for throughput. Default: 10000.",
+        )
+        p.add_argument(
+            "--concurrency",
+            type=int,
+            default=32,
+            metavar="N",
+            help="Calls in flight (stdio) or concurrent clients (http). Default: 32.",
+        )
+        p.add_argument(
+            "--max-seconds",
+            type=float,
+            default=30.0,
+            metavar="SECONDS",
+            help="Time cap per phase. Default: 30.",
+        )
+        p.add_argument(
+            "--json", dest="json_out", metavar="PATH", help="Also write the figures here, as JSON."
+        )
         if name == "stdio":
-            p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS...")
+            p.add_argument(
+                "command", nargs=argparse.REMAINDER, help="The server to start, after --."
+            )
         else:
-            p.add_argument("url")
+            p.add_argument(
+                "--pid", type=int, help="The server's process id, for its CPU and memory figures."
+            )
+            p.add_argument("url", help="The server's /mcp endpoint.")
     return parser
 
 

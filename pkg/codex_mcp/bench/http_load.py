@@ -50,12 +50,13 @@ class HttpSession:
 
     async def _answer(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
         if response.content_type != "text/event-stream":
-            return orjson.loads(await response.read())
+            answer: dict[str, Any] = orjson.loads(await response.read())
+            return answer
         async for raw in response.content:
             line = raw.strip()
             if not line.startswith(b"data:") or len(line) <= 5:
                 continue
-            message = orjson.loads(line[5:])
+            message: dict[str, Any] = orjson.loads(line[5:])
             if "id" in message and "method" not in message:
                 return message
             self.notifications += 1
@@ -149,7 +150,8 @@ async def many_sessions(
                 reply = await session.request(
                     "tools/call", {"name": "echo", "arguments": {"message": f"session-{index}"}}
                 )
-            return reply.get("result", {}).get("content", [{}])[0].get("text") == f"session-{index}"
+            text = reply.get("result", {}).get("content", [{}])[0].get("text")
+            return bool(text == f"session-{index}")
 
         started = time.perf_counter()
         correct = sum(await asyncio.gather(*(call_one(i, s) for i, s in enumerate(opened))))

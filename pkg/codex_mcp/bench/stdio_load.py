@@ -43,7 +43,7 @@ class StdioPeer:
             line = await self.process.stdout.readline()
             if not line:
                 raise ConnectionError("the server closed its stdout")
-            message = orjson.loads(line)
+            message: dict[str, Any] = orjson.loads(line)
             if "id" in message and "method" not in message:
                 return message
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import sys
 
-from ..settings import HttpSettings, load_settings
+from ..defaults import HttpDefaults, HttpOptions
 from .common import configure_core, configure_logging, load_core
+from .options import parse
+
+DESCRIPTION = (
+    "Serve MCP over Streamable HTTP at /mcp (with single-event SSE at /mcp/sse and the "
+    "2024-11-05 HTTP+SSE transport at /sse for older clients), plus /healthz and /readyz."
+)
 
 _BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
 
@@ -19,10 +26,19 @@ class RedactBearer(logging.Formatter):
         return _BEARER.sub(r"\1****", super().format(record))
 
 
+def bearer_tokens(settings: HttpDefaults) -> list[str]:
+    tokens = [settings.bearer_token] if settings.bearer_token else []
+    if settings.bearer_token_file is not None:
+        try:
+            lines = settings.bearer_token_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise SystemExit(f"codex-mcp-http: cannot read --bearer-token-file: {exc}") from None
+        tokens.extend(line.strip() for line in lines if line.strip())
+    return tokens
+
+
 def main(argv: list[str] | None = None) -> None:
-    settings = load_settings(
-        HttpSettings, argv if argv is not None else sys.argv[1:], "codex-mcp-http"
-    )
+    settings = parse(HttpDefaults, argv, "codex-mcp-http", DESCRIPTION)
     configure_logging(settings.log_level)
     if settings.log_file is not None:
         handler = logging.FileHandler(settings.log_file, encoding="utf-8")
@@ -33,22 +49,10 @@ def main(argv: list[str] | None = None) -> None:
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
 
-    config = HttpConfig(
-        host=settings.host,
-        port=settings.port,
-        base_path=settings.base_path,
-        stateless=settings.stateless,
-        session_ttl=settings.session_ttl,
-        max_sessions=settings.max_sessions,
-        allowed_hosts=settings.allowed_hosts,
-        allowed_origins=settings.allowed_origins,
-        forwarded_hosts=settings.forwarded_hosts,
-        bearer_tokens=settings.tokens(),
-        max_body_bytes=settings.max_body_bytes,
-        keepalive_interval=settings.keepalive_interval,
-        shutdown_timeout=settings.shutdown_timeout,
-        json_only=settings.json_only,
-    )
+    options = {
+        field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
+    }
+    config = HttpConfig(**options, bearer_tokens=bearer_tokens(settings))
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 
 

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from ..defaults import DEFAULTS, configured_by_environment, quick_flags
+from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
 from .common import configure_core, configure_logging, load_core
 
+DESCRIPTION = (
+    "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
+    "servers. Messages are newline-delimited JSON or Content-Length framed (detected); "
+    "logs go to stderr."
+)
 
-def _settings(argv: list[str]) -> Any:
-    """The settings model when anything is configured; without loading pydantic-settings
-    (a faster start) when nothing is, or only the usual `--serve`/`--log-level` flags."""
+
+def _settings(argv: list[str]) -> StdioDefaults:
+    """The defaults, or `--serve`/`--log-level` read directly, when nothing else is
+    configured (a faster start: no pydantic-settings); otherwise the full parse."""
     if not configured_by_environment():
         quick = quick_flags(argv) if argv else DEFAULTS
         if quick is not None:
             return quick
-    from ..settings import Settings, load_settings
+    from .options import parse
 
-    return load_settings(Settings, argv, "codex-mcp")
+    return parse(StdioDefaults, argv, "codex-mcp", DESCRIPTION)
 
 
 def main(argv: list[str] | None = None) -> None:

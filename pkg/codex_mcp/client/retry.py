@@ -19,7 +19,7 @@ MAX_DELAY = 5.0
 
 def exponential_backoff(attempt: int) -> float:
     """100 ms, 200 ms, 400 ms, ... doubling up to 5 s."""
-    return min(BASE_DELAY * 2 ** max(attempt - 1, 0), MAX_DELAY)
+    return float(min(BASE_DELAY * 2 ** max(attempt - 1, 0), MAX_DELAY))
 
 
 async def wait_before_retry(backoff: Backoff | None, attempt: int) -> None:

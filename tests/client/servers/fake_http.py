@@ -112,7 +112,6 @@ class FakeHttpServer:
         await resp.write_eof()
         return resp
 
-
     async def _cut(self, request: web.Request) -> web.StreamResponse:
         """The call was taken (and counted); the stream dies before its answer."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

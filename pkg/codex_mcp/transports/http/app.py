@@ -7,14 +7,17 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
 from ...core.server import ServerCore
 from .config import HttpConfig
+from .connections import ConnectionLimits, GuardedSite, connection_cap, track_requests
+from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
 from .security import Guard
-from .sessions import SessionManager
+from .sessions import Capacity, SessionManager
 from .single_event import SingleEventSse
 from .streamable import StreamableHttp
 
@@ -27,13 +30,16 @@ READY_KEY = web.AppKey("ready", dict)
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
     config = config or HttpConfig()
     guard = Guard(config)
-    app = web.Application(client_max_size=config.max_body_bytes, middlewares=[guard.middleware])
+    app = web.Application(
+        client_max_size=config.max_body_bytes, middlewares=[track_requests, guard.middleware]
+    )
     manager = SessionManager(
         core,
         ttl=config.session_ttl,
         max_sessions=config.max_sessions,
         replay_events=config.replay_events,
         json_only=config.json_only,
+        capacity=Capacity(config.max_inflight, config.max_session_inflight),
     )
     streamable = StreamableHttp(manager, config)
     single = SingleEventSse(manager)
@@ -97,14 +103,19 @@ async def serve_http(
         handler_cancellation=True,
     )
     await runner.setup()
-    site = web.TCPSite(runner, config.host, config.port, reuse_address=True)
+    limits = ConnectionLimits(
+        connection_cap(config.max_connections), config.header_timeout, config.body_timeout
+    )
+    loop = asyncio.get_running_loop()
+    unwatch = watch_accept_faults(loop, limits.accept_faults)
+    site = GuardedSite(runner, config.host, config.port, limits, config.idle_timeout)
     await site.start()
-    url = _listening_url(site, config)
-    log.info("listening on %s", url)
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    url = f"http://{host}:{site.port}{config.prefix}/mcp"
+    log.info("listening on %s (at most %d connections)", url, limits.max_connections)
     if on_listening is not None:
         on_listening(url)
     stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop.set)
@@ -117,17 +128,11 @@ async def serve_http(
         await site.stop()
         await app[MANAGER_KEY].shutdown(config.shutdown_timeout)
         await runner.cleanup()
+        unwatch()
 
 
-def _listening_url(site: web.TCPSite, config: HttpConfig) -> str:
-    sockets = getattr(site._server, "sockets", None)  # the real port when port=0
-    port = sockets[0].getsockname()[1] if sockets else config.port
-    host = f"[{config.host}]" if ":" in config.host else config.host
-    return f"http://{host}:{port}{config.prefix}/mcp"
-
-
-def run_http(core: ServerCore, config: HttpConfig | None = None, **options: object) -> None:
+def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any) -> None:
+    """Blocking entry (`server.run("http", port=...)`): `options` are HttpConfig's fields."""
     from ...runtime import run
 
-    cfg = config or HttpConfig(**options)  # type: ignore[arg-type]
-    run(serve_http(core, cfg))
+    run(serve_http(core, config or HttpConfig(**options)))

@@ -1,23 +1,23 @@
-"""Shared pieces of the HTTP handlers: classifying messages and answering errors."""
+"""Shared pieces of the HTTP handlers: classifying messages, finding the session,
+reading the body."""
 
 from __future__ import annotations
 
-from typing import Any
+import logging
 
 from aiohttp import web
 
 from ...core.jsonrpc import JsonObject, is_valid_id
+from ...core.versions import is_supported
+from .connections import BodyTimeout
+from .errors import SESSION_NOT_FOUND, TRANSPORT_ERROR, error_response
+from .security import credential_of
+from .sessions import HttpSession, SessionManager
 
+log = logging.getLogger("codex_mcp.http")
 
-def jsonrpc_error(
-    status: int,
-    message: str,
-    code: int = -32600,
-    request_id: Any = None,
-    headers: dict[str, str] | None = None,
-) -> web.Response:
-    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    return web.json_response(body, status=status, headers=headers)
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
 
 
 def is_request(message: JsonObject) -> bool:
@@ -45,3 +45,45 @@ def accepts(request: web.Request, media_type: str) -> bool:
         if value in (media_type, "*/*", f"{major}/*"):
             return True
     return False
+
+
+def unsupported_version(request: web.Request) -> web.Response | None:
+    """400 when the request names a protocol version we do not speak (none is fine)."""
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and not is_supported(version):
+        return error_response(400, f"Bad Request: unsupported {VERSION_HEADER}: {version!r}")
+    return None
+
+
+def find_session(
+    manager: SessionManager,
+    request: web.Request,
+    session_id: str | None,
+    named: str = f"the {SESSION_HEADER} header",
+) -> HttpSession | web.Response:
+    """The session a request names, or the error to answer: 400 when it names none,
+    404 when it is unknown, ended, or another credential's."""
+    if not session_id:
+        return error_response(400, f"Bad Request: missing {named} (initialize first)")
+    session = manager.find(session_id, credential_of(request))
+    if session is None:
+        return error_response(404, "Session not found: initialize a new session", SESSION_NOT_FOUND)
+    return session
+
+
+async def read_body(request: web.Request, max_bytes: int) -> bytes | web.Response:
+    """The request body, or the error to answer: 413 too large, 400 unreadable (a
+    Content-Encoding it does not match, broken chunking), 408 stalled."""
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return error_response(413, f"Request body over {max_bytes} bytes")
+    except web.RequestPayloadError as exc:
+        log.debug("unreadable request body: %s", exc)
+        return error_response(
+            400, "Bad Request: the body could not be read (does it match its Content-Encoding?)"
+        )
+    except BodyTimeout as exc:
+        response = error_response(408, str(exc), TRANSPORT_ERROR)
+        response.force_close()
+        return response

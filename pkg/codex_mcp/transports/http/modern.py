@@ -30,12 +30,11 @@ from ...core.server import ServerCore
 from ...core.session import StatelessSession
 from ...core.versions import MODERN_VERSIONS
 from . import sse
-from .exchange import is_request, jsonrpc_error
+from .errors import error_response
+from .exchange import VERSION_HEADER, is_request
 from .streams import TICK, Ticker
 
 log = logging.getLogger("codex_mcp.http")
-
-VERSION_HEADER = "MCP-Protocol-Version"
 
 #: (the encoded message, whether it is the request's final answer)
 _Item = tuple[bytes, bool]
@@ -52,7 +51,7 @@ def speaks_modern(request: web.Request) -> bool:
 
 
 def method_not_allowed() -> web.Response:
-    return jsonrpc_error(
+    return error_response(
         405,
         "Method Not Allowed: 2026-07-28 clients only POST (subscriptions/listen replaces "
         "the GET stream; there is no session to DELETE)",
@@ -89,7 +88,7 @@ class ModernHttp:
         try:
             check_standard_headers(request.headers, message)
         except HeaderMismatch as exc:
-            return jsonrpc_error(400, exc.message, code=exc.code, request_id=request_id)
+            return error_response(400, exc.message, exc.code, request_id)
         exchange = _Exchange()
         peer = self.core.open_stateless(
             exchange, principal=credential, routing_headers=request.headers

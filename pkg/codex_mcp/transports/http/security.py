@@ -4,41 +4,75 @@ Defaults are safe on loopback: only loopback Host names and Origins pass. Behind
 reverse proxy that rewrites Host, list the public host in `forwarded_hosts`: a
 request whose X-Forwarded-Host is on that list passes (instead of the 421 the
 official SDK answers there).
+
+Host values are parsed strictly (RFC 9110: a name or IPv4 address, or a bracketed
+IPv6 address, then an optional port): anything else is a malformed header (400),
+never a near match, so `127.0.0.1:8000@evil.com` cannot pass for 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from urllib.parse import urlsplit
+import ipaddress
+import re
+from typing import NamedTuple
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from .config import HttpConfig
+from .errors import error_response
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
-
-def _host_name(host: str) -> str:
-    """'example.com:8000' -> 'example.com'; '[::1]:8000' -> '[::1]'."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[: host.index("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+_HOST = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::([0-9]{1,5}))?", re.ASCII)
+_ORIGIN = re.compile(r"([a-z][a-z0-9+.-]*)://([^/?#]+)/?", re.ASCII)
 
 
-def _matches(value: str, allowed: list[str]) -> bool:
-    value = value.strip().lower()
-    for entry in allowed:
-        entry = entry.strip().lower()
-        if entry == "*" or entry == value or entry == _host_name(value):
-            return True
-    return False
+class Host(NamedTuple):
+    name: str  # lower case; IPv6 in brackets
+    port: int | None
+
+
+def parse_host(value: str) -> Host | None:
+    """'Example.com:8000' -> Host('example.com', 8000); None when it is not a host."""
+    match = _HOST.fullmatch(value.strip().lower())
+    if match is None:
+        return None
+    name, port = match[1], match[2]
+    if name.startswith("["):
+        try:
+            ipaddress.IPv6Address(name[1:-1])
+        except ValueError:
+            return None
+    if port is not None and int(port) > 65535:
+        return None
+    return Host(name, int(port) if port is not None else None)
+
+
+def _configured_hosts(entries: list[str], setting: str) -> list[Host] | None:
+    """A host list from the config (None means '*': any host); a bad entry stops startup."""
+    hosts = []
+    for entry in entries:
+        if entry.strip() == "*":
+            return None
+        host = parse_host(entry)
+        if host is None:
+            raise ValueError(f"{setting}: {entry!r} is not a host or host:port")
+        hosts.append(host)
+    return hosts
+
+
+def _allowed(host: Host, allowed: list[Host] | None) -> bool:
+    """A listed entry without a port allows every port of its host."""
+    if allowed is None:
+        return True
+    return any(a.name == host.name and a.port in (None, host.port) for a in allowed)
 
 
 def _is_loopback_bind(host: str) -> bool:
-    return host in LOOPBACK_NAMES or host.startswith("127.")
+    return host in LOOPBACK_NAMES or host == "::1" or host.startswith("127.")
 
 
 CREDENTIAL_KEY = web.RequestKey("codex_mcp_credential", object)
@@ -56,6 +90,11 @@ class Guard:
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
         self.check_hosts = bool(config.allowed_hosts) or _is_loopback_bind(config.host)
+        loopback = [Host(name, None) for name in LOOPBACK_NAMES]
+        listed = _configured_hosts(list(config.allowed_hosts), "allowed_hosts")
+        self.allowed_hosts = listed if config.allowed_hosts else loopback
+        self.forwarded_hosts = _configured_hosts(list(config.forwarded_hosts), "forwarded_hosts")
+        self.allowed_origins = {o.strip().lower().rstrip("/") for o in config.allowed_origins}
         self._token_digests = [hashlib.sha256(t.encode()).digest() for t in config.bearer_tokens]
 
     @web.middleware
@@ -72,34 +111,43 @@ class Guard:
         request[CREDENTIAL_KEY] = credential
         return await handler(request)
 
+    def _trusted_forward(self, request: web.Request) -> Host | None:
+        """The X-Forwarded-Host of a request, when it names a host on forwarded_hosts."""
+        if not self.config.forwarded_hosts:
+            return None
+        host = parse_host(request.headers.get("X-Forwarded-Host", "").split(",")[0])
+        return host if host is not None and _allowed(host, self.forwarded_hosts) else None
+
     def check_host_and_origin(self, request: web.Request) -> web.Response | None:
-        forwarded = request.headers.get("X-Forwarded-Host", "").split(",")[0].strip()
-        trusted_forward = bool(forwarded) and _matches(forwarded, self.config.forwarded_hosts)
-        if self.check_hosts and not trusted_forward:
-            host = request.headers.get("Host", "")
-            allowed = self.config.allowed_hosts or list(LOOPBACK_NAMES)
-            if not _matches(host, allowed):
-                return _forbidden(
-                    f"Host {host!r} is not allowed (set allowed_hosts, or forwarded_hosts behind a proxy)"
+        forwarded = self._trusted_forward(request)
+        if self.check_hosts and forwarded is None:
+            value = request.headers.get("Host", "")
+            host = parse_host(value)
+            if host is None:
+                return error_response(400, f"Bad Request: malformed Host header {value!r}")
+            if not _allowed(host, self.allowed_hosts):
+                return error_response(
+                    403,
+                    f"Host {value!r} is not allowed (set allowed_hosts, or forwarded_hosts "
+                    "behind a proxy)",
                 )
         origin = request.headers.get("Origin")
-        if origin is not None and not self._origin_allowed(
-            origin, forwarded if trusted_forward else None
-        ):
-            return _forbidden(f"Origin {origin!r} is not allowed")
-        return None
+        return self._check_origin(origin, forwarded) if origin is not None else None
 
-    def _origin_allowed(self, origin: str, forwarded_host: str | None) -> bool:
-        allowed = [o.lower().rstrip("/") for o in self.config.allowed_origins]
-        if "*" in allowed or origin.lower().rstrip("/") in allowed:
-            return True
-        parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return False
-        hostname = parts.hostname.lower()
-        if hostname in LOOPBACK_NAMES or f"[{hostname}]" in LOOPBACK_NAMES:
-            return not self.config.allowed_origins
-        return forwarded_host is not None and _host_name(forwarded_host) == hostname
+    def _check_origin(self, origin: str, forwarded: Host | None) -> web.Response | None:
+        normalized = origin.strip().lower().rstrip("/")
+        if "*" in self.allowed_origins or normalized in self.allowed_origins:
+            return None
+        match = _ORIGIN.fullmatch(normalized)
+        host = parse_host(match[2]) if match is not None else None
+        if normalized != "null" and host is None:
+            return error_response(400, f"Bad Request: malformed Origin header {origin!r}")
+        if host is not None and match is not None and match[1] in ("http", "https"):
+            if host.name in LOOPBACK_NAMES and not self.allowed_origins:
+                return None
+            if forwarded is not None and host.name == forwarded.name:
+                return None
+        return error_response(403, f"Origin {origin!r} is not allowed")
 
     def credential(self, request: web.Request) -> tuple[str | None, web.Response | None]:
         """(the credential's fingerprint, or None without auth; an error response or None)."""
@@ -109,7 +157,8 @@ class Guard:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None, _unauthorized("missing bearer token", error=None)
-        digest = hashlib.sha256(token.strip().encode()).digest()
+        # Header bytes that are not UTF-8 arrive as surrogate escapes: hash them as sent.
+        digest = hashlib.sha256(token.strip().encode("utf-8", "surrogateescape")).digest()
         matched = False
         for known in self._token_digests:
             matched |= hmac.compare_digest(digest, known)  # no early exit: constant time
@@ -118,18 +167,8 @@ class Guard:
         return digest.hex(), None
 
 
-def _forbidden(message: str) -> web.Response:
-    return web.json_response(_error_body(message), status=403)
-
-
 def _unauthorized(message: str, error: str | None) -> web.Response:
     challenge = 'Bearer realm="codex-mcp"'
     if error:
         challenge += f', error="{error}", error_description="{message}"'
-    return web.json_response(
-        _error_body(message), status=401, headers={"WWW-Authenticate": challenge}
-    )
-
-
-def _error_body(message: str, code: int = -32600) -> dict[str, object]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return error_response(401, message, headers={"WWW-Authenticate": challenge})

@@ -2,7 +2,8 @@
 
 For callers that can only make GET requests (seed 003's design). A notification
 gets a stream with no event. With an Mcp-Session-Id header the request runs in
-that session; otherwise in a throwaway one.
+that session; otherwise in a throwaway one, which counts against the session cap
+while it lives.
 """
 
 from __future__ import annotations
@@ -12,12 +13,19 @@ import contextlib
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.jsonrpc import JsonObject
 from ...core.versions import DEFAULT_HTTP_VERSION
 from . import sse
-from .exchange import is_notification, is_request, jsonrpc_error
-from .security import credential_of
-from .sessions import HttpSession, SessionManager
-from .streamable import SESSION_HEADER, VERSION_HEADER
+from .errors import busy_response, error_response
+from .exchange import (
+    SESSION_HEADER,
+    VERSION_HEADER,
+    find_session,
+    is_notification,
+    is_request,
+    unsupported_version,
+)
+from .sessions import HttpSession, Refused, SessionManager
 
 
 class SingleEventSse:
@@ -25,54 +33,63 @@ class SingleEventSse:
         self.manager = manager
 
     async def get(self, request: web.Request) -> web.StreamResponse:
-        credential = credential_of(request)
         raw = request.query.get("request")
         if raw is None:
-            return jsonrpc_error(400, "Bad Request: pass the JSON-RPC message in ?request=")
+            return error_response(400, "Bad Request: pass the JSON-RPC message in ?request=")
         try:
             message = jsonrpc.decode(raw)
         except jsonrpc.JsonRpcError as exc:
-            return jsonrpc_error(400, exc.message, code=jsonrpc.PARSE_ERROR)
+            return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
         if type(message) is not dict or not (is_request(message) or is_notification(message)):
-            return jsonrpc_error(
+            return error_response(
                 400, "Invalid Request: expected one JSON-RPC request or notification"
             )
-
+        request_id = message.get("id")
         session_id = request.headers.get(SESSION_HEADER)
-        ephemeral = not session_id
-        session: HttpSession | None
-        if ephemeral:
+        if session_id:
+            found = find_session(self.manager, request, session_id)
+            if isinstance(found, web.Response):
+                return found
+            with found as session:
+                return await self._serve(request, session, message)
+        version_error = unsupported_version(request)
+        if version_error is not None:
+            return version_error
+        try:
             session = self.manager.ephemeral(
                 request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION)
             )
-        else:
-            session = self.manager.get(session_id or "")
-            if session is None or session.credential != credential:
-                return jsonrpc_error(
-                    404, "Session not found: initialize a new session", code=-32001
-                )
-        response = web.StreamResponse(headers=sse.SSE_HEADERS)
+        except Refused as exc:
+            return busy_response(exc.status, str(exc), request_id)
         try:
-            if is_notification(message):
-                session.core_session.receive(message)
-                await response.prepare(request)
-                return response
-            if message["id"] in session.by_request:
-                return jsonrpc_error(409, "request id already in flight", request_id=message["id"])
-            stream = session.open_request_stream(message["id"], sse=False)
-            queue = session.streams.attach(stream)
-            session.busy += 1
-            try:
-                session.core_session.receive(message)
-                item = await queue.get()
-            finally:
-                session.busy -= 1
-                session.streams.detach(stream, queue)
-            await response.prepare(request)
-            if item is not None:
-                with contextlib.suppress(ConnectionError):
-                    await response.write(sse.event(item[1]))
-            return response
+            return await self._serve(request, session, message)
         finally:
-            if ephemeral:
-                session.close()
+            self.manager.discard(session)
+
+    async def _serve(
+        self, request: web.Request, session: HttpSession, message: JsonObject
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers=sse.SSE_HEADERS)
+        if is_notification(message):
+            session.core_session.receive(message)
+            await response.prepare(request)
+            return response
+        request_id = message["id"]
+        if request_id in session.by_request:
+            return error_response(409, "request id already in flight", request_id=request_id)
+        try:
+            session.check_room()
+        except Refused as exc:
+            return busy_response(exc.status, str(exc), request_id)
+        stream = session.open_request_stream(request_id, sse=False)
+        queue = session.streams.attach(stream)
+        try:
+            session.core_session.receive(message)
+            item = await queue.get()
+        finally:
+            session.streams.detach(stream, queue)
+        await response.prepare(request)
+        if item is not None:
+            with contextlib.suppress(ConnectionError):
+                await response.write(sse.event(item[1]))
+        return response

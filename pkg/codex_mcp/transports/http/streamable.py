@@ -17,118 +17,99 @@ from aiohttp import web
 
 from ...core import jsonrpc
 from ...core.jsonrpc import JsonObject
-from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25, allows_batches, is_supported
+from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .config import HttpConfig
-from .exchange import accepts, is_client_response, is_notification, is_request, jsonrpc_error
+from .errors import SESSION_NOT_FOUND, busy_response, error_response
+from .exchange import (
+    SESSION_HEADER,
+    VERSION_HEADER,
+    accepts,
+    find_session,
+    is_request,
+    read_body,
+    unsupported_version,
+)
 from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
 from .security import credential_of
-from .sessions import HttpSession, SessionManager, SessionRefused
-from .streams import CLOSE, TICK, Stream, Ticker
-
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
+from .sessions import Exchange, HttpSession, Refused, SessionManager
+from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id
 
 
 class StreamableHttp:
     def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
         self.manager = manager
         self.config = config
+        # 2026-07-28 requests: self-contained exchanges beside the sessions (modern.py).
         self.modern = ModernHttp(manager.core, config.keepalive_interval)
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
-        credential = credential_of(request)
         content_type = request.headers.get("Content-Type", "application/json")
         if content_type.split(";")[0].strip().lower() != "application/json":
-            return jsonrpc_error(
+            return error_response(
                 415, f"Unsupported Content-Type {content_type!r}: use application/json"
             )
         if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
-            return jsonrpc_error(
+            return error_response(
                 406, "Not Acceptable: accept application/json and/or text/event-stream"
             )
-        try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return jsonrpc_error(413, f"Request body over {self.config.max_body_bytes} bytes")
+        body = await read_body(request, self.config.max_body_bytes)
+        if isinstance(body, web.Response):
+            return body
         try:
             message = jsonrpc.decode(body)
         except jsonrpc.JsonRpcError as exc:
-            return jsonrpc_error(400, exc.message, code=jsonrpc.PARSE_ERROR)
+            return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
 
         if is_modern_post(message, request.headers.get(VERSION_HEADER)):
-            return await self.modern.post(request, message, credential)
+            return await self.modern.post(request, message, credential_of(request))
         if self.config.stateless:
             return await self._stateless(request, message)
         initializing = type(message) is dict and message.get("method") == "initialize"
         session_id = request.headers.get(SESSION_HEADER)
         if initializing and not session_id:
             try:
-                session = self.manager.create(credential)
-            except SessionRefused as exc:
-                return jsonrpc_error(503, str(exc), code=-32000)
+                session = self.manager.create(credential_of(request))
+            except Refused as exc:
+                return busy_response(exc.status, str(exc), _id_of(message))
         else:
-            found = self._find_session(request, session_id, credential)
+            found = find_session(self.manager, request, session_id)
             if isinstance(found, web.Response):
                 return found
             session = found
-            version_error = _check_version_header(request)
+            version_error = unsupported_version(request)
             if version_error is not None:
                 return version_error
-        session.busy += 1
-        session.touch()
-        try:
-            if type(message) is list:
-                return await self._batch(request, session, message)
-            if type(message) is not dict:
-                return jsonrpc_error(400, "Invalid Request: expected a JSON object")
-            return await self._one(request, session, message)
-        finally:
-            session.busy -= 1
-            session.touch()
-
-    def _find_session(
-        self, request: web.Request, session_id: str | None, credential: str | None
-    ) -> HttpSession | web.Response:
-        if not session_id:
-            return jsonrpc_error(
-                400, f"Bad Request: missing {SESSION_HEADER} header (initialize first)"
-            )
-        session = self.manager.get(session_id)
-        # A session is bound to the credential that created it; to anyone else it does not exist.
-        if session is None or session.credential != credential:
-            return jsonrpc_error(404, "Session not found: initialize a new session", code=-32001)
-        return session
+        with session:
+            if type(message) is dict and is_request(message):
+                return await self._one(request, session, message)
+            return await self._through_core(request, session, message)
 
     async def _one(
         self, request: web.Request, session: HttpSession, message: JsonObject
     ) -> web.StreamResponse:
+        """One request with a usable id: answered on its own stream, JSON or SSE."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
-        if is_request(message):
-            if message["id"] in session.by_request:
-                return jsonrpc_error(
-                    409,
-                    f"request id {message['id']!r} is already in flight",
-                    request_id=message["id"],
-                    headers=headers,
-                )
-            wants_sse = accepts(request, "text/event-stream") and not session.json_only
-            force_sse = request.headers.get("X-MCP-POST-STREAM") == "1" or not accepts(
-                request, "application/json"
+        if message["id"] in session.by_request:
+            return error_response(
+                409,
+                f"request id {message['id']!r} is already in flight",
+                request_id=message["id"],
+                headers=headers,
             )
-            stream = session.open_request_stream(message["id"], sse=wants_sse or force_sse)
-            queue = session.streams.attach(stream)
-            session.core_session.receive(message)
-            return await self._answer(request, session, stream, queue, force_sse, headers)
-        if is_notification(message) or is_client_response(message):
-            session.core_session.receive(message)
-            return web.Response(status=202, headers=headers)
-        return jsonrpc_error(
-            400,
-            "Invalid Request: not a JSON-RPC request, notification or response",
-            headers=headers,
+        try:
+            session.check_room()
+        except Refused as exc:
+            return busy_response(exc.status, str(exc), message["id"], headers)
+        wants_sse = accepts(request, "text/event-stream") and not session.json_only
+        force_sse = request.headers.get("X-MCP-POST-STREAM") == "1" or not accepts(
+            request, "application/json"
         )
+        stream = session.open_request_stream(message["id"], sse=wants_sse or force_sse)
+        queue = session.streams.attach(stream)
+        session.core_session.receive(message)
+        return await self._answer(request, session, stream, queue, force_sse, headers)
 
     async def _answer(
         self,
@@ -155,8 +136,11 @@ class StreamableHttp:
                 if not session.core_session.closed:
                     # Cancelled by the client: no response, and no event ever comes.
                     return _nothing_to_answer(request, headers)
-                return jsonrpc_error(
-                    404, "Session ended while the request was running", code=-32001, headers=headers
+                return error_response(
+                    404,
+                    "Session ended while the request was running",
+                    SESSION_NOT_FOUND,
+                    headers=headers,
                 )
             if (
                 response is None
@@ -202,81 +186,99 @@ class StreamableHttp:
             await response.write(sse.retry_hint(1000, f"{stream.key}_0"))
         return response
 
-    async def _batch(
-        self, request: web.Request, session: HttpSession, messages: list[Any]
+    async def _through_core(
+        self, request: web.Request, session: HttpSession, message: Any
     ) -> web.StreamResponse:
+        """Anything but one request with a usable id: a notification, a response to one of
+        our requests, a batch, or a message the core refuses. The core decides (the same
+        code as stdio); its one answer, if any, comes back tagged with this exchange."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
-        version = session.core_session.protocol_version
-        if not allows_batches(version):
-            return jsonrpc_error(
-                400,
-                f"Invalid Request: JSON-RPC batches are not supported by protocol version {version}",
-                headers=headers,
-            )
-        waits = []
-        for message in messages:
-            if (
-                type(message) is dict
-                and is_request(message)
-                and message["id"] not in session.by_request
-            ):
-                stream = session.open_request_stream(message["id"], sse=False)
-                waits.append((stream, session.streams.attach(stream)))
-                session.core_session.receive(message)
-            elif type(message) is dict and (
-                is_notification(message) or is_client_response(message)
-            ):
-                session.core_session.receive(message)
-        if not waits:
-            return web.Response(status=202, headers=headers)
-        bodies = []
-        for stream, queue in waits:
+        calls = (
+            sum(type(m) is dict and is_request(m) for m in message) if type(message) is list else 0
+        )
+        try:
+            if calls:
+                session.check_room(calls)
+        except Refused as exc:
+            return busy_response(exc.status, str(exc), headers=headers)
+        exchange = Exchange(calls)
+        stream = session.open_exchange(exchange)
+        queue = session.streams.attach(stream)
+        try:
+            if not session.core_session.receive(message, exchange):
+                session.nothing_to_send(exchange)
+                return web.Response(status=202, headers=headers)
             item = await queue.get()
+        finally:
             session.streams.detach(stream, queue)
-            if item is not None:
-                bodies.append(item[1])
+        if item is None or item is CLOSE or item is TICK:
+            if session.core_session.closed:
+                return error_response(
+                    404,
+                    "Session ended while the batch was running",
+                    SESSION_NOT_FOUND,
+                    headers=headers,
+                )
+            return web.Response(status=202, headers=headers)
+        # A batch's answers are an array (200); a lone error about the message itself is 400.
+        status = 200 if item[1][:1] == b"[" else 400
         return web.Response(
-            body=b"[" + b",".join(bodies) + b"]", content_type="application/json", headers=headers
+            body=item[1], status=status, content_type="application/json", headers=headers
         )
 
     async def _stateless(self, request: web.Request, message: Any) -> web.StreamResponse:
         if type(message) is not dict:
-            return jsonrpc_error(
+            return error_response(
                 400, "Invalid Request: stateless mode takes one JSON object per request"
             )
-        version_error = _check_version_header(request)
+        version_error = unsupported_version(request)
         if version_error is not None:
             return version_error
-        session = self.manager.ephemeral(request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION))
         try:
-            return await self._one(request, session, message)
+            session = self.manager.ephemeral(
+                request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION)
+            )
+        except Refused as exc:
+            return busy_response(exc.status, str(exc), _id_of(message))
+        try:
+            if is_request(message):
+                return await self._one(request, session, message)
+            return await self._through_core(request, session, message)
         finally:
-            session.close()
+            self.manager.discard(session)
 
     # -- GET -------------------------------------------------------------------
     async def get(self, request: web.Request) -> web.StreamResponse:
-        credential = credential_of(request)
         if speaks_modern(request):
             return method_not_allowed()
         if self.config.stateless:
-            return jsonrpc_error(405, "Method Not Allowed: stateless mode has no standalone stream")
+            return error_response(
+                405, "Method Not Allowed: stateless mode has no standalone stream"
+            )
         if not accepts(request, "text/event-stream"):
-            return jsonrpc_error(
+            return error_response(
                 406, "Not Acceptable: GET opens an SSE stream; accept text/event-stream"
             )
-        found = self._find_session(request, request.headers.get(SESSION_HEADER), credential)
+        last_event_id = request.headers.get("Last-Event-ID")
+        resume_from = parse_event_id(last_event_id) if last_event_id else None
+        if last_event_id and resume_from is None:
+            return error_response(400, f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
+        found = find_session(self.manager, request, request.headers.get(SESSION_HEADER))
         if isinstance(found, web.Response):
             return found
-        session = found
+        with found as session:
+            return await self._stream(request, session, resume_from)
+
+    async def _stream(
+        self, request: web.Request, session: HttpSession, resume_from: tuple[str, int] | None
+    ) -> web.StreamResponse:
         streams = session.streams
-        last_event_id = request.headers.get("Last-Event-ID")
-        resumed = streams.resume(last_event_id) if last_event_id else None
+        resumed = streams.resume(*resume_from) if resume_from is not None else None
         stream, missed = resumed if resumed is not None else (streams.standalone, [])
         if stream is streams.standalone and stream.queue is not None and resumed is None:
-            return jsonrpc_error(409, "Conflict: this session already has an open GET stream")
+            return error_response(409, "Conflict: this session already has an open GET stream")
         queue = streams.attach(stream)
         ticker: Ticker | None = None
-        session.busy += 1
         response = web.StreamResponse(headers={**sse.SSE_HEADERS, SESSION_HEADER: session.id or ""})
         try:
             await response.prepare(request)
@@ -298,18 +300,15 @@ class StreamableHttp:
             if ticker is not None:
                 ticker.cancel()
             streams.detach(stream, queue)
-            session.busy -= 1
-            session.touch()
         return response
 
     # -- DELETE ----------------------------------------------------------------
     async def delete(self, request: web.Request) -> web.StreamResponse:
-        credential = credential_of(request)
         if speaks_modern(request):
             return method_not_allowed()
         if self.config.stateless:
-            return jsonrpc_error(405, "Method Not Allowed: stateless mode has no sessions")
-        found = self._find_session(request, request.headers.get(SESSION_HEADER), credential)
+            return error_response(405, "Method Not Allowed: stateless mode has no sessions")
+        found = find_session(self.manager, request, request.headers.get(SESSION_HEADER))
         if isinstance(found, web.Response):
             return found
         assert found.id is not None
@@ -324,8 +323,6 @@ def _nothing_to_answer(request: web.Request, headers: dict[str, str]) -> web.Res
     return web.Response(status=202, headers=headers)
 
 
-def _check_version_header(request: web.Request) -> web.Response | None:
-    version = request.headers.get(VERSION_HEADER)
-    if version is not None and not is_supported(version):
-        return jsonrpc_error(400, f"Bad Request: unsupported {VERSION_HEADER}: {version}")
-    return None
+def _id_of(message: JsonObject) -> Any:
+    """The id to put on an error about this message: its own when valid, else null."""
+    return message["id"] if is_request(message) else None

@@ -9,6 +9,7 @@ resume it with Last-Event-ID.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from typing import Final
 
@@ -19,6 +20,15 @@ CLOSE: Final = ("", b"")
 TICK: Final = ("", b"tick")
 
 Item = tuple[str, bytes] | None
+
+#: Our event ids: `<stream>_<seq>`, both decimal (ASCII digits: str.isdigit() would take "²").
+_EVENT_ID = re.compile(r"([0-9]{1,18})_([0-9]{1,18})")
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """(stream key, sequence number) of an event id we issued, or None if it is not one."""
+    match = _EVENT_ID.fullmatch(value)
+    return (match[1], int(match[2])) if match else None
 
 
 class Ticker:
@@ -109,13 +119,11 @@ class StreamSet:
         if stream.queue is queue:
             stream.queue = None
 
-    def resume(self, last_event_id: str) -> tuple[Stream, list[tuple[str, bytes]]] | None:
-        """The stream an event id belongs to and its events after that id."""
-        key, _, seq_text = last_event_id.partition("_")
+    def resume(self, key: str, after: int) -> tuple[Stream, list[tuple[str, bytes]]] | None:
+        """The stream an event id (`parse_event_id`) belongs to and its events after it."""
         stream = self.by_key.get(key)
-        if stream is None or not seq_text.isdigit():
+        if stream is None:
             return None
-        after = int(seq_text)
         missed = [(f"{k}_{s}", d) for k, s, d in self.replay if k == key and s > after]
         return stream, missed
 

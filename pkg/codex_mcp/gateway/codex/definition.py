@@ -1,0 +1,69 @@
+"""Tool definitions Codex 0.169 cannot read, which cost the whole server, not one tool.
+
+Codex reads `tools/list` with rmcp's typed `Tool` (codex-rs/codex-mcp/src/rmcp_client.rs); a
+single tool whose fields have the wrong type fails the whole result, and the server's startup
+fails ("MCP server startup failed ... Unexpected response type"): every tool of that server is
+lost. The fields, as confirmed with the CLI: `name` (string), `inputSchema` (object, required:
+a snake-case `input_schema` does not count), and when present and not null: `title`,
+`description` (strings), `outputSchema`, `_meta` (objects), `annotations` (an object whose
+`title` is a string and whose hints are booleans), `icons` (a list of objects with a string
+`src`). Unknown fields are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else "null"
+
+
+def definition_problems(tool: Any) -> list[str]:
+    """Why Codex cannot read this tool definition (empty when it can)."""
+    if not isinstance(tool, dict):
+        return [f"a tool must be an object, not {_kind(tool)}"]
+    problems = []
+    if not isinstance(tool.get("name"), str):
+        problems.append(f'"name" must be a string, not {_kind(tool.get("name"))}')
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        if schema is None and "input_schema" in tool:
+            problems.append('"inputSchema" is missing (the tool has a snake-case "input_schema")')
+        else:
+            problems.append(f'"inputSchema" must be an object, not {_kind(schema)}')
+    for key in ("title", "description"):
+        if tool.get(key) is not None and not isinstance(tool[key], str):
+            problems.append(f'"{key}" must be a string, not {_kind(tool[key])}')
+    for key in ("outputSchema", "_meta"):
+        if tool.get(key) is not None and not isinstance(tool[key], dict):
+            problems.append(f'"{key}" must be an object, not {_kind(tool[key])}')
+    annotations = tool.get("annotations")
+    if annotations is not None:
+        if not isinstance(annotations, dict):
+            problems.append(f'"annotations" must be an object, not {_kind(annotations)}')
+        else:
+            if annotations.get("title") is not None and not isinstance(annotations["title"], str):
+                problems.append('"annotations.title" must be a string')
+            problems += [
+                f'"annotations.{hint}" must be true or false, not {_kind(annotations[hint])}'
+                for hint in _HINTS
+                if annotations.get(hint) is not None and not isinstance(annotations[hint], bool)
+            ]
+    icons = tool.get("icons")
+    if icons is not None and not (
+        isinstance(icons, list)
+        and all(isinstance(i, dict) and isinstance(i.get("src"), str) for i in icons)
+    ):
+        problems.append('"icons" must be a list of objects with a "src" string')
+    return problems

@@ -1,0 +1,114 @@
+"""Finding and loading the gateway's `.mcp.json` (seed 001's discovery).
+
+1. `CODEX_MCP_WRAPPER_CONFIG`, if set (a path that does not exist is an error);
+2. else the nearest `.mcp.json` upward from the working directory to the root;
+3. else `~/.codex/.mcp.json`;
+4. else nothing: `codex-mcp` serves its built-in tools.
+
+`MCP_WRAPPER_SERVER_NAME` keeps only the named server. Everything is checked before anything
+starts; a bad file raises one ConfigError naming the file, the entry and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .config_model import GatewayConfig, ServerConfig, StdioTarget
+from .config_parse import derive_name, parse_document
+from .config_values import ConfigError
+
+CONFIG_ENV = "CODEX_MCP_WRAPPER_CONFIG"
+SERVER_NAME_ENV = "MCP_WRAPPER_SERVER_NAME"
+CONFIG_FILENAME = ".mcp.json"
+
+
+def display_path(path: Path, home: Path | None = None) -> str:
+    """`~/.codex/.mcp.json` rather than `/home/me/.codex/.mcp.json`, for messages."""
+    home = home or Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
+def find_config(
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """The config file to use, by seed 001's order, or None when there is none."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(CONFIG_ENV, "").strip()
+    if explicit:
+        path = Path(os.path.expanduser(explicit))
+        if not path.is_absolute():
+            path = ((cwd or Path.cwd()) / path).resolve()
+        if not path.is_file():
+            raise ConfigError(f"{CONFIG_ENV} points to {path}, which is not a file")
+        return path
+    directory = (cwd or Path.cwd()).resolve()
+    for folder in (directory, *directory.parents):
+        candidate = folder / CONFIG_FILENAME
+        if candidate.is_file():
+            return candidate
+    fallback = _home(env) / ".codex" / CONFIG_FILENAME
+    return fallback if fallback.is_file() else None
+
+
+def read_config(path: Path, environ: Mapping[str, str] | None = None) -> GatewayConfig:
+    """Parse one file (no discovery)."""
+    env = os.environ if environ is None else environ
+    source = display_path(path, _home(env))
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a BOM from a Windows editor is fine
+    except OSError as error:
+        raise ConfigError(f"{source}: cannot read it: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not UTF-8 text") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"{source}: not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        ) from None
+    return parse_document(document, source, path=path, environ=env)
+
+
+def load_config(
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> GatewayConfig | None:
+    """Discover, read and narrow to `MCP_WRAPPER_SERVER_NAME`. None when no file is found."""
+    env = os.environ if environ is None else environ
+    path = find_config(cwd, env)
+    if path is None:
+        return None
+    config = read_config(path, env)
+    name = env.get(SERVER_NAME_ENV, "").strip()
+    return select_server(config, name) if name else config
+
+
+def select_server(config: GatewayConfig, name: str) -> GatewayConfig:
+    """Only the named server (single-server mode); an unknown name is a ConfigError."""
+    server = config.server(name)
+    if server is None:
+        source = display_path(config.path) if config.path else "the config"
+        known = ", ".join(s.name for s in config.servers) or "none"
+        raise ConfigError(f"{source}: {SERVER_NAME_ENV}={name!r} names no server (known: {known})")
+    return replace(config, servers=(replace(server, enabled=True),))
+
+
+def passthrough_config(command: Sequence[str], name: str | None = None) -> GatewayConfig:
+    """`codex-mcp -- <server> <args...>`: one stdio child, no file."""
+    if not command:
+        raise ConfigError("nothing after --: give the server command to wrap")
+    target = StdioTarget(command=command[0], args=tuple(command[1:]))
+    server = ServerConfig(name=name or derive_name(target), target=target, where="--")
+    return GatewayConfig(path=None, servers=(server,), passthrough=True)
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    return Path(environ["HOME"]) if environ.get("HOME") else Path.home()

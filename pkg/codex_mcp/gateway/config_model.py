@@ -1,0 +1,147 @@
+"""The gateway's configuration, typed: what `config_parse` builds from a `.mcp.json`.
+
+Durations are seconds (floats) as in Codex's `config.toml` (`startup_timeout_sec`,
+`tool_timeout_sec`); None means "use the gateway-wide default" (the `WRAPPER_*` variables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Transport = Literal["stdio", "http", "sse"]
+RestartPolicy = Literal["on-failure", "always", "never"]
+
+#: Codex compacts an input schema above this many bytes (tool_input_schema_max_bytes).
+CODEX_SCHEMA_MAX_BYTES = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class StdioTarget:
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HttpTarget:
+    url: str
+    #: Headers to send, already expanded (`${VAR}`), plus `Authorization: Bearer ...` when
+    #: `bearer_token_env_var` named a variable that is set.
+    headers: dict[str, str] = field(default_factory=dict)
+    #: The variable holding the bearer token (read again at connect time by `resolved_headers`).
+    bearer_token_env_var: str | None = None
+    #: Header name -> environment variable holding its value (Codex's `env_http_headers`).
+    env_headers: dict[str, str] = field(default_factory=dict)
+    transport: Literal["http", "sse"] = "http"
+
+    def resolved_headers(self, environ: dict[str, str]) -> dict[str, str]:
+        """The headers to send now: the static ones, the env-sourced ones, the bearer token."""
+        headers = dict(self.headers)
+        for name, variable in self.env_headers.items():
+            if environ.get(variable):
+                headers[name] = environ[variable]
+        if self.bearer_token_env_var and environ.get(self.bearer_token_env_var):
+            headers["Authorization"] = f"Bearer {environ[self.bearer_token_env_var]}"
+        return headers
+
+
+@dataclass(frozen=True, slots=True)
+class RestartConfig:
+    policy: RestartPolicy = "on-failure"
+    max_restarts: int | None = None  # None: no limit
+    backoff_initial_sec: float = 0.5
+    backoff_max_sec: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class RepairConfig:
+    """Which schema repairs `repair.repair_tool` applies to this child's tool definitions."""
+
+    #: The repairs that keep Codex from dropping a tool, or a whole server (always safe).
+    fix_shapes: bool = True
+    #: Infer a missing `type` (seed 001's rule: enum's first value, properties, items, string).
+    infer_types: bool = True
+    #: `input_schema` -> `inputSchema` and friends, from servers written like seed 000.
+    camel_case: bool = True
+    #: `integer` -> `number` (older Codex rejected `integer`; 0.169 keeps it).
+    integer_to_number: bool = False
+    #: Replace local `$ref`s by what they point to (cycles are cut), drop the definitions.
+    inline_refs: bool = False
+    #: Drop `$schema`.
+    strip_schema_uri: bool = False
+    #: Shorten parameter descriptions so the schema fits `schema_max_bytes` the way Codex
+    #: measures it, instead of letting Codex drop every description.
+    shrink_descriptions: bool = False
+    schema_max_bytes: int = CODEX_SCHEMA_MAX_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSettings:
+    """Per-tool settings, keyed by the child's own tool name."""
+
+    hidden: bool = False
+    rename: str | None = None
+    description: str | None = None
+    #: Merged over the child's annotations (camelCase MCP keys: readOnlyHint, ...).
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    name: str
+    target: StdioTarget | HttpTarget
+    #: Where in the file this entry is (`mcpServers.time`), for messages.
+    where: str
+    enabled: bool = True
+    #: Over HTTP: one child per client session instead of one shared by all.
+    per_session: bool = False
+    startup_timeout_sec: float | None = None
+    tools_list_timeout_sec: float | None = None
+    tool_timeout_sec: float | None = None
+    restart: RestartConfig = field(default_factory=RestartConfig)
+    repair: RepairConfig = field(default_factory=RepairConfig)
+    #: Codex-style allow/deny lists of the child's tool names.
+    enabled_tools: tuple[str, ...] | None = None
+    disabled_tools: tuple[str, ...] = ()
+    tools: dict[str, ToolSettings] = field(default_factory=dict)
+    #: The entry as written (variables not expanded), to print it back (`lint --fix`).
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if isinstance(self.target, StdioTarget) else self.target.transport
+
+    def tool_settings(self, tool_name: str) -> ToolSettings | None:
+        return self.tools.get(tool_name)
+
+    def tool_allowed(self, tool_name: str) -> bool:
+        """Codex's rule: on the allow list (when there is one) and not on the deny list,
+        and not hidden by a per-tool setting."""
+        if self.enabled_tools is not None and tool_name not in self.enabled_tools:
+            return False
+        settings = self.tools.get(tool_name)
+        return tool_name not in self.disabled_tools and not (settings and settings.hidden)
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    #: The file it came from (None for a passthrough command).
+    path: Path | None
+    servers: tuple[ServerConfig, ...]
+    #: Over HTTP, the most per-session children alive at once (None: no cap).
+    max_session_children: int | None = None
+    #: Things worth a log line that are not errors (unknown keys, unset variables).
+    warnings: tuple[str, ...] = ()
+    #: `codex-mcp -- <server> <args...>`: one child, served under its own tool names.
+    passthrough: bool = False
+
+    def server(self, name: str) -> ServerConfig | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+    @property
+    def enabled_servers(self) -> tuple[ServerConfig, ...]:
+        return tuple(s for s in self.servers if s.enabled)

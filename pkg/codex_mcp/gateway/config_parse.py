@@ -1,0 +1,333 @@
+"""A decoded `.mcp.json` document -> GatewayConfig, or one ConfigError naming what is wrong.
+
+Shapes (seed 001): `{"servers": {...}}`, `{"mcp_servers": {...}}`, `{"mcpServers": {...}}`,
+a list of entries with optional `name`s, or one bare entry. Field spellings of Claude Code,
+Cursor, VS Code, Gemini CLI and Codex are accepted (see specs/gateway.md).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from .config_model import (
+    GatewayConfig,
+    HttpTarget,
+    RepairConfig,
+    RestartConfig,
+    RestartPolicy,
+    ServerConfig,
+    StdioTarget,
+    ToolSettings,
+)
+from .config_values import ConfigError, Fields
+from .naming import sanitize_name
+
+SERVER_MAPS = ("mcpServers", "mcp_servers", "servers")
+_STDIO_TYPES = {"stdio"}
+_HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp", "streamable"}
+_SSE_TYPES = {"sse"}
+_RESTART_POLICIES = ("on-failure", "always", "never")
+#: Launchers whose first argument names the server better than they do.
+_LAUNCHERS = {
+    "npx", "uvx", "uv", "node", "python", "python3", "bunx", "bun", "pnpm", "pnpx",
+    "yarn", "deno", "docker", "pipx", "java", "go", "cmd", "sh", "bash",
+}  # fmt: skip
+#: Keys other clients put in the same file; ignored without a warning.
+_FOREIGN_KEYS = {
+    "autoApprove", "alwaysAllow", "trust", "envFile", "description", "timeout", "oauth",
+    "disabledReason", "transportType", "auth", "scopes", "required",
+}  # fmt: skip
+_ANNOTATION_KEYS = {
+    "readOnlyHint": "readOnlyHint", "read_only_hint": "readOnlyHint",
+    "destructiveHint": "destructiveHint", "destructive_hint": "destructiveHint",
+    "idempotentHint": "idempotentHint", "idempotent_hint": "idempotentHint",
+    "openWorldHint": "openWorldHint", "open_world_hint": "openWorldHint",
+}  # fmt: skip
+
+
+def parse_document(
+    document: Any,
+    source: str,
+    *,
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> GatewayConfig:
+    """`source` is how messages name the file (`~/.codex/.mcp.json`)."""
+    env = os.environ if environ is None else environ
+    warnings: list[str] = []
+    base_dir = path.parent if path is not None else None
+    max_children = None
+    entries: list[tuple[str, Any, str | None]]
+    if isinstance(document, list):
+        entries = [(f"[{i}]", entry, None) for i, entry in enumerate(document)]
+    elif isinstance(document, dict):
+        top = Fields(document, source, env)
+        found = [key for key in SERVER_MAPS if key in document]
+        if len(found) > 1:
+            raise ConfigError(f"{source}: {' and '.join(found)} both list servers; keep one")
+        if found:
+            entries = _map_entries(found[0], document[found[0]], source)
+            top.seen.add(found[0])
+            gateway = top.object("gateway")
+            if gateway is not None:
+                options = Fields(gateway[1], f"{source}: gateway", env)
+                max_children = options.integer("max_session_children", "maxSessionChildren")
+                warnings += [f"{source}: gateway: unknown key {k!r}" for k in options.unknown()]
+            warnings += [
+                f"{source}: unknown top-level key {key!r} (ignored)"
+                for key in top.unknown()
+                if key not in ("inputs", "$schema")
+            ]
+        elif document == {}:
+            entries = []
+        elif any(key in document for key in ("command", "url", "httpUrl", "type")):
+            entries = [("(entry)", document, None)]
+        else:
+            raise ConfigError(
+                f"{source}: no servers found: expected {', '.join(SERVER_MAPS)}, a list of "
+                'entries, or one entry with "command" or "url"'
+            )
+    else:
+        raise ConfigError(f"{source}: expected an object or a list, not {type(document).__name__}")
+    servers = _parse_entries(entries, source, env, base_dir, warnings)
+    return GatewayConfig(path, tuple(servers), max_children, tuple(warnings))
+
+
+def _map_entries(key: str, value: Any, source: str) -> list[tuple[str, Any, str | None]]:
+    if isinstance(value, dict):
+        return [(f"{key}.{name}", entry, name) for name, entry in value.items()]
+    if isinstance(value, list):
+        return [(f"{key}[{i}]", entry, None) for i, entry in enumerate(value)]
+    raise ConfigError(f"{source}: {key} must be an object of servers")
+
+
+def _parse_entries(
+    entries: list[tuple[str, Any, str | None]],
+    source: str,
+    env: Mapping[str, str],
+    base_dir: Path | None,
+    warnings: list[str],
+) -> list[ServerConfig]:
+    servers: list[ServerConfig] = []
+    names: dict[str, str] = {}  # name -> where
+    prefixes: dict[str, str] = {}  # sanitized name -> where
+    for where, raw, key_name in entries:
+        located = f"{source}: {where}"
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{located}: a server entry must be an object")
+        server = parse_server(raw, located, key_name, env, base_dir, warnings)
+        if server.name in names:
+            if key_name is not None or "name" in raw:
+                raise ConfigError(
+                    f"{located}: the name {server.name!r} is taken by {names[server.name]}"
+                )
+            server = replace(server, name=_unique(server.name, names))
+        names[server.name] = where
+        prefix = sanitize_name(server.name)
+        if prefix in prefixes:
+            raise ConfigError(
+                f"{located}: tool names of {server.name!r} would collide with "
+                f"{prefixes[prefix]} (both become {prefix}__...); rename one"
+            )
+        prefixes[prefix] = where
+        servers.append(server)
+    return servers
+
+
+def _unique(name: str, taken: Mapping[str, str]) -> str:
+    number = 2
+    while f"{name}_{number}" in taken:
+        number += 1
+    return f"{name}_{number}"
+
+
+def parse_server(
+    raw: Mapping[str, Any],
+    where: str,
+    key_name: str | None,
+    environ: Mapping[str, str],
+    base_dir: Path | None,
+    warnings: list[str],
+) -> ServerConfig:
+    fields = Fields(raw, where, environ)
+    explicit_name = fields.string("name")
+    target = _target(fields, base_dir)
+    name = key_name or explicit_name or derive_name(target)
+    if not name.strip():
+        raise ConfigError(f"{where}: the server name must not be empty")
+    enabled = fields.boolean("enabled")
+    disabled = fields.boolean("disabled")
+    server = ServerConfig(
+        name=name,
+        target=target,
+        where=where,
+        enabled=(enabled is not False) and not disabled,
+        per_session=bool(fields.boolean("per_session", "perSession")),
+        startup_timeout_sec=fields.number("startup_timeout_sec", "startupTimeoutSec"),
+        tools_list_timeout_sec=fields.number("tools_list_timeout_sec", "toolsListTimeoutSec"),
+        tool_timeout_sec=fields.number("tool_timeout_sec", "toolTimeoutSec"),
+        restart=_restart(fields),
+        repair=_repair(fields),
+        enabled_tools=fields.string_list("enabled_tools", "enabledTools", "includeTools"),
+        disabled_tools=fields.string_list("disabled_tools", "disabledTools", "excludeTools") or (),
+        tools=_tools(fields),
+        raw=raw,
+    )
+    unknown = [key for key in fields.unknown() if key not in _FOREIGN_KEYS]
+    warnings += [f"{where}: unknown key {key!r} (ignored)" for key in unknown]
+    warnings += [
+        f"{where}: environment variable {variable} is not set (left as written)"
+        for variable in dict.fromkeys(fields.unset_variables)
+    ]
+    return server
+
+
+def _target(fields: Fields, base_dir: Path | None) -> StdioTarget | HttpTarget:
+    kind = fields.string("type", "transport")
+    has_command = fields.has("command")
+    has_url = fields.has("url", "httpUrl", "serverUrl")
+    if has_command and has_url:
+        raise ConfigError(f'{fields.where}: give "command" (stdio) or "url" (HTTP), not both')
+    if kind is not None and kind not in _STDIO_TYPES | _HTTP_TYPES | _SSE_TYPES:
+        raise fields.error("type", f"must be stdio, http or sse, not {kind!r}")
+    if kind in _STDIO_TYPES or (kind is None and not has_url):
+        if not has_command:
+            raise ConfigError(f'{fields.where}: "command" is missing (or give "url" for HTTP)')
+        command = fields.string("command", expand=True, required=True)
+        cwd = fields.string("cwd", expand=True)
+        if cwd is not None and base_dir is not None and not os.path.isabs(os.path.expanduser(cwd)):
+            cwd = str(base_dir / cwd)  # relative to the file that says it, not to whoever reads it
+        return StdioTarget(
+            command=cast(str, command),
+            args=fields.string_list("args", expand=True) or (),
+            env=fields.string_map("env", expand=True) or {},
+            cwd=os.path.expanduser(cwd) if cwd is not None else None,
+        )
+    transport: Literal["http", "sse"] = "sse" if kind in _SSE_TYPES else "http"
+    url = fields.string("url", "httpUrl", "serverUrl", expand=True)
+    if url is None:
+        raise ConfigError(f'{fields.where}: "url" is missing')
+    if not re.match(r"https?://", url):
+        raise fields.error("url", f"must start with http:// or https://, not {url!r}")
+    return HttpTarget(
+        url=url,
+        headers=fields.string_map("headers", "http_headers", "httpHeaders", expand=True) or {},
+        bearer_token_env_var=fields.string("bearer_token_env_var", "bearerTokenEnvVar"),
+        env_headers=fields.string_map("env_http_headers", "envHttpHeaders") or {},
+        transport=transport,
+    )
+
+
+def derive_name(target: StdioTarget | HttpTarget) -> str:
+    """A name for an entry that has none: the server package or script, or the URL's host."""
+    if isinstance(target, HttpTarget):
+        host = re.sub(r"^https?://", "", target.url).split("/")[0].split(":")[0]
+        return host or "http"
+    words = [target.command, *target.args]
+    command = posixpath.basename(target.command.replace("\\", "/"))
+    if re.sub(r"\.(exe|cmd|bat)$", "", command) in _LAUNCHERS:
+        words = [arg for arg in target.args if not arg.startswith("-")] or words
+        if words and words[0] == "run" and len(words) > 1:  # `uv run x`, `docker run img`
+            words = words[1:]
+    first = words[0].replace("\\", "/").rstrip("/")
+    name = posixpath.basename(re.sub(r"(?<=.)@[^/]*$", "", first))  # @scope/pkg@1.2.3 -> pkg
+    return re.sub(r"\.(py|js|mjs|ts|exe)$", "", name) or "server"
+
+
+def _restart(fields: Fields) -> RestartConfig:
+    if isinstance(fields.raw.get("restart"), str):
+        policy = fields.string("restart")
+        if policy not in _RESTART_POLICIES:
+            raise fields.error("restart", f"must be one of {', '.join(_RESTART_POLICIES)}")
+        return RestartConfig(policy=cast(RestartPolicy, policy))
+    found = fields.object("restart")
+    if found is None:
+        return RestartConfig()
+    sub = Fields(found[1], f"{fields.where}: restart", fields.environ)
+    policy = sub.string("policy") or "on-failure"
+    if policy not in _RESTART_POLICIES:
+        raise sub.error("policy", f"must be one of {', '.join(_RESTART_POLICIES)}")
+    default = RestartConfig()
+    out = RestartConfig(
+        policy=cast(RestartPolicy, policy),
+        max_restarts=sub.integer("max_restarts", "maxRestarts"),
+        backoff_initial_sec=_or(sub.number("backoff_initial_sec"), default.backoff_initial_sec),
+        backoff_max_sec=_or(sub.number("backoff_max_sec"), default.backoff_max_sec),
+    )
+    _no_unknown(sub)
+    return out
+
+
+def _repair(fields: Fields) -> RepairConfig:
+    default = RepairConfig()
+    codex_budget = fields.integer("tool_input_schema_max_bytes", minimum=1)
+    found = fields.object("repair")
+    if found is None:
+        return RepairConfig(schema_max_bytes=codex_budget or default.schema_max_bytes)
+    sub = Fields(found[1], f"{fields.where}: repair", fields.environ)
+    out = RepairConfig(
+        fix_shapes=_or(sub.boolean("fix_shapes"), default.fix_shapes),
+        infer_types=_or(sub.boolean("infer_types"), default.infer_types),
+        camel_case=_or(sub.boolean("camel_case"), default.camel_case),
+        integer_to_number=_or(sub.boolean("integer_to_number"), default.integer_to_number),
+        inline_refs=_or(sub.boolean("inline_refs"), default.inline_refs),
+        strip_schema_uri=_or(sub.boolean("strip_schema_uri"), default.strip_schema_uri),
+        shrink_descriptions=_or(sub.boolean("shrink_descriptions"), default.shrink_descriptions),
+        schema_max_bytes=_or(
+            sub.integer("schema_max_bytes", minimum=1), codex_budget or default.schema_max_bytes
+        ),
+    )
+    _no_unknown(sub)
+    return out
+
+
+def _tools(fields: Fields) -> dict[str, ToolSettings]:
+    found = fields.object("tools")
+    if found is None:
+        return {}
+    out = {}
+    for tool_name, raw in found[1].items():
+        where = f"{fields.where}: tools.{tool_name}"
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: tool settings must be an object")
+        sub = Fields(raw, where, fields.environ)
+        rename = sub.string("rename", "name")
+        if rename is not None and not rename.strip():
+            raise sub.error("rename", "must not be empty")
+        annotations: dict[str, Any] = {}
+        ann = sub.object("annotations")
+        for key, value in (ann[1] if ann else {}).items():
+            annotations[_ANNOTATION_KEYS.get(key, key)] = value
+        for key in [k for k in raw if k in _ANNOTATION_KEYS]:
+            annotations[_ANNOTATION_KEYS[key]] = raw[key]
+            sub.seen.add(key)
+        for key, value in annotations.items():
+            if key.endswith("Hint") and not isinstance(value, bool):
+                raise ConfigError(f'{where}: "{key}" must be true or false')
+            if key == "title" and not isinstance(value, str):
+                raise ConfigError(f'{where}: "annotations.title" must be a string')
+        out[tool_name] = ToolSettings(
+            hidden=bool(sub.boolean("hidden", "hide")),
+            rename=rename,
+            description=sub.string("description"),
+            annotations=annotations,
+        )
+        _no_unknown(sub)
+    return out
+
+
+def _no_unknown(fields: Fields) -> None:
+    """Inside our own objects (repair, restart, tools.x), an unknown key is a typo."""
+    unknown = fields.unknown()
+    if unknown:
+        raise ConfigError(f"{fields.where}: unknown key {unknown[0]!r}")
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value

@@ -1,0 +1,254 @@
+"""Seed 001's error normalization: a child's JSON-RPC error, or a failure to start or reach it,
+becomes one JSON-RPC error with a one-line message and a standard `data`:
+
+    {"code": -32603, "message": "Internal error: database is locked (server 'db', tool 'query')",
+     "data": {"kind": "server_error", "retryable": true, "toolName": "query",
+              "serverName": "db", "original": {"code": -32603, "message": "database is locked"}}}
+
+Mappings (seed 001): -32601 Method not found, -32602 Invalid params (server_error, not
+retryable); -32603 Internal error (server_error, retryable); -32000..-32099 Server error,
+retryable inferred from the original; ENOENT -> "Spawn error: command not found. Check
+PATH ..." (spawn_error, not retryable). Errors a child returns to a `tools/call` in the
+implementation range or outside JSON-RPC's own codes are `tool_error`s (the tool failed, as
+seed 000 servers report handler failures with -32000). `WRAPPER_ERROR_PASSTHROUGH=1` (or
+`true`) returns children's errors as they are. Pure functions: no I/O, no logging.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+ErrorKind = Literal["tool_error", "server_error", "spawn_error"]
+PASSTHROUGH_ENV = "WRAPPER_ERROR_PASSTHROUGH"
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
+    -32700, -32600, -32601, -32602, -32603,
+)  # fmt: skip
+SERVER_ERROR_RANGE = range(-32099, -32000 + 1)
+#: The code for failures that are ours, not the child's (spawn, crash): implementation range.
+GATEWAY_ERROR = -32000
+REQUEST_TIMEOUT = -32001  # as the MCP SDKs use it
+
+_LABELS = {
+    PARSE_ERROR: "Parse error",
+    INVALID_REQUEST: "Invalid request",
+    METHOD_NOT_FOUND: "Method not found",
+    INVALID_PARAMS: "Invalid params",
+    INTERNAL_ERROR: "Internal error",
+}
+_NOT_RETRYABLE = {PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS}
+#: Words in an original error that say "try again later".
+_TRANSIENT = re.compile(
+    r"time(d)?[ -]?out|temporar|unavailable|try again|retry|rate.?limit|too many requests|"
+    r"busy|overload|locked|ECONNRESET|ECONNREFUSED|EAGAIN|EPIPE|connection (reset|refused|closed)",
+    re.IGNORECASE,
+)
+_MAX_DETAIL = 300
+
+
+def passthrough_enabled(environ: Mapping[str, str] | None = None) -> bool:
+    value = (os.environ if environ is None else environ).get(PASSTHROUGH_ENV, "")
+    return value.strip().lower() in ("1", "true")
+
+
+def one_line(text: Any, limit: int = _MAX_DETAIL) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _context(server: str, tool: str | None) -> str:
+    return f"(server {server!r}, tool {tool!r})" if tool else f"(server {server!r})"
+
+
+def _message(label: str, detail: str, server: str, tool: str | None) -> str:
+    detail = one_line(detail)
+    if not detail or detail.lower().rstrip(".") == label.lower():
+        text = label
+    elif detail.lower().startswith(label.lower()):
+        text = detail
+    else:
+        text = f"{label}: {detail}"
+    return f"{text} {_context(server, tool)}"
+
+
+def _error(
+    code: int, message: str, kind: ErrorKind, retryable: bool,
+    server: str, tool: str | None, original: Any,
+) -> dict[str, Any]:  # fmt: skip
+    data = {
+        "kind": kind,
+        "retryable": retryable,
+        "toolName": tool,
+        "serverName": server,
+        "original": original,
+    }
+    return {"code": code, "message": message, "data": data}
+
+
+def _inferred_retryable(original: Mapping[str, Any]) -> bool:
+    data = original.get("data")
+    if isinstance(data, dict) and isinstance(data.get("retryable"), bool):
+        return bool(data["retryable"])
+    return bool(
+        _TRANSIENT.search(f"{original.get('message', '')} {data if data is not None else ''}")
+    )
+
+
+def normalize_rpc_error(
+    error: Mapping[str, Any],
+    *,
+    server: str,
+    tool: str | None = None,
+    passthrough: bool = False,
+) -> dict[str, Any]:
+    """A child's JSON-RPC error object (`{"code", "message", "data"?}`), normalized. `tool`
+    is set when the error answered a `tools/call`."""
+    if passthrough:
+        return dict(error)
+    code = error.get("code")
+    original = dict(error)
+    detail = error.get("message", "")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return _error(INTERNAL_ERROR, _message("Internal error", f"malformed error from the server: {detail}", server, tool),
+                      "server_error", True, server, tool, original)  # fmt: skip
+    if code in _LABELS:
+        retryable = code not in _NOT_RETRYABLE
+        data = error.get("data")
+        if (
+            code == INTERNAL_ERROR
+            and isinstance(data, dict)
+            and isinstance(data.get("retryable"), bool)
+        ):
+            retryable = bool(data["retryable"])
+        return _error(
+            code,
+            _message(_LABELS[code], detail, server, tool),
+            "server_error",
+            retryable,
+            server,
+            tool,
+            original,
+        )
+    kind: ErrorKind = "tool_error" if tool is not None else "server_error"
+    label = "Server error" if code in SERVER_ERROR_RANGE else ("Tool error" if tool else "Error")
+    return _error(
+        code,
+        _message(label, detail, server, tool),
+        kind,
+        _inferred_retryable(error),
+        server,
+        tool,
+        original,
+    )
+
+
+def spawn_error(
+    cause: BaseException | int | str,
+    *,
+    server: str,
+    command: str,
+    tool: str | None = None,
+) -> dict[str, Any]:
+    """A child that could not be started: an OSError (or its errno), or the client library's
+    SpawnError (whose message says "command not found" / "permission denied")."""
+    number = cause if isinstance(cause, int) else getattr(cause, "errno", None)
+    text = str(cause) if not isinstance(cause, int) else os.strerror(cause)
+    if number == errno.ENOENT or "command not found" in text or "No such file" in text:
+        detail = f"command not found. Check PATH or use the full path to {command!r}"
+    elif number == errno.EACCES or "permission denied" in text.lower():
+        detail = f"permission denied. Check that {command!r} is executable"
+    elif number == errno.ENOEXEC or "Exec format error" in text:
+        detail = f"{command!r} is not a program this system can run"
+    else:
+        detail = text
+    original = {"type": type(cause).__name__, "message": text, "errno": number, "command": command}
+    return _error(
+        GATEWAY_ERROR,
+        _message("Spawn error", detail, server, tool),
+        "spawn_error",
+        False,
+        server,
+        tool,
+        original,
+    )
+
+
+def exited_error(
+    returncode: int | None, *, server: str, stderr_tail: str = "", tool: str | None = None
+) -> dict[str, Any]:
+    """The child exited before it was ready (a spawn error) -- not found by a shell wrapper,
+    a crash at import, a bad argument."""
+    how = f"exited with code {returncode}" if returncode is not None else "exited"
+    last = one_line(stderr_tail.strip().splitlines()[-1]) if stderr_tail.strip() else ""
+    if returncode == 127:
+        detail = (
+            f"command not found (the shell said: {last})"
+            if last
+            else "command not found. Check PATH"
+        )
+    else:
+        detail = f"{how} before it was ready" + (f": {last}" if last else "")
+    original = {"type": "exited", "returncode": returncode, "stderr": stderr_tail[-2000:]}
+    return _error(
+        GATEWAY_ERROR,
+        _message("Spawn error", detail, server, tool),
+        "spawn_error",
+        False,
+        server,
+        tool,
+        original,
+    )
+
+
+def crashed_error(*, server: str, tool: str | None = None, detail: str = "") -> dict[str, Any]:
+    """The child died (or its connection broke) with this request in flight: retryable, the
+    gateway restarts the child."""
+    original = {"type": "connection_closed", "message": detail}
+    message = _message(
+        "Server error", detail or "the server process exited during the request", server, tool
+    )
+    return _error(INTERNAL_ERROR, message, "server_error", True, server, tool, original)
+
+
+def timeout_error(seconds: float, *, server: str, tool: str | None = None) -> dict[str, Any]:
+    """No answer in time (the child was sent notifications/cancelled). Not retryable: a slow
+    tool is slow, and a retry would run its side effects again."""
+    original = {"type": "timeout", "seconds": seconds}
+    message = _message("Request timed out", f"no answer within {seconds:g} s", server, tool)
+    return _error(REQUEST_TIMEOUT, message, "server_error", False, server, tool, original)
+
+
+def normalize_exception(
+    exc: BaseException, *, server: str, tool: str | None = None, command: str | None = None
+) -> dict[str, Any]:
+    """An exception from the library's client (McpError, SpawnError, ConnectionClosed,
+    RequestTimeout, TransportError) or an OSError from starting a child."""
+    # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
+    # gateway config must not pay at startup just for importing this package.
+    from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
+    from codex_mcp.client.transports.stdio import SpawnError
+
+    if isinstance(exc, McpError):
+        error = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            error["data"] = exc.data
+        return normalize_rpc_error(error, server=server, tool=tool)
+    if isinstance(exc, SpawnError | FileNotFoundError | PermissionError) or (
+        isinstance(exc, OSError) and command
+    ):
+        return spawn_error(exc, server=server, command=command or "?", tool=tool)
+    if isinstance(exc, RequestTimeout):
+        return timeout_error(exc.timeout, server=server, tool=tool)
+    if isinstance(exc, ConnectionClosed):
+        return crashed_error(server=server, tool=tool, detail=str(exc))
+    if isinstance(exc, TransportError):
+        original = {"type": type(exc).__name__, "message": str(exc)}
+        message = _message("Server error", str(exc), server, tool)
+        return _error(GATEWAY_ERROR, message, "server_error", exc.retryable, server, tool, original)
+    original = {"type": type(exc).__name__, "message": str(exc)}
+    return _error(INTERNAL_ERROR, _message("Internal error", str(exc) or type(exc).__name__, server, tool),
+                  "server_error", True, server, tool, original)  # fmt: skip

@@ -1,0 +1,311 @@
+"""`codex-mcp lint`: what the real Codex 0.169 would do to each tool of a server.
+
+Pure: it takes the tool definitions a server listed (raw JSON) and reports, per tool, whether
+Codex keeps it, under which name, and what it changes or refuses, each finding citing the
+Codex source it rests on (see gateway/codex/). Connecting to servers is lint_cli's job.
+
+    report = lint_servers([Listing("time", tools, seconds=0.4)])
+    report.lost      # tools Codex would not offer the model
+    report.exit_code # 1 when any tool would be lost (for CI)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .codex.definition import definition_problems
+from .codex.names import CodexName, codex_names
+from .codex.policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
+from .codex.schema import SCHEMA_MAX_BYTES, codex_parameters
+
+Severity = Literal["lost", "warn", "info"]
+Status = Literal["kept", "changed", "dropped", "lost with its server"]
+
+SRC_DEFINITION = "codex-rs/codex-mcp/src/rmcp_client.rs (rmcp Tool deserialization)"
+SRC_SCHEMA = "codex-rs/tools/src/json_schema.rs: parse_tool_input_schema, sanitize_json_schema"
+SRC_SKIP = "codex-rs/core/src/mcp_tool_exposure.rs (Skipping MCP tool)"
+SRC_COMPACTION = "codex-rs/tools/src/json_schema/compaction.rs: compact_large_tool_schema"
+SRC_NAMES = "codex-rs/codex-mcp/src/tools.rs: normalize_tools_for_model_with_prefix"
+SRC_SANITIZE = "codex-rs/codex-mcp/src/mcp/mod.rs: sanitize_responses_api_tool_name"
+SRC_APPROVAL = "codex-rs/core/src/mcp_tool_call.rs: requires_mcp_tool_approval"
+SRC_RESULT = "codex-rs/protocol/src/models.rs: CallToolResult::as_function_call_output_payload"
+SRC_STARTUP = "codex-rs/codex-mcp/src/rmcp_client.rs (timed out handshaking; startup_timeout_sec)"
+
+#: Observed with the CLI 0.169: "timed out handshaking with MCP server after 29.99999955s".
+STARTUP_TIMEOUT_SEC = 30.0
+FIRST_TURN_SEC = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    message: str
+    source: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "source": self.source,
+        }
+
+
+@dataclass
+class ToolReport:
+    tool: str
+    #: What the model sees: `mcp__<server>__<name>` (None when the tool does not reach it).
+    codex_name: str | None
+    status: Status
+    findings: list[Finding] = field(default_factory=list)
+    definition: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def lost(self) -> bool:
+        return self.status in ("dropped", "lost with its server")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "codexName": self.codex_name,
+            "status": self.status,
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What one server listed, as collected by lint_cli (or given by a test)."""
+
+    server: str
+    tools: Sequence[Any] = ()
+    #: Seconds from spawn/connect to the end of tools/list.
+    seconds: float | None = None
+    #: Why nothing could be listed (spawn failure, timeout, ...).
+    error: str | None = None
+    target: str = ""
+    schema_max_bytes: int = SCHEMA_MAX_BYTES
+
+
+@dataclass
+class ServerReport:
+    server: str
+    target: str
+    tools: list[ToolReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    seconds: float | None = None
+
+    @property
+    def lost(self) -> int:
+        return sum(t.lost for t in self.tools)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "target": self.target,
+            "error": self.error,
+            "seconds": self.seconds,
+            "findings": [f.to_json() for f in self.findings],
+            "tools": [t.to_json() for t in self.tools],
+        }
+
+
+@dataclass
+class LintReport:
+    servers: list[ServerReport]
+
+    @property
+    def tools(self) -> list[ToolReport]:
+        return [t for s in self.servers for t in s.tools]
+
+    @property
+    def lost(self) -> int:
+        return sum(s.lost for s in self.servers)
+
+    @property
+    def unreachable(self) -> list[ServerReport]:
+        return [s for s in self.servers if s.error is not None]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a tool would be lost or a server could not be listed; else 0."""
+        return 1 if self.lost or self.unreachable else 0
+
+    def summary(self) -> dict[str, int]:
+        tools = self.tools
+        return {
+            "servers": len(self.servers),
+            "unreachable": len(self.unreachable),
+            "tools": len(tools),
+            "kept": sum(t.status == "kept" for t in tools),
+            "changed": sum(t.status == "changed" for t in tools),
+            "lost": self.lost,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"summary": self.summary(), "servers": [s.to_json() for s in self.servers]}
+
+
+def lint_servers(listings: Sequence[Listing]) -> LintReport:
+    """Every server as Codex would see them configured side by side (namespaces can collide)."""
+    readable = [listing for listing in listings if listing.error is None]
+    names = _names(readable)
+    reports = []
+    for listing in listings:
+        if listing.error is not None:
+            reports.append(ServerReport(listing.server, listing.target, error=listing.error))
+        else:
+            reports.append(_lint_server(listing, names))
+    return LintReport(reports)
+
+
+def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
+    servers = []
+    for listing in listings:
+        tools = [
+            t["name"]
+            for t in listing.tools
+            if isinstance(t, dict) and isinstance(t.get("name"), str)
+        ]
+        servers.append((listing.server, tools))
+    named: dict[tuple[str, str], CodexName] = {}
+    for name in codex_names(servers):
+        named.setdefault((name.server, name.tool), name)  # a duplicate keeps the first's name
+    return named
+
+
+def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> ServerReport:
+    report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
+    _startup(listing, report)
+    broken = [(i, tool, definition_problems(tool)) for i, tool in enumerate(listing.tools)]
+    broken = [(i, tool, problems) for i, tool, problems in broken if problems]
+    if broken:
+        i, tool, problems = broken[0]
+        label = tool.get("name") if isinstance(tool, dict) else None
+        which = f"tool {label!r}" if isinstance(label, str) else f"tool #{i + 1}"
+        more = f" (and {len(broken) - 1} more tool(s))" if len(broken) > 1 else ""
+        report.findings.append(
+            Finding(
+                "server-lost",
+                "lost",
+                f"Codex cannot read this server's tools/list: {which}: {'; '.join(problems)}{more}. "
+                "Its startup fails and every tool of the server is lost",
+                SRC_DEFINITION,
+            )
+        )
+    seen: set[str] = set()
+    for tool in listing.tools:
+        if not isinstance(tool, dict):
+            continue
+        name = tool["name"] if isinstance(tool.get("name"), str) else "?"
+        duplicate = name in seen
+        seen.add(name)
+        linted = _lint_tool(
+            tool, names.get((listing.server, name)), duplicate, listing.schema_max_bytes
+        )
+        if broken:  # what else Codex would do, once the server is readable (for --fix)
+            linted.status, linted.codex_name = "lost with its server", None
+        report.tools.append(linted)
+    return report
+
+
+def _startup(listing: Listing, report: ServerReport) -> None:
+    seconds = listing.seconds
+    if seconds is None or seconds <= FIRST_TURN_SEC:
+        return
+    if seconds > STARTUP_TIMEOUT_SEC:
+        message = (
+            f"took {seconds:.1f} s to start and list its tools: over Codex's default "
+            f"startup_timeout_sec ({STARTUP_TIMEOUT_SEC:g} s), Codex gives up on it"
+        )
+        report.findings.append(Finding("slow-start", "warn", message, SRC_STARTUP))
+    else:
+        message = (
+            f"took {seconds:.1f} s to start and list its tools: `codex exec` starts its first "
+            "turn without the tools of servers still starting (set `required = true` in "
+            "config.toml to make it wait)"
+        )
+        report.findings.append(Finding("slow-start", "info", message, SRC_STARTUP))
+
+
+def _lint_tool(
+    tool: dict[str, Any], name: CodexName | None, duplicate: bool, budget: int
+) -> ToolReport:
+    raw_name = str(tool.get("name"))
+    if duplicate:
+        message = "listed twice: Codex keeps the first definition and skips this one"
+        return ToolReport(
+            raw_name, None, "dropped", [Finding("duplicate", "lost", message, SRC_NAMES)], tool
+        )
+    seen = codex_parameters(tool.get("inputSchema"), budget)
+    if seen.rejected is not None:
+        message = f"Codex skips this tool: its input schema is invalid for Codex ({seen.rejected})"
+        return ToolReport(
+            raw_name,
+            None,
+            "dropped",
+            [Finding("dropped", "lost", message, f"{SRC_SCHEMA}; {SRC_SKIP}")],
+            tool,
+        )
+    qualified = name.qualified if name is not None else None
+    findings = _name_findings(raw_name, name)
+    if seen.compacted:
+        what = {
+            "descriptions": "every parameter description",
+            "definitions": "the $defs/definitions (their $refs become {})",
+            "deep objects": "objects nested 3 levels deep (become {})",
+            "compositions": "anyOf/oneOf/allOf (become {})",
+        }
+        lost = ", ".join(what[p] for p in seen.compacted)
+        message = f"input schema is {seen.size} bytes as Codex measures it (over {budget}): Codex drops {lost}"
+        findings.append(Finding("compacted", "warn", message, SRC_COMPACTION))
+    for change in seen.lowered:
+        findings.append(
+            Finding(
+                "lowered",
+                "warn" if "lost" in change else "info",
+                f"input schema: {change}",
+                SRC_SCHEMA,
+            )
+        )
+    if not runs_without_approval(tool.get("annotations")):
+        message = (
+            "no readOnlyHint: `codex exec` (read-only sandbox, approval never) refuses to call it "
+            f'("{REFUSAL}"); interactive Codex asks the user first (not checked with the CLI)'
+        )
+        findings.append(Finding("needs-approval", "warn", message, SRC_APPROVAL))
+    if model_sees_only_structured_content(tool):
+        message = "declares an outputSchema, so its results carry structuredContent: Codex shows the model only that JSON, never the text content"
+        findings.append(Finding("structured-only", "info", message, SRC_RESULT))
+    changed = any(f.rule in ("renamed", "hashed", "compacted", "lowered") for f in findings)
+    return ToolReport(raw_name, qualified, "changed" if changed else "kept", findings, tool)
+
+
+def _name_findings(raw: str, name: CodexName | None) -> list[Finding]:
+    if name is None or name.name is None:
+        return []
+    findings = []
+    qualified = name.qualified
+    if "namespace collision" in name.changes:
+        message = f"another server's name sanitizes to the same namespace: Codex hashes both, the model sees {qualified}"
+        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
+    if "collision" in name.changes:
+        message = f"another tool's name sanitizes to the same: Codex hashes both, the model sees {qualified}"
+        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
+    if "too long" in name.changes:
+        message = f"namespace + name is over 128 characters: Codex cuts it and adds a hash, the model sees {qualified}"
+        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
+    if not findings and "sanitized" in name.changes and name.name != raw:
+        findings.append(
+            Finding(
+                "renamed",
+                "info",
+                f"characters outside [A-Za-z0-9_] become _: the model sees {qualified}",
+                SRC_SANITIZE,
+            )
+        )
+    return findings

@@ -1,0 +1,276 @@
+"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools.
+
+    python -m codex_mcp.gateway.lint_cli -- uvx mcp-server-time     # a stdio command
+    python -m codex_mcp.gateway.lint_cli http://127.0.0.1:8000/mcp  # a Streamable HTTP URL
+    python -m codex_mcp.gateway.lint_cli path/to/.mcp.json          # every server in a config
+    python -m codex_mcp.gateway.lint_cli                            # the config the gateway finds
+
+Exit status: 0 when Codex keeps every tool, 1 when a tool would be lost (or a server could not
+be listed), 2 for bad arguments or a bad config. `--json` for machines, `--fix` for the gateway
+config entries that repair what was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from codex_mcp.client import Client
+
+from .config import find_config, read_config
+from .config_model import HttpTarget, ServerConfig, StdioTarget
+from .config_parse import derive_name
+from .config_values import ConfigError
+from .errors import normalize_exception, one_line
+from .lint import LintReport, Listing, ToolReport, lint_servers
+from .lint_fix import fix_plan
+
+DEFAULT_TIMEOUT = 30.0
+MAX_PAGES = 100
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codex-mcp lint",
+        description="Show what the Codex CLI (0.169) would do to each tool of MCP servers: "
+        "drop it, rename it, compact its schema, refuse to call it.",
+        epilog="Exit status: 0 nothing lost, 1 a tool would be lost, 2 bad arguments or config.",
+    )
+    parser.add_argument(
+        "target", nargs="*", help="a URL, a .mcp.json, or (after --) a server command"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="also print gateway config entries that repair what was found",
+    )
+    parser.add_argument(
+        "--name", help="the server's name in Codex (default: derived from the command or URL)"
+    )
+    parser.add_argument(
+        "--server", action="append", help="in a config file, lint only this server (repeatable)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help="seconds to start and list one server (default: 30)",
+    )
+    parser.add_argument(
+        "--schema-max-bytes", type=int, help="Codex's tool_input_schema_max_bytes (default: 5000)"
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="an HTTP header for a URL target (repeatable)",
+    )
+    parser.add_argument(
+        "--bearer-token-env-var",
+        metavar="VAR",
+        help="for a URL target: send the token in this variable",
+    )
+    parser.add_argument("--sse", action="store_true", help="the URL is a legacy HTTP+SSE endpoint")
+    return parser
+
+
+def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[ServerConfig]:
+    target: list[str] = options.target
+    if not target:
+        path = find_config(Path.cwd(), environ)
+        if path is None:
+            raise ConfigError(
+                "no .mcp.json found (and no target given): give a command after --, a URL, or a config file"
+            )
+        return _from_config(path, options, environ)
+    first = target[0]
+    if first.startswith(("http://", "https://")) and len(target) == 1:
+        headers = dict(_header(h) for h in options.header)
+        http = HttpTarget(
+            first, headers, options.bearer_token_env_var, transport="sse" if options.sse else "http"
+        )
+        raw = {"url": first} | (
+            {"bearer_token_env_var": options.bearer_token_env_var}
+            if options.bearer_token_env_var
+            else {}
+        )
+        return [ServerConfig(options.name or derive_name(http), http, where=first, raw=raw)]
+    if len(target) == 1 and Path(first).is_file() and first.endswith(".json"):
+        return _from_config(Path(first), options, environ)
+    stdio = StdioTarget(first, tuple(target[1:]))
+    raw = {"command": first, "args": list(target[1:])}
+    return [ServerConfig(options.name or derive_name(stdio), stdio, where="--", raw=raw)]
+
+
+def _from_config(
+    path: Path, options: argparse.Namespace, environ: Mapping[str, str]
+) -> list[ServerConfig]:
+    config = read_config(path, environ)
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    servers = list(config.enabled_servers)
+    if options.server:
+        unknown = sorted(set(options.server) - {s.name for s in config.servers})
+        if unknown:
+            raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
+        servers = [s for s in config.servers if s.name in options.server]
+    return servers
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise ConfigError(f"--header {text!r}: expected NAME:VALUE")
+    return name.strip(), value.strip()
+
+
+def describe(target: StdioTarget | HttpTarget) -> str:
+    if isinstance(target, HttpTarget):
+        return target.url
+    return shlex.join([target.command, *target.args])
+
+
+async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, str]) -> Listing:
+    """Start (or reach) one server and read its raw tools/list, every page."""
+    target = server.target
+    budget = server.repair.schema_max_bytes
+    started = time.monotonic()
+    if isinstance(target, StdioTarget):
+        client = Client.stdio(
+            [target.command, *target.args], env=target.env, cwd=target.cwd, timeout=timeout
+        )
+    else:
+        headers = target.resolved_headers(dict(environ))
+        factory = Client.sse if target.transport == "sse" else Client.http
+        client = factory(target.url, headers=headers, timeout=timeout)
+    try:
+        async with asyncio.timeout(timeout), client:
+            tools: list[Any] = []
+            cursor = None
+            for _ in range(MAX_PAGES):
+                page = await client.request(
+                    "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
+                )
+                tools += page.get("tools") or []
+                cursor = page.get("nextCursor")
+                if not isinstance(cursor, str) or not cursor:
+                    break
+        return Listing(
+            server.name,
+            tools,
+            time.monotonic() - started,
+            target=describe(target),
+            schema_max_bytes=budget,
+        )
+    except TimeoutError:
+        error = f"no tools/list within {timeout:g} s"
+    except Exception as exc:
+        command = target.command if isinstance(target, StdioTarget) else None
+        error = normalize_exception(exc, server=server.name, command=command)["message"]
+    return Listing(server.name, error=error, target=describe(target), schema_max_bytes=budget)
+
+
+async def lint(
+    servers: Sequence[ServerConfig], timeout: float, environ: Mapping[str, str]
+) -> LintReport:
+    listings = await asyncio.gather(*(collect(s, timeout, environ) for s in servers))
+    return lint_servers(listings)
+
+
+def _mark(tool: ToolReport) -> str:
+    if tool.lost:
+        return "LOST"
+    if any(f.severity == "warn" for f in tool.findings):
+        return "warn"
+    return "changed" if tool.status == "changed" else "ok"
+
+
+def render(report: LintReport, out: TextIO) -> None:
+    for server in report.servers:
+        head = f"{server.server}  ({server.target})"
+        if server.error is not None:
+            print(f"{head}\n  LOST     could not list its tools: {server.error}\n", file=out)
+            continue
+        print(f"{head}: {len(server.tools)} tool(s) in {server.seconds or 0:.2f} s", file=out)
+        for finding in server.findings:
+            print(f"  {finding.severity:<5} {finding.rule}: {finding.message}", file=out)
+        width = max((len(t.tool) for t in server.tools), default=4)
+        for tool in server.tools:
+            print(
+                f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}",
+                file=out,
+            )
+            for finding in tool.findings:
+                print(
+                    f"           {finding.severity:<5} {finding.rule}: {finding.message}", file=out
+                )
+        print(file=out)
+    summary = report.summary()
+    print(
+        f"{summary['tools']} tool(s) on {summary['servers']} server(s): {summary['kept']} kept as they are, "
+        f"{summary['changed']} changed by Codex, {summary['lost']} lost"
+        + (
+            f"; {summary['unreachable']} server(s) could not be listed"
+            if summary["unreachable"]
+            else ""
+        ),
+        file=out,
+    )
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    out: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    out = out or sys.stdout
+    env = os.environ if environ is None else environ
+    options = _parser().parse_args(argv)
+    try:
+        servers = _servers(options, env)
+    except ConfigError as error:
+        print(f"codex-mcp lint: {error}", file=sys.stderr)
+        return 2
+    if options.schema_max_bytes:
+        servers = [
+            replace(s, repair=replace(s.repair, schema_max_bytes=options.schema_max_bytes))
+            for s in servers
+        ]
+    report = asyncio.run(lint(servers, options.timeout, env))
+    plan = fix_plan(report, {s.name: s.raw for s in servers}) if options.fix else None
+    if options.json:
+        document = report.to_json()
+        if plan is not None:
+            document["fix"] = {"config": plan.config, "notes": plan.notes}
+        json.dump(document, out, indent=2)
+        out.write("\n")
+    else:
+        render(report, out)
+        if plan is not None:
+            if plan.config["mcpServers"]:
+                print(
+                    "\nGateway config (.mcp.json) that repairs this, served by codex-mcp:", file=out
+                )
+                json.dump(plan.config, out, indent=2)
+                out.write("\n")
+                for note in plan.notes:
+                    print(f"  note: {one_line(note, 500)}", file=out)
+            else:
+                print("\nNothing for the gateway to repair.", file=out)
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

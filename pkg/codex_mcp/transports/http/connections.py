@@ -1,0 +1,330 @@
+"""Connection hygiene: read timeouts, a cap on open connections, one log line per fault.
+
+aiohttp closes a keep-alive connection that sits idle, but has no timeout for reading a
+request: a client that connects and sends nothing, or sends its headers or body a byte
+at a time, holds a file descriptor for ever, and enough of them starve the server of
+descriptors. Each connection here is aiohttp's protocol (RequestHandler) that also:
+
+- answers 408 and closes when a request's headers are not complete `header_timeout`
+  seconds after the connection opened or the request's first byte came;
+- fails the body read (the handler answers 408 and closes) when the body stalls for
+  `body_timeout` seconds;
+- counts against `max_connections`. At the cap a new connection closes the oldest idle
+  one (waiting for a request, not serving one). When every connection is serving, a few
+  more are let in that may only ask /healthz or /readyz (anything else: 503), so probes
+  still get through; past those, a new connection gets 503 and is closed at once.
+
+Timers are per connection and re-armed only when they fire, so a busy keep-alive
+connection costs a clock read per request, not a timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from http import HTTPStatus
+from typing import Any, Final
+
+from aiohttp import web
+from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.streams import StreamReader
+from aiohttp.typedefs import Handler
+from aiohttp.web_protocol import RequestHandler
+
+from .errors import TRANSPORT_ERROR, error_body, error_response
+from .faults import FaultLog
+from .security import OPEN_PATH_SUFFIXES
+
+log = logging.getLogger("codex_mcp.http")
+
+#: Connections let in past the cap when none is idle, for health probes.
+PROBE_RESERVE: Final = 8
+#: The listen backlog (aiohttp's default).
+BACKLOG: Final = 128
+
+# Connection states.
+_WAITING: Final = "waiting for headers"
+_IDLE: Final = "idle between requests"
+_SERVING: Final = "serving a request"
+# What a connection counts against.
+_SLOT: Final = "slot"
+_PROBE: Final = "probe reserve"
+_NOTHING: Final = "nothing"
+
+
+class BodyTimeout(TimeoutError):
+    """A request body stalled; raised from the handler's read of it."""
+
+
+def raw_response(status: str, message: str) -> bytes:
+    """A complete HTTP/1.1 error response for a connection we close before aiohttp reads it."""
+    body = error_body(message, TRANSPORT_ERROR)
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def connection_cap(configured: int, backlog: int = BACKLOG) -> int:
+    """`configured`, or (0) what the open-file limit allows: asyncio accepts a whole
+    backlog before any of those connections is counted, so room for one full backlog,
+    the probe reserve and the process's own files (logs, tool files, child servers) is
+    kept back, and a quarter of the limit at least."""
+    if configured > 0:
+        return configured
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit on this platform
+        return 1024
+    if soft == resource.RLIM_INFINITY:
+        return 65536
+    return max(16, soft - max(soft // 4, backlog + PROBE_RESERVE + 64))
+
+
+class ConnectionLimits:
+    """What every connection of a listener shares: the timeouts, the cap and who is idle."""
+
+    def __init__(self, max_connections: int, header_timeout: float, body_timeout: float) -> None:
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.open = 0  # connections holding a slot
+        self.probes = 0  # connections let in on the probe reserve
+        #: Connections that hold a slot and serve no request, oldest first: evicted at the cap.
+        self.idle: dict[GuardedConnection, None] = {}
+        self.too_slow = raw_response(
+            "408 Request Timeout",
+            f"Request Timeout: headers not complete within {header_timeout:g} s",
+        )
+        self.full = raw_response(
+            "503 Service Unavailable",
+            f"Too many connections (at most {max_connections}); try again later",
+        )
+        self.accept_faults = FaultLog("out of file descriptors or memory")
+        self.at_cap = FaultLog(f"connection cap of {max_connections} reached")
+
+    def admit(self) -> str:
+        """What a new connection may hold: a slot (perhaps an idle connection's), a place
+        on the probe reserve, or nothing (it is refused)."""
+        self.accept_faults.ok()
+        if self.open < self.max_connections:
+            self.open += 1
+            self.at_cap.ok()
+            return _SLOT
+        if self.idle:
+            victim = next(iter(self.idle))
+            del self.idle[victim]
+            victim.slot = _NOTHING  # its slot passes to the newcomer
+            victim.force_close()
+            self.at_cap("closing the oldest idle connections")
+            return _SLOT
+        if self.probes < PROBE_RESERVE:
+            self.probes += 1
+            self.at_cap("every connection is busy; only health probes are served")
+            return _PROBE
+        self.at_cap("every connection is busy; refusing new ones")
+        return _NOTHING
+
+    def release(self, connection: GuardedConnection) -> None:
+        if connection.slot is _SLOT:
+            self.open -= 1
+            self.idle.pop(connection, None)
+        elif connection.slot is _PROBE:
+            self.probes -= 1
+        connection.slot = _NOTHING
+
+
+class GuardedConnection(RequestHandler):
+    """aiohttp's HTTP/1.1 protocol, with the read timeouts and the connection cap."""
+
+    __slots__ = ("_body", "_clock", "_deadline", "_state", "limits", "slot")
+
+    def __init__(self, manager: web.Server, limits: ConnectionLimits, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self.limits = limits
+        self.slot = _NOTHING
+        self._state = _WAITING
+        self._deadline = 0.0  # when the headers or body being waited for are late
+        self._clock: asyncio.TimerHandle | None = None
+        self._body: StreamReader | None = None  # a body still arriving
+
+    @property
+    def probe_only(self) -> bool:
+        return self.slot is _PROBE
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.slot = self.limits.admit()
+        if self.slot is _NOTHING:
+            transport.write(self.limits.full)  # type: ignore[attr-defined]
+            transport.close()
+            return
+        super().connection_made(transport)
+        if self.slot is _SLOT:
+            self.limits.idle[self] = None
+        self._wait_for_headers()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.limits.release(self)
+        self._body = None
+        if self._clock is not None:
+            self._clock.cancel()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._state is _IDLE:
+            self._wait_for_headers()  # the first bytes of the next request
+        elif self._body is not None:
+            self._deadline = self._loop.time() + self.limits.body_timeout
+        super().data_received(data)
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """aiohttp's answer to a request it could not parse (bad header bytes, a body
+        that does not match its Content-Encoding): a JSON-RPC error like ours, logged at
+        debug level. aiohttp logs each with a traceback, a flood of logs for a client
+        that keeps sending junk; a 500 is still a bug worth that."""
+        if status >= 500:
+            return super().handle_error(request, status, exc, message)
+        log.debug("unreadable request from %s: %s", request.remote, message or exc)
+        if request.writer.output_size > 0:
+            raise ConnectionError("the response had begun; nothing more can be sent")
+        if isinstance(exc, ContentEncodingError):
+            detail = f"the body does not match its Content-Encoding ({exc.message})"
+        else:
+            detail = (message or str(exc or "")).strip() or "malformed request"
+        response = error_response(status, f"{HTTPStatus(status).phrase}: {detail}")
+        response.force_close()
+        return response
+
+    def log_exception(self, *args: Any, **kwargs: Any) -> None:
+        """After a body we could not read has been answered (400), aiohttp reads the rest
+        of it, meets the same error and logs it with a traceback: not a fault of ours."""
+        if isinstance(kwargs.get("exc_info"), web.RequestPayloadError):
+            log.debug("dropped the rest of an unreadable request body")
+            return
+        super().log_exception(*args, **kwargs)
+
+    # Called by the middleware around every request.
+    def request_started(self, request: web.BaseRequest) -> None:
+        self._state = _SERVING
+        if self.slot is _SLOT:
+            self.limits.idle.pop(self, None)
+        content = request.content
+        if not content.is_eof():
+            self._body = content
+            self._set_clock(self.limits.body_timeout)
+
+    def request_finished(self) -> None:
+        self._state = _IDLE
+        self._body = None
+        if self.slot is _SLOT:
+            self.limits.idle[self] = None  # the most recently used idle connection
+
+    # One clock for the headers and the body (a connection waits for one at a time). It
+    # fires once per timeout at most and re-arms only while still needed.
+    def _wait_for_headers(self) -> None:
+        self._state = _WAITING
+        self._set_clock(self.limits.header_timeout)
+
+    def _set_clock(self, seconds: float) -> None:
+        self._deadline = self._loop.time() + seconds
+        if self._clock is not None and self._clock.when() > self._deadline:
+            self._clock.cancel()  # set for a later deadline (a body's): too late now
+            self._clock = None
+        if self._clock is None:
+            self._clock = self._loop.call_at(self._deadline, self._on_clock)
+
+    def _on_clock(self) -> None:
+        self._clock = None
+        body = self._body
+        waiting = self._state is _WAITING or (body is not None and not body.is_eof())
+        if not waiting or self.transport is None:
+            return
+        if self._loop.time() < self._deadline:
+            self._clock = self._loop.call_at(self._deadline, self._on_clock)
+        elif body is None:
+            log.debug("closing a connection whose request headers are late")
+            self.transport.write(self.limits.too_slow)
+            self.force_close()
+        else:
+            self._body = None
+            message = f"Request Timeout: the body stalled for {self.limits.body_timeout:g} s"
+            body.set_exception(BodyTimeout(message))
+
+
+@web.middleware
+async def track_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Tells the connection when a request starts and ends (for its clocks and the cap),
+    and serves a probe-reserve connection nothing but health probes."""
+    connection = request.protocol
+    if not isinstance(connection, GuardedConnection):  # an in-process test server
+        return await handler(request)
+    connection.request_started(request)
+    try:
+        if connection.probe_only and not request.path.endswith(OPEN_PATH_SUFFIXES):
+            response = error_response(
+                503,
+                f"Too many connections (at most {connection.limits.max_connections}); "
+                "try again later",
+                TRANSPORT_ERROR,
+                headers={"Retry-After": "1"},
+            )
+            response.force_close()
+            return response
+        return await handler(request)
+    finally:
+        connection.request_finished()
+
+
+class GuardedSite(web.BaseSite):
+    """aiohttp's TCPSite, making GuardedConnections instead of plain RequestHandlers."""
+
+    __slots__ = ("_host", "_idle_timeout", "_limits", "_port")
+
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        host: str,
+        port: int,
+        limits: ConnectionLimits,
+        idle_timeout: float,
+    ) -> None:
+        super().__init__(runner)
+        self._host = host
+        self._port = port
+        self._limits = limits
+        self._idle_timeout = idle_timeout
+
+    @property
+    def name(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    @property
+    def port(self) -> int:
+        """The bound port (the real one when 0 was asked for)."""
+        sockets = getattr(self._server, "sockets", None)
+        return int(sockets[0].getsockname()[1]) if sockets else self._port
+
+    async def start(self) -> None:
+        await super().start()
+        loop = asyncio.get_running_loop()
+        server = self._runner.server
+        assert server is not None
+        limits, idle_timeout = self._limits, self._idle_timeout
+
+        def connection() -> GuardedConnection:
+            return GuardedConnection(
+                server, limits, loop=loop, access_log=None, keepalive_timeout=idle_timeout
+            )
+
+        self._server = await loop.create_server(
+            connection, self._host, self._port, reuse_address=True, backlog=BACKLOG
+        )

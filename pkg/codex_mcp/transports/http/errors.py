@@ -1,0 +1,56 @@
+"""Every error the HTTP transport answers itself: one envelope, named codes.
+
+Errors about a message (parse errors, invalid requests) use the JSON-RPC codes of the
+core; the transport's own refusals use two codes of JSON-RPC's server-error range,
+the ones the official SDKs use for the same cases.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from aiohttp import web
+
+from ...core.jsonrpc import INVALID_REQUEST
+
+#: The transport refused the request for a reason of its own: over a cap (sessions, calls,
+#: connections), shutting down, or a request too slow to arrive. Try again later.
+TRANSPORT_ERROR: Final = -32000
+#: No such session, or not yours: initialize a new one.
+SESSION_NOT_FOUND: Final = -32001
+
+#: Seconds a client is asked to wait before retrying a refused request.
+RETRY_AFTER_SECONDS: Final = 1
+
+
+def error_body(message: str, code: int = INVALID_REQUEST, request_id: Any = None) -> bytes:
+    # json, not orjson: a message may quote a header that is not valid UTF-8.
+    envelope = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(envelope).encode()
+
+
+def error_response(
+    status: int,
+    message: str,
+    code: int = INVALID_REQUEST,
+    request_id: Any = None,
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    """An HTTP error whose body is a JSON-RPC error response."""
+    return web.Response(
+        status=status,
+        body=error_body(message, code, request_id),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+def busy_response(
+    status: int, message: str, request_id: Any = None, headers: dict[str, str] | None = None
+) -> web.Response:
+    """A refusal for lack of capacity (429 or 503) that tells the client when to retry."""
+    retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    return error_response(
+        status, message, TRANSPORT_ERROR, request_id, {**(headers or {}), **retry}
+    )

@@ -1,0 +1,245 @@
+"""Connections that send nothing, or send too slowly, are closed; a cap on open
+connections keeps /healthz answering; accept() failures are logged once, not per retry.
+Over serve_http itself (in this loop), and a real `codex-mcp-http` with few descriptors."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+import aiohttp
+import pytest
+from codex_mcp.transports.http.connections import PROBE_RESERVE
+from gate import Gate
+from http_process import ROOT, HttpProcess
+from raw_http import (
+    INIT_BODY,
+    closed_by_server,
+    initialize,
+    read_reply,
+    request_bytes,
+    send,
+)
+from served import served
+
+JSON = {"Content-Type": "application/json", "Accept": "application/json"}
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def connect(port: int) -> Connection:
+    return await asyncio.open_connection("127.0.0.1", port)
+
+
+async def trickle(writer: asyncio.StreamWriter, data: bytes, chunk: int, every: float) -> None:
+    """A slow client: `chunk` bytes every `every` seconds, until done or cut off."""
+    with contextlib.suppress(ConnectionError):
+        for start in range(0, len(data), chunk):
+            writer.write(data[start : start + chunk])
+            await writer.drain()
+            await asyncio.sleep(every)
+
+
+async def test_a_connection_that_sends_nothing_gets_408_and_is_closed() -> None:
+    async with served(header_timeout=0.5) as port:
+        reader, writer = await connect(port)
+        opened = time.monotonic()
+        answer = await closed_by_server(reader, timeout=10)
+        assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer
+        assert time.monotonic() - opened >= 0.45
+        writer.close()
+
+
+async def test_headers_that_keep_trickling_in_are_cut_off() -> None:
+    async with served(header_timeout=0.5) as port:
+        reader, writer = await connect(port)
+        request = request_bytes("POST", "/mcp", {**JSON, "X-Padding": "x" * 200}, INIT_BODY, port)
+        slow = asyncio.create_task(trickle(writer, request, chunk=2, every=0.05))  # ~6 s in all
+        answer = await closed_by_server(reader, timeout=10)
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+        assert not slow.done()  # cut off while still sending
+        slow.cancel()
+        writer.close()
+
+
+async def test_a_body_that_stalls_gets_408_and_the_connection_closes() -> None:
+    async with served(body_timeout=0.5) as port:
+        reader, writer = await connect(port)
+        request = request_bytes("POST", "/mcp", JSON, INIT_BODY, port)
+        writer.write(request[: -len(INIT_BODY) // 2])  # headers and half the body, then nothing
+        reply = await read_reply(reader)
+        assert reply.status == 408
+        assert reply.json()["error"]["code"] == -32000
+        assert "stalled" in reply.json()["error"]["message"]
+        assert reply.headers["connection"] == "close"
+        assert await closed_by_server(reader, timeout=5) == b""
+        writer.close()
+
+
+async def test_a_slow_body_that_keeps_coming_is_read() -> None:
+    async with served(body_timeout=0.6) as port:
+        reader, writer = await connect(port)
+        request = request_bytes("POST", "/mcp", JSON, INIT_BODY, port)
+        head, body = request[: -len(INIT_BODY)], INIT_BODY
+        writer.write(head)
+        # The whole body takes longer than body_timeout; no pause between reads does.
+        await trickle(writer, body, chunk=len(body) // 5 + 1, every=0.2)
+        reply = await read_reply(reader)
+        assert reply.status == 200, reply
+        assert "mcp-session-id" in reply.headers
+        writer.close()
+
+
+async def test_an_idle_keep_alive_connection_is_closed() -> None:
+    async with served(idle_timeout=0.5) as port:
+        reader, writer = await connect(port)
+        request = request_bytes("GET", "/healthz", port=port).replace(b"Connection: close", b"X: y")
+        writer.write(request)
+        assert (await read_reply(reader)).status == 200
+        writer.write(request)  # still open for the next request ...
+        assert (await read_reply(reader)).status == 200
+        assert await closed_by_server(reader, timeout=10) == b""  # ... until it sits idle
+        writer.close()
+
+
+async def test_at_the_cap_new_connections_close_the_oldest_idle_ones() -> None:
+    async with served(max_connections=4, header_timeout=60) as port:
+        silent = [await connect(port) for _ in range(20)]
+        healthz = await send(port, request_bytes("GET", "/healthz", port=port))
+        assert healthz.status == 200
+        # At most four at once: /healthz and the newest three silent connections.
+        for reader, _ in silent[:17]:
+            assert await closed_by_server(reader, timeout=10) == b""
+        for reader, _ in silent[17:]:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(reader.read(1), 0.3)
+        for _, writer in silent:
+            writer.close()
+
+
+async def read_to_end(port: int, request: bytes) -> bytes:
+    reader, writer = await connect(port)
+    writer.write(request)
+    try:
+        return await closed_by_server(reader, timeout=10)
+    finally:
+        writer.close()
+
+
+async def test_when_every_connection_is_busy_probes_still_answer() -> None:
+    gate = Gate()
+    async with served(gate.server().core, max_connections=2, header_timeout=60) as port:
+        sid = await initialize(port)
+        session = {**JSON, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
+        block = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block"}}'
+        busy = [await connect(port) for _ in range(2)]
+        for number, (_, writer) in enumerate(busy):
+            writer.write(request_bytes("POST", "/mcp", session, block % number, port))
+        await gate.until_started(2)
+
+        refused = await read_to_end(port, request_bytes("POST", "/mcp", session, b"{}", port))
+        assert refused.startswith(b"HTTP/1.1 503"), refused
+        assert b"Retry-After: 1" in refused and b"Too many connections" in refused
+        for probe in ("/healthz", "/readyz"):
+            answer = await read_to_end(port, request_bytes("GET", probe, port=port))
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+
+        # Past the probe reserve, a connection is refused before it sends anything.
+        reserve = [await connect(port) for _ in range(PROBE_RESERVE)]
+        reader, writer = await connect(port)
+        refused = await closed_by_server(reader, timeout=10)
+        assert refused.startswith(b"HTTP/1.1 503"), refused
+        writer.close()
+        for _, writer in reserve:
+            writer.close()
+
+        gate.open.set()
+        for reader, writer in busy:
+            reply = await read_reply(reader)
+            assert (
+                reply.status == 200 and reply.json()["result"]["content"][0]["text"] == "released"
+            )
+            writer.close()
+
+
+def start_with_few_descriptors(limit: int, *args: str) -> HttpProcess:
+    """`codex-mcp-http` allowed `limit` open files, on asyncio's loop: it reports every
+    failed accept() (uvloop's libuv drops those connections quietly), and accepts a whole
+    backlog before counting any of it, the harder case for the cap."""
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    return HttpProcess("--no-uvloop", *args, preexec_fn=few_descriptors)
+
+
+def flood(port: int, count: int) -> list[socket.socket]:
+    """`count` connections that send nothing; the kernel completes them (backlog)."""
+    return [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(count)]
+
+
+def healthz(base: str) -> int:
+    async def get() -> int:
+        async with aiohttp.ClientSession() as http, http.get(f"{base}/healthz") as response:
+            return response.status
+
+    return asyncio.run(get())
+
+
+def test_running_out_of_descriptors_is_logged_once_not_per_retry() -> None:
+    server = start_with_few_descriptors(64, "--max-connections", "1000")  # above the limit
+    try:
+        port = int(server.base.rsplit(":", 1)[1])
+        sockets = flood(port, 100)
+        server.wait_for_line("out of file descriptors or memory", timeout=10)
+        for sock in sockets:
+            sock.close()
+        # Descriptors come back as the server sees those connections close; the fault is
+        # over once accept() has worked a while after its last failure.
+        deadline = time.monotonic() + 20
+        while not any("over after" in line for line in server.lines):
+            assert time.monotonic() < deadline, server.stderr
+            assert healthz(server.base) == 200
+        faults = [line for line in server.lines if "out of file descriptors" in line]
+        assert len(faults) == 2, server.stderr  # it started, it is over
+        assert int(faults[1].split("over after ")[1].split()[0]) > 1  # many failures, one line
+    finally:
+        server.stop()
+
+
+def test_the_default_cap_leaves_room_for_a_burst_of_connections() -> None:
+    server = start_with_few_descriptors(256)
+    try:
+        cap = 256 - (128 + PROBE_RESERVE + 64)  # a full backlog, the reserve, the process
+        assert f"at most {cap} connections" in server.stderr
+        port = int(server.base.rsplit(":", 1)[1])
+        sockets = flood(port, 200)
+        assert healthz(server.base) == 200
+        server.wait_for_line(f"connection cap of {cap} reached", timeout=10)
+        # The oldest connections were closed to make room, none refused for lack of files.
+        for sock in sockets[: 200 - cap]:
+            sock.settimeout(10)
+            assert sock.recv(1) == b""
+        assert "out of file descriptors" not in server.stderr
+        for sock in sockets:
+            sock.close()
+    finally:
+        server.stop()
+
+
+def test_the_limits_are_settings_of_the_command_line() -> None:
+    command = [sys.executable, str(ROOT / "cmd/http"), "--help"]
+    text = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    for flag in (
+        "--header-timeout",
+        "--body-timeout",
+        "--idle-timeout",
+        "--max-connections",
+        "--max-inflight",
+        "--max-session-inflight",
+    ):
+        assert flag in text

@@ -1,0 +1,159 @@
+"""The layering the design promises, checked from the sources' imports:
+
+- the core (`internal/mcp`) imports nothing of ours outside itself;
+- inside the core, runtime imports run one way (no cycle; the peer below the sessions,
+  the sessions below the methods); a module may name a type from above only under
+  `if TYPE_CHECKING:`;
+- transports never import the server library or the client;
+- the client never imports the server library or the transports.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE = ROOT / "internal/mcp"
+PKG = ROOT / "pkg/codex_mcp"
+
+
+def _runtime_imports(path: Path, package: str) -> set[str]:
+    """Absolute names of the modules `path` imports outside `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: set[str] = set()
+    is_package = path.name == "__init__.py"
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+                continue
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(package, node.level, node.module, is_package)
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    visit([child])
+
+    visit(tree.body)
+    return found
+
+
+def _resolve(package: str, level: int, module: str | None, is_package: bool) -> str:
+    """`from .x import y` in `package` (the importing module's package) -> `package.x`."""
+    if level == 0:
+        return module or ""
+    parts = package.split(".")
+    base = parts[: len(parts) - level + 1]
+    return ".".join(base + ([module] if module else []))
+
+
+def _modules(root: Path, prefix: str) -> dict[str, Path]:
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).with_suffix("")
+        parts = list(relative.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join([prefix, *parts]).rstrip(".")] = path
+    return modules
+
+
+def _package_of(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+CORE_MODULES = _modules(CORE, "codex_mcp.core")
+
+
+def _core_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for name, path in CORE_MODULES.items():
+        imports = _runtime_imports(path, _package_of(name, path))
+        graph[name] = {i for i in imports if i in CORE_MODULES and i != name}
+    return graph
+
+
+def test_the_core_imports_nothing_of_ours_outside_itself() -> None:
+    for name, path in CORE_MODULES.items():
+        tree_imports = _runtime_imports(path, _package_of(name, path))
+        typing_too = _all_imports(path, _package_of(name, path))
+        for imported in tree_imports | typing_too:
+            if imported.startswith("codex_mcp"):
+                assert imported.startswith("codex_mcp.core"), f"{path}: imports {imported}"
+
+
+def _all_imports(path: Path, package: str) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            found.add(_resolve(package, node.level, node.module, path.name == "__init__.py"))
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_core_runtime_imports_have_no_cycle() -> None:
+    graph = _core_graph()
+    # A package's __init__ re-exports its modules; only module-to-module edges count.
+    packages = {n for n, p in CORE_MODULES.items() if p.name == "__init__.py"}
+    state: dict[str, int] = {}
+
+    def walk(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node] - packages):
+            if state.get(target) == 1:
+                cycle = [*trail[trail.index(target) :], target] if target in trail else [target]
+                pytest.fail("import cycle in the core: " + " -> ".join(cycle))
+            if target not in state:
+                walk(target, [*trail, target])
+        state[node] = 2
+
+    for node in sorted(set(graph) - packages):
+        if node not in state:
+            walk(node, [node])
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper"),
+    [
+        ("jsonrpc", "peer"),
+        ("peer", "session"),
+        ("peer", "context"),
+        ("peer", "methods"),
+        ("context", "session"),
+        ("session", "methods"),
+        ("session", "server"),
+        ("provider", "session"),
+        ("provider", "methods"),
+        ("methods", "server"),
+    ],
+)
+def test_core_layers_run_one_way(lower: str, upper: str) -> None:
+    low = f"codex_mcp.core.{lower}"
+    high = f"codex_mcp.core.{upper}"
+    graph = _core_graph()
+    for name, imports in graph.items():
+        if name == low or name.startswith(low + "."):
+            assert not any(i == high or i.startswith(high + ".") for i in imports), (
+                f"{name} imports {upper} at run time"
+            )
+
+
+@pytest.mark.parametrize(
+    ("area", "forbidden"),
+    [
+        ("transports", ("codex_mcp.server", "codex_mcp.client")),
+        ("client", ("codex_mcp.server", "codex_mcp.transports")),
+    ],
+)
+def test_transports_and_client_stay_in_their_layer(area: str, forbidden: tuple[str, ...]) -> None:
+    for name, path in _modules(PKG / area, f"codex_mcp.{area}").items():
+        for imported in _all_imports(path, _package_of(name, path)):
+            assert not imported.startswith(forbidden), f"{path}: imports {imported}"
