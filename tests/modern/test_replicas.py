@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from codex_mcp.client import Client, McpError
 
-
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 REPLICA = str(Path(__file__).parent / "servers/replica.py")
 KEY = "replicas-share-this-request-state-key-0123456789"
