@@ -333,7 +333,15 @@ def add(a: int, b: int) -> int:
 
 
 # -- resources ------------------------------------------------------------------------------
-@server.resource("test://static-text", name="static-text", mime_type="text/plain")
+# The same for everyone and never changing: 2026-07-28 clients may cache it for a minute,
+# shared caches included (every other read has the server's hints: ttlMs 0, private).
+@server.resource(
+    "test://static-text",
+    name="static-text",
+    mime_type="text/plain",
+    ttl_ms=60_000,
+    cache_scope="public",
+)
 def static_text() -> str:
     """A static text resource."""
     return "This is the content of the static text resource."

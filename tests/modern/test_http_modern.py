@@ -307,3 +307,32 @@ async def _next_event(response: aiohttp.ClientResponse) -> Any:
             line = (await response.content.readline()).decode()
             if line.startswith("data:"):
                 return json.loads(line[5:])
+
+
+async def test_shutdown_answers_open_listen_streams() -> None:
+    """The server ends a subscription gracefully: its listen request is answered (an
+    empty result tagged with the subscription id) and the stream closes, instead of the
+    shutdown waiting out its timeout."""
+    stop = asyncio.Event()
+    listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    serving = asyncio.create_task(
+        serve_http(
+            examples_core(),
+            HttpConfig(port=0, shutdown_timeout=30),
+            stop=stop,
+            on_listening=listening.set_result,
+        )
+    )
+    url = await listening
+    async with aiohttp.ClientSession() as http:
+        listen = body(
+            "sub", "subscriptions/listen", params(notifications={"toolsListChanged": True})
+        )
+        response = await http.post(url, json=listen, headers=headers("subscriptions/listen"))
+        assert (await _next_event(response))["method"] == "notifications/subscriptions/acknowledged"
+        stop.set()
+        ended = await _next_event(response)
+        assert ended["id"] == "sub"
+        assert ended["result"]["resultType"] == "complete"
+        assert ended["result"]["_meta"][SUBSCRIPTION_ID] == "sub"
+        await asyncio.wait_for(serving, 10)  # well before the 30 s shutdown timeout

@@ -142,3 +142,18 @@ async def test_legacy_sessions_get_server_to_client_requests_from_the_same_tool(
     session.receive({"jsonrpc": "2.0", "id": asked[0]["id"], "result": accept(name="Lee")})
     done = await answer_to(out, 1)
     assert done["result"] == {"content": [{"type": "text", "text": "Hello, Lee!"}]}
+
+
+async def test_server_wide_cache_hints() -> None:
+    server = Server("cached", cache_ttl_ms=5_000, cache_scope="public")
+
+    @server.tool()
+    def noop() -> str:
+        return ""
+
+    out = Collected()
+    session = server.core.open_session(out)
+    listed = (await answer(session, out, 1, "tools/list", params()))["result"]
+    assert (listed["ttlMs"], listed["cacheScope"]) == (5_000, "public")
+    found = (await answer(session, out, 2, "server/discover", params()))["result"]
+    assert (found["ttlMs"], found["cacheScope"]) == (5_000, "public")

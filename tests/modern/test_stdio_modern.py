@@ -381,3 +381,16 @@ def test_task_status_reaches_a_listener(examples: Start) -> None:
         2, "subscriptions/listen", params({}, notifications={"taskIds": [created["taskId"]]})
     )
     assert refused["error"]["code"] == -32021
+
+
+def test_cache_hints_per_server_and_per_resource(examples: Start) -> None:
+    peer: ModernStdio = examples()
+    static = peer.ask(1, "resources/read", params(uri="test://static-text"))["result"]
+    assert (static["ttlMs"], static["cacheScope"]) == (60_000, "public")  # its own
+    other = peer.ask(2, "resources/read", params(uri="test://template/7/data"))["result"]
+    assert (other["ttlMs"], other["cacheScope"]) == (0, "private")  # the server's
+    for n, method in enumerate(["prompts/list", "resources/list", "resources/templates/list"]):
+        listed = peer.ask(10 + n, method, params())["result"]
+        assert (listed["ttlMs"], listed["cacheScope"]) == (0, "private"), method
+    called = peer.ask(20, "tools/call", params(name="greet", arguments={"name": "c"}))["result"]
+    assert "ttlMs" not in called and "cacheScope" not in called  # not a cacheable result
