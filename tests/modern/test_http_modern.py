@@ -336,3 +336,51 @@ async def test_shutdown_answers_open_listen_streams() -> None:
         assert ended["result"]["resultType"] == "complete"
         assert ended["result"]["_meta"][SUBSCRIPTION_ID] == "sub"
         await asyncio.wait_for(serving, 10)  # well before the 30 s shutdown timeout
+
+
+async def test_modern_calls_count_against_the_cap_of_calls_in_flight() -> None:
+    server = Server("capped")
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        started.set()
+        await release.wait()
+        return "released"
+
+    @server.tool()
+    def quick() -> str:
+        return "quick"
+
+    async with served(server.core, max_inflight=1) as url, aiohttp.ClientSession() as http:
+        first = asyncio.create_task(
+            post(
+                http, url, body(1, "tools/call", params(name="hold")), headers("tools/call", "hold")
+            )
+        )
+        await asyncio.wait_for(started.wait(), 10)
+        async with http.get(url.replace("/mcp", "/readyz")) as ready:
+            assert (await ready.json())["calls_in_flight"] == 1
+        async with http.post(
+            url,
+            json=body(2, "tools/call", params(name="quick")),
+            headers=headers("tools/call", "quick"),
+        ) as refused:
+            assert refused.status == 503 and refused.headers["Retry-After"] == "1"
+            assert (await refused.json())["id"] == 2
+        # A listen stream waits rather than works: it does not take a call's place.
+        listen = body(3, "subscriptions/listen", params(notifications={"toolsListChanged": True}))
+        stream = await http.post(url, json=listen, headers=headers("subscriptions/listen"))
+        assert (await _next_event(stream))["method"] == "notifications/subscriptions/acknowledged"
+        release.set()
+        assert text_of((await first)[1]["result"]) == "released"
+        assert (
+            await post(
+                http,
+                url,
+                body(4, "tools/call", params(name="quick")),
+                headers("tools/call", "quick"),
+            )
+        )[0] == 200
+        stream.close()

@@ -30,8 +30,9 @@ from ...core.server import ServerCore
 from ...core.session import StatelessSession
 from ...core.versions import MODERN_VERSIONS
 from . import sse
-from .errors import error_response
+from .errors import busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
+from .sessions import SessionManager
 from .streams import TICK, Ticker
 
 log = logging.getLogger("codex_mcp.http")
@@ -73,8 +74,11 @@ class _Exchange:
 
 
 class ModernHttp:
-    def __init__(self, core: ServerCore, keepalive_interval: float) -> None:
-        self.core = core
+    def __init__(self, manager: SessionManager, keepalive_interval: float) -> None:
+        self.core: ServerCore = manager.core
+        #: Modern calls count against the server-wide cap of calls in flight (there is
+        #: no session to hold a share), and none start while shutting down.
+        self.manager = manager
         self.keepalive_interval = keepalive_interval
 
     async def post(
@@ -89,6 +93,32 @@ class ModernHttp:
             check_standard_headers(request.headers, message)
         except HeaderMismatch as exc:
             return error_response(400, exc.message, exc.code, request_id)
+        capacity = self.manager.capacity
+        if self.manager.closing:
+            return busy_response(
+                503, "Server shutting down; try another instance or later", request_id
+            )
+        # A listen stream is not a call: it waits, it does not work.
+        counted = message.get("method") != "subscriptions/listen"
+        if counted and capacity.inflight >= capacity.max_inflight:
+            return busy_response(
+                503,
+                f"Too many calls in flight on this server (at most {capacity.max_inflight}); "
+                "try again later",
+                request_id,
+            )
+        if counted:
+            capacity.inflight += 1
+        try:
+            return await self._exchange(request, message, credential)
+        finally:
+            if counted:
+                capacity.inflight -= 1
+
+    async def _exchange(
+        self, request: web.Request, message: JsonObject, credential: str | None
+    ) -> web.StreamResponse:
+        request_id = message["id"]
         exchange = _Exchange()
         peer = self.core.open_stateless(
             exchange, principal=credential, routing_headers=request.headers

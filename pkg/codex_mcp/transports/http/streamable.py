@@ -41,7 +41,7 @@ class StreamableHttp:
         self.manager = manager
         self.config = config
         # 2026-07-28 requests: self-contained exchanges beside the sessions (modern.py).
-        self.modern = ModernHttp(manager.core, config.keepalive_interval)
+        self.modern = ModernHttp(manager, config.keepalive_interval)
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
