@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from client_helpers import EVERYTHING, ROOT, free_port, needs_everything, start_server, stop_server
 from codex_mcp import Context, Server
-from codex_mcp.client import Client, McpClientError, McpError
+from codex_mcp.client import Client, McpClientError, McpError, RequestTimeout
 
 EXAMPLES = str(ROOT / "examples/everything_server.py")
 
@@ -170,3 +170,26 @@ async def test_call_meta_is_what_the_caller_gave() -> None:
         result = await client.call_tool("show", {}, meta={"traceparent": "00-abc"})
         assert "('traceparent', '00-abc')" in result.text
         assert "io.modelcontextprotocol/protocolVersion" in result.text
+
+
+async def test_a_task_past_the_call_timeout_is_cancelled_on_the_server() -> None:
+    client = Client.stdio(
+        [sys.executable, str(ROOT / "cmd/mcp"), "--serve", EXAMPLES], mode="2026-07-28"
+    )
+    created: list[str] = []
+    original = client._follow_task
+
+    async def remember(task: Any, timeout: float | None) -> Any:
+        created.append(task["taskId"])
+        return await original(task, timeout)
+
+    client._follow_task = remember  # type: ignore[method-assign]
+    async with client:
+        with pytest.raises(RequestTimeout):
+            await client.call_tool("slow_compute", {"seconds": 60}, timeout=0.5, retries=0)
+        task = await client.get_task(created[0])
+        for _ in range(100):
+            if task["status"] != "working":
+                break
+            task = await client.get_task(created[0])
+        assert task["status"] == "cancelled"

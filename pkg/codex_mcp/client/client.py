@@ -16,8 +16,6 @@ server's requests, and a task is followed to its result.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import os
 import time
@@ -30,12 +28,12 @@ from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
 
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval
-from .errors import McpClientError, McpError, RequestTimeout, is_retryable
-from .modern import ModernEra, follow_task, modern_capabilities
+from .errors import McpClientError, McpError, is_retryable
+from .modern import ModernEra, modern_capabilities
+from .modern_features import ModernFeatures
 from .naming import qualify_tool_name
 from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
-from .subscription import Subscription, listen_filter
 from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
 from .transports import (
     LegacySseTransport,
@@ -70,7 +68,7 @@ Roots = Sequence[JsonObject] | Callable[[], Sequence[JsonObject]]
 Mode = str
 
 
-class Client:
+class Client(ModernFeatures):
     def __init__(
         self,
         transport: Transport,
@@ -241,11 +239,6 @@ class Client:
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         await self.session.notify_async(method, params)
 
-    @property
-    def is_modern(self) -> bool:
-        """Whether this client speaks 2026-07-28 with the server."""
-        return self.session.modern is not None
-
     async def ping(self, *, timeout: float | None = DEFAULT_LIST_TIMEOUT) -> None:
         """ping (a modern server has none: server/discover is asked instead)."""
         method = "server/discover" if self.is_modern else "ping"
@@ -387,55 +380,6 @@ class Client:
                     TOOL_CALL_SUCCESS, self._measure(started), {**about, "attempt": attempt}
                 )
                 return result
-
-    async def _follow_task(self, created: JsonObject, timeout: float | None) -> JsonObject:
-        """A tool call the server turned into a task: its result, when it has one. Past
-        `timeout` the task is cancelled (tasks/cancel) and RequestTimeout raised."""
-
-        def request(method: str, params: JsonObject) -> Any:
-            return self.session.request(method, params, timeout=DEFAULT_LIST_TIMEOUT)
-
-        try:
-            async with asyncio.timeout(timeout):
-                return await follow_task(self.session, created, request)
-        except TimeoutError:
-            task_id = created.get("taskId")
-            with contextlib.suppress(Exception):
-                await request("tasks/cancel", {"taskId": task_id})
-            raise RequestTimeout("tools/call", timeout or 0.0) from None
-
-    async def get_task(self, task_id: str) -> JsonObject:
-        """tasks/get: a task's status (and result, error or questions)."""
-        return await self.session.request(
-            "tasks/get", {"taskId": task_id}, timeout=DEFAULT_LIST_TIMEOUT
-        )
-
-    async def cancel_task(self, task_id: str) -> None:
-        await self.session.request(
-            "tasks/cancel", {"taskId": task_id}, timeout=DEFAULT_LIST_TIMEOUT
-        )
-
-    def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Sequence[str] = (),
-        task_ids: Sequence[str] = (),
-    ) -> Subscription:
-        """A 2026-07-28 subscriptions/listen stream: `async with client.listen(tools=True)
-        as events: async for method, params in events: ...`."""
-        return Subscription(
-            self.session,
-            listen_filter(
-                tools=tools,
-                prompts=prompts,
-                resources=resources,
-                resource_uris=resource_uris,
-                task_ids=task_ids,
-            ),
-        )
 
     @staticmethod
     def _measure(started: float) -> dict[str, Any]:
