@@ -157,3 +157,42 @@ async def test_server_wide_cache_hints() -> None:
     assert (listed["ttlMs"], listed["cacheScope"]) == (5_000, "public")
     found = (await answer(session, out, 2, "server/discover", params()))["result"]
     assert (found["ttlMs"], found["cacheScope"]) == (5_000, "public")
+
+
+async def test_a_resource_read_asks_too_and_its_state_is_bound_to_the_uri() -> None:
+    server = Server("rounds")
+
+    @server.resource("notes://{name}")
+    async def note(name: str, ctx: Context) -> str:
+        answer = await ctx.elicit(f"Unlock {name}?", {"type": "object", "properties": {}})
+        return f"{name}: {answer['action']}"
+
+    out = Collected()
+    session = server.core.open_session(out)
+    r1 = (await answer(session, out, 1, "resources/read", params(uri="notes://a")))["result"]
+    assert r1["resultType"] == "input_required"
+    elsewhere = await answer(
+        session,
+        out,
+        2,
+        "resources/read",
+        params(
+            uri="notes://b", inputResponses={"elicit-1": accept()}, requestState=r1["requestState"]
+        ),
+    )
+    assert elsewhere["error"]["data"] == {"reason": "wrong_request"}
+    done = (
+        await answer(
+            session,
+            out,
+            3,
+            "resources/read",
+            params(
+                uri="notes://a",
+                inputResponses={"elicit-1": accept()},
+                requestState=r1["requestState"],
+            ),
+        )
+    )["result"]
+    assert done["contents"][0]["text"] == "a: accept"
+    assert (done["ttlMs"], done["cacheScope"]) == (0, "private")
