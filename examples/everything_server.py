@@ -23,6 +23,7 @@ from codex_mcp import (
     Server,
     ToolError,
 )
+from codex_mcp.core import JsonRpcError
 from pydantic import BaseModel, Field
 
 # A 1x1 red pixel.
@@ -332,7 +333,15 @@ def add(a: int, b: int) -> int:
 
 
 # -- resources ------------------------------------------------------------------------------
-@server.resource("test://static-text", name="static-text", mime_type="text/plain")
+# The same for everyone and never changing: 2026-07-28 clients may cache it for a minute,
+# shared caches included (every other read has the server's hints: ttlMs 0, private).
+@server.resource(
+    "test://static-text",
+    name="static-text",
+    mime_type="text/plain",
+    ttl_ms=60_000,
+    cache_scope="public",
+)
 def static_text() -> str:
     """A static text resource."""
     return "This is the content of the static text resource."
@@ -415,6 +424,247 @@ def test_prompt_with_image() -> list[Message]:
         Message("user", Image(RED_PIXEL_PNG, "image/png")),
         Message("user", "Please analyze the image above."),
     ]
+
+
+# -- 2026-07-28: input-required rounds -------------------------------------------------------
+# In a 2026-07-28 request, ctx.elicit/sample/list_roots answer the call with an
+# input-required result and the tool runs again, from the top, when the client retries
+# with the answers; a legacy session gets ordinary server-to-client requests. `key=`
+# names the question (the conformance suite looks for these keys).
+_NAME_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+def _content(answer: dict[str, Any], field: str) -> Any:
+    content = answer.get("content")
+    return content.get(field) if isinstance(content, dict) else None
+
+
+def _sampled_text(result: dict[str, Any]) -> str:
+    content = result.get("content", {})
+    return str(content.get("text", "")) if isinstance(content, dict) else str(content)
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks the user's name (key user_name), then greets them."""
+    answer = await ctx.elicit("What is your name?", _NAME_SCHEMA, key="user_name")
+    return f"Hello, {_content(answer, 'name')}!"
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's model a question (key capital_question)."""
+    result = await ctx.sample(
+        "What is the capital of France?", max_tokens=100, key="capital_question"
+    )
+    return _sampled_text(result)
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Asks for the client's roots (key client_roots) and names them."""
+    roots = await ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(str(root.get("uri")) for root in roots)
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Asks for a confirmation (key confirm); the answer comes back with the signed state."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    answer = await ctx.elicit("Please confirm", schema, key="confirm")
+    return f"state-ok: round {ctx.round}, confirmed={_content(answer, 'ok')}"
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks three questions at once: a name, a greeting from the model, the roots."""
+    name, greeting, roots = await asyncio.gather(
+        ctx.elicit("What is your name?", _NAME_SCHEMA, key="user_name"),
+        ctx.sample("Generate a greeting", max_tokens=50, key="greeting"),
+        ctx.list_roots(key="client_roots"),
+    )
+    return f"{_sampled_text(greeting)} {_content(name, 'name')} ({len(roots)} roots)"
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Asks one question per round: a name (step1), then a favourite colour (step2)."""
+    name = await ctx.elicit("Step 1: What is your name?", _NAME_SCHEMA, key="step1")
+    color_schema = {
+        "type": "object",
+        "properties": {"color": {"type": "string"}},
+        "required": ["color"],
+    }
+    color = await ctx.elicit("Step 2: What is your favorite color?", color_schema, key="step2")
+    return f"{_content(name, 'name')} likes {_content(color, 'color')}"
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Asks a confirmation; a retry whose requestState was altered is refused."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    answer = await ctx.elicit("Please confirm", schema, key="confirm")
+    return f"confirmed={_content(answer, 'ok')}"
+
+
+@server.tool(read_only=True)
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only what the client can answer: the model if it can sample, else the user."""
+    capabilities = ctx.client_capabilities
+    if "sampling" in capabilities:
+        return _sampled_text(await ctx.sample("Say hello", max_tokens=20, key="hello"))
+    if "elicitation" in capabilities:
+        return str(_content(await ctx.elicit("Your name?", _NAME_SCHEMA, key="name"), "name"))
+    return "the client can answer nothing"
+
+
+@server.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that asks the user for its context first (key user_context)."""
+    schema = {
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    }
+    answer = await ctx.elicit("What context should the prompt use?", schema, key="user_context")
+    return f"Use this context: {_content(answer, 'context')}"
+
+
+@server.tool(read_only=True)
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the client's model: a client that cannot sample is refused."""
+    return _sampled_text(await ctx.sample("Say something", max_tokens=20))
+
+
+@server.tool(read_only=True)
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Asks the user something; never a server-to-client request to a modern client."""
+    answer = await ctx.elicit("Anything to add?", _NAME_SCHEMA, key="streaming")
+    return f"Got {_content(answer, 'name')}"
+
+
+@server.tool(read_only=True)
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs at info: a request that did not ask for a log level gets no log messages."""
+    await ctx.info("test_logging_tool ran")
+    return "logged"
+
+
+def _dynamic_tool() -> str:
+    """Comes and goes with test_trigger_tool_change."""
+    return "dynamic"
+
+
+def _dynamic_prompt() -> str:
+    """Comes and goes with test_trigger_prompt_change."""
+    return "dynamic"
+
+
+@server.tool()
+def test_trigger_tool_change() -> str:
+    """Adds or removes test_dynamic_tool: list_changed reaches the listeners."""
+    if "test_dynamic_tool" in server.functions.tools:
+        server.remove_tool("test_dynamic_tool")
+        return "removed test_dynamic_tool"
+    server.add_tool(_dynamic_tool, name="test_dynamic_tool", read_only=True)
+    return "added test_dynamic_tool"
+
+
+@server.tool()
+def test_trigger_prompt_change() -> str:
+    """Adds or removes test_dynamic_prompt: list_changed reaches the listeners."""
+    if "test_dynamic_prompt" in server.functions.prompts:
+        server.functions.remove_prompt("test_dynamic_prompt")
+        return "removed test_dynamic_prompt"
+    server.prompt(name="test_dynamic_prompt")(_dynamic_prompt)
+    return "added test_dynamic_prompt"
+
+
+@server.tool(
+    read_only=True,
+    input_schema={
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        "required": ["region"],
+    },
+)
+def test_header_param(region: str) -> str:
+    """Its region argument travels in the Mcp-Param-Region HTTP header too (x-mcp-header)."""
+    return f"region {region}"
+
+
+# -- 2026-07-28: tasks (the io.modelcontextprotocol/tasks extension) ---------------------
+# A tool with task= becomes a task, for a client that declared the extension, once it
+# waits for something (or calls ctx.start_task()); before that it may ask for input
+# with input-required rounds, after it the task itself asks (tasks/get, tasks/update).
+@server.tool(read_only=True)
+def greet(name: str) -> str:
+    """Greets; never a task."""
+    return f"Hello, {name}!"
+
+
+@server.tool(read_only=True, task="optional")
+async def slow_compute(seconds: float, label: str = "") -> str:
+    """Sleeps `seconds` (at most 120), then reports; a task when the client allows one."""
+    await asyncio.sleep(max(0.0, min(seconds, 120.0)))
+    return f"computed {label or 'nothing'} in {seconds:g} s"
+
+
+@server.tool(read_only=True, task="required")
+async def failing_job() -> str:
+    """Works for a second, then fails as a tool (isError); only ever runs as a task."""
+    await asyncio.sleep(1)
+    raise ToolError("failing_job failed, as it always does")
+
+
+@server.tool(read_only=True, task="optional")
+async def protocol_error_job() -> str:
+    """Works briefly, then fails with a JSON-RPC error (the task ends failed)."""
+    await asyncio.sleep(0.2)
+    raise JsonRpcError(-32603, "protocol_error_job hit an internal error on purpose")
+
+
+_CONFIRM_SCHEMA = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean"}},
+    "required": ["confirm"],
+}
+
+
+@server.tool(destructive=True, task="optional")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks, inside the task, whether to delete `filename` (nothing is deleted)."""
+    await ctx.start_task()
+    answer = await ctx.elicit(f"Delete {filename}?", _CONFIRM_SCHEMA, key="confirm")
+    return f"{filename}: {'deleted' if _content(answer, 'confirm') else 'kept'}"
+
+
+@server.tool(read_only=True, task="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once, inside the task."""
+    await ctx.start_task()
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+    }
+    first, second = await asyncio.gather(
+        ctx.elicit("First input?", schema, key="first"),
+        ctx.elicit("Second input?", schema, key="second"),
+    )
+    return f"{_content(first, 'name')} and {_content(second, 'name')}"
+
+
+@server.tool(read_only=True, task="required")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks the user's name on the call itself, then works on as a task."""
+    answer = await ctx.elicit("What is your name?", _NAME_SCHEMA, key="user_name")
+    await ctx.start_task()
+    await asyncio.sleep(0.2)
+    return f"Hello, {_content(answer, 'name')}, from a task"
 
 
 if __name__ == "__main__":

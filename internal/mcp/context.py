@@ -8,6 +8,8 @@ request it belongs to so an HTTP transport can put it on that request's stream.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from .jsonrpc import JsonObject
@@ -69,14 +71,29 @@ class RequestContext(Inbound):
         options = timeout if isinstance(timeout, CallOptions) else CallOptions(timeout=timeout)
         return await super().request(method, params, options)
 
+    async def ask(
+        self, method: str, params: JsonObject, timeout: float | None = None, key: str | None = None
+    ) -> JsonObject:
+        """Ask the client for input (elicitation, sampling, roots). A legacy session sends
+        the request and waits for the answer; a 2026-07-28 request answers with an
+        input-required result instead (see ModernContext), where `key` names the input
+        request (automatic keys otherwise)."""
+        return await self.request(method, params, timeout)
+
     async def elicit(
-        self, message: str, requested_schema: JsonObject, timeout: float | None = None
+        self,
+        message: str,
+        requested_schema: JsonObject,
+        timeout: float | None = None,
+        *,
+        key: str | None = None,
     ) -> JsonObject:
         """elicitation/create: returns {"action": "accept"|"decline"|"cancel", "content": {...}}."""
-        return await self.request(
+        return await self.ask(
             "elicitation/create",
             {"message": message, "requestedSchema": requested_schema},
             timeout,
+            key,
         )
 
     async def sample(
@@ -84,15 +101,17 @@ class RequestContext(Inbound):
         messages: list[JsonObject] | str,
         max_tokens: int = 1000,
         timeout: float | None = None,
+        *,
+        key: str | None = None,
         **options: Any,
     ) -> JsonObject:
         """sampling/createMessage: a plain string becomes one user text message."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params: JsonObject = {"messages": messages, "maxTokens": max_tokens}
-        for key, value in options.items():
-            params[_camel(key)] = value
-        return await self.request("sampling/createMessage", params, timeout)
+        for name, value in options.items():
+            params[_camel(name)] = value
+        return await self.ask("sampling/createMessage", params, timeout, key)
 
     def close_stream(self) -> None:
         """Ask the transport to end this request's response stream now (SSE polling,
@@ -102,10 +121,54 @@ class RequestContext(Inbound):
         if close is not None and self.request_id is not None:
             close(self.request_id)
 
-    async def list_roots(self, timeout: float | None = None) -> list[JsonObject]:
-        result = await self.request("roots/list", None, timeout)
+    async def list_roots(
+        self, timeout: float | None = None, *, key: str | None = None
+    ) -> list[JsonObject]:
+        result = await self.ask("roots/list", {}, timeout, key)
         roots = result.get("roots", [])
         return roots if isinstance(roots, list) else []
+
+    # -- what only the 2026-07-28 era does; harmless no-ops for a legacy session ----------
+    @property
+    def round(self) -> int:
+        """Which run of the handler this is: 1, or n for the (n-1)th input-required retry."""
+        return 1
+
+    async def once(self, name: str, compute: Callable[[], Any]) -> Any:
+        """`compute()` (awaited if it returns an awaitable), run once per request: a
+        2026-07-28 handler is re-run from the top on every input-required retry, and its
+        value (JSON) is carried to the retries instead of being computed again."""
+        value = compute()
+        return await value if inspect.isawaitable(value) else value
+
+    @property
+    def can_create_task(self) -> bool:
+        """Whether this call may become a task (a 2026-07-28 tools/call whose client
+        declared the tasks extension)."""
+        return False
+
+    @property
+    def in_task(self) -> bool:
+        """Whether the handler now runs as a task (its request was answered with the
+        task handle)."""
+        return False
+
+    def run_as_task(
+        self, work: Coroutine[Any, Any, JsonObject], *, required: bool = False
+    ) -> Awaitable[JsonObject]:
+        """`work` (a tool call's coroutine), run as a task when this call may become one
+        (see ModernContext); `required`: a call that cannot do without a task. A legacy
+        session has no tasks: the work runs in the request."""
+        return work
+
+    async def start_task(self) -> None:
+        """Turn this call into a task here (when it may become one): the client gets the
+        task handle now, and the rest runs as the task. Input asked before this point is
+        asked on the call itself; after it, through the task."""
+
+    def set_cache_hints(self, ttl_ms: int | None = None, scope: str | None = None) -> None:
+        """How long (ms) and for whom ("public"/"private") a client may cache this
+        request's result; used by 2026-07-28 lists and reads."""
 
 
 def _camel(name: str) -> str:

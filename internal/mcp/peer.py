@@ -12,6 +12,7 @@ below gives it decoded messages and an `Outbound` to write through).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import sys
@@ -73,6 +74,9 @@ class CallOptions:
     cancel_on_abandon: bool = True
     #: The incoming request this one is made on behalf of (routes it onto that request's stream).
     related_request_id: RequestId | None = None
+    #: Told the id our request got, before it is sent (a long-lived request's notifications
+    #: name it: a 2026-07-28 subscription's id is its listen request's id).
+    on_sent: Callable[[RequestId], object] | None = None
 
 
 DEFAULT_OPTIONS = CallOptions()
@@ -161,9 +165,16 @@ class MethodEntry:
     handler: Handler
     #: Answered on the spot: no task, never held up by a slow call.
     inline: bool = False
+    #: The context class for requests this entry serves (default: the peer's own).
+    context_class: type[Inbound] | None = None
 
 
 MethodTable = dict[str, MethodEntry]
+
+#: Picks, for a peer that serves two protocol eras, the entry serving a request of the
+#: other era: called with (method, the request's `_meta` or None) for every request, it
+#: returns that entry, or None to leave the request to the method table.
+Claim = Callable[[str, JsonObject | None], MethodEntry | None]
 
 if sys.version_info >= (3, 12):
 
@@ -228,6 +239,9 @@ class JsonRpcPeer:
     #: Refuse messages without `"jsonrpc": "2.0"` (servers do; a client may take what a
     #: lenient server sends: Codex's app-server leaves the member out).
     strict_version = True
+    #: Requests served by another entry than `methods` (a dual-era MCP server's
+    #: per-request choice); it runs for every request, so it must not allocate.
+    claim: Claim | None = None
 
     def __init__(self, outbound: Outbound) -> None:
         self.outbound = outbound
@@ -321,29 +335,36 @@ class JsonRpcPeer:
         batch: _Batch | None,
         origin: Hashable,
     ) -> None:
-        entry = self.methods.get(method)
-        if entry is not None and entry.inline:
-            try:
-                result = entry.handler(self, params, None)
-            except JsonRpcError as exc:
-                self._reply(request_id, _error_from(request_id, exc), batch)
-            except Exception as exc:
-                log.error("unhandled error in %s", method, exc_info=exc)
-                self._reply(request_id, _internal_error(request_id, exc), batch)
-            else:
-                self._reply(request_id, result_response(request_id, result), batch)
-            return
-        handler = entry.handler if entry is not None else self.fallback
         meta = params.get("_meta")
-        ctx = self.context_class(
-            self, request_id, method, meta if type(meta) is dict else None, origin
-        )
+        if type(meta) is not dict:
+            meta = None
+        claim = self.claim
+        claimed = claim(method, meta) if claim is not None else None
+        if claimed is not None:
+            handler = claimed.handler
+            context_class = claimed.context_class or self.context_class
+        else:
+            entry = self.methods.get(method)
+            if entry is not None and entry.inline:
+                try:
+                    result = entry.handler(self, params, None)
+                except JsonRpcError as exc:
+                    self._reply(request_id, self.error_response(request_id, exc), batch)
+                except Exception as exc:
+                    log.error("unhandled error in %s", method, exc_info=exc)
+                    self._reply(request_id, _internal_error(request_id, exc), batch)
+                else:
+                    self._reply(request_id, result_response(request_id, result), batch)
+                return
+            handler = entry.handler if entry is not None else self.fallback
+            context_class = self.context_class
+        ctx = context_class(self, request_id, method, meta, origin)
         # A handler checks its params before returning its awaitable, so a bad call is
         # answered here without a task.
         try:
             work = handler(self, params, ctx)
         except JsonRpcError as exc:
-            self._reply(request_id, _error_from(request_id, exc), batch)
+            self._reply(request_id, self.error_response(request_id, exc), batch)
             return
         except Exception as exc:
             log.error("unhandled error in %s", method, exc_info=exc)
@@ -373,7 +394,7 @@ class JsonRpcPeer:
                 batch.add(None)  # cancelled by the peer: no answer, but the batch completes
             raise
         except JsonRpcError as exc:
-            response = _error_from(request_id, exc)
+            response = self.error_response(request_id, exc)
         except Exception as exc:
             log.error("unhandled error in %s", ctx.method, exc_info=exc)
             response = _internal_error(request_id, exc)
@@ -497,6 +518,8 @@ class JsonRpcPeer:
         options = options or DEFAULT_OPTIONS
         self._next_id += 1
         request_id = self._next_id
+        if options.on_sent is not None:
+            options.on_sent(request_id)
         if options.meta is not None or options.on_progress is not None:
             params = dict(params or {})
             meta = {**(params.get("_meta") or {}), **(options.meta or {})}
@@ -552,6 +575,11 @@ class JsonRpcPeer:
     def batch_refusal(self) -> str | None:
         """Why batches are refused now (the answer's message), or None to accept them."""
         return None
+
+    def error_response(self, request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+        """The answer to a request whose handler raised `exc` (a transport that maps
+        errors to statuses of its own may look at the exception here)."""
+        return _error_from(request_id, exc)
 
     def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
         """The exception our request raises when the peer answers with an error."""
@@ -632,9 +660,7 @@ async def _logged(result: Awaitable[Any], fn: Any) -> None:
 
 
 def _with_related(options: CallOptions, related: RequestId) -> CallOptions:
-    return CallOptions(
-        options.timeout, options.on_progress, options.meta, options.cancel_on_abandon, related
-    )
+    return dataclasses.replace(options, related_request_id=related)
 
 
 def _invalid(request_id: Any, detail: str) -> JsonObject:
@@ -660,6 +686,7 @@ def _error_from(request_id: RequestId, exc: JsonRpcError) -> JsonObject:
 __all__ = [
     "DEFAULT_OPTIONS",
     "CallOptions",
+    "Claim",
     "Handler",
     "Inbound",
     "JsonRpcPeer",

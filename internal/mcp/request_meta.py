@@ -52,6 +52,10 @@ _SEVERITY: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 # it gets "missing _meta" rather than "method not found". (`tasks/get` and
 # `tasks/cancel` also exist in 2025-11-25's tasks, so they are decided by the envelope.)
 MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen", "tasks/update"})
+#: Any of these in a request's `_meta` makes it modern.
+ENVELOPE_KEYS: Final = frozenset(
+    {PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY}
+)
 
 
 class EnvelopeError(JsonRpcError):
@@ -64,7 +68,7 @@ def is_modern(message: Mapping[str, Any], *, protocol_version_header: str | None
     """Whether a request belongs to the 2026-07-28 era (served statelessly).
 
     Modern: its `_meta` carries any of the per-request protocol keys (a reserved prefix
-    no older client uses; any one of them, so a half-built envelope is modern and told
+    no older client uses; any one of them, so a half-built envelope is modern and is told
     what it lacks), or its method exists only in the modern era, or, on HTTP, its
     `MCP-Protocol-Version` header names a modern revision. Everything else, `initialize`
     included, is legacy. An `initialize` that does carry the envelope is modern, and
@@ -74,19 +78,20 @@ def is_modern(message: Mapping[str, Any], *, protocol_version_header: str | None
     era-neutral: cancellation finds its request by id whatever the era.
     """
     params = message.get("params")
-    if type(params) is dict:
-        meta = params.get("_meta")
-        if type(meta) is dict and (
-            PROTOCOL_VERSION_KEY in meta
-            or CLIENT_CAPABILITIES_KEY in meta
-            or CLIENT_INFO_KEY in meta
-            or LOG_LEVEL_KEY in meta
-        ):
-            return True
     method = message.get("method")
-    if type(method) is str and method in MODERN_ONLY_METHODS:
+    if is_modern_request(method, params if type(params) is dict else None):
         return True
     return protocol_version_header is not None and protocol_version_header in MODERN_VERSIONS
+
+
+def is_modern_request(method: object, params: Mapping[str, Any] | None) -> bool:
+    """`is_modern` for a request already taken apart (the session's per-request test):
+    the envelope keys in `params._meta`, or a modern-only method. Allocates nothing."""
+    if params is not None:
+        meta = params.get("_meta")
+        if type(meta) is dict and not ENVELOPE_KEYS.isdisjoint(meta):
+            return True
+    return type(method) is str and method in MODERN_ONLY_METHODS
 
 
 @dataclass(frozen=True, slots=True)

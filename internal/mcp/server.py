@@ -9,15 +9,29 @@ sessions when a provider's lists change or a subscribed resource is updated.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
-from typing import Any
+from collections.abc import Awaitable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, legacy
+from .methods.modern import claim_modern
+from .methods.modern import dispatch as modern_dispatch
 from .peer import MethodTable
 from .provider import Provider
-from .session import Outbound, ServerSession
+from .request_meta import TASKS_EXTENSION
+from .request_state import DEFAULT_TTL_SECONDS, RequestStateCodec, generate_key
+from .routing_headers import ParamHeader, param_headers
+from .session import Outbound, ServerSession, StatelessSession
+from .subscriptions import SubscriptionHub
+from .tasks import TaskRecord, TaskStore
+
+if TYPE_CHECKING:
+    from .context import RequestContext
+
+CacheScope = Literal["public", "private"]
 
 log = logging.getLogger("codex_mcp.server")
 
@@ -45,6 +59,10 @@ class ServerCore:
         instructions: str | None = None,
         page_size: int = 1000,
         server_info_extra: JsonObject | None = None,
+        request_state_keys: Sequence[bytes | str] | None = None,
+        request_state_ttl: float = DEFAULT_TTL_SECONDS,
+        cache_ttl_ms: int = 0,
+        cache_scope: CacheScope = "private",
     ) -> None:
         self.provider = provider
         self.server_info: JsonObject = {"name": name, "version": version}
@@ -56,6 +74,24 @@ class ServerCore:
         self.page_size = page_size
         self.methods: MethodTable = dict(DEFAULT_METHODS)
         self.fallback_handler: Any = legacy.direct_tool_call
+        #: The 2026-07-28 era's requests, chosen per request (see methods/modern.py).
+        self.modern_claim = claim_modern
+        #: Serves every request of a modern HTTP exchange (StatelessSession).
+        self.modern_dispatch: Any = modern_dispatch
+        #: Cache hints of modern lists, reads and discover (a resource may set its own).
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: CacheScope = cache_scope
+        self.request_state_keys: Sequence[bytes | str] = list(request_state_keys or [])
+        self.request_state_ttl = request_state_ttl
+        self._request_states: RequestStateCodec | None = None
+        self.subscriptions = SubscriptionHub()
+        self.tasks = TaskStore()
+        self.tasks.add_listener(self._on_task_changed)
+        #: What modern requests share over HTTP, where no connection holds them.
+        self.stateless_state: dict[Hashable, Any] = {}
+        self.stateless_cleanup = contextlib.AsyncExitStack()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._param_headers: dict[str, tuple[object, tuple[ParamHeader, ...]]] = {}
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._teardowns: set[asyncio.Task[None]] = set()
         self._started = False
@@ -71,10 +107,18 @@ class ServerCore:
 
     async def aclose(self) -> None:
         """End every session, wait for their teardown, then stop the provider."""
+        self.end_subscriptions()
+        self.tasks.cancel_all()
         for session in list(self._sessions):
             session.close()
+        for task in list(self._background):
+            task.cancel()
         if self._teardowns:
             await asyncio.gather(*list(self._teardowns), return_exceptions=True)
+        try:
+            await self.stateless_cleanup.aclose()
+        except Exception:
+            log.exception("the stateless scope's cleanup failed")
         if not self._stopped:
             self._stopped = True
             await self.provider.stop()
@@ -114,6 +158,28 @@ class ServerCore:
     def sessions(self) -> list[ServerSession]:
         return list(self._sessions)
 
+    def open_stateless(
+        self,
+        outbound: Outbound,
+        *,
+        principal: str | None = None,
+        routing_headers: Mapping[str, str] | None = None,
+    ) -> StatelessSession:
+        """A peer for one modern HTTP exchange (not a session: the core keeps no track)."""
+        return StatelessSession(
+            self, outbound, principal=principal, routing_headers=routing_headers
+        )
+
+    def start_soon(self, work: Awaitable[Any]) -> None:
+        """Run something server-wide in the background; cancelled when the server stops."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def end_subscriptions(self) -> None:
+        """Answer every open subscriptions/listen (shutting down, or stdin closed)."""
+        self.subscriptions.close_all()
+
     def roots_changed(self, session: ServerSession) -> None:
         try:
             self.provider.roots_changed(session)
@@ -134,7 +200,50 @@ class ServerCore:
             caps["completions"] = {}
         return caps
 
+    def modern_capabilities(self) -> JsonObject:
+        """What server/discover declares: the legacy set, plus the tasks extension."""
+        return {**self.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
+
+    @property
+    def request_states(self) -> RequestStateCodec:
+        """Signs and checks the requestState of input-required rounds. Without configured
+        keys, a random key of this process: a round then cannot finish on another one."""
+        if self._request_states is None:
+            keys = self.request_state_keys or [generate_key()]
+            self._request_states = RequestStateCodec(keys, ttl_seconds=self.request_state_ttl)
+        return self._request_states
+
+    @property
+    def request_state_key_is_ephemeral(self) -> bool:
+        return not self.request_state_keys
+
+    async def param_headers(self, tool: str, ctx: RequestContext) -> tuple[ParamHeader, ...]:
+        """The `x-mcp-header` arguments of a tool (cached per definition)."""
+        for definition in await self.provider.list_tools(ctx):
+            if definition.get("name") != tool:
+                continue
+            schema = definition.get("inputSchema")
+            cached = self._param_headers.get(tool)
+            if cached is not None and cached[0] is schema:
+                return cached[1]
+            try:
+                found = param_headers(schema)
+            except ValueError as exc:
+                log.warning("tool %s: %s; its Mcp-Param headers are not checked", tool, exc)
+                found = ()
+            self._param_headers[tool] = (schema, found)
+            return found
+        return ()
+
+    def _on_task_changed(self, record: TaskRecord) -> None:
+        self.subscriptions.task_changed(record.id, record.detailed)
+
     def _on_provider_event(self, kind: str, uri: str | None) -> None:
+        if kind == "resource_updated":
+            if uri is not None:
+                self.subscriptions.resource_updated(uri)
+        else:
+            self.subscriptions.list_changed(kind)
         for session in list(self._sessions):
             if session.closed:
                 continue

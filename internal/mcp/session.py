@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .context import LOG_LEVEL_RANK, RequestContext
 from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
+from .modern_context import ModernContext
 from .peer import CallOptions, JsonRpcPeer, Outbound
 from .versions import allows_batches
 
@@ -48,12 +49,20 @@ class ServerSession(JsonRpcPeer):
     """
 
     context_class = RequestContext
+    #: Who is calling (a digest of the HTTP credential), for binding what a modern request
+    #: is handed (requestState, task ids) to its caller; None when nobody authenticated.
+    principal: str | None = None
+    #: The HTTP headers of a modern request (for the `Mcp-Param-*` check); None elsewhere.
+    routing_headers: Mapping[str, str] | None = None
 
     def __init__(self, core: ServerCore, outbound: Outbound, session_id: str | None = None) -> None:
         super().__init__(outbound)
         self.core = core
         self.methods = core.methods
         self.fallback = core.fallback_handler  # type: ignore[method-assign]
+        # Dual-era: a request carrying the 2026-07-28 envelope is served statelessly,
+        # whatever came before it on this connection (basic/versioning.mdx).
+        self.claim = core.modern_claim
         self.session_id = session_id
         self.protocol_version: str | None = None
         self.client_info: JsonObject = {}
@@ -160,4 +169,48 @@ class ServerSession(JsonRpcPeer):
             await asyncio.shield(self._closing)
 
 
-__all__ = ["ClientError", "Outbound", "ServerSession"]
+class StatelessSession(ServerSession):
+    """The peer of one modern HTTP exchange: every request it gets is served as a
+    2026-07-28 request, and it belongs to no connection. The core does not track it
+    (no provider session hooks run for it); `state` and `cleanup` are those every
+    modern request shares, server-wide, torn down when the server stops. Over HTTP the
+    transport makes one per POST; on stdio the process's ServerSession serves both eras.
+    """
+
+    context_class: type[RequestContext] = ModernContext
+
+    def __init__(
+        self,
+        core: ServerCore,
+        outbound: Outbound,
+        *,
+        principal: str | None = None,
+        routing_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(core, outbound)
+        # Every request is modern: the modern entry serves them all.
+        self.claim = None
+        self.methods = {}
+        self.fallback = core.modern_dispatch  # type: ignore[method-assign]
+        self.initialized = True
+        self.principal = principal
+        self.routing_headers = routing_headers
+        self.state = core.stateless_state
+        self.cleanup = core.stateless_cleanup
+        #: The error its request was answered with, if any (the transport picks the
+        #: HTTP status from it: the revision gives some errors their own).
+        self.error: JsonRpcError | None = None
+
+    def error_response(self, request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+        self.error = exc
+        return super().error_response(request_id, exc)
+
+    def start_soon(self, work: Awaitable[Any]) -> None:
+        self.core.start_soon(work)  # server-wide, like `state`
+
+    def close(self, error: Exception | None = None) -> None:
+        if not self.closed:
+            JsonRpcPeer.close(self, error)  # nothing of its own to tear down
+
+
+__all__ = ["ClientError", "Outbound", "ServerSession", "StatelessSession"]

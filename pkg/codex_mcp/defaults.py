@@ -69,6 +69,35 @@ class CommonDefaults:
             metavar="LEVEL",
         ),
     )
+    request_state_keys: str | None = field(
+        default=None,
+        repr=False,
+        metadata=about(
+            "Keys signing the requestState of 2026-07-28 input-required rounds, "
+            "comma-separated, 32+ characters each (the first signs, all verify); every "
+            "process serving the same clients needs the same keys.",
+            SECURITY,
+            metavar="KEYS",
+            shown="a random key per process",
+        ),
+    )
+    request_state_key_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "Read the requestState keys from this file (one per line).",
+            SECURITY,
+            metavar="PATH",
+            shown="none",
+        ),
+    )
+    request_state_ttl: float = field(
+        default=600.0,
+        metadata=about(
+            "Seconds a client has to answer a 2026-07-28 input-required round.",
+            LIMITS,
+            gt=0,
+        ),
+    )
 
 
 @dataclass(frozen=True)

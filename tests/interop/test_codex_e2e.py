@@ -41,7 +41,10 @@ def free_port() -> int:
 
 
 async def run_codex(
-    tmp_path: Path, server_toml: str, env: dict[str, str] | None = None
+    tmp_path: Path,
+    server_toml: str,
+    env: dict[str, str] | None = None,
+    flags: tuple[str, ...] = (),
 ) -> tuple[FakeProvider, str]:
     provider = FakeProvider()
     runner = web.AppRunner(provider.app)
@@ -49,7 +52,7 @@ async def run_codex(
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     home = tmp_path / "codex-home"
-    home.mkdir()
+    home.mkdir(parents=True)
     (home / "config.toml").write_text(
         f"""
 model = "fake-model"
@@ -77,6 +80,7 @@ env_key = "FAKE_PROVIDER_KEY"
         process = await asyncio.create_subprocess_exec(
             str(CODEX),
             "exec",
+            *flags,
             "--strict-config",
             "--skip-git-repo-check",
             "Call the echo tool",
@@ -167,3 +171,21 @@ async def test_codex_fails_without_the_token(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(15)
+
+
+async def test_codex_with_and_without_mcp_2026_07_28_against_one_server(
+    tmp_path: Path, launch_http: LaunchHttp
+) -> None:
+    """One running HTTP server: Codex with `--enable mcp_2026_07_28` probes
+    server/discover and calls our tool statelessly; without it, it initializes a
+    2025-06-18 session as before."""
+    url = launch_http("--serve", str(ROOT / "tests/interop/servers/era_echo.py"))
+    server = f'[mcp_servers.codexmcp]\nurl = "{url}"\nrequired = true\n'
+    modern, output = await run_codex(
+        tmp_path / "modern", server, flags=("--enable", "mcp_2026_07_28")
+    )
+    assert_echo_called(modern, "codexmcp", output)
+    assert "[stateless 2026-07-28]" in str(modern.tool_outputs()[0]), modern.tool_outputs()
+    legacy, output = await run_codex(tmp_path / "legacy", server)
+    assert_echo_called(legacy, "codexmcp", output)
+    assert "[session 2025-06-18]" in str(legacy.tool_outputs()[0]), legacy.tool_outputs()

@@ -1,7 +1,11 @@
-"""The official MCP conformance suite against our examples server over Streamable HTTP."""
+"""The official MCP conformance suite against our examples server over Streamable HTTP:
+every revision's run against the same server and endpoint, 2026-07-28's stateless
+requirements (tasks extension included) beside the older suites' sessions."""
 
 from __future__ import annotations
 
+import collections
+import json
 import os
 import re
 import subprocess
@@ -19,6 +23,9 @@ SUITES = {
     "0.1.16": ROOT / ".tools/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js",
     "0.2.0-alpha.12": ROOT
     / ".tools/conformance-next/node_modules/@modelcontextprotocol/conformance/dist/index.js",
+    # The same version, installed apart for the 2026-07-28 target (.ci/node-tools.sh).
+    "2026": ROOT
+    / ".tools/conformance-2026/node_modules/@modelcontextprotocol/conformance/dist/index.js",
 }
 TOTAL = re.compile(r"Total:\s*(\d+) passed,\s*(\d+) failed")
 
@@ -31,11 +38,12 @@ def examples_url(launch_http: LaunchHttp) -> str:
 
 
 def run_suite(version: str, url: str, tmp_path: Path, *extra: str) -> tuple[int, int, str]:
+    """`server --url URL` with `extra` (default `--suite all`): (passed, failed, output)."""
     suite = SUITES[version]
     if not (NODE.exists() and suite.exists()):
         pytest.skip(f"conformance {version} or node 22 not installed (bash .ci/node-tools.sh)")
     result = subprocess.run(
-        [str(NODE), str(suite), "server", "--url", url, "--suite", "all", *extra],
+        [str(NODE), str(suite), "server", "--url", url, *(extra or ("--suite", "all"))],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -57,7 +65,54 @@ def test_conformance_0_1_16_all(examples_url: str, tmp_path: Path) -> None:
 
 def test_conformance_0_2_0_alpha_12_spec_2025_11_25(examples_url: str, tmp_path: Path) -> None:
     passed, failed, output = run_suite(
-        "0.2.0-alpha.12", examples_url, tmp_path, "--spec-version", "2025-11-25"
+        "0.2.0-alpha.12", examples_url, tmp_path, "--suite", "all", "--spec-version", "2025-11-25"
+    )
+    failures = [line for line in output.splitlines() if line.startswith("✗")]
+    assert failed == 0, failures
+    assert passed >= 80
+
+
+def checks_by_status(results: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """Every check the suite wrote (one checks.json per scenario), by status, as
+    (the scenario's results directory, check id, error message)."""
+    found: dict[str, list[tuple[str, str, str]]] = collections.defaultdict(list)
+    for path in results.rglob("checks.json"):
+        for check in json.loads(path.read_text()):
+            found[check["status"]].append(
+                (path.parent.name, check["id"], check.get("errorMessage", ""))
+            )
+    return found
+
+
+def test_conformance_2026_07_28_requirements(examples_url: str, tmp_path: Path) -> None:
+    """Every check of the revision's frozen list passes, the tasks extension and the
+    pending scenarios included; the only non-passes are the suite's own: a scenario it
+    skips while it is rewritten (tasks-status-notifications) and an INFO."""
+    results = tmp_path / "results"
+    passed, failed, output = run_suite(
+        "2026", examples_url, tmp_path, "--requirements", "2026-07-28", "-o", str(results)
+    )
+    statuses = checks_by_status(results)
+    assert failed == 0 and not statuses["FAILURE"], statuses["FAILURE"]
+    assert not statuses["WARNING"], statuses["WARNING"]  # the SHOULDs too
+    assert passed >= 196 and len(statuses["SUCCESS"]) == passed
+    assert [check[1] for check in statuses["SKIPPED"]] == ["tasks-status-notifications"]
+    for scenario in (
+        "tasks-lifecycle",
+        "tasks-mrtr-composition",
+        "input-required-result-multi-round",
+    ):
+        assert any(c[0].startswith(f"server-{scenario}-") for c in statuses["SUCCESS"]), scenario
+    assert "Not scored for 2026-07-28: 13 scenario(s) run, 0 failing" in output
+
+
+def test_conformance_requirements_2025_11_25_after_the_2026_run(
+    examples_url: str, tmp_path: Path
+) -> None:
+    """The 2025-11-25 requirements on the same server and endpoint, after the stateless
+    run changed its tool and prompt lists."""
+    passed, failed, output = run_suite(
+        "0.2.0-alpha.12", examples_url, tmp_path, "--requirements", "2025-11-25"
     )
     failures = [line for line in output.splitlines() if line.startswith("✗")]
     assert failed == 0, failures

@@ -20,12 +20,13 @@ SERVERS = Path(__file__).parent / "servers"
 
 
 class StdioServer:
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, str(ROOT / "cmd/mcp"), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=env,
         )
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer already known to hold no newline

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.server import ServerCore
+from ..defaults import CommonDefaults
 
 
 def configure_logging(level: str) -> None:
@@ -17,6 +18,24 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+
+
+def configure_core(core: ServerCore, settings: CommonDefaults) -> None:
+    """Apply the settings the core itself uses: the requestState keys and lifetime."""
+    core.request_state_ttl = settings.request_state_ttl
+    keys = [key.strip() for key in (settings.request_state_keys or "").split(",") if key.strip()]
+    if settings.request_state_key_file is not None:
+        try:
+            lines = Path(settings.request_state_key_file).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise SystemExit(f"cannot read --request-state-key-file: {exc}") from None
+        keys.extend(line.strip() for line in lines if line.strip())
+    if keys:
+        core.request_state_keys = keys
+        try:
+            core.request_states  # noqa: B018 - checks the keys now, not at the first round
+        except ValueError as exc:
+            raise SystemExit(f"--request-state-keys: {exc}") from None
 
 
 def load_core(spec: str) -> ServerCore:

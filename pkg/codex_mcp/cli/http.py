@@ -8,7 +8,7 @@ import re
 import sys
 
 from ..defaults import HttpDefaults, HttpOptions
-from .common import configure_logging, load_core
+from .common import configure_core, configure_logging, load_core
 from .options import parse
 
 DESCRIPTION = (
@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         handler.setFormatter(RedactBearer("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logging.getLogger().addHandler(handler)
     core = load_core(settings.serve)
+    configure_core(core, settings)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
 

@@ -6,21 +6,31 @@
 
 Defaults follow the Codex.MCP.Client (seed 002): protocol 2025-06-18, 10 s to initialize,
 30 s per list request, 60 s per tool call, 3 retries with 100 ms..5 s exponential backoff.
+
+`mode="auto"` makes it a dual-era client: it probes with 2026-07-28's `server/discover`
+and falls back to `initialize` when the server does not speak the revision;
+`mode="2026-07-28"` speaks only the revision. A modern server's questions
+(input-required rounds, a task's questions) go to the same callbacks as a legacy
+server's requests, and a task is followed to its result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.core.versions import V2025_06_18
+from codex_mcp.core.request_meta import HEADER_MISMATCH
+from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
 
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval
-from .errors import McpClientError, is_retryable
+from .errors import McpClientError, McpError, is_retryable
+from .modern import ModernEra, modern_capabilities
+from .modern_features import ModernFeatures
 from .naming import qualify_tool_name
 from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
@@ -53,9 +63,12 @@ DEFAULT_RETRIES = 3
 
 ToolFilter = Callable[[Tool], object]
 Roots = Sequence[JsonObject] | Callable[[], Sequence[JsonObject]]
+#: "legacy" (the initialize handshake), "auto" (probe 2026-07-28, fall back), or a
+#: 2026-07-28-era version to speak without a probe.
+Mode = str
 
 
-class Client:
+class Client(ModernFeatures):
     def __init__(
         self,
         transport: Transport,
@@ -73,11 +86,16 @@ class Client:
         logging_handler: Callable[[JsonObject], object] | None = None,
         on_notification: NotificationHandler | None = None,
         telemetry: Telemetry | None = None,
+        mode: Mode = "legacy",
     ) -> None:
         """`server_name` is the prefix for qualified tool names (default: the server's own
         name from its serverInfo). `timeout` bounds the initialize handshake. Handlers for
         server-to-client requests get the request params and return the result (sync or
-        async); giving one declares the matching client capability."""
+        async); giving one declares the matching client capability. `mode`: "legacy",
+        "auto" (2026-07-28 when the server speaks it) or "2026-07-28"."""
+        if mode not in ("legacy", "auto") and mode not in MODERN_VERSIONS:
+            raise ValueError(f'mode must be "legacy", "auto" or one of {MODERN_VERSIONS}')
+        self.mode = mode
         self.transport = transport
         self.client_info: JsonObject = {"name": client_name, "version": client_version}
         if client_title:
@@ -146,9 +164,21 @@ class Client:
         await self.aclose()
 
     async def connect(self) -> InitializeResult:
-        """Start the transport and run the handshake (initialize, notifications/initialized)."""
+        """Start the transport and run the handshake (initialize, notifications/initialized),
+        or, in a modern mode, server/discover (falling back to initialize in "auto")."""
         try:
             await self.session.start()
+            if self.mode != "legacy":
+                era = ModernEra(
+                    version=self.mode if self.mode in MODERN_VERSIONS else MODERN_VERSIONS[0],
+                    client_info=self.client_info,
+                    capabilities=modern_capabilities(self.capabilities),
+                )
+                found = await self.session.discover(
+                    era, self.timeout, fall_back=self.mode == "auto"
+                )
+                if found is not None:
+                    return found
             return await self.session.initialize(
                 {
                     "protocolVersion": self.protocol_version_requested,
@@ -210,9 +240,16 @@ class Client:
         await self.session.notify_async(method, params)
 
     async def ping(self, *, timeout: float | None = DEFAULT_LIST_TIMEOUT) -> None:
-        await self.session.request("ping", timeout=timeout)
+        """ping (a modern server has none: server/discover is asked instead)."""
+        method = "server/discover" if self.is_modern else "ping"
+        await self.session.request(method, timeout=timeout)
 
     async def set_logging_level(self, level: str) -> None:
+        """logging/setLevel; with a modern server, the level every later request asks for."""
+        era = self.session.modern
+        if era is not None:
+            self.session.modern = dataclasses.replace(era, log_level=level)
+            return
         await self.session.request(
             "logging/setLevel", {"level": level}, timeout=DEFAULT_LIST_TIMEOUT
         )
@@ -239,7 +276,11 @@ class Client:
             tools = self._tool_cache
         else:
             page = await self._list_all("tools/list", "tools", cursor, timeout)
-            tools = [Tool.from_json(t) for t in page.items if isinstance(t, dict)]
+            items = [t for t in page.items if isinstance(t, dict)]
+            learn = getattr(self.transport, "learn_tools", None)
+            if self.is_modern and learn is not None:
+                items = learn(items)  # x-mcp-header arguments travel as headers too
+            tools = [Tool.from_json(t) for t in items]
             if cursor is None:
                 self._tool_cache = tools
         allowed = set(allow) if allow is not None else None
@@ -294,8 +335,9 @@ class Client:
         arguments = arguments if arguments is not None else {}
         await check_approval(approval, name, arguments, context or {})
         server_name = self.server_name
-        meta = {"tool": name, "arguments": arguments, "server_name": server_name}
-        self.telemetry.emit(TOOL_CALL_START, {"system_time": _telemetry.now_ns()}, dict(meta))
+        about = {"tool": name, "arguments": arguments, "server_name": server_name}
+        self.telemetry.emit(TOOL_CALL_START, {"system_time": _telemetry.now_ns()}, dict(about))
+        relisted = False
         started = time.monotonic()
         attempt = 0
         with _telemetry.tool_span(name, server_name) as span:
@@ -311,8 +353,15 @@ class Client:
                         on_progress=on_progress,
                         meta=meta,
                     )
+                    if raw.get("resultType") == "task":
+                        raw = await self._follow_task(raw, timeout)
                     result = CallToolResult.from_json(raw)
                 except Exception as exc:
+                    if _needs_tool_headers(exc) and not relisted:
+                        relisted = True  # learn its x-mcp-header arguments, then again
+                        await self.list_tools(cache=False)
+                        attempt -= 1
+                        continue
                     if attempt <= retries and is_retryable(exc, idempotent=idempotent):
                         await wait_before_retry(backoff, attempt)
                         continue
@@ -321,14 +370,14 @@ class Client:
                     self.telemetry.emit(
                         TOOL_CALL_FAILURE,
                         self._measure(started),
-                        {**meta, "reason": exc, "attempt": attempt},
+                        {**about, "reason": exc, "attempt": attempt},
                     )
                     raise
                 span.set_attribute("mcp.tool_call.attempts", attempt)
                 if result.is_error:
                     span.set_attribute("error.type", "tool_error")
                 self.telemetry.emit(
-                    TOOL_CALL_SUCCESS, self._measure(started), {**meta, "attempt": attempt}
+                    TOOL_CALL_SUCCESS, self._measure(started), {**about, "attempt": attempt}
                 )
                 return result
 
@@ -374,6 +423,8 @@ class Client:
         return ReadResourceResult.from_json(raw)
 
     async def subscribe_resource(self, uri: str) -> None:
+        if self.is_modern:
+            raise McpClientError("a 2026-07-28 server has no resources/subscribe: use listen()")
         await self.session.request(
             "resources/subscribe", {"uri": uri}, timeout=DEFAULT_LIST_TIMEOUT
         )
@@ -450,13 +501,19 @@ class Client:
     async def set_roots(self, roots: Roots) -> None:
         """Replace the roots and tell the server (notifications/roots/list_changed)."""
         self._roots = roots
-        await self.session.notify_async("notifications/roots/list_changed")
+        if not self.is_modern:  # a modern server asks for the roots when it needs them
+            await self.session.notify_async("notifications/roots/list_changed")
 
     def _on_notification(self, method: str, params: JsonObject) -> None:
         if method == "notifications/tools/list_changed":
             self.invalidate_cache()
         elif method == "notifications/message" and self._logging_handler is not None:
             self._logging_handler(params)
+
+
+def _needs_tool_headers(exc: Exception) -> bool:
+    """A modern HTTP server refused a call whose Mcp-Param headers we could not know."""
+    return isinstance(exc, McpError) and exc.code == HEADER_MISMATCH and exc.method == "tools/call"
 
 
 def _page(raw: JsonObject, key: str) -> Page[JsonObject]:

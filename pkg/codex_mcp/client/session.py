@@ -12,6 +12,7 @@ belong to, and one re-initialize when an HTTP session expires.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Hashable
@@ -21,9 +22,18 @@ from typing import Any
 from codex_mcp.core import jsonrpc
 from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
 from codex_mcp.core.peer import CallOptions, Inbound, JsonRpcPeer, ProgressCallback
-from codex_mcp.core.versions import SUPPORTED_VERSIONS
+from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
+from codex_mcp.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
-from .errors import ConnectionClosed, McpClientError, McpError, RequestTimeout, SessionExpired
+from .errors import (
+    ConnectionClosed,
+    McpClientError,
+    McpError,
+    RequestTimeout,
+    SessionExpired,
+    TransportError,
+)
+from .modern import ModernEra, is_modern_error, server_info_of, settle
 from .transports.base import Transport
 from .types import InitializeResult
 
@@ -61,6 +71,8 @@ class ClientSession(JsonRpcPeer):
         #: Called after an expired HTTP session was re-established (caches may be stale).
         self.on_reinitialized: Callable[[InitializeResult], object] | None = None
         self.init_result: InitializeResult | None = None
+        #: Set when the server speaks 2026-07-28: every request then carries its envelope.
+        self.modern: ModernEra | None = None
         self._closed_by: ConnectionClosed | None = None
         self._init_params: JsonObject | None = None
         self._init_timeout: float | None = None
@@ -105,6 +117,68 @@ class ClientSession(JsonRpcPeer):
         self.init_result = result
         return result
 
+    async def discover(
+        self, era: ModernEra, timeout: float | None, *, fall_back: bool
+    ) -> InitializeResult | None:
+        """Probe with server/discover (2026-07-28). A DiscoverResult, or a modern error,
+        makes the session modern; with `fall_back`, anything else (another error, no
+        answer in time, an HTTP error without a modern body) returns None and the
+        caller initializes instead: the spec's dual-era client (versioning.mdx)."""
+        self.modern = era
+        self.transport.use_modern(era.version)
+        try:
+            raw = await self.request("server/discover", None, CallOptions(timeout=timeout))
+        except McpError as exc:
+            mutual = _mutual_version(exc, era.version)
+            if mutual is not None:  # -32022 naming a version we speak: once more with it
+                return await self.discover(
+                    dataclasses.replace(era, version=mutual), timeout, fall_back=False
+                )
+            if fall_back and not is_modern_error(exc):
+                self._leave_modern()
+                return None
+            raise
+        except (TransportError, RequestTimeout):
+            if not fall_back or self.closed:
+                raise
+            self._leave_modern()
+            return None
+        versions = raw.get("supportedVersions")
+        if not isinstance(versions, list) or era.version not in versions:
+            mutual = next(
+                (v for v in MODERN_VERSIONS if isinstance(versions, list) and v in versions), None
+            )
+            if mutual is None:
+                if fall_back:
+                    self._leave_modern()
+                    return None
+                raise McpClientError(f"the server speaks {versions!r}, not {era.version}")
+            era = dataclasses.replace(era, version=mutual)
+        self.modern = dataclasses.replace(era, discovered=raw)
+        self.transport.use_modern(self.modern.version)
+        capabilities = raw.get("capabilities")
+        instructions = raw.get("instructions")
+        self.init_result = InitializeResult(
+            protocol_version=self.modern.version,
+            capabilities=capabilities if isinstance(capabilities, dict) else {},
+            server_info=server_info_of(raw),
+            instructions=instructions if isinstance(instructions, str) else None,
+            raw=raw,
+        )
+        return self.init_result
+
+    def _leave_modern(self) -> None:
+        self.modern = None
+        self.transport.use_modern(None)
+
+    async def answer_input(self, method: str, params: JsonObject) -> JsonObject:
+        """Answer one of the server's input requests (2026-07-28) with the handler that
+        answers the same request from a legacy server."""
+        handler = self.request_handlers.get(method)
+        if handler is None:
+            raise McpClientError(f"the server asked for {method}, which this client cannot answer")
+        return await _answer(handler, params, Inbound(self, None, method, None))
+
     async def _reestablish(self, generation: int) -> None:
         """Re-run the handshake after a 404, once for all requests that saw the same session."""
         async with self._reinit_lock:
@@ -133,6 +207,11 @@ class ClientSession(JsonRpcPeer):
         again, once (the server never saw it: it had no session to run it in)."""
         if options is None:
             options = CallOptions(timeout=timeout, on_progress=on_progress, meta=meta)
+        era = self.modern
+        if era is not None:
+            options = era.stamp(options, self.transport.cancels_by_notification)
+            result = await super().request(method, params, options)
+            return await settle(self, method, params, options, result)
         generation = self._generation
         try:
             return await super().request(method, params, options)
@@ -165,6 +244,17 @@ class ClientSession(JsonRpcPeer):
 
     def timeout_error(self, method: str, timeout: float) -> Exception:
         return RequestTimeout(method, timeout)
+
+
+def _mutual_version(exc: McpError, asked: str) -> str | None:
+    """From an UnsupportedProtocolVersion error, a modern version both sides speak."""
+    if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(exc.data, dict):
+        return None
+    supported = exc.data.get("supported")
+    for version in MODERN_VERSIONS:
+        if version != asked and isinstance(supported, list) and version in supported:
+            return version
+    return None
 
 
 async def _answer(handler: RequestHandler, params: JsonObject, ctx: Inbound) -> JsonObject:

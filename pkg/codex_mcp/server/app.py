@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from ..core.composite import CompositeProvider
@@ -42,7 +42,15 @@ class Server:
         website_url: str | None = None,
         icons: list[JsonObject] | None = None,
         page_size: int = 1000,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "private",
+        request_state_keys: Sequence[bytes | str] | None = None,
     ) -> None:
+        """`cache_ttl_ms`/`cache_scope`: how long and for whom 2026-07-28 clients may cache
+        lists, reads and discover (a resource may set its own). `request_state_keys`: the
+        keys (32 bytes or more; the first signs, all verify) of input-required rounds'
+        requestState, shared by every process that serves the same clients; default, a
+        random key of this process."""
         from .. import __version__
 
         self.name = name
@@ -50,6 +58,9 @@ class Server:
         self.title = title
         self.instructions = instructions
         self.page_size = page_size
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: Literal["public", "private"] = cache_scope
+        self.request_state_keys = list(request_state_keys or [])
         self._info_extra: JsonObject = {}
         if website_url:
             self._info_extra["websiteUrl"] = website_url
@@ -67,7 +78,8 @@ class Server:
     def tool(self, fn: F | None = None, **options: Any) -> F | Callable[[F], F]:
         """Register a function as a tool. Options: name, title, description, read_only,
         destructive, idempotent, open_world, annotations, icons, input_schema,
-        output_schema, structured_output, meta, run_sync_in_thread."""
+        output_schema, structured_output, meta, run_sync_in_thread, task ("optional" or
+        "required": a 2026-07-28 call may become a task; see ctx.start_task)."""
 
         def register(f: F) -> F:
             self.functions.add_tool(FunctionTool(f, **options))
@@ -84,7 +96,8 @@ class Server:
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Register a resource; `{var}` in the URI makes it a template whose variables
         are passed to the function. Options: name, title, description, mime_type, size,
-        annotations, icons, meta, complete={"var": list-or-function}."""
+        annotations, icons, meta, complete={"var": list-or-function}, ttl_ms and
+        cache_scope (how long and for whom a 2026-07-28 client may cache a read)."""
 
         def register(f: F) -> F:
             self.functions.add_resource(FunctionResource(f, uri, **options))
@@ -152,6 +165,9 @@ class Server:
                 instructions=self.instructions,
                 page_size=self.page_size,
                 server_info_extra=self._info_extra,
+                request_state_keys=self.request_state_keys,
+                cache_ttl_ms=self.cache_ttl_ms,
+                cache_scope=self.cache_scope,
             )
         return self._core
 

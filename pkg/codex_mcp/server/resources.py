@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 import orjson
 
@@ -29,10 +29,14 @@ class FunctionResource(FunctionComponent):
         size: int | None = None,
         annotations: JsonObject | None = None,
         complete: dict[str, Completer] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: Literal["public", "private"] | None = None,
         **options: Unpack[CommonOptions],
     ) -> None:
         super().__init__(fn, **options)
         self.uri = uri
+        #: Cache hints for this resource's reads (2026-07-28); None: the server's.
+        self.cache_hints = (ttl_ms, cache_scope) if ttl_ms is not None or cache_scope else None
         self.mime_type = mime_type
         self.variables = uri_template.variables(uri)
         self.is_template = bool(self.variables)
@@ -55,6 +59,8 @@ class FunctionResource(FunctionComponent):
         kwargs: dict[str, Any] = dict(variables)
         if self.context_param:
             kwargs[self.context_param] = ctx
+        if self.cache_hints is not None:
+            ctx.set_cache_hints(*self.cache_hints)
         return self._contents(uri, await self.invoke(kwargs))
 
     def _contents(self, uri: str, value: Any) -> list[JsonObject]:

@@ -8,7 +8,7 @@ import inspect
 import logging
 import typing
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Unpack, get_origin
+from typing import TYPE_CHECKING, Any, Literal, Unpack, get_origin
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -25,6 +25,8 @@ from .suspension import never_suspends, run_to_end
 from .tool_results import check_output, error_result, structured_result
 
 log = logging.getLogger("codex_mcp.tools")
+
+TaskSupport = Literal["optional", "required"]
 
 _ANNOTATION_KEYS = {
     "read_only": "readOnlyHint",
@@ -49,9 +51,15 @@ class FunctionTool(FunctionComponent):
         input_schema: JsonObject | None = None,
         output_schema: JsonObject | None = None,
         structured_output: bool | None = None,
+        task: TaskSupport | None = None,
         **options: Unpack[CommonOptions],
     ) -> None:
         super().__init__(fn, **options)
+        if task not in (None, "optional", "required"):
+            raise ValueError(f'task must be "optional" or "required", not {task!r}')
+        #: Whether a 2026-07-28 call of this tool may become a task (the tasks extension):
+        #: "optional", or "required" (a client without the extension is refused).
+        self.task = task
         #: Answered inline, without a task: a coroutine with no suspension point, or a
         #: plain function the author asked to run on the event loop.
         self.inline = never_suspends(fn) if self.is_async else not self.run_sync_in_thread
@@ -94,6 +102,8 @@ class FunctionTool(FunctionComponent):
     def start(self, arguments: JsonObject, ctx: RequestContext) -> Awaitable[JsonObject]:
         """The call's outcome: Ready at once when the tool cannot suspend (no task needed,
         as for ping), else the coroutine that runs it."""
+        if self.task is not None:
+            return ctx.run_as_task(self.call(arguments, ctx), required=self.task == "required")
         if self.inline:
             # A task would run the tool in a copy of the context; so does this.
             return Ready(contextvars.copy_context().run(self._call_inline, arguments, ctx))

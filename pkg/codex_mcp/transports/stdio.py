@@ -170,6 +170,7 @@ async def serve_stdio(
         log.debug("input closed; finishing %d in-flight request(s)", session.in_flight)
         if read_transport is not None:
             read_transport.close()
+        core.end_subscriptions()  # open subscriptions/listen requests are answered, not drained
         await session.drain(shutdown_timeout)
         outbound.flush()
         if write_transport is not None:

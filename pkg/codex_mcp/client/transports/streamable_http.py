@@ -7,6 +7,11 @@ every later request (`Mcp-Session-Id`), with `MCP-Protocol-Version` once negotia
 the handshake a GET stream carries what the server sends unprompted (405 means it has none).
 A 404 to a request that carried a session id means the session expired: we raise
 SessionExpired and the ClientSession re-initializes once. Closing sends DELETE.
+
+Speaking 2026-07-28 (`use_modern`), there is no session, no GET stream and no DELETE:
+each POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the
+`Mcp-Param-*` headers of the tool's `x-mcp-header` arguments, and an HTTP error whose
+body is the JSON-RPC answer to our request is delivered as that answer.
 """
 
 from __future__ import annotations
@@ -21,6 +26,12 @@ import aiohttp
 
 from codex_mcp.core import jsonrpc
 from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.routing_headers import (
+    NAME_SOURCES,
+    ParamHeader,
+    encode_header_value,
+    param_headers,
+)
 
 from ..errors import ConnectionClosed, SessionExpired, TransportError
 from .base import OnClosed, OnMessage, Transport
@@ -57,6 +68,9 @@ class StreamableHttpTransport(Transport):
         self._on_closed: OnClosed | None = None
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
+        self._modern: str | None = None
+        #: The x-mcp-header arguments of each tool (learned from tools/list).
+        self.tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
 
     def describe(self) -> str:
         return self.url
@@ -75,6 +89,52 @@ class StreamableHttpTransport(Transport):
         self._protocol_version = protocol_version
         if self.get_stream and self._listener is None and not self._closed:
             self._listener = asyncio.get_running_loop().create_task(self._listen())
+
+    def use_modern(self, version: str | None) -> None:
+        self._modern = version
+        if version is not None and self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+
+    @property
+    def cancels_by_notification(self) -> bool:
+        return self._modern is None
+
+    def learn_tools(self, tools: list[JsonObject]) -> list[JsonObject]:
+        """Remember each tool's `x-mcp-header` arguments; drop (with a warning) a tool
+        whose annotations break the rules, as the spec asks of HTTP clients."""
+        kept = []
+        for tool in tools:
+            name = tool.get("name")
+            try:
+                headers = param_headers(tool.get("inputSchema"))
+            except ValueError as exc:
+                log.warning("%s: tool %r dropped: %s", self.url, name, exc)
+                continue
+            if isinstance(name, str):
+                self.tool_headers[name] = headers
+            kept.append(tool)
+        return kept
+
+    def _modern_headers(self, message: JsonObject, version: str) -> dict[str, str]:
+        headers = {**self.headers, "Accept": "application/json, text/event-stream"}
+        headers[VERSION_HEADER] = version
+        method = message.get("method")
+        if not isinstance(method, str):
+            return headers
+        headers["Mcp-Method"] = method
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        source = NAME_SOURCES.get(method)
+        if source is not None and params.get(source) is not None:
+            headers["Mcp-Name"] = encode_header_value(str(params[source]))
+        if method == "tools/call":
+            arguments = params.get("arguments")
+            for param in self.tool_headers.get(str(params.get("name")), ()):
+                value = _argument_at(arguments, param.path)
+                if value is not None:
+                    headers[f"Mcp-Param-{param.name}"] = _header_text(value)
+        return headers
 
     def reset_session(self) -> None:
         self._session_id = None
@@ -99,12 +159,21 @@ class StreamableHttpTransport(Transport):
     # -- POST ------------------------------------------------------------------
     async def send(self, message: JsonObject) -> None:
         http = self._client()
-        headers = self._headers("application/json, text/event-stream")
+        modern = self._modern
+        if modern is not None:
+            headers = self._modern_headers(message, modern)
+        else:
+            headers = self._headers("application/json, text/event-stream")
         headers["Content-Type"] = "application/json"
-        sent_session = self._session_id
+        sent_session = self._session_id if modern is None else None
         is_request = "method" in message and "id" in message
         try:
             async with http.post(self.url, data=jsonrpc.encode(message), headers=headers) as resp:
+                if modern is not None and resp.status >= 400 and is_request:
+                    body = await resp.read()
+                    if self._delivered_error(body, message.get("id")):
+                        return  # a modern error answer (400, 404) to our request
+                    raise http_error(self.url, resp.status, resp.reason, body)
                 if resp.status == 404 and sent_session is not None:
                     raise SessionExpired()
                 if message.get("method") == "initialize" and SESSION_HEADER in resp.headers:
@@ -141,6 +210,16 @@ class StreamableHttpTransport(Transport):
         if not body.strip():
             return False
         return self._deliver(body, request_id)
+
+    def _delivered_error(self, body: bytes, request_id: Any) -> bool:
+        """Deliver an HTTP error's body when it is the JSON-RPC error answering our request."""
+        with contextlib.suppress(JsonRpcError):
+            decoded = jsonrpc.decode(body)
+            if isinstance(decoded, dict) and "error" in decoded and decoded.get("id") == request_id:
+                if self._on_message is not None:
+                    self._on_message(decoded, request_id)
+                return True
+        return False
 
     def _deliver(self, data: bytes, request_id: Any) -> bool:
         try:
@@ -205,6 +284,21 @@ class StreamableHttpTransport(Transport):
             await self._http.close()
         if self._on_closed is not None:
             self._on_closed(ConnectionClosed("client closed the connection"))
+
+
+def _argument_at(arguments: Any, path: tuple[str, ...]) -> Any:
+    value = arguments
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _header_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return encode_header_value(str(value))
 
 
 def http_error(url: str, status: int, reason: str | None, body: bytes) -> TransportError:

@@ -69,6 +69,11 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     async def start(_: web.Application) -> None:
         await core.start()
         manager.start()
+        if core.request_state_key_is_ephemeral:
+            log.warning(
+                "no request-state key configured (CODEX_MCP_REQUEST_STATE_KEYS): "
+                "2026-07-28 input-required rounds work within this process only"
+            )
 
     async def stop(_: web.Application) -> None:
         await core.aclose()
@@ -119,6 +124,7 @@ async def serve_http(
     finally:
         log.info("shutting down")
         app[READY_KEY]["ready"] = False
+        core.end_subscriptions()  # subscriptions/listen streams end now, not at the timeout
         await site.stop()
         await app[MANAGER_KEY].shutdown(config.shutdown_timeout)
         await runner.cleanup()

@@ -30,6 +30,7 @@ from .exchange import (
     read_body,
     unsupported_version,
 )
+from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
 from .security import credential_of
 from .sessions import Exchange, HttpSession, Refused, SessionManager
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id
@@ -39,6 +40,8 @@ class StreamableHttp:
     def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
         self.manager = manager
         self.config = config
+        # 2026-07-28 requests: self-contained exchanges beside the sessions (modern.py).
+        self.modern = ModernHttp(manager, config.keepalive_interval)
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
@@ -59,6 +62,8 @@ class StreamableHttp:
         except jsonrpc.JsonRpcError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
 
+        if is_modern_post(message, request.headers.get(VERSION_HEADER)):
+            return await self.modern.post(request, message, credential_of(request))
         if self.config.stateless:
             return await self._stateless(request, message)
         initializing = type(message) is dict and message.get("method") == "initialize"
@@ -244,6 +249,8 @@ class StreamableHttp:
 
     # -- GET -------------------------------------------------------------------
     async def get(self, request: web.Request) -> web.StreamResponse:
+        if speaks_modern(request):
+            return method_not_allowed()
         if self.config.stateless:
             return error_response(
                 405, "Method Not Allowed: stateless mode has no standalone stream"
@@ -297,6 +304,8 @@ class StreamableHttp:
 
     # -- DELETE ----------------------------------------------------------------
     async def delete(self, request: web.Request) -> web.StreamResponse:
+        if speaks_modern(request):
+            return method_not_allowed()
         if self.config.stateless:
             return error_response(405, "Method Not Allowed: stateless mode has no sessions")
         found = find_session(self.manager, request, request.headers.get(SESSION_HEADER))

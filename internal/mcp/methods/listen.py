@@ -1,0 +1,49 @@
+"""subscriptions/listen: acknowledge, then stay open carrying the notifications asked for
+(see subscriptions.py); answered with an empty result when the server ends it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..jsonrpc import JsonObject, invalid_params
+from ..request_meta import SUBSCRIPTION_ID_KEY, TASKS_EXTENSION
+from ..subscriptions import ACKNOWLEDGED, Subscription, honoured_filter
+
+if TYPE_CHECKING:
+    from ..modern_context import ModernContext
+    from ..session import ServerSession
+
+
+async def listen(session: ServerSession, params: JsonObject, ctx: ModernContext) -> JsonObject:
+    requested = params.get("notifications")
+    if type(requested) is not dict:
+        raise invalid_params("Invalid params: 'notifications' must be an object")
+    if "taskIds" in requested:
+        # Task status notifications need the tasks extension (ext-tasks, "Task Status
+        # Notifications": a MUST).
+        ctx.request_meta.require({"extensions": {TASKS_EXTENSION: {}}})
+    core = session.core
+
+    def known_task(task_id: Any) -> bool:
+        try:
+            core.tasks.get(task_id, ctx.principal)
+        except Exception:
+            return False
+        return True
+
+    honoured, kinds, resources, tasks = honoured_filter(
+        requested, core.provider.features, known_task
+    )
+    subscription_id = ctx.request_id
+    assert subscription_id is not None
+    # The first message of the subscription, before it can receive anything.
+    ctx.notify(
+        ACKNOWLEDGED, {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}, "notifications": honoured}
+    )
+    subscription = Subscription(subscription_id, ctx.notify, kinds, resources, tasks)
+    core.subscriptions.add(subscription)
+    try:
+        await subscription.closed
+    finally:
+        core.subscriptions.remove(subscription)
+    return {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}}

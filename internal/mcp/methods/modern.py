@@ -1,0 +1,158 @@
+"""The 2026-07-28 era's methods, served per request without a handshake.
+
+`MODERN_ENTRY` serves every modern request: it validates the request's `_meta`
+envelope (-32602 without it, -32022 for a version we do not speak), finds the method
+(-32601 for one the era does not have, `initialize` and `ping` included), lets the
+handler run, and finishes its result: `resultType`, our `serverInfo` in `_meta`, and
+cache hints on the cacheable results. Handlers shared with the legacy era are reused
+as they are; the context (ModernContext) carries what differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ..modern_context import ModernContext
+from ..peer import MethodEntry
+from ..ready import Ready
+from ..request_meta import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    MODERN_ONLY_METHODS,
+    PROTOCOL_VERSION_KEY,
+    RESULT_COMPLETE,
+    RESULT_INPUT_REQUIRED,
+    SERVER_INFO_KEY,
+    parse_request_meta,
+)
+from ..rounds import ROUND_METHODS, InputRequired, Rounds
+from ..versions import MODERN_VERSIONS
+from . import completion, listen, modern_tools, prompts, resources, task_methods, tools
+
+if TYPE_CHECKING:
+    from ..session import ServerSession
+
+ModernHandler = Callable[["ServerSession", JsonObject, ModernContext], Any]
+
+#: The results a client may cache, and so carry ttlMs and cacheScope (caching.mdx).
+CACHEABLE: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+
+
+def discover(session: ServerSession, params: JsonObject, ctx: ModernContext) -> Ready[JsonObject]:
+    core = session.core
+    result: JsonObject = {
+        # Only the versions spoken per request: a client puts one of these in `_meta`
+        # (legacy versions are spoken through `initialize`, which it may still send).
+        "supportedVersions": list(MODERN_VERSIONS),
+        "capabilities": core.modern_capabilities(),
+    }
+    if core.instructions:
+        result["instructions"] = core.instructions
+    return Ready(result)
+
+
+#: method -> (handler, the provider feature it needs; None: always served)
+METHODS: Final[dict[str, tuple[ModernHandler, str | None]]] = {
+    "server/discover": (discover, None),
+    "tools/list": (tools.list_tools, "tools"),
+    "tools/call": (modern_tools.call_tool, "tools"),
+    "resources/list": (resources.list_resources, "resources"),
+    "resources/templates/list": (resources.list_templates, "resources"),
+    "resources/read": (resources.read_resource, "resources"),
+    "prompts/list": (prompts.list_prompts, "prompts"),
+    "prompts/get": (prompts.get_prompt, "prompts"),
+    "completion/complete": (completion.complete, "completions"),
+    "subscriptions/listen": (listen.listen, None),
+    "tasks/get": (task_methods.get_task, None),
+    "tasks/update": (task_methods.update_task, None),
+    "tasks/cancel": (task_methods.cancel_task, None),
+}
+
+
+def dispatch(
+    session: ServerSession, params: JsonObject, ctx: ModernContext
+) -> Ready[JsonObject] | Awaitable[JsonObject]:
+    """Serve one modern request (checks first, so a bad one is answered without a task)."""
+    ctx.request_meta = parse_request_meta(params)
+    found = METHODS.get(ctx.method)
+    if found is None or (found[1] is not None and found[1] not in session.core.provider.features):
+        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+    handler = found[0]
+    if ctx.method in ROUND_METHODS:
+        ctx.rounds = Rounds.start(ctx.method, params, session.core.request_states, ctx.principal)
+    work = handler(session, params, ctx)
+    if type(work) is Ready:
+        return Ready(finish(ctx, params, work.value))
+    return _finished(ctx, params, work)
+
+
+async def _finished(ctx: ModernContext, params: JsonObject, work: Awaitable[JsonObject]) -> Any:
+    try:
+        result = await work
+    except InputRequired:
+        # Let questions asked at the same time (asyncio.gather) register theirs too.
+        await asyncio.sleep(0)
+        assert ctx.rounds is not None
+        core = ctx.core
+        result = ctx.rounds.result(ctx.method, params, core.request_states, ctx.principal)
+    return finish(ctx, params, result)
+
+
+def finish(ctx: ModernContext, params: JsonObject, result: JsonObject) -> JsonObject:
+    """A result as the era wants it: `resultType`, `serverInfo`, and cache hints on a
+    complete cacheable result. Never mutates `result` (a provider may reuse it)."""
+    core = ctx.core
+    out = dict(result)
+    kind = out.setdefault("resultType", RESULT_COMPLETE)
+    meta = out.get("_meta")
+    out["_meta"] = {**(meta if type(meta) is dict else {}), SERVER_INFO_KEY: core.server_info}
+    if kind == RESULT_COMPLETE and ctx.method in CACHEABLE:
+        ttl_ms, scope = ctx.cache_hints or (None, None)
+        out["ttlMs"] = core.cache_ttl_ms if ttl_ms is None else ttl_ms
+        out["cacheScope"] = core.cache_scope if scope is None else scope
+    elif kind == RESULT_INPUT_REQUIRED:
+        out.pop("ttlMs", None)  # never cached (caching.mdx)
+        out.pop("cacheScope", None)
+    return out
+
+
+#: Serves every modern request.
+MODERN_ENTRY: Final = MethodEntry(dispatch, inline=False, context_class=ModernContext)
+
+
+def claim_modern(
+    method: str,
+    meta: JsonObject | None,
+    _version: str = PROTOCOL_VERSION_KEY,
+    _capabilities: str = CLIENT_CAPABILITIES_KEY,
+    _info: str = CLIENT_INFO_KEY,
+    _level: str = LOG_LEVEL_KEY,
+    _modern_only: frozenset[str] = MODERN_ONLY_METHODS,
+    _entry: MethodEntry = MODERN_ENTRY,
+) -> MethodEntry | None:
+    """A dual-era session's choice for each request: the modern entry for a request
+    whose `_meta` carries the envelope (any key of it) or whose method only the modern
+    era has, else None (the legacy table). `request_meta.is_modern_request` in the shape
+    the hot path wants: it reads only locals and allocates nothing (a legacy tools/call
+    pays a few dict probes)."""
+    if meta is not None and (
+        _version in meta or _capabilities in meta or _info in meta or _level in meta
+    ):
+        return _entry
+    return _entry if method in _modern_only else None
+
+
+__all__ = ["CACHEABLE", "METHODS", "MODERN_ENTRY", "claim_modern", "dispatch", "finish"]

@@ -1,0 +1,229 @@
+"""Tasks (the `io.modelcontextprotocol/tasks` extension of 2026-07-28, SEP-2663).
+
+A modern `tools/call` from a client that declared the extension may be answered with a
+task handle (`resultType: "task"`) instead of its result; the client then polls
+`tasks/get`, answers the task's questions with `tasks/update`, and may `tasks/cancel`.
+
+The server decides, per call: a task-capable tool's call becomes a task when the tool
+first waits for something (or calls `ctx.start_task()`); one that finishes in its first
+step is answered at once, and one that asks for input before it ever waits asks with
+input-required rounds on the call itself (the extension's "resolve MRTR exchanges
+synchronously before creating the task"). Inside the task the handler keeps running in
+this process: a question parks the task in `input_required` until `tasks/update`
+answers it.
+
+Tasks live in this process's memory (a store shared by replicas is issue 14's work);
+the spec has clients send `Mcp-Name: <taskId>` so a proxy can route to the right one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError, invalid_params
+from .request_meta import RESULT_TASK
+
+log = logging.getLogger("codex_mcp.tasks")
+
+WORKING: Final = "working"
+INPUT_REQUIRED: Final = "input_required"
+COMPLETED: Final = "completed"
+FAILED: Final = "failed"
+CANCELLED: Final = "cancelled"
+TERMINAL: Final = frozenset({COMPLETED, FAILED, CANCELLED})
+
+DEFAULT_TTL_MS: Final = 60 * 60 * 1000
+DEFAULT_POLL_INTERVAL_MS: Final = 500
+
+#: Told every change of a task (its DetailedTask): the subscriptions that follow it.
+TaskListener = Callable[["TaskRecord"], None]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class TaskRecord:
+    """One task: its status, its questions waiting for answers, its outcome."""
+
+    def __init__(self, store: TaskStore, principal: str | None, ttl_ms: int) -> None:
+        self.store = store
+        self.id = secrets.token_urlsafe(18)  # the handle is a bearer secret: unguessable
+        self.principal = principal
+        self.status = WORKING
+        self.status_message: str | None = None
+        self.created_at = self.updated_at = _now()
+        self.created = time.monotonic()
+        self.ttl_ms = ttl_ms
+        self.result: JsonObject | None = None
+        self.error: JsonObject | None = None
+        self.runner: asyncio.Task[Any] | None = None
+        #: Questions waiting for tasks/update: key -> (input request, the future it fills).
+        self.questions: dict[str, tuple[JsonObject, asyncio.Future[Any]]] = {}
+        self._keys_used: set[str] = set()
+
+    # -- the wire shapes ------------------------------------------------------------
+    def info(self) -> JsonObject:
+        info: JsonObject = {
+            "taskId": self.id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.updated_at,
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": self.store.poll_interval_ms,
+        }
+        if self.status_message is not None:
+            info["statusMessage"] = self.status_message
+        return info
+
+    def detailed(self) -> JsonObject:
+        """The DetailedTask: the task plus what its status carries."""
+        task = self.info()
+        if self.status == INPUT_REQUIRED:
+            task["inputRequests"] = {key: asked for key, (asked, _) in self.questions.items()}
+        elif self.status == COMPLETED and self.result is not None:
+            task["result"] = self.result
+        elif self.status == FAILED and self.error is not None:
+            task["error"] = self.error
+        return task
+
+    def created_result(self) -> JsonObject:
+        return {"resultType": RESULT_TASK, **self.info()}
+
+    # -- questions ------------------------------------------------------------------
+    def unique_key(self, key: str) -> str:
+        """`key`, or a variant of it: a key names one question over the task's life."""
+        candidate, n = key, 1
+        while candidate in self._keys_used:
+            n += 1
+            candidate = f"{key}-{n}"
+        self._keys_used.add(candidate)
+        return candidate
+
+    async def ask(self, key: str, request: JsonObject) -> Any:
+        """Park the task on a question until tasks/update answers it."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.questions[key] = (request, future)
+        self._set(INPUT_REQUIRED)
+        try:
+            return await future
+        finally:
+            self.questions.pop(key, None)
+            if not self.questions and self.status == INPUT_REQUIRED:
+                self._set(WORKING)
+
+    def answer(self, responses: JsonObject, check: Callable[[str, str, Any], Any]) -> None:
+        """Deliver answers; keys not waiting (never asked, already answered) are ignored,
+        and a partial set leaves the task waiting for the rest. An answer of the wrong
+        shape fails the whole update (-32602) and leaves every question waiting."""
+        accepted = []
+        for key, response in responses.items():
+            waiting = self.questions.get(key)
+            if waiting is not None and not waiting[1].done():
+                accepted.append((key, waiting[1], check(key, waiting[0]["method"], response)))
+        for key, future, answer in accepted:
+            del self.questions[key]  # gone from the next tasks/get at once
+            future.set_result(answer)
+        if accepted and not self.questions and self.status == INPUT_REQUIRED:
+            self._set(WORKING)
+
+    # -- lifecycle ------------------------------------------------------------------
+    def _set(self, status: str, message: str | None = None) -> None:
+        if self.status in TERMINAL:
+            return
+        self.status = status
+        self.status_message = message
+        self.updated_at = _now()
+        self.store.changed(self)
+
+    def finished(self, runner: asyncio.Task[Any]) -> None:
+        """The done-callback of the task's work."""
+        if runner.cancelled():
+            self._set(CANCELLED, "The task was cancelled.")
+            return
+        exc = runner.exception()
+        if exc is None:
+            result = runner.result()
+            self.result = result if type(result) is dict else {"content": []}
+            self._set(COMPLETED)
+        elif isinstance(exc, JsonRpcError):
+            self.error = exc.to_error()
+            self._set(FAILED, exc.message)
+        else:
+            log.error("task %s failed", self.id, exc_info=exc)
+            self.error = {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"}
+            self._set(FAILED, self.error["message"])
+
+    def cancel(self) -> None:
+        if self.status not in TERMINAL and self.runner is not None:
+            self.runner.cancel()
+
+    def expired(self, now: float) -> bool:
+        return self.status in TERMINAL and now - self.created > self.ttl_ms / 1000
+
+
+class TaskStore:
+    """This process's tasks, by id; a task is readable for at least its ttlMs."""
+
+    def __init__(
+        self, ttl_ms: int = DEFAULT_TTL_MS, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS
+    ) -> None:
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._listeners: list[TaskListener] = []
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def add_listener(self, listener: TaskListener) -> None:
+        self._listeners.append(listener)
+
+    def changed(self, record: TaskRecord) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(record)
+            except Exception:
+                log.exception("a task listener failed")
+
+    def create(self, principal: str | None) -> TaskRecord:
+        self._purge()
+        record = TaskRecord(self, principal, self.ttl_ms)
+        self._tasks[record.id] = record
+        return record
+
+    def get(self, task_id: Any, principal: str | None) -> TaskRecord:
+        """The caller's task, or -32602: an unknown, purged or someone else's task id
+        all look the same (a task id is never confirmed to a stranger)."""
+        record = self._tasks.get(task_id) if isinstance(task_id, str) else None
+        if record is None or record.principal != principal:
+            raise invalid_params(f"Invalid params: unknown taskId {task_id!r}", {"taskId": task_id})
+        return record
+
+    def _purge(self) -> None:
+        now = time.monotonic()
+        for task_id in [tid for tid, rec in self._tasks.items() if rec.expired(now)]:
+            del self._tasks[task_id]
+
+    def cancel_all(self) -> None:
+        for record in list(self._tasks.values()):
+            record.cancel()
+
+
+__all__ = [
+    "CANCELLED",
+    "COMPLETED",
+    "FAILED",
+    "INPUT_REQUIRED",
+    "TERMINAL",
+    "WORKING",
+    "TaskRecord",
+    "TaskStore",
+]

@@ -1,0 +1,186 @@
+"""Streamable HTTP for 2026-07-28 requests: one POST, one self-contained exchange.
+
+A modern request carries its version and the client's capabilities in its own `_meta`,
+so it needs no session: no `Mcp-Session-Id` is read or minted, and any process behind
+a load balancer can serve it. Before the core sees it, the standard headers are checked
+against the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`: 400 with -32020 on
+a mismatch, before the version is judged); the core checks the `_meta` envelope and the
+`Mcp-Param-*` headers. The answer is JSON when the request sends nothing before its
+result, an SSE stream otherwise (progress, logs, a subscriptions/listen stream), with
+no event ids: modern streams are not resumable. A client closing the stream cancels the
+request. Errors carry the request's id and the status the revision gives them: 400 for
+a rejected envelope, header or capability, 404 for an unknown method.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Hashable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from ...core.jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ...core.request_meta import is_modern
+from ...core.routing_headers import HeaderMismatch, check_standard_headers
+from ...core.server import ServerCore
+from ...core.session import StatelessSession
+from ...core.versions import MODERN_VERSIONS
+from . import sse
+from .errors import busy_response, error_response
+from .exchange import VERSION_HEADER, is_request
+from .sessions import SessionManager
+from .streams import TICK, Ticker
+
+log = logging.getLogger("codex_mcp.http")
+
+#: (the encoded message, whether it is the request's final answer)
+_Item = tuple[bytes, bool]
+
+
+def is_modern_post(message: Any, version_header: str | None) -> bool:
+    """Whether a decoded POST body is a 2026-07-28 message (see request_meta.is_modern)."""
+    return type(message) is dict and is_modern(message, protocol_version_header=version_header)
+
+
+def speaks_modern(request: web.Request) -> bool:
+    """A GET or DELETE from a modern client (which has neither: 405)."""
+    return request.headers.get(VERSION_HEADER, "").strip() in MODERN_VERSIONS
+
+
+def method_not_allowed() -> web.Response:
+    return error_response(
+        405,
+        "Method Not Allowed: 2026-07-28 clients only POST (subscriptions/listen replaces "
+        "the GET stream; there is no session to DELETE)",
+        headers={"Allow": "POST"},
+    )
+
+
+class _Exchange:
+    """The core's outbound for one modern POST: everything goes to its response."""
+
+    __slots__ = ("queue",)
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[_Item | tuple[str, bytes]] = asyncio.Queue()
+
+    def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
+        final = type(message) is dict and "method" not in message
+        self.queue.put_nowait((orjson.dumps(message), final))
+
+
+class ModernHttp:
+    def __init__(self, manager: SessionManager, keepalive_interval: float) -> None:
+        self.core: ServerCore = manager.core
+        #: Modern calls count against the server-wide cap of calls in flight (there is
+        #: no session to hold a share), and none start while shutting down.
+        self.manager = manager
+        self.keepalive_interval = keepalive_interval
+
+    async def post(
+        self, request: web.Request, message: JsonObject, credential: str | None
+    ) -> web.StreamResponse:
+        if not is_request(message):
+            # The revision defines no client notifications over HTTP (closing a stream
+            # is the cancellation); accept and drop them, and stray responses too.
+            return web.Response(status=202)
+        request_id = message["id"]
+        try:
+            check_standard_headers(request.headers, message)
+        except HeaderMismatch as exc:
+            return error_response(400, exc.message, exc.code, request_id)
+        capacity = self.manager.capacity
+        if self.manager.closing:
+            return busy_response(
+                503, "Server shutting down; try another instance or later", request_id
+            )
+        # A listen stream is not a call: it waits, it does not work.
+        counted = message.get("method") != "subscriptions/listen"
+        if counted and capacity.inflight >= capacity.max_inflight:
+            return busy_response(
+                503,
+                f"Too many calls in flight on this server (at most {capacity.max_inflight}); "
+                "try again later",
+                request_id,
+            )
+        if counted:
+            capacity.inflight += 1
+        try:
+            return await self._exchange(request, message, credential)
+        finally:
+            if counted:
+                capacity.inflight -= 1
+
+    async def _exchange(
+        self, request: web.Request, message: JsonObject, credential: str | None
+    ) -> web.StreamResponse:
+        request_id = message["id"]
+        exchange = _Exchange()
+        peer = self.core.open_stateless(
+            exchange, principal=credential, routing_headers=request.headers
+        )
+        try:
+            peer.receive(message)
+            return await self._answer(request, exchange, peer)
+        except (ConnectionError, asyncio.CancelledError):
+            log.debug("client closed the stream of request %r: cancelled", request_id)
+            raise
+        finally:
+            peer.close()  # a request still running (the client left) is cancelled
+
+    async def _answer(
+        self, request: web.Request, exchange: _Exchange, peer: StatelessSession
+    ) -> web.StreamResponse:
+        queue = exchange.queue
+        ticker = Ticker(queue, self.keepalive_interval)  # type: ignore[arg-type]
+        response: web.StreamResponse | None = None
+        try:
+            item = await queue.get()
+            while True:
+                if item is TICK:
+                    # A silent call: answer with SSE now and keep the proxy from timing out.
+                    if response is None:
+                        response = await self._open_sse(request)
+                    await response.write(sse.KEEPALIVE)
+                elif response is None and item[1] is True:
+                    return web.Response(
+                        body=item[0],
+                        status=_status_of(peer.error),
+                        content_type="application/json",
+                    )
+                else:
+                    if response is None:
+                        response = await self._open_sse(request)
+                    await response.write(sse.event(item[0]))  # type: ignore[arg-type]
+                    if item[1] is True:
+                        break
+                item = await queue.get()
+            with contextlib.suppress(ConnectionError):
+                await response.write_eof()
+            return response
+        finally:
+            ticker.cancel()
+
+    @staticmethod
+    async def _open_sse(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers=sse.SSE_HEADERS)
+        await response.prepare(request)
+        return response
+
+
+def _status_of(error: JsonRpcError | None) -> int:
+    """200 for a result; for an error, the status the revision gives it: 400 for a
+    rejected envelope, header or capability (they say so), 404 for an unknown method."""
+    if error is None:
+        return 200
+    status = getattr(error, "http_status", None)
+    if isinstance(status, int):
+        return status
+    return 404 if error.code == METHOD_NOT_FOUND else 200
+
+
+__all__ = ["ModernHttp", "is_modern_post", "method_not_allowed", "speaks_modern"]
