@@ -172,9 +172,9 @@ class MethodEntry:
 MethodTable = dict[str, MethodEntry]
 
 #: Picks, for a peer that serves two protocol eras, the entry serving a request of the
-#: other era: called with (method, the request's `_meta` or None) for every request, it
-#: returns that entry, or None to leave the request to the method table.
-Claim = Callable[[str, JsonObject | None], MethodEntry | None]
+#: other era: called with (method, the request's `_meta`) for every request that carries
+#: `_meta`, it returns that entry, or None to leave the request to the method table.
+Claim = Callable[[str, JsonObject], MethodEntry | None]
 
 if sys.version_info >= (3, 12):
 
@@ -336,27 +336,31 @@ class JsonRpcPeer:
         origin: Hashable,
     ) -> None:
         meta = params.get("_meta")
-        if type(meta) is not dict:
-            meta = None
-        claim = self.claim
-        claimed = claim(method, meta) if claim is not None else None
-        if claimed is not None:
-            handler = claimed.handler
-            context_class = claimed.context_class or self.context_class
+        entry: MethodEntry | None = None
+        if type(meta) is dict:
+            claim = self.claim
+            if claim is not None:
+                entry = claim(method, meta)
         else:
+            meta = None
+        if entry is None:
             entry = self.methods.get(method)
-            if entry is not None and entry.inline:
-                try:
-                    result = entry.handler(self, params, None)
-                except JsonRpcError as exc:
-                    self._reply(request_id, self.error_response(request_id, exc), batch)
-                except Exception as exc:
-                    log.error("unhandled error in %s", method, exc_info=exc)
-                    self._reply(request_id, _internal_error(request_id, exc), batch)
-                else:
-                    self._reply(request_id, result_response(request_id, result), batch)
-                return
-            handler = entry.handler if entry is not None else self.fallback
+        if entry is not None and entry.inline:
+            try:
+                result = entry.handler(self, params, None)
+            except JsonRpcError as exc:
+                self._reply(request_id, self.error_response(request_id, exc), batch)
+            except Exception as exc:
+                log.error("unhandled error in %s", method, exc_info=exc)
+                self._reply(request_id, _internal_error(request_id, exc), batch)
+            else:
+                self._reply(request_id, result_response(request_id, result), batch)
+            return
+        if entry is not None:
+            handler = entry.handler
+            context_class = entry.context_class or self.context_class
+        else:
+            handler = self.fallback
             context_class = self.context_class
         ctx = context_class(self, request_id, method, meta, origin)
         # A handler checks its params before returning its awaitable, so a bad call is

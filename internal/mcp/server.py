@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, legacy
-from .methods.modern import claim_modern
+from .methods.modern import MODERN_ONLY, claim_modern
 from .methods.modern import dispatch as modern_dispatch
 from .peer import MethodTable
 from .provider import Provider
@@ -72,7 +72,7 @@ class ServerCore:
             self.server_info.update(server_info_extra)
         self.instructions = instructions
         self.page_size = page_size
-        self.methods: MethodTable = dict(DEFAULT_METHODS)
+        self.methods: MethodTable = {**DEFAULT_METHODS, **MODERN_ONLY}
         self.fallback_handler: Any = legacy.direct_tool_call
         #: The 2026-07-28 era's requests, chosen per request (see methods/modern.py).
         self.modern_claim = claim_modern

@@ -135,24 +135,33 @@ MODERN_ENTRY: Final = MethodEntry(dispatch, inline=False, context_class=ModernCo
 
 def claim_modern(
     method: str,
-    meta: JsonObject | None,
+    meta: JsonObject,
     _version: str = PROTOCOL_VERSION_KEY,
     _capabilities: str = CLIENT_CAPABILITIES_KEY,
     _info: str = CLIENT_INFO_KEY,
     _level: str = LOG_LEVEL_KEY,
-    _modern_only: frozenset[str] = MODERN_ONLY_METHODS,
     _entry: MethodEntry = MODERN_ENTRY,
 ) -> MethodEntry | None:
-    """A dual-era session's choice for each request: the modern entry for a request
-    whose `_meta` carries the envelope (any key of it) or whose method only the modern
-    era has, else None (the legacy table). `request_meta.is_modern_request` in the shape
-    the hot path wants: it reads only locals and allocates nothing (a legacy tools/call
-    pays a few dict probes)."""
-    if meta is not None and (
-        _version in meta or _capabilities in meta or _info in meta or _level in meta
-    ):
+    """A dual-era session's choice for a request that carries `_meta`: the modern entry
+    when the `_meta` holds the envelope (any key of it), else None (the method table,
+    where the modern-only methods map to the modern entry too). It reads only locals and
+    allocates nothing; a request without `_meta` never gets here."""
+    if _version in meta or _capabilities in meta or _info in meta or _level in meta:
         return _entry
-    return _entry if method in _modern_only else None
+    return None
 
 
-__all__ = ["CACHEABLE", "METHODS", "MODERN_ENTRY", "claim_modern", "dispatch", "finish"]
+#: The methods only the modern era has, served by the modern entry whatever `_meta` says
+#: (so a bare `server/discover` is told what its envelope lacks).
+MODERN_ONLY: dict[str, MethodEntry] = dict.fromkeys(MODERN_ONLY_METHODS, MODERN_ENTRY)
+
+
+__all__ = [
+    "CACHEABLE",
+    "METHODS",
+    "MODERN_ENTRY",
+    "MODERN_ONLY",
+    "claim_modern",
+    "dispatch",
+    "finish",
+]
