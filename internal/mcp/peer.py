@@ -12,15 +12,26 @@ below gives it decoded messages and an `Outbound` to write through).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from . import jsonrpc
+from .calls import (
+    CANCELLED,
+    DEFAULT_OPTIONS,
+    PROGRESS,
+    CallOptions,
+    Claim,
+    Handler,
+    MethodEntry,
+    MethodTable,
+    Outbound,
+    ProgressCallback,
+)
+from .inbound import Inbound
 from .jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -38,143 +49,6 @@ from .jsonrpc import (
 from .ready import Ready
 
 log = logging.getLogger("codex_mcp.peer")
-
-CANCELLED = "notifications/cancelled"
-PROGRESS = "notifications/progress"
-
-#: Called with the params of each notifications/progress for one of our requests.
-ProgressCallback = Callable[[JsonObject], object]
-
-
-class Outbound(Protocol):
-    """Where a peer's messages go. `related` names the request a message belongs to (the
-    response to it, or progress, logs and requests made while serving it) so a transport
-    with several streams can put it on that request's stream; for a reply to a message that
-    had no usable id (an invalid message, a batch) it is the `origin` the transport passed
-    to `receive`. Server transports queue and return None: the hot path never awaits.
-    A transport whose writes are asynchronous (a client's HTTP POST) returns an awaitable,
-    which raises if the message could not be delivered."""
-
-    def send(
-        self, message: JsonObject | list[JsonObject], related: Hashable | None = None
-    ) -> Awaitable[None] | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class CallOptions:
-    """How to send one request of ours."""
-
-    #: Seconds to wait for the answer; then the request is abandoned (see cancel_on_abandon).
-    timeout: float | None = None
-    #: Receives notifications/progress for this request (a progressToken is added for it).
-    on_progress: ProgressCallback | None = None
-    #: `_meta` to send with the request (a relay forwards its caller's here).
-    meta: JsonObject | None = None
-    #: Tell the peer with notifications/cancelled when we stop waiting (timeout, cancelled).
-    cancel_on_abandon: bool = True
-    #: The incoming request this one is made on behalf of (routes it onto that request's stream).
-    related_request_id: RequestId | None = None
-    #: Told the id our request got, before it is sent (a long-lived request's notifications
-    #: name it: a 2026-07-28 subscription's id is its listen request's id).
-    on_sent: Callable[[RequestId], object] | None = None
-
-
-DEFAULT_OPTIONS = CallOptions()
-
-
-class Inbound:
-    """The context of one incoming request: which request it is, and a way back to the
-    peer tied to it. Sessions subclass it with their protocol's helpers."""
-
-    __slots__ = (
-        "_last_progress",
-        "cancelled",
-        "meta",
-        "method",
-        "peer",
-        "related_request_id",
-        "request_id",
-        "task",
-    )
-
-    def __init__(
-        self,
-        peer: JsonRpcPeer,
-        request_id: RequestId | None,
-        method: str,
-        meta: JsonObject | None,
-        related_request_id: Hashable | None = None,
-    ) -> None:
-        self.peer = peer
-        self.request_id = request_id
-        self.method = method
-        self.meta = meta
-        #: Set when the peer cancels this request; a handler in a thread can poll it.
-        self.cancelled = False
-        #: The task running the request (None when it is answered on the spot).
-        self.task: asyncio.Task[Any] | None = None
-        #: The request of ours whose stream carried this one (a client learns which of its
-        #: calls a server request belongs to); None when the transport cannot tell.
-        self.related_request_id = related_request_id
-        self._last_progress: float | None = None
-
-    @property
-    def progress_token(self) -> str | int | None:
-        meta = self.meta
-        return meta.get("progressToken") if meta else None
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send notifications/progress if the peer asked for it; progress must increase."""
-        token = self.progress_token
-        if token is None:
-            return
-        if self._last_progress is not None and progress <= self._last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
-        self._last_progress = progress
-        params: JsonObject = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self.peer.notify(PROGRESS, params, self.request_id)
-        await asyncio.sleep(0)  # let the transport flush while a long handler keeps going
-
-    async def request(
-        self, method: str, params: JsonObject | None = None, options: CallOptions | None = None
-    ) -> JsonObject:
-        """Send a request to the peer on behalf of this one."""
-        options = options or DEFAULT_OPTIONS
-        if options.related_request_id is None and self.request_id is not None:
-            options = _with_related(options, self.request_id)
-        return await self.peer.request(method, params, options)
-
-    def notify(self, method: str, params: JsonObject | None = None) -> None:
-        self.peer.notify(method, params, self.request_id)
-
-
-#: A handler of an incoming request. Concurrent handlers take (peer, params, ctx) and return
-#: an awaitable, or Ready(result) when they could answer without waiting; inline handlers
-#: take (peer, params, None), return the result and must never wait.
-Handler = Callable[[Any, JsonObject, Any], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class MethodEntry:
-    handler: Handler
-    #: Answered on the spot: no task, never held up by a slow call.
-    inline: bool = False
-    #: The context class for requests this entry serves (default: the peer's own).
-    context_class: type[Inbound] | None = None
-
-
-MethodTable = dict[str, MethodEntry]
-
-#: Picks, for a peer that serves two protocol eras, the entry serving a request of the
-#: other era: called with (method, the request's `_meta`) for every request that carries
-#: `_meta`, it returns that entry, or None to leave the request to the method table.
-Claim = Callable[[str, JsonObject], MethodEntry | None]
 
 if sys.version_info >= (3, 12):
 
@@ -661,10 +535,6 @@ async def _logged(result: Awaitable[Any], fn: Any) -> None:
         await result
     except Exception:
         log.exception("callback %r failed", fn)
-
-
-def _with_related(options: CallOptions, related: RequestId) -> CallOptions:
-    return dataclasses.replace(options, related_request_id=related)
 
 
 def _invalid(request_id: Any, detail: str) -> JsonObject:
