@@ -124,6 +124,10 @@ def test_core_runtime_imports_have_no_cycle() -> None:
     ("lower", "upper"),
     [
         ("jsonrpc", "peer"),
+        ("calls", "inbound"),
+        ("calls", "peer"),
+        ("inbound", "peer"),
+        ("inbound", "session"),
         ("peer", "session"),
         ("peer", "context"),
         ("peer", "methods"),
