@@ -73,6 +73,9 @@ class CallOptions:
     cancel_on_abandon: bool = True
     #: The incoming request this one is made on behalf of (routes it onto that request's stream).
     related_request_id: RequestId | None = None
+    #: Send under this id (from `peer.new_request_id()`) instead of a fresh one, so the caller
+    #: knows it beforehand: a relay ties the peer's requests that name it back to its caller.
+    request_id: RequestId | None = None
 
 
 DEFAULT_OPTIONS = CallOptions()
@@ -488,8 +491,10 @@ class JsonRpcPeer:
         if self.closed:
             raise self.closed_error()
         options = options or DEFAULT_OPTIONS
-        self._next_id += 1
-        request_id = self._next_id
+        request_id = options.request_id
+        if request_id is None:
+            self._next_id += 1
+            request_id = self._next_id
         if options.meta is not None or options.on_progress is not None:
             params = dict(params or {})
             meta = {**(params.get("_meta") or {}), **(options.meta or {})}
@@ -524,8 +529,13 @@ class JsonRpcPeer:
             if not future.done():
                 future.cancel()
 
+    def new_request_id(self) -> int:
+        """An id no request of ours uses yet, for CallOptions.request_id."""
+        self._next_id += 1
+        return self._next_id
+
     def _abandon(
-        self, request_id: int, method: str, options: CallOptions, sent: bool, reason: str
+        self, request_id: RequestId, method: str, options: CallOptions, sent: bool, reason: str
     ) -> None:
         # The spec forbids cancelling initialize; a closed connection has nobody to tell.
         if not sent or not options.cancel_on_abandon or method == "initialize" or self.closed:
@@ -626,7 +636,12 @@ async def _logged(result: Awaitable[Any], fn: Any) -> None:
 
 def _with_related(options: CallOptions, related: RequestId) -> CallOptions:
     return CallOptions(
-        options.timeout, options.on_progress, options.meta, options.cancel_on_abandon, related
+        options.timeout,
+        options.on_progress,
+        options.meta,
+        options.cancel_on_abandon,
+        related,
+        options.request_id,
     )
 
 

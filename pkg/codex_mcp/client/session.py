@@ -58,6 +58,9 @@ class ClientSession(JsonRpcPeer):
         self.notification_handlers: list[NotificationHandler] = []
         #: Called after an expired HTTP session was re-established (caches may be stale).
         self.on_reinitialized: Callable[[InitializeResult], object] | None = None
+        #: Called once when the connection ends (the server died, or we closed it), after
+        #: every pending request has failed.
+        self.on_closed: Callable[[ConnectionClosed], object] | None = None
         self.init_result: InitializeResult | None = None
         self._closed_by: ConnectionClosed | None = None
         self._init_params: JsonObject | None = None
@@ -87,6 +90,8 @@ class ClientSession(JsonRpcPeer):
         self.close(closed)
         if pending:
             log.warning("%s; %d pending request(s) failed", closed, pending)
+        if self.on_closed is not None:
+            self._call_back(self.on_closed, closed)
 
     async def initialize(self, params: JsonObject, timeout: float | None) -> InitializeResult:
         """initialize, check the negotiated version, then notifications/initialized."""

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TextIO
 
 from codex_mcp.core import jsonrpc
@@ -28,6 +28,7 @@ log = logging.getLogger("codex_mcp.client.stdio")
 Framing = Literal["ndjson", "content-length"]
 _READ_LIMIT = 64 * 1024 * 1024  # one message may be a large tool result
 _STDERR_TAIL = 20
+_STDERR_LINE = 4096  # longer stderr lines are cut (a flood with no newline must not pile up)
 
 
 class SpawnError(McpClientError):
@@ -45,7 +46,10 @@ class StdioTransport(Transport):
         framing: Framing = "ndjson",
         errlog: TextIO | None = None,
         shutdown_timeout: float = 2.0,
+        preexec_fn: Callable[[], object] | None = None,
     ) -> None:
+        """`preexec_fn` runs in the child between fork and exec (the gateway uses it to have
+        the kernel kill the child when we die)."""
         if not command:
             raise ValueError("empty server command")
         self.command = list(command)
@@ -54,6 +58,7 @@ class StdioTransport(Transport):
         self.framing: Framing = framing
         self.errlog = errlog
         self.shutdown_timeout = shutdown_timeout
+        self.preexec_fn = preexec_fn
         self.process: asyncio.subprocess.Process | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._tasks: list[asyncio.Task[None]] = []
@@ -61,6 +66,7 @@ class StdioTransport(Transport):
         self._on_message: OnMessage | None = None
         self._on_closed: OnClosed | None = None
         self._closing = False
+        self._garbage_seen = False
         self._gone: ConnectionClosed | None = None
 
     def describe(self) -> str:
@@ -78,6 +84,7 @@ class StdioTransport(Transport):
                 cwd=self.cwd,
                 limit=_READ_LIMIT,
                 start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
+                preexec_fn=self.preexec_fn,
             )
         except FileNotFoundError:
             raise SpawnError(
@@ -139,20 +146,42 @@ class StdioTransport(Transport):
         try:
             message = jsonrpc.decode(data)
         except JsonRpcError:
-            # Servers that print banners on stdout: say so, keep going.
-            log.warning("ignoring non-JSON output from %s: %.200r", self.describe(), data)
+            # Servers that print banners on stdout: say so (once), keep going.
+            level = logging.DEBUG if self._garbage_seen else logging.WARNING
+            self._garbage_seen = True
+            log.log(level, "ignoring non-JSON output from %s: %.200r", self.describe(), data)
             return
         if self._on_message is not None:
             self._on_message(message)
 
     async def _read_stderr(self) -> None:
+        """Read the server's stderr to its end (a server blocked on a full stderr pipe would
+        hang), line by line, cutting lines over _STDERR_LINE so a flood costs no memory."""
         assert self.process is not None and self.process.stderr is not None
-        while line := await self.process.stderr.readline():
-            text = line.decode("utf-8", errors="replace").rstrip()
-            self._stderr_tail.append(text)
-            log.debug("[%s] %s", self.command[0], text)
-            if self.errlog is not None:
-                print(text, file=self.errlog, flush=True)
+        stderr = self.process.stderr
+        partial = b""
+        while chunk := await stderr.read(65536):
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            if len(partial) > _STDERR_LINE:
+                lines.append(partial)
+                partial = b""
+            for line in lines:
+                self._stderr_line(line)
+        if partial:
+            self._stderr_line(partial)
+
+    def _stderr_line(self, line: bytes) -> None:
+        text = line[:_STDERR_LINE].decode("utf-8", errors="replace").rstrip()
+        self._stderr_tail.append(text)
+        log.debug("[%s] %s", self.command[0], text)
+        if self.errlog is not None:
+            print(text, file=self.errlog, flush=True)
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr."""
+        return "\n".join(self._stderr_tail)
 
     async def _watch_exit(self) -> None:
         assert self.process is not None
