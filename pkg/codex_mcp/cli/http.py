@@ -8,6 +8,7 @@ import sys
 
 from ..settings import HttpSettings, load_settings
 from .common import configure_logging, load_core
+from .gateway import gateway_core, intercept
 
 _BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
 
@@ -20,15 +21,14 @@ class RedactBearer(logging.Formatter):
 
 
 def main(argv: list[str] | None = None) -> None:
-    settings = load_settings(
-        HttpSettings, argv if argv is not None else sys.argv[1:], "codex-mcp-http"
-    )
+    args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp-http")
+    settings = load_settings(HttpSettings, args, "codex-mcp-http")
     configure_logging(settings.log_level)
     if settings.log_file is not None:
         handler = logging.FileHandler(settings.log_file, encoding="utf-8")
         handler.setFormatter(RedactBearer("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logging.getLogger().addHandler(handler)
-    core = load_core(settings.serve)
+    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
 

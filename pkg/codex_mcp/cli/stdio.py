@@ -7,6 +7,7 @@ from typing import Any
 
 from ..defaults import DEFAULTS, configured_by_environment, quick_flags
 from .common import configure_logging, load_core
+from .gateway import gateway_core, intercept
 
 
 def _settings(argv: list[str]) -> Any:
@@ -22,9 +23,10 @@ def _settings(argv: list[str]) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    settings = _settings(sys.argv[1:] if argv is None else argv)
+    args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp")
+    settings = _settings(args)
     configure_logging(settings.log_level)
-    core = load_core(settings.serve)
+    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve)
     from ..runtime import run
     from ..transports.stdio import serve_stdio
 
