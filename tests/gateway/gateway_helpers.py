@@ -96,13 +96,20 @@ def _resolve(future: asyncio.Future[str], line: str) -> None:
         future.set_result(line)
 
 
-def gateway(config: Path | None, *args: str, errlog: Lines | None = None, **env: str) -> Client:
-    """Our client on a `codex-mcp` gateway subprocess (stdio)."""
+def gateway(
+    config: Path | None,
+    *args: str,
+    errlog: Lines | None = None,
+    env: dict[str, str] | None = None,
+    **options: Any,
+) -> Client:
+    """Our client (with `options`, as Client takes them) on a `codex-mcp` gateway subprocess."""
     return Client.stdio(
         [PY, CMD_MCP, *args],
-        env=gateway_env(config, **env),
+        env=gateway_env(config, **(env or {})),
         errlog=errlog,  # type: ignore[arg-type]
         timeout=30,
+        **options,
     )
 
 
@@ -149,11 +156,11 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def launch_http_gateway(config: Path, *args: str, **env: str) -> tuple[subprocess.Popen[str], str]:
-    """`codex-mcp-http --port 0` serving the gateway; returns the process and its /mcp URL."""
+def launch_http(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """`codex-mcp-http --port 0 ARGS`; returns the process and its /mcp URL."""
     process = subprocess.Popen(
         [PY, CMD_HTTP, "--port", "0", *args],
-        env=gateway_env(config, **env),
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,7 +175,12 @@ def launch_http_gateway(config: Path, *args: str, **env: str) -> tuple[subproces
         if not line and process.poll() is not None:
             break
     process.kill()
-    raise AssertionError("the HTTP gateway did not start")
+    raise AssertionError("the HTTP server did not start")
+
+
+def launch_http_gateway(config: Path, *args: str, **env: str) -> tuple[subprocess.Popen[str], str]:
+    """`codex-mcp-http` serving the gateway of `config`."""
+    return launch_http(*args, env=gateway_env(config, **env))
 
 
 def _drain(stream: IO[str]) -> None:

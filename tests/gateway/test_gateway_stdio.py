@@ -106,7 +106,7 @@ async def test_errors_are_normalized_unless_passthrough(tmp_path: Path) -> None:
         with pytest.raises(McpError) as caught:
             await client.call_tool("db__fail", {"code": -32010, "message": "quota"}, retries=0)
         assert caught.value.data["kind"] == "tool_error"
-    async with gateway(config, WRAPPER_ERROR_PASSTHROUGH="true") as client:
+    async with gateway(config, env={"WRAPPER_ERROR_PASSTHROUGH": "true"}) as client:
         with pytest.raises(McpError) as caught:
             await client.call_tool("db__fail", {"code": -32010, "message": "quota"}, retries=0)
         assert (caught.value.code, caught.value.message) == (-32010, "quota")
@@ -144,7 +144,7 @@ async def test_summary_line_debug_logs_and_silence(tmp_path: Path) -> None:
         tmp_path, {"a": stdio(BROKEN, "--tools", "echo"), "b": stdio(BROKEN, "--tools", "echo")}
     )
     errlog = Lines()
-    async with gateway(config, errlog=errlog, DEBUG="1") as client:
+    async with gateway(config, errlog=errlog, env={"DEBUG": "1"}) as client:
         await client.list_tools()
         assert await errlog.wait_for(r"^Started 2 child server\(s\): a, b$")
         await errlog.wait_for(r"broken server: ready")  # children's stderr, with DEBUG=1
@@ -164,7 +164,7 @@ async def test_initialize_answers_within_the_init_timeout(tmp_path: Path) -> Non
         tmp_path,
         {"slow": stdio(BROKEN, "--slow-init", "30"), "quick": stdio(BROKEN, "--tools", "echo")},
     )
-    client = gateway(config, WRAPPER_INIT_TIMEOUT_MS="1000")
+    client = gateway(config, env={"WRAPPER_INIT_TIMEOUT_MS": "1000"})
     started = time.monotonic()
     async with client:
         took = time.monotonic() - started
@@ -186,7 +186,7 @@ async def test_a_slow_child_is_skipped_then_announced(tmp_path: Path) -> None:
         if method == "notifications/tools/list_changed":
             changed.set()
 
-    client = gateway(config, WRAPPER_TOOLS_LIST_TIMEOUT_MS="500")
+    client = gateway(config, env={"WRAPPER_TOOLS_LIST_TIMEOUT_MS": "500"})
     client.session.notification_handlers.append(on_notification)
     async with client:
         started = time.monotonic()
@@ -245,7 +245,7 @@ async def test_per_tool_settings_and_single_server_mode(tmp_path: Path) -> None:
             "other": stdio(BROKEN, "--tools", "echo"),
         },
     )
-    async with gateway(config, MCP_WRAPPER_SERVER_NAME="brk") as client:
+    async with gateway(config, env={"MCP_WRAPPER_SERVER_NAME": "brk"}) as client:
         tools = {tool.name: tool for tool in await client.list_tools()}
         assert set(tools) == {"brk__echo", "brk__plain", "gateway_status"}
         assert tools["brk__plain"].annotations == {"readOnlyHint": True}
