@@ -503,6 +503,8 @@ class JsonRpcPeer:
             params["_meta"] = meta
         future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self._outgoing[request_id] = _Pending(future, method, options.on_progress)
+        if options.timeout is None:  # no scope to enter and leave: a relay's hot path
+            return await self._await_answer(request_id, method, params, options, future)
         sent = False
         scope = asyncio.timeout(options.timeout)
         try:
@@ -521,6 +523,32 @@ class JsonRpcPeer:
                 request_id, method, options, sent, f"timed out after {options.timeout:g} s"
             )
             raise self.timeout_error(method, options.timeout or 0.0) from None
+        except asyncio.CancelledError:
+            self._abandon(request_id, method, options, sent, "cancelled by the caller")
+            raise
+        finally:
+            self._outgoing.pop(request_id, None)
+            if not future.done():
+                future.cancel()
+
+    async def _await_answer(
+        self,
+        request_id: RequestId,
+        method: str,
+        params: JsonObject | None,
+        options: CallOptions,
+        future: asyncio.Future[JsonObject],
+    ) -> JsonObject:
+        """`request` without a timeout."""
+        sent = False
+        try:
+            delivery = self.outbound.send(
+                jsonrpc.request(request_id, method, params), options.related_request_id
+            )
+            sent = True
+            if delivery is not None:
+                await delivery
+            return await future
         except asyncio.CancelledError:
             self._abandon(request_id, method, options, sent, "cancelled by the caller")
             raise

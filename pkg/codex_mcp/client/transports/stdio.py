@@ -29,6 +29,52 @@ Framing = Literal["ndjson", "content-length"]
 _READ_LIMIT = 64 * 1024 * 1024  # one message may be a large tool result
 _STDERR_TAIL = 20
 _STDERR_LINE = 4096  # longer stderr lines are cut (a flood with no newline must not pile up)
+_READ_CHUNK = 256 * 1024
+_WRITE_HIGH_WATER = 1024 * 1024  # past this much unwritten, a sender waits for the pipe
+
+
+class _Frames:
+    """Splits what a server writes into messages: newline-delimited JSON, or LSP-style
+    `Content-Length:` headers, a blank line and the body (read whatever `framing` says)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._rest = b""
+        self._header_length: int | None = None  # in a header block: the body's length
+        self._body_length: int | None = None  # after the blank line: waiting for the body
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if self._rest:
+            data = self._rest + data
+        out: list[bytes] = []
+        start = 0
+        while True:
+            if self._body_length is not None:
+                end = start + self._body_length
+                if end > len(data):
+                    break
+                out.append(data[start:end])
+                start, self._body_length = end, None
+                continue
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                break
+            line = data[start:newline].strip()
+            start = newline + 1
+            if self._header_length is not None:
+                if not line:  # the blank line ends the headers (Content-Type may precede it)
+                    self._body_length, self._header_length = self._header_length, None
+                continue
+            if not line:
+                continue
+            if line[:15].lower() == b"content-length:":
+                self._header_length = int(line[15:].strip())
+                continue
+            out.append(line)
+        self._rest = data[start:]
+        if len(self._rest) > self.limit:
+            raise ValueError(f"a message over {self.limit} bytes")
+        return out
 
 
 class SpawnError(McpClientError):
@@ -62,7 +108,7 @@ class StdioTransport(Transport):
         self.process: asyncio.subprocess.Process | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._tasks: list[asyncio.Task[None]] = []
-        self._write_lock = asyncio.Lock()
+        self._pending: list[bytes] = []
         self._on_message: OnMessage | None = None
         self._on_closed: OnClosed | None = None
         self._closing = False
@@ -103,6 +149,10 @@ class StdioTransport(Transport):
 
     # -- writing ---------------------------------------------------------------
     async def send(self, message: JsonObject) -> None:
+        """Queue one message; everything sent in one event-loop turn goes out in one write
+        (under load that is one syscall for many requests). Waits only while the pipe is
+        backed up. A failed write is reported by the process's death, which fails every
+        pending request."""
         process = self.process
         if self._gone is not None:
             raise self._gone
@@ -113,32 +163,39 @@ class StdioTransport(Transport):
             data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         else:
             data = body + b"\n"
+        pending = self._pending
+        pending.append(data)
+        if len(pending) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+        writer = process.stdin
+        if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+            try:
+                await writer.drain()
+            except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+                raise self._gone or ConnectionClosed(f"cannot write to MCP server: {exc}") from None
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        process = self.process
+        if not pending or process is None or process.stdin is None:
+            return
         try:
-            async with self._write_lock:
-                process.stdin.write(data)
-                await process.stdin.drain()
+            process.stdin.write(pending[0] if len(pending) == 1 else b"".join(pending))
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
-            raise self._gone or ConnectionClosed(f"cannot write to MCP server: {exc}") from None
+            log.debug("writing to %s failed: %s", self.describe(), exc)
 
     # -- reading ---------------------------------------------------------------
     async def _read_stdout(self) -> None:
+        """Read stdout in chunks and deliver every message a chunk completes: under load
+        one wakeup hands over many answers."""
         assert self.process is not None and self.process.stdout is not None
         stdout = self.process.stdout
+        frames = _Frames(_READ_LIMIT)
         try:
-            while True:
-                line = await stdout.readline()
-                if not line:
-                    break
-                stripped = line.strip()
-                if not stripped:
-                    continue
-                if stripped[:15].lower() == b"content-length:":
-                    length = int(stripped[15:].strip())
-                    while (await stdout.readline()).strip():
-                        pass  # other headers (Content-Type) up to the blank line
-                    stripped = await stdout.readexactly(length)
-                self._deliver(stripped)
-        except (asyncio.IncompleteReadError, ValueError, ConnectionError) as exc:
+            while chunk := await stdout.read(_READ_CHUNK):
+                for message in frames.feed(chunk):
+                    self._deliver(message)
+        except (ValueError, ConnectionError) as exc:
             log.warning("reading from %s failed: %s", self.describe(), exc)
         await self._connection_lost()
 
@@ -229,6 +286,7 @@ class StdioTransport(Transport):
         if self._closing:
             return
         self._closing = True
+        self._flush()
         process = self.process
         if process is not None and process.returncode is None:
             if process.stdin is not None:
