@@ -39,14 +39,20 @@ ProgressHandler = ProgressCallback
 
 
 class _TransportOutbound:
-    """The peer's outbound: each message is one awaited `transport.send`."""
+    """The peer's outbound: `transport.send`, awaited; a transport that can queue a message
+    at once (stdio) takes it synchronously, with nothing to await unless it is backed up."""
 
-    __slots__ = ("transport",)
+    __slots__ = ("send_nowait", "transport")
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
+        self.send_nowait: Callable[[Any], Awaitable[None] | None] | None = getattr(
+            transport, "send_nowait", None
+        )
 
-    def send(self, message: Any, related: Hashable = None) -> Awaitable[None]:
+    def send(self, message: Any, related: Hashable = None) -> Awaitable[None] | None:
+        if self.send_nowait is not None:
+            return self.send_nowait(message)
         return self.transport.send(message)
 
 

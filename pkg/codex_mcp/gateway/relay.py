@@ -13,12 +13,13 @@ that is down fails a call at once, with a retryable error while it restarts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.client.errors import McpClientError, McpError
 from codex_mcp.client.session import RequestHandler
 from codex_mcp.core.context import RequestContext
+from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
 from codex_mcp.core.peer import PROGRESS, CallOptions, Inbound
 
@@ -33,10 +34,60 @@ if TYPE_CHECKING:
 CLIENT_METHODS = ("sampling/createMessage", "elicitation/create", "roots/list")
 
 
-async def call_tool(
+def call_tool(
+    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
+) -> Awaitable[JsonObject]:
+    """tools/call on the child. The hot path (a stdio child that is up, no per-call timeout)
+    sends at once and answers the front request from the child's answer as it is read: no
+    task, no future, no loop turn between (core/deferred.py)."""
+    connection = child.connection
+    if connection is None or child.call_timeout is not None or not child.is_stdio:
+        return _call_tool(child, tool, arguments, ctx, passthrough)
+    session = connection.session
+    answer = Deferred()
+    calls = child.calls
+    request_id: Any = None
+
+    def answered(result: JsonObject | None, error: Exception | None) -> None:
+        del calls[request_id]
+        if error is None:
+            answer.resolve(normalize_result(result))
+        elif isinstance(error, McpError):
+            answer.reject(_rpc_error(child, error, tool, passthrough))
+        elif isinstance(error, McpClientError):
+            answer.reject(_client_error(child, error, tool))
+        else:
+            answer.reject(error)
+
+    def cancelled() -> None:  # the client cancelled its call: so do we, with the child
+        if calls.pop(request_id, None) is not None:
+            session.abandon(request_id)
+
+    meta = ctx.meta
+    options = None
+    if meta is not None:  # its progress token becomes ours; the rest of _meta goes along
+        token = meta.get("progressToken")
+        options = CallOptions(
+            on_progress=None if token is None else _progress_relay(ctx),
+            meta=_forwarded_meta(meta),
+        )
+    try:
+        request_id = session.request_nowait(
+            "tools/call", {"name": tool, "arguments": arguments}, answered, options
+        )
+    except McpClientError as exc:
+        raise _client_error(child, exc, tool) from None
+    # The answer cannot come before this: the request is written in a later loop turn.
+    calls[request_id] = ctx
+    answer.on_cancel = cancelled
+    return answer
+
+
+async def _call_tool(
     child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
 ) -> JsonObject:
-    """tools/call on the child; the result with seed-000 snake-case fields fixed."""
+    """tools/call, awaited: for a child that is starting, a per-call timeout, or HTTP
+    (whose client re-establishes an expired session); the result's snake-case fixed."""
     connection = child.connection
     if connection is None:
         connection = await connection_for(child, tool)

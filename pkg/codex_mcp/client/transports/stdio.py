@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal, TextIO
 
 from codex_mcp.core import jsonrpc
@@ -149,10 +149,15 @@ class StdioTransport(Transport):
 
     # -- writing ---------------------------------------------------------------
     async def send(self, message: JsonObject) -> None:
+        waiting = self.send_nowait(message)
+        if waiting is not None:
+            await waiting
+
+    def send_nowait(self, message: JsonObject) -> Awaitable[None] | None:
         """Queue one message; everything sent in one event-loop turn goes out in one write
-        (under load that is one syscall for many requests). Waits only while the pipe is
-        backed up. A failed write is reported by the process's death, which fails every
-        pending request."""
+        (under load that is one syscall for many requests). Returns something to await only
+        while the pipe is backed up. A failed write is reported by the process's death,
+        which fails every pending request."""
         process = self.process
         if self._gone is not None:
             raise self._gone
@@ -167,12 +172,15 @@ class StdioTransport(Transport):
         pending.append(data)
         if len(pending) == 1:
             asyncio.get_running_loop().call_soon(self._flush)
-        writer = process.stdin
-        if writer.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
-            try:
-                await writer.drain()
-            except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
-                raise self._gone or ConnectionClosed(f"cannot write to MCP server: {exc}") from None
+        if process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+            return self._drain(process.stdin)
+        return None
+
+    async def _drain(self, writer: asyncio.StreamWriter) -> None:
+        try:
+            await writer.drain()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            raise self._gone or ConnectionClosed(f"cannot write to MCP server: {exc}") from None
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
