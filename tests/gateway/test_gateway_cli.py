@@ -56,6 +56,22 @@ def test_no_config_imports_neither_the_client_nor_pydantic_settings(tmp_path: Pa
         assert heavy not in imported, heavy
 
 
+def test_a_gateway_of_stdio_children_does_not_import_aiohttp(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"brk": stdio(BROKEN, "--tools", "echo")})
+    process = subprocess.run(
+        [PY, "-X", "importtime", CMD_MCP],
+        input=INITIALIZE + "\n",
+        env=gateway_env(config, HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert '"serverInfo"' in process.stdout
+    imported = {line.split("|")[-1].strip() for line in process.stderr.splitlines() if "|" in line}
+    assert "codex_mcp.client.transports.stdio" in imported  # it relays...
+    assert "aiohttp" not in imported  # ...with no HTTP client to load (~150 ms)
+
+
 async def test_a_config_in_the_working_directory_is_found(tmp_path: Path) -> None:
     write_config(tmp_path, {"brk": stdio(BROKEN, "--tools", "echo")})
     project = tmp_path / "project" / "src"

@@ -18,9 +18,7 @@ from codex_mcp import __version__
 from codex_mcp.client.errors import ConnectionClosed
 from codex_mcp.client.session import ClientSession, RequestHandler
 from codex_mcp.client.transports.base import Transport
-from codex_mcp.client.transports.legacy_sse import LegacySseTransport
 from codex_mcp.client.transports.stdio import StdioTransport
-from codex_mcp.client.transports.streamable_http import StreamableHttpTransport
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.versions import LATEST_VERSION
 
@@ -103,6 +101,10 @@ def make_transport(server: ServerConfig, environ: dict[str, str] | None = None) 
             preexec_fn=die_with_parent(),
             shutdown_timeout=1.0,
         )
+    # Imported here: aiohttp (~150 ms) is for HTTP children only.
+    from codex_mcp.client.transports.legacy_sse import LegacySseTransport
+    from codex_mcp.client.transports.streamable_http import StreamableHttpTransport
+
     headers = target.resolved_headers(dict(os.environ if environ is None else environ))
     if target.transport == "sse":
         return LegacySseTransport(target.url, headers=headers)
