@@ -16,7 +16,17 @@ import pytest
 from codex_mcp.client import Client
 
 from .codex_harness import CODEX
-from .gateway_helpers import BROKEN, CMD_HTTP, CMD_MCP, PY, gateway_env, stdio, write_config
+from .gateway_helpers import (
+    BROKEN,
+    CMD_HTTP,
+    CMD_MCP,
+    PY,
+    gateway_env,
+    launch_http,
+    stdio,
+    stop,
+    write_config,
+)
 
 INITIALIZE = json.dumps(
     {
@@ -87,6 +97,16 @@ async def test_passthrough_wraps_one_server_under_its_own_names(tmp_path: Path) 
         names = [tool.name for tool in await client.list_tools()]
         assert names == ["echo", "dash_name", "gateway_status"]
         assert (await client.call_tool("dash_name", {})).text == "dash-name ran"
+
+
+async def test_codex_mcp_http_wraps_one_server_too(tmp_path: Path) -> None:
+    process, url = launch_http("--", *BROKEN, "--tools", "echo", env=_bare_env(tmp_path))
+    try:
+        async with Client.http(url) as client:
+            assert [tool.name for tool in await client.list_tools()] == ["echo", "gateway_status"]
+            assert (await client.call_tool("echo", {"message": "over http"})).text == "over http"
+    finally:
+        stop(process)
 
 
 def test_lint_is_a_subcommand(tmp_path: Path) -> None:

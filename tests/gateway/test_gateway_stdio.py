@@ -251,3 +251,38 @@ async def test_per_tool_settings_and_single_server_mode(tmp_path: Path) -> None:
         assert tools["brk__plain"].annotations == {"readOnlyHint": True}
         assert tools["brk__echo"].description == "Say it back."
         assert (await client.call_tool("brk__plain", {})).text == "no_annotations ran"
+
+
+async def test_per_child_timeouts(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {
+            "hasty": stdio(BROKEN, "--tools", "slow,echo", tool_timeout_sec=0.5),
+            "silent": stdio(BROKEN, "--slow-init", "30", startup_timeout_sec=0.5, restart="never"),
+        },
+    )
+    async with gateway(config) as client:
+        started = time.monotonic()
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("hasty__slow", {"seconds": 30}, retries=0)
+        assert time.monotonic() - started < 5
+        assert caught.value.code == -32001
+        assert (
+            caught.value.message
+            == "Request timed out: no answer within 0.5 s (server 'hasty', tool 'slow')"
+        )
+        assert caught.value.data["retryable"] is False
+        assert (await client.call_tool("hasty__echo", {"message": "fine"})).text == "fine"
+        servers = await status(client)
+        assert servers["silent"]["state"] == "failed"
+        assert servers["silent"]["last_error"] == (
+            "Spawn error: no answer to initialize within 0.5 s (server 'silent')"
+        )
+
+
+async def test_a_per_session_child_over_stdio_starts_when_first_needed(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"lazy": stdio(BROKEN, "--tools", "echo", per_session=True)})
+    async with gateway(config, env={"WRAPPER_SUMMARY": "1"}) as client:
+        assert (await status(client))["lazy"]["state"] == "not started"
+        assert [t.name for t in await client.list_tools()] == ["lazy__echo", "gateway_status"]
+        assert (await status(client))["lazy"]["state"] == "ready"

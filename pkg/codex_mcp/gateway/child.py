@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.jsonrpc import JsonObject
@@ -45,7 +45,6 @@ _LIST_KIND: dict[str, ListKind] = {
     "resourceTemplates": "resources",
     "prompts": "prompts",
 }
-_MAX_PAGES = 100
 #: A child up this long has its backoff reset: its next death is a fresh failure.
 _STABLE_SECONDS = 10.0
 
@@ -325,7 +324,7 @@ class Child:
         while True:
             self._stale.discard(kind)
             try:
-                items = await _list_all(connection, method, key, timeout)
+                items = await connection.list_all(method, key, timeout)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -371,39 +370,3 @@ class Child:
         if self.is_stdio and len(self.calls) == 1:
             return next(iter(self.calls.values()))
         return None
-
-    # -- status ----------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
-        connection = self.connection
-        return {
-            "name": self.name,
-            "transport": self.server.transport,
-            "per_session": self.server.per_session,
-            "state": self.state,
-            "tools": len(self.tools),
-            "restarts": self.restarts,
-            "last_error": self.last_error,
-            "uptime_sec": round(time.monotonic() - self.up_since, 1) if self.up_since else None,
-            "pid": connection.pid if connection is not None else None,
-        }
-
-
-async def _list_all(
-    connection: Connection, method: str, key: str, timeout: float
-) -> list[JsonObject]:
-    """Every page of one listing (a cursor seen twice ends it)."""
-    items: list[JsonObject] = []
-    cursor: Any = None
-    seen: set[str] = set()
-    for _ in range(_MAX_PAGES):
-        page = await connection.session.request(
-            method, {"cursor": cursor} if cursor else None, timeout=timeout
-        )
-        found = page.get(key)
-        if isinstance(found, list):
-            items += [item for item in found if isinstance(item, dict)]
-        cursor = page.get("nextCursor")
-        if not isinstance(cursor, str) or not cursor or cursor in seen:
-            break
-        seen.add(cursor)
-    return items

@@ -31,6 +31,7 @@ from .lifetime import Watchdog, die_with_parent, kill_group
 NotificationSink = Callable[[str, JsonObject, Hashable], None]
 
 CLIENT_INFO = {"name": "codex-mcp-gateway", "version": __version__}
+_MAX_PAGES = 100
 
 
 class StartFailed(Exception):
@@ -78,6 +79,24 @@ class Connection:
     @property
     def stderr_tail(self) -> str:
         return self.transport.stderr_tail if isinstance(self.transport, StdioTransport) else ""
+
+    async def list_all(self, method: str, key: str, timeout: float) -> list[JsonObject]:
+        """Every page of one listing (a cursor seen twice ends it)."""
+        items: list[JsonObject] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            page = await self.session.request(
+                method, {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            found = page.get(key)
+            if isinstance(found, list):
+                items += [item for item in found if isinstance(item, dict)]
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+        return items
 
     async def close(self) -> None:
         """Stop the child: its session, its process (stdin closed, SIGTERM, SIGKILL), and

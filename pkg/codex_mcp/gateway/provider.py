@@ -139,11 +139,12 @@ class GatewayProvider(Provider):
         self._sessions.discard(session)
 
     # -- the catalog -------------------------------------------------------------
-    def children(self, session: ServerSession) -> list[Child]:
-        """This session's children in config order (its per-session ones started now)."""
+    def children(self, session: ServerSession, *, start: bool = True) -> list[Child]:
+        """This session's children in config order (with `start`, its per-session ones are
+        started now if they are not yet)."""
         if not self.per_session.servers:
             return self.shared
-        mine = self.per_session.children(session)
+        mine = self.per_session.children(session, start=start)
         return sorted([*self.shared, *mine], key=lambda child: self._order[child.name])
 
     def catalog(self, session: ServerSession) -> Catalog:
@@ -187,12 +188,15 @@ class GatewayProvider(Provider):
             or self._catalog_generation != self.generation
             or self.per_session.servers
         ):
+            if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
+                children = self.children(ctx.session, start=False)
+                return Ready(status_result(children, self.per_session))
             catalog = self.catalog(ctx.session)
         route = catalog.routes.get(name)
         if route is not None:
             return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
         if name == STATUS_TOOL:
-            return Ready(status_result(self.children(ctx.session), self.per_session))
+            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
         return self._call_after_listing(name, arguments, ctx)
 
     async def _call_after_listing(

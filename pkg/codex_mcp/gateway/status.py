@@ -8,6 +8,7 @@ default sandbox. Its name has no `__`, so it never collides with a `server__tool
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +37,23 @@ def status_tool() -> JsonObject:
     }
 
 
+def child_status(child: Child) -> dict[str, Any]:
+    connection = child.connection
+    return {
+        "name": child.name,
+        "transport": child.server.transport,
+        "per_session": child.server.per_session,
+        "state": child.state,
+        "tools": len(child.tools),
+        "restarts": child.restarts,
+        "last_error": child.last_error,
+        "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
+        "pid": connection.pid if connection is not None else None,
+    }
+
+
 def status_result(children: Sequence[Child], per_session: SessionChildren) -> JsonObject:
-    servers: list[dict[str, Any]] = [child.status() for child in children]
+    servers: list[dict[str, Any]] = [child_status(child) for child in children]
     present = {child.name for child in children}
     for server in per_session.servers:
         if server.name not in present:
