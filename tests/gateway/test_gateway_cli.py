@@ -91,6 +91,41 @@ async def test_a_config_in_the_working_directory_is_found(tmp_path: Path) -> Non
         assert [tool.name for tool in await client.list_tools()] == ["brk__echo", "gateway_status"]
 
 
+async def test_a_codex_mcp_child_does_not_become_a_gateway_again(tmp_path: Path) -> None:
+    # A plain `codex-mcp` listed in the very config it would find (here by the inherited
+    # CODEX_MCP_WRAPPER_CONFIG, and by its working directory) serves its built-ins: it must
+    # not become a gateway starting itself again, and so on.
+    config = write_config(tmp_path, {"builtin": {"command": PY, "args": [CMD_MCP]}})
+    client = Client.stdio(
+        [PY, CMD_MCP],
+        env=gateway_env(config, HOME=str(tmp_path), WRAPPER_INIT_TIMEOUT_MS="20000"),
+        cwd=tmp_path,
+    )
+    async with client:
+        names = [tool.name for tool in await client.list_tools()]
+    assert names == ["builtin__echo", "builtin__sleep", "gateway_status"]
+
+
+async def test_a_child_given_a_config_of_its_own_is_a_gateway(tmp_path: Path) -> None:
+    inner_dir = tmp_path / "inner"
+    inner_dir.mkdir()
+    inner = write_config(inner_dir, {"brk": stdio(BROKEN, "--tools", "echo")})
+    outer = write_config(
+        tmp_path,
+        {
+            "nested": {
+                "command": PY,
+                "args": [CMD_MCP],
+                "env": {"CODEX_MCP_WRAPPER_CONFIG": str(inner)},
+            }
+        },
+    )
+    async with Client.stdio([PY, CMD_MCP], env=gateway_env(outer, HOME=str(tmp_path))) as client:
+        names = [tool.name for tool in await client.list_tools()]
+        assert names == ["nested__brk__echo", "nested__gateway_status", "gateway_status"]
+        assert (await client.call_tool("nested__brk__echo", {"message": "deep"})).text == "deep"
+
+
 async def test_passthrough_wraps_one_server_under_its_own_names(tmp_path: Path) -> None:
     command = [PY, CMD_MCP, "--", *BROKEN, "--tools", "echo,dash-name"]
     async with Client.stdio(command, env=_bare_env(tmp_path), cwd=tmp_path) as client:

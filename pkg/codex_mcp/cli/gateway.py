@@ -20,7 +20,14 @@ import sys
 from pathlib import Path
 
 from ..core.server import ServerCore
-from ..gateway.config import CONFIG_ENV, display_path, find_config, load_config, passthrough_config
+from ..gateway.config import (
+    CHILD_ENV,
+    CONFIG_ENV,
+    display_path,
+    find_config,
+    load_config,
+    passthrough_config,
+)
 from ..gateway.config_model import GatewayConfig
 from ..gateway.config_values import ConfigError
 
@@ -44,6 +51,8 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
             return own, passthrough_config(command)
         if _serve_given(own):
             return own, None
+        if os.environ.get(CHILD_ENV) and not os.environ.get(CONFIG_ENV):
+            return own, None  # a gateway's child: its config is its parent's, not ours
         return own, load_config()
     except ConfigError as error:
         print(f"{prog}: {error}", file=sys.stderr)

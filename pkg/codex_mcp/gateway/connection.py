@@ -22,6 +22,7 @@ from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.versions import LATEST_VERSION
 
+from .config import CHILD_ENV, CONFIG_ENV, SERVER_NAME_ENV
 from .config_model import ServerConfig, StdioTarget
 from .errors import exited_error, normalize_exception, spawn_error
 from .lifetime import Watchdog, die_with_parent, kill_group
@@ -112,11 +113,11 @@ class Connection:
 def make_transport(server: ServerConfig, environ: dict[str, str] | None = None) -> Transport:
     target = server.target
     if isinstance(target, StdioTarget):
-        cwd = target.cwd
         return StdioTransport(
             [target.command, *target.args],
-            env=target.env,
-            cwd=cwd,
+            env=child_environment(target.env),
+            inherit_env=False,
+            cwd=target.cwd,
             preexec_fn=die_with_parent(),
             shutdown_timeout=1.0,
         )
@@ -128,6 +129,15 @@ def make_transport(server: ServerConfig, environ: dict[str, str] | None = None) 
     if target.transport == "sse":
         return LegacySseTransport(target.url, headers=headers)
     return StreamableHttpTransport(target.url, headers=headers)
+
+
+def child_environment(extra: dict[str, str]) -> dict[str, str]:
+    """Ours, without what selects our config (a child that is a codex-mcp would serve it
+    again), marked as a gateway's child, with the entry's own `env` over it."""
+    inherited = {
+        key: value for key, value in os.environ.items() if key not in (CONFIG_ENV, SERVER_NAME_ENV)
+    }
+    return {**inherited, CHILD_ENV: "1", **extra}
 
 
 async def connect(
