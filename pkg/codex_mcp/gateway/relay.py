@@ -49,7 +49,7 @@ def call_tool(
     request_id: Any = None
 
     def answered(result: JsonObject | None, error: Exception | None) -> None:
-        del calls[request_id]
+        calls.pop(request_id, None)
         if error is None:
             answer.resolve(normalize_result(result))
         elif isinstance(error, McpError):
