@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers our interop tests talk to into .tools/ (gitignored):
 # node 22 (the conformance suite needs it; the machine's node may be older), the Codex CLI,
-# the MCP Inspector CLI, the reference "everything" server and the conformance suite versions.
+# the MCP Inspector CLI, the reference "everything" and "filesystem" servers and the conformance
+# suite versions.
 # Idempotent: a second run with everything present does nothing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,6 +25,11 @@ if [ ! -x "$tools/npm/node_modules/.bin/codex" ]; then
 fi
 if [ ! -d "$tools/conformance-next/node_modules/@modelcontextprotocol/conformance" ]; then
   install_into "$tools/conformance-next" @modelcontextprotocol/conformance@0.2.0-alpha.12
+fi
+# Reference servers the gateway tests aggregate, beside server-everything (a directory of their
+# own, so adding one never reshuffles the tree above).
+if [ ! -x "$tools/servers/node_modules/.bin/mcp-server-filesystem" ]; then
+  install_into "$tools/servers" @modelcontextprotocol/server-filesystem
 fi
 # The 2026-07-28 target (`server --requirements 2026-07-28`): its own directory, so it can move
 # to a newer alpha without moving the pinned 2025-11-25 run above.

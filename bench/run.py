@@ -1,10 +1,11 @@
 """The benchmark suite: our servers beside the peers and the floors, in one run.
 
-    python bench/run.py [--quick] [--skip-install] [--baseline REF]
+    python bench/run.py [--quick] [--skip-install] [--baseline REF] [--only CASE]
 
 Every figure is measured on this machine in this run, so ratios are what count.
 `--baseline REF` adds codex-mcp as it was at git REF (a commit, a branch, or a checkout's
 path) beside today's: the before and after of a change, in the same run.
+`--only CASE` runs the cases whose name contains CASE (e.g. `--only gateway`).
 Peers are installed by the suite itself into bench/.venv-sdk and bench/.venv-fastmcp.
 Results: a table on stdout and bench/results/latest.json. Targets are printed, never asserted.
 """
@@ -77,15 +78,28 @@ SERVERS = [
         [FASTMCP_PY, str(BENCH / "peers/fastmcp_echo.py"), "stdio"],
         [FASTMCP_PY, str(BENCH / "peers/fastmcp_echo.py"), "http", "{port}"],
     ),
-    # A gateway case (a call through the gateway versus direct) slots in here when it exists.
+]
+
+# The gateway case: the same child (our echo server) called directly, through codex-mcp as a
+# gateway (`codex-mcp -- <child>`, passthrough: the tool keeps its name), and through
+# fastmcp's proxy (`create_proxy`), each a stdio server driven the same way.
+GATEWAY_CHILD = [PY, str(ROOT / "cmd/mcp")]
+GATEWAY_SERVERS = [
+    Server("direct", GATEWAY_CHILD),
+    Server("codex-mcp gateway", [PY, str(ROOT / "cmd/mcp"), "--", *GATEWAY_CHILD]),
+    Server("fastmcp proxy", [FASTMCP_PY, str(BENCH / "peers/fastmcp_proxy.py"), *GATEWAY_CHILD]),
 ]
 
 
-def install_peers() -> None:
+def install_peers(servers: list[Server] | None = None) -> None:
+    """The peers' virtualenvs (those `servers` run from, or all)."""
+    used = {part for s in servers or () for part in [*(s.stdio or ()), *(s.http or ())]}
     for venv, packages in (
         (BENCH / ".venv-sdk", ["mcp", "uvicorn"]),
         (BENCH / ".venv-fastmcp", ["fastmcp"]),
     ):
+        if servers is not None and str(venv / "bin/python") not in used:
+            continue
         if not (venv / "bin/python").exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
             subprocess.run([str(venv / "bin/pip"), "install", "-q", *packages], check=True)
@@ -191,6 +205,20 @@ def ratios(rows: list[tuple[str, dict[str, Any]]], floor: str = "floor") -> None
             figures["x_floor_p50"] = figures["p50_ms"] / base["p50_ms"]
 
 
+def gateway_figures(rows: list[tuple[str, dict[str, Any]]]) -> None:
+    """Each row's cost over the direct call: added p50 (us) and share of direct throughput."""
+    direct = dict(rows).get("direct")
+    if not direct:
+        return
+    for _, figures in rows:
+        if figures.get("p50_ms") is not None and direct.get("p50_ms") is not None:
+            figures["added_p50_us"] = (figures["p50_ms"] - direct["p50_ms"]) * 1000
+        if figures.get("throughput_per_s") and direct.get("throughput_per_s"):
+            figures["x_direct_throughput"] = (
+                figures["throughput_per_s"] / direct["throughput_per_s"]
+            )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -200,9 +228,8 @@ def main() -> int:
     parser.add_argument(
         "--baseline", metavar="REF", help="also run codex-mcp as it was at this git ref or path"
     )
+    parser.add_argument("--only", metavar="CASE", help="run only the cases whose name has CASE")
     options = parser.parse_args()
-    if not options.skip_install:
-        install_peers()
     runs = 1 if options.quick else 3
     calls = 5000 if options.quick else 20000
     cap = 8.0 if options.quick else 20.0
@@ -278,12 +305,27 @@ def main() -> int:
         "stdio tools/list, 500 tools": (stdio_servers, stdio_list),
         "HTTP echo": (http_servers, http_echo),
         f"HTTP {sessions} concurrent sessions": (http_servers, http_sessions),
+        "stdio gateway echo": (GATEWAY_SERVERS, stdio_echo),
     }
+    if options.only:
+        cases = {k: v for k, v in cases.items() if options.only.lower() in k.lower()}
+    if not options.skip_install:
+        install_peers(
+            [s for servers, _ in cases.values() for s in servers] if options.only else None
+        )
     for label, (servers, fn) in cases.items():
         rows = run_case(label, servers, fn)
         ratios(rows, "floor")
+        if label == "stdio gateway echo":
+            gateway_figures(rows)
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
+    if options.only:
+        print_targets(report)
+        out = BENCH / "results"
+        out.mkdir(exist_ok=True)
+        (out / "latest-only.json").write_text(json.dumps(report, indent=2))
+        return 0
 
     ours_progress = Server(
         "codex-mcp (examples)",
@@ -294,9 +336,25 @@ def main() -> int:
     report["cases"]["progress over SSE"] = {"codex-mcp": progress}
     print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
 
+    print_targets(report)
+    if options.baseline:
+        print_before_after(report, servers[1].name)
+    report["machine_note"] = "medians of 3 runs" if runs == 3 else "single runs (--quick)"
+    out = BENCH / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(report, indent=2))
+    print(
+        f"\n{report['machine']}, {report['date']}, {report['machine_note']}; JSON in {out / 'latest.json'}"
+    )
+    return 0
+
+
+def print_targets(report: dict[str, Any]) -> None:
     print("\n## targets (ratios measured in this run)")
-    ours_stdio = report["cases"]["stdio echo"].get("codex-mcp", {})
-    ours_http = report["cases"]["HTTP echo"].get("codex-mcp", {})
+    cases = report["cases"]
+    ours_stdio = cases.get("stdio echo", {}).get("codex-mcp", {})
+    ours_http = cases.get("HTTP echo", {}).get("codex-mcp", {})
+    gateway = cases.get("stdio gateway echo", {}).get("codex-mcp gateway", {})
     checks = [
         (
             "stdio throughput >= 2/3 of floor",
@@ -311,21 +369,19 @@ def main() -> int:
         ),
         ("cold start < 200 ms (stdio)", ours_stdio.get("cold_start_ms"), lambda v: v < 200),
         ("RSS < 35 MB (stdio, after the run)", ours_stdio.get("rss_mb"), lambda v: v < 35),
+        ("gateway: added p50 < 250 us", gateway.get("added_p50_us"), lambda v: v < 250),
+        (
+            "gateway: throughput >= 1/2 of direct",
+            gateway.get("x_direct_throughput"),
+            lambda v: v >= 0.5,
+        ),
     ]
     for name, value, ok in checks:
+        if value is None and any(not c for c in (ours_stdio, ours_http, gateway)):
+            continue  # a case not run (--only)
         verdict = "n/a" if value is None else ("met" if ok(value) else "MISSED")
         shown = "-" if value is None else f"{value:.2f}"
         print(f"  {name:45s} {shown:>10s}  {verdict}")
-    if options.baseline:
-        print_before_after(report, servers[1].name)
-    report["machine_note"] = "medians of 3 runs" if runs == 3 else "single runs (--quick)"
-    out = BENCH / "results"
-    out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps(report, indent=2))
-    print(
-        f"\n{report['machine']}, {report['date']}, {report['machine_note']}; JSON in {out / 'latest.json'}"
-    )
-    return 0
 
 
 def print_before_after(report: dict[str, Any], before: str) -> None:

@@ -12,6 +12,7 @@ through `outbound.send(message, related)`.
 
 from .composite import CompositeProvider
 from .context import LOG_LEVELS, RequestContext
+from .deferred import Deferred
 from .jsonrpc import JsonObject, JsonRpcError, RequestId
 from .namespace import Namespaced
 from .peer import CallOptions, Inbound, JsonRpcPeer, MethodEntry, Outbound
@@ -28,6 +29,7 @@ __all__ = [
     "CallOptions",
     "ClientError",
     "CompositeProvider",
+    "Deferred",
     "Inbound",
     "JsonObject",
     "JsonRpcError",

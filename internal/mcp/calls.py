@@ -17,6 +17,8 @@ PROGRESS = "notifications/progress"
 
 #: Called with the params of each notifications/progress for one of our requests.
 ProgressCallback = Callable[[JsonObject], object]
+#: on_answer(result, error): the answer to one of our requests (error None: it succeeded).
+AnswerCallback = Callable[[JsonObject | None, Exception | None], object]
 
 
 class Outbound(Protocol):
@@ -47,9 +49,9 @@ class CallOptions:
     cancel_on_abandon: bool = True
     #: The incoming request this one is made on behalf of (routes it onto that request's stream).
     related_request_id: RequestId | None = None
-    #: Told the id our request got, before it is sent (a long-lived request's notifications
-    #: name it: a 2026-07-28 subscription's id is its listen request's id).
-    on_sent: Callable[[RequestId], object] | None = None
+    #: Send under this id (from `peer.new_request_id()`) instead of a fresh one, so the caller
+    #: knows it beforehand: a relay ties the peer's requests that name it back to its caller.
+    request_id: RequestId | None = None
 
 
 DEFAULT_OPTIONS = CallOptions()

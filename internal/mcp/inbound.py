@@ -11,6 +11,7 @@ from .calls import DEFAULT_OPTIONS, PROGRESS, CallOptions
 from .jsonrpc import JsonObject, RequestId
 
 if TYPE_CHECKING:
+    from .deferred import Deferred
     from .peer import JsonRpcPeer
 
 
@@ -43,8 +44,9 @@ class Inbound:
         self.meta = meta
         #: Set when the peer cancels this request; a handler in a thread can poll it.
         self.cancelled = False
-        #: The task running the request (None when it is answered on the spot).
-        self.task: asyncio.Task[Any] | None = None
+        #: What the answer comes from: the request's task, or the Deferred its handler
+        #: returned (None when it is answered on the spot). Cancelling it stops the request.
+        self.task: asyncio.Task[Any] | Deferred | None = None
         #: The request of ours whose stream carried this one (a client learns which of its
         #: calls a server request belongs to); None when the transport cannot tell.
         self.related_request_id = related_request_id

@@ -12,6 +12,7 @@ below gives it decoded messages and an `Outbound` to write through).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import sys
@@ -23,6 +24,7 @@ from .calls import (
     CANCELLED,
     DEFAULT_OPTIONS,
     PROGRESS,
+    AnswerCallback,
     CallOptions,
     Claim,
     Handler,
@@ -31,6 +33,7 @@ from .calls import (
     Outbound,
     ProgressCallback,
 )
+from .deferred import Deferred
 from .inbound import Inbound
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -65,12 +68,40 @@ else:  # 3.11 has no eager tasks; running the first step outside a task would br
 
 
 class _Pending:
-    __slots__ = ("future", "method", "on_progress")
+    """One request of ours awaiting its answer: in a future (`request`), or for a callback
+    (`request_nowait`)."""
 
-    def __init__(self, future: asyncio.Future[JsonObject], method: str, on_progress: Any) -> None:
+    __slots__ = ("future", "method", "on_answer", "on_progress")
+
+    def __init__(
+        self,
+        future: asyncio.Future[JsonObject] | None,
+        method: str,
+        on_progress: Any,
+        on_answer: AnswerCallback | None = None,
+    ) -> None:
         self.future = future
         self.method = method
         self.on_progress = on_progress
+        self.on_answer = on_answer
+
+    @property
+    def settled(self) -> bool:
+        return self.future is not None and self.future.done()
+
+    def succeed(self, result: JsonObject) -> None:
+        if self.future is not None:
+            if not self.future.done():
+                self.future.set_result(result)
+        elif self.on_answer is not None:
+            self.on_answer(result, None)
+
+    def fail(self, error: Exception) -> None:
+        if self.future is not None:
+            if not self.future.done():
+                self.future.set_exception(error)
+        elif self.on_answer is not None:
+            self.on_answer(None, error)
 
 
 class _Batch:
@@ -252,7 +283,36 @@ class JsonRpcPeer:
             self._reply(request_id, result_response(request_id, work.value), batch)
             return
         self._in_flight[request_id] = ctx
+        if type(work) is Deferred:  # answered when it is resolved: no task either
+            ctx.task = work
+            work.bind(functools.partial(self._answer_deferred, request_id, ctx, batch))
+            return
         ctx.task = _start_task(self._run(request_id, work, ctx, batch))
+
+    def _answer_deferred(
+        self,
+        request_id: RequestId,
+        ctx: Inbound,
+        batch: _Batch | None,
+        result: Any,
+        error: BaseException | None,
+    ) -> None:
+        """A Deferred was settled (once): answer its request as `_run` answers a task's."""
+        if self._in_flight.get(request_id) is not ctx:  # cancelled by the peer, or closed
+            if batch is not None:
+                batch.add(None)
+            return
+        del self._in_flight[request_id]
+        if error is None:
+            response = result_response(request_id, result)
+        elif isinstance(error, asyncio.CancelledError):  # the handler gave up on it
+            response = _cancelled_by_handler(request_id)
+        elif isinstance(error, JsonRpcError):
+            response = _error_from(request_id, error)
+        else:
+            log.error("unhandled error in %s", ctx.method, exc_info=error)
+            response = error_response(request_id, INTERNAL_ERROR, f"Internal error: {error}")
+        self._reply(request_id, response, batch)
 
     async def _run(
         self, request_id: RequestId, work: Any, ctx: Inbound, batch: _Batch | None
@@ -341,7 +401,7 @@ class JsonRpcPeer:
     def _on_response(self, message: JsonObject) -> None:
         request_id = response_id(message.get("id"))
         pending = self._outgoing.pop(request_id, None) if request_id is not None else None
-        if pending is None or pending.future.done():
+        if pending is None or pending.settled:
             if "error" in message and message.get("id") is None:
                 log.warning("the peer reported an error: %.300r", message.get("error"))
             else:
@@ -349,15 +409,13 @@ class JsonRpcPeer:
             return
         if "error" in message:
             error = error_from_wire(message["error"])
-            pending.future.set_exception(
-                self.remote_error(error.code, error.message, error.data, pending.method)
-            )
+            pending.fail(self.remote_error(error.code, error.message, error.data, pending.method))
             return
         result = message.get("result")
         if type(result) is dict:
-            pending.future.set_result(result)
+            pending.succeed(result)
         else:
-            pending.future.set_exception(
+            pending.fail(
                 self.remote_error(
                     INTERNAL_ERROR,
                     f"malformed answer to {pending.method}: the result is not an object",
@@ -394,10 +452,10 @@ class JsonRpcPeer:
         if self.closed:
             raise self.closed_error()
         options = options or DEFAULT_OPTIONS
-        self._next_id += 1
-        request_id = self._next_id
-        if options.on_sent is not None:
-            options.on_sent(request_id)
+        request_id = options.request_id
+        if request_id is None:
+            self._next_id += 1
+            request_id = self._next_id
         if options.meta is not None or options.on_progress is not None:
             params = dict(params or {})
             meta = {**(params.get("_meta") or {}), **(options.meta or {})}
@@ -406,6 +464,8 @@ class JsonRpcPeer:
             params["_meta"] = meta
         future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
         self._outgoing[request_id] = _Pending(future, method, options.on_progress)
+        if options.timeout is None:  # no scope to enter and leave: a relay's hot path
+            return await self._await_answer(request_id, method, params, options, future)
         sent = False
         scope = asyncio.timeout(options.timeout)
         try:
@@ -432,8 +492,80 @@ class JsonRpcPeer:
             if not future.done():
                 future.cancel()
 
+    async def _await_answer(
+        self,
+        request_id: RequestId,
+        method: str,
+        params: JsonObject | None,
+        options: CallOptions,
+        future: asyncio.Future[JsonObject],
+    ) -> JsonObject:
+        """`request` without a timeout."""
+        sent = False
+        try:
+            delivery = self.outbound.send(
+                jsonrpc.request(request_id, method, params), options.related_request_id
+            )
+            sent = True
+            if delivery is not None:
+                await delivery
+            return await future
+        except asyncio.CancelledError:
+            self._abandon(request_id, method, options, sent, "cancelled by the caller")
+            raise
+        finally:
+            self._outgoing.pop(request_id, None)
+            if not future.done():
+                future.cancel()
+
+    def request_nowait(
+        self,
+        method: str,
+        params: JsonObject | None,
+        on_answer: AnswerCallback,
+        options: CallOptions | None = None,
+    ) -> RequestId:
+        """Send a request now; `on_answer(result, error)` is called once, when its answer
+        arrives (error: as `request` would raise) or the connection closes. No future, no
+        task, no timeout: a relay's hot path. `abandon(request_id)` gives up on it."""
+        if self.closed:
+            raise self.closed_error()
+        options = options or DEFAULT_OPTIONS
+        request_id = options.request_id
+        if request_id is None:
+            self._next_id += 1
+            request_id = self._next_id
+        if options.meta is not None or options.on_progress is not None:
+            params = dict(params or {})
+            meta = {**(params.get("_meta") or {}), **(options.meta or {})}
+            if options.on_progress is not None:
+                meta["progressToken"] = request_id
+            params["_meta"] = meta
+        pending = _Pending(None, method, options.on_progress, on_answer)
+        self._outgoing[request_id] = pending
+        try:
+            delivery = self.outbound.send(
+                jsonrpc.request(request_id, method, params), options.related_request_id
+            )
+        except BaseException:
+            del self._outgoing[request_id]
+            raise
+        if delivery is not None:  # an outbound that writes later: its failure fails the request
+            self._spawn(_fail_if_undelivered(delivery, request_id, self))
+        return request_id
+
+    def abandon(self, request_id: RequestId, reason: str = "cancelled by the caller") -> None:
+        """Give up on a request of ours still waiting: the peer is told, its answer ignored."""
+        if self._outgoing.pop(request_id, None) is not None and not self.closed:
+            self.notify(CANCELLED, {"requestId": request_id, "reason": reason})
+
+    def new_request_id(self) -> int:
+        """An id no request of ours uses yet, for CallOptions.request_id."""
+        self._next_id += 1
+        return self._next_id
+
     def _abandon(
-        self, request_id: int, method: str, options: CallOptions, sent: bool, reason: str
+        self, request_id: RequestId, method: str, options: CallOptions, sent: bool, reason: str
     ) -> None:
         # The spec forbids cancelling initialize; a closed connection has nobody to tell.
         if not sent or not options.cancel_on_abandon or method == "initialize" or self.closed:
@@ -480,12 +612,18 @@ class JsonRpcPeer:
 
     async def drain(self, timeout: float) -> None:
         """Let incoming requests finish (bounded), then cancel what is left."""
-        tasks = [ctx.task for ctx in self._in_flight.values() if ctx.task is not None]
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=timeout)
-            for task in pending:
-                task.cancel()
+        waits: list[asyncio.Future[Any]] = []
+        for ctx in self._in_flight.values():
+            if type(ctx.task) is Deferred:
+                waits.append(ctx.task.finished())
+            elif ctx.task is not None:
+                waits.append(ctx.task)  # type: ignore[arg-type]
+        if waits:
+            _, pending = await asyncio.wait(waits, timeout=timeout)
             if pending:
+                for ctx in list(self._in_flight.values()):
+                    if ctx.task is not None:
+                        ctx.task.cancel()
                 await asyncio.wait(pending, timeout=1.0)
 
     def close(self, error: Exception | None = None) -> None:
@@ -494,16 +632,16 @@ class JsonRpcPeer:
         if self.closed:
             return
         self.closed = True
-        for ctx in self._in_flight.values():
+        in_flight = list(self._in_flight.values())
+        self._in_flight.clear()  # first: a Deferred settles at once, and must find none
+        for ctx in in_flight:
             ctx.cancelled = True
             if ctx.task is not None:
                 ctx.task.cancel()
-        self._in_flight.clear()
         pending = list(self._outgoing.values())
         self._outgoing.clear()
         for item in pending:
-            if not item.future.done():
-                item.future.set_exception(error or self.closed_error())
+            item.fail(error or self.closed_error())
         for task in list(self._background):
             task.cancel()
 
@@ -528,6 +666,17 @@ async def _delivered(sent: Awaitable[None], message: Any) -> None:
     except Exception as exc:  # an answer or notification nobody waits on: log it
         what = message.get("method", "answer") if isinstance(message, dict) else "batch"
         log.debug("could not deliver %s: %s", what, exc)
+
+
+async def _fail_if_undelivered(
+    delivery: Awaitable[None], request_id: RequestId, peer: JsonRpcPeer
+) -> None:
+    try:
+        await delivery
+    except Exception as exc:
+        pending = peer._outgoing.pop(request_id, None)
+        if pending is not None:
+            pending.fail(exc)
 
 
 async def _logged(result: Awaitable[Any], fn: Any) -> None:
@@ -559,6 +708,7 @@ def _error_from(request_id: RequestId, exc: JsonRpcError) -> JsonObject:
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "AnswerCallback",
     "CallOptions",
     "Claim",
     "Handler",

@@ -148,6 +148,19 @@ async def test_content_length_framing() -> None:
         assert (await client.call_tool("shout", {"text": "hi"})).text == "HI"
 
 
+async def test_large_results_and_many_answers_arrive_whole() -> None:
+    # The reader takes stdout in chunks: a 3 MB answer spans many, and 200 concurrent calls'
+    # answers share them; each must come out whole and matched to its call.
+    async with Client.stdio(OUR_SERVER, env={"CODEX_MCP_BENCH_TOOLS": "1"}) as client:
+        big = await client.call_tool("blob", {"size": 3_000_000})
+        assert big.text == "x" * 3_000_000
+        messages = [f"message {i} " + "y" * (i * 37 % 5000) for i in range(200)]
+        results = await asyncio.gather(
+            *(client.call_tool("echo", {"message": m}) for m in messages)
+        )
+        assert [r.text for r in results] == messages
+
+
 @needs_everything
 async def test_server_everything_stdio() -> None:
     sampled: list[dict] = []

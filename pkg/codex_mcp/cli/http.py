@@ -9,6 +9,7 @@ import sys
 
 from ..defaults import HttpDefaults, HttpOptions
 from .common import configure_core, configure_logging, load_core
+from .gateway import gateway_core, intercept
 from .options import parse
 
 DESCRIPTION = (
@@ -38,13 +39,14 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    settings = parse(HttpDefaults, argv, "codex-mcp-http", DESCRIPTION)
+    args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp-http")
+    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION)
     configure_logging(settings.log_level)
     if settings.log_file is not None:
         handler = logging.FileHandler(settings.log_file, encoding="utf-8")
         handler.setFormatter(RedactBearer("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logging.getLogger().addHandler(handler)
-    core = load_core(settings.serve)
+    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve)
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http

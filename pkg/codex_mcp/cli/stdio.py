@@ -6,6 +6,7 @@ import sys
 
 from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
 from .common import configure_core, configure_logging, load_core
+from .gateway import gateway_core, intercept
 
 DESCRIPTION = (
     "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
@@ -27,9 +28,10 @@ def _settings(argv: list[str]) -> StdioDefaults:
 
 
 def main(argv: list[str] | None = None) -> None:
-    settings = _settings(sys.argv[1:] if argv is None else argv)
+    args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp")
+    settings = _settings(args)
     configure_logging(settings.log_level)
-    core = load_core(settings.serve)
+    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve)
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.stdio import serve_stdio

@@ -10,39 +10,87 @@ HTTP+SSE, or in memory.
         print(result.text)
 """
 
-from .approval import Approval
-from .client import Client
-from .errors import (
-    ApprovalDenied,
-    ConnectionClosed,
-    McpClientError,
-    McpError,
-    RequestTimeout,
-    SessionExpired,
-    TransportError,
-    is_retryable,
-)
-from .naming import qualify_tool_name
-from .retry import Backoff, exponential_backoff
-from .session import ClientSession
-from .telemetry import Telemetry, TelemetryEvent, subscribe
-from .transports import (
-    LegacySseTransport,
-    MemoryTransport,
-    StdioTransport,
-    StreamableHttpTransport,
-    Transport,
-)
-from .transports.stdio import SpawnError
-from .types import (
-    CallToolResult,
-    Completion,
-    GetPromptResult,
-    InitializeResult,
-    Page,
-    ReadResourceResult,
-    Tool,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names load on first use (PEP 562): a program that needs only the stdio transport (the
+# gateway with stdio children) never pays for aiohttp (~150 ms).
+_LAZY = {
+    "Approval": ".approval",
+    "Client": ".client",
+    "ApprovalDenied": ".errors",
+    "ConnectionClosed": ".errors",
+    "McpClientError": ".errors",
+    "McpError": ".errors",
+    "RequestTimeout": ".errors",
+    "SessionExpired": ".errors",
+    "TransportError": ".errors",
+    "is_retryable": ".errors",
+    "qualify_tool_name": ".naming",
+    "Backoff": ".retry",
+    "exponential_backoff": ".retry",
+    "ClientSession": ".session",
+    "Telemetry": ".telemetry",
+    "TelemetryEvent": ".telemetry",
+    "subscribe": ".telemetry",
+    "LegacySseTransport": ".transports.legacy_sse",
+    "MemoryTransport": ".transports.memory",
+    "StdioTransport": ".transports.stdio",
+    "StreamableHttpTransport": ".transports.streamable_http",
+    "Transport": ".transports.base",
+    "SpawnError": ".transports.stdio",
+    "CallToolResult": ".types",
+    "Completion": ".types",
+    "GetPromptResult": ".types",
+    "InitializeResult": ".types",
+    "Page": ".types",
+    "ReadResourceResult": ".types",
+    "Tool": ".types",
+}
+
+if TYPE_CHECKING:
+    from .approval import Approval
+    from .client import Client
+    from .errors import (
+        ApprovalDenied,
+        ConnectionClosed,
+        McpClientError,
+        McpError,
+        RequestTimeout,
+        SessionExpired,
+        TransportError,
+        is_retryable,
+    )
+    from .naming import qualify_tool_name
+    from .retry import Backoff, exponential_backoff
+    from .session import ClientSession
+    from .telemetry import Telemetry, TelemetryEvent, subscribe
+    from .transports.base import Transport
+    from .transports.legacy_sse import LegacySseTransport
+    from .transports.memory import MemoryTransport
+    from .transports.stdio import SpawnError, StdioTransport
+    from .transports.streamable_http import StreamableHttpTransport
+    from .types import (
+        CallToolResult,
+        Completion,
+        GetPromptResult,
+        InitializeResult,
+        Page,
+        ReadResourceResult,
+        Tool,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Approval",

@@ -49,14 +49,20 @@ ProgressHandler = ProgressCallback
 
 
 class _TransportOutbound:
-    """The peer's outbound: each message is one awaited `transport.send`."""
+    """The peer's outbound: `transport.send`, awaited; a transport that can queue a message
+    at once (stdio) takes it synchronously, with nothing to await unless it is backed up."""
 
-    __slots__ = ("transport",)
+    __slots__ = ("send_nowait", "transport")
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
+        self.send_nowait: Callable[[Any], Awaitable[None] | None] | None = getattr(
+            transport, "send_nowait", None
+        )
 
-    def send(self, message: Any, related: Hashable = None) -> Awaitable[None]:
+    def send(self, message: Any, related: Hashable = None) -> Awaitable[None] | None:
+        if self.send_nowait is not None:
+            return self.send_nowait(message)
         return self.transport.send(message)
 
 
@@ -70,6 +76,9 @@ class ClientSession(JsonRpcPeer):
         self.notification_handlers: list[NotificationHandler] = []
         #: Called after an expired HTTP session was re-established (caches may be stale).
         self.on_reinitialized: Callable[[InitializeResult], object] | None = None
+        #: Called once when the connection ends (the server died, or we closed it), after
+        #: every pending request has failed.
+        self.on_closed: Callable[[ConnectionClosed], object] | None = None
         self.init_result: InitializeResult | None = None
         #: Set when the server speaks 2026-07-28: every request then carries its envelope.
         self.modern: ModernEra | None = None
@@ -101,6 +110,8 @@ class ClientSession(JsonRpcPeer):
         self.close(closed)
         if pending:
             log.warning("%s; %d pending request(s) failed", closed, pending)
+        if self.on_closed is not None:
+            self._call_back(self.on_closed, closed)
 
     async def initialize(self, params: JsonObject, timeout: float | None) -> InitializeResult:
         """initialize, check the negotiated version, then notifications/initialized."""

@@ -56,20 +56,18 @@ class Subscription:
         else:
             self._events.put_nowait((method, params))
 
-    def _sent(self, request_id: RequestId) -> None:
-        self.id = request_id
-
     async def __aenter__(self) -> Subscription:
         if self.session.modern is None:
             raise McpClientError("subscriptions/listen needs a server speaking 2026-07-28")
         loop = asyncio.get_running_loop()
         self._ack = loop.create_future()
         self.session.notification_handlers.append(self._route)
+        self.id = self.session.new_request_id()  # its notifications name it
         self._request = loop.create_task(
             self.session.request(
                 "subscriptions/listen",
                 {"notifications": self.notifications},
-                CallOptions(on_sent=self._sent),
+                CallOptions(request_id=self.id),
             )
         )
         self._request.add_done_callback(self._ended)

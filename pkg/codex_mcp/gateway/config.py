@@ -23,6 +23,9 @@ from .config_values import ConfigError
 
 CONFIG_ENV = "CODEX_MCP_WRAPPER_CONFIG"
 SERVER_NAME_ENV = "MCP_WRAPPER_SERVER_NAME"
+#: Set in the environment of the gateway's children: a `codex-mcp` started by a gateway does
+#: not look for a config (it would find its parent's and start itself again, endlessly).
+CHILD_ENV = "CODEX_MCP_GATEWAY_CHILD"
 CONFIG_FILENAME = ".mcp.json"
 
 

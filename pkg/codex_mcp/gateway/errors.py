@@ -222,6 +222,17 @@ def timeout_error(seconds: float, *, server: str, tool: str | None = None) -> di
     return _error(REQUEST_TIMEOUT, message, "server_error", False, server, tool, original)
 
 
+def limit_error(limit: int, *, server: str, tool: str | None = None) -> dict[str, Any]:
+    """A per-session child refused: `max_session_children` of them are running."""
+    detail = (
+        f"too many per-session child servers: {limit} are running "
+        "(the gateway's max_session_children); try again when a session ends"
+    )
+    original = {"type": "limit", "max_session_children": limit}
+    message = _message("Server error", detail, server, tool)
+    return _error(GATEWAY_ERROR, message, "server_error", True, server, tool, original)
+
+
 def normalize_exception(
     exc: BaseException, *, server: str, tool: str | None = None, command: str | None = None
 ) -> dict[str, Any]:

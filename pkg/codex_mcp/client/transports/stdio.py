@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal, TextIO
 
 from codex_mcp.core import jsonrpc
@@ -28,6 +28,53 @@ log = logging.getLogger("codex_mcp.client.stdio")
 Framing = Literal["ndjson", "content-length"]
 _READ_LIMIT = 64 * 1024 * 1024  # one message may be a large tool result
 _STDERR_TAIL = 20
+_STDERR_LINE = 4096  # longer stderr lines are cut (a flood with no newline must not pile up)
+_READ_CHUNK = 256 * 1024
+_WRITE_HIGH_WATER = 1024 * 1024  # past this much unwritten, a sender waits for the pipe
+
+
+class _Frames:
+    """Splits what a server writes into messages: newline-delimited JSON, or LSP-style
+    `Content-Length:` headers, a blank line and the body (read whatever `framing` says)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._rest = b""
+        self._header_length: int | None = None  # in a header block: the body's length
+        self._body_length: int | None = None  # after the blank line: waiting for the body
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if self._rest:
+            data = self._rest + data
+        out: list[bytes] = []
+        start = 0
+        while True:
+            if self._body_length is not None:
+                end = start + self._body_length
+                if end > len(data):
+                    break
+                out.append(data[start:end])
+                start, self._body_length = end, None
+                continue
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                break
+            line = data[start:newline].strip()
+            start = newline + 1
+            if self._header_length is not None:
+                if not line:  # the blank line ends the headers (Content-Type may precede it)
+                    self._body_length, self._header_length = self._header_length, None
+                continue
+            if not line:
+                continue
+            if line[:15].lower() == b"content-length:":
+                self._header_length = int(line[15:].strip())
+                continue
+            out.append(line)
+        self._rest = data[start:]
+        if len(self._rest) > self.limit:
+            raise ValueError(f"a message over {self.limit} bytes")
+        return out
 
 
 class SpawnError(McpClientError):
@@ -45,7 +92,10 @@ class StdioTransport(Transport):
         framing: Framing = "ndjson",
         errlog: TextIO | None = None,
         shutdown_timeout: float = 2.0,
+        preexec_fn: Callable[[], object] | None = None,
     ) -> None:
+        """`preexec_fn` runs in the child between fork and exec (the gateway uses it to have
+        the kernel kill the child when we die)."""
         if not command:
             raise ValueError("empty server command")
         self.command = list(command)
@@ -54,13 +104,15 @@ class StdioTransport(Transport):
         self.framing: Framing = framing
         self.errlog = errlog
         self.shutdown_timeout = shutdown_timeout
+        self.preexec_fn = preexec_fn
         self.process: asyncio.subprocess.Process | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._tasks: list[asyncio.Task[None]] = []
-        self._write_lock = asyncio.Lock()
+        self._pending: list[bytes] = []
         self._on_message: OnMessage | None = None
         self._on_closed: OnClosed | None = None
         self._closing = False
+        self._garbage_seen = False
         self._gone: ConnectionClosed | None = None
 
     def describe(self) -> str:
@@ -78,6 +130,7 @@ class StdioTransport(Transport):
                 cwd=self.cwd,
                 limit=_READ_LIMIT,
                 start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
+                preexec_fn=self.preexec_fn,
             )
         except FileNotFoundError:
             raise SpawnError(
@@ -96,6 +149,15 @@ class StdioTransport(Transport):
 
     # -- writing ---------------------------------------------------------------
     async def send(self, message: JsonObject) -> None:
+        waiting = self.send_nowait(message)
+        if waiting is not None:
+            await waiting
+
+    def send_nowait(self, message: JsonObject) -> Awaitable[None] | None:
+        """Queue one message; everything sent in one event-loop turn goes out in one write
+        (under load that is one syscall for many requests). Returns something to await only
+        while the pipe is backed up. A failed write is reported by the process's death,
+        which fails every pending request."""
         process = self.process
         if self._gone is not None:
             raise self._gone
@@ -106,32 +168,42 @@ class StdioTransport(Transport):
             data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         else:
             data = body + b"\n"
+        pending = self._pending
+        pending.append(data)
+        if len(pending) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+        if process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+            return self._drain(process.stdin)
+        return None
+
+    async def _drain(self, writer: asyncio.StreamWriter) -> None:
         try:
-            async with self._write_lock:
-                process.stdin.write(data)
-                await process.stdin.drain()
+            await writer.drain()
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             raise self._gone or ConnectionClosed(f"cannot write to MCP server: {exc}") from None
 
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        process = self.process
+        if not pending or process is None or process.stdin is None:
+            return
+        try:
+            process.stdin.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
+            log.debug("writing to %s failed: %s", self.describe(), exc)
+
     # -- reading ---------------------------------------------------------------
     async def _read_stdout(self) -> None:
+        """Read stdout in chunks and deliver every message a chunk completes: under load
+        one wakeup hands over many answers."""
         assert self.process is not None and self.process.stdout is not None
         stdout = self.process.stdout
+        frames = _Frames(_READ_LIMIT)
         try:
-            while True:
-                line = await stdout.readline()
-                if not line:
-                    break
-                stripped = line.strip()
-                if not stripped:
-                    continue
-                if stripped[:15].lower() == b"content-length:":
-                    length = int(stripped[15:].strip())
-                    while (await stdout.readline()).strip():
-                        pass  # other headers (Content-Type) up to the blank line
-                    stripped = await stdout.readexactly(length)
-                self._deliver(stripped)
-        except (asyncio.IncompleteReadError, ValueError, ConnectionError) as exc:
+            while chunk := await stdout.read(_READ_CHUNK):
+                for message in frames.feed(chunk):
+                    self._deliver(message)
+        except (ValueError, ConnectionError) as exc:
             log.warning("reading from %s failed: %s", self.describe(), exc)
         await self._connection_lost()
 
@@ -139,20 +211,42 @@ class StdioTransport(Transport):
         try:
             message = jsonrpc.decode(data)
         except JsonRpcError:
-            # Servers that print banners on stdout: say so, keep going.
-            log.warning("ignoring non-JSON output from %s: %.200r", self.describe(), data)
+            # Servers that print banners on stdout: say so (once), keep going.
+            level = logging.DEBUG if self._garbage_seen else logging.WARNING
+            self._garbage_seen = True
+            log.log(level, "ignoring non-JSON output from %s: %.200r", self.describe(), data)
             return
         if self._on_message is not None:
             self._on_message(message)
 
     async def _read_stderr(self) -> None:
+        """Read the server's stderr to its end (a server blocked on a full stderr pipe would
+        hang), line by line, cutting lines over _STDERR_LINE so a flood costs no memory."""
         assert self.process is not None and self.process.stderr is not None
-        while line := await self.process.stderr.readline():
-            text = line.decode("utf-8", errors="replace").rstrip()
-            self._stderr_tail.append(text)
-            log.debug("[%s] %s", self.command[0], text)
-            if self.errlog is not None:
-                print(text, file=self.errlog, flush=True)
+        stderr = self.process.stderr
+        partial = b""
+        while chunk := await stderr.read(65536):
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            if len(partial) > _STDERR_LINE:
+                lines.append(partial)
+                partial = b""
+            for line in lines:
+                self._stderr_line(line)
+        if partial:
+            self._stderr_line(partial)
+
+    def _stderr_line(self, line: bytes) -> None:
+        text = line[:_STDERR_LINE].decode("utf-8", errors="replace").rstrip()
+        self._stderr_tail.append(text)
+        log.debug("[%s] %s", self.command[0], text)
+        if self.errlog is not None:
+            print(text, file=self.errlog, flush=True)
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr."""
+        return "\n".join(self._stderr_tail)
 
     async def _watch_exit(self) -> None:
         assert self.process is not None
@@ -200,6 +294,7 @@ class StdioTransport(Transport):
         if self._closing:
             return
         self._closing = True
+        self._flush()
         process = self.process
         if process is not None and process.returncode is None:
             if process.stdin is not None:

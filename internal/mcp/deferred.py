@@ -1,0 +1,106 @@
+"""A handler's answer that comes from elsewhere, with no task in between.
+
+A relay (the gateway sending a call on to a child) has nothing to run while it waits: its
+answer is whatever the child answers. Its handler returns a `Deferred` and resolves it
+when the child's answer arrives; the peer then answers the request right there, in the
+same step: no task, no future, no loop turn. If the peer cancels the request first (or the
+connection closes), the Deferred is cancelled and its `on_cancel` lets the relay give up on
+the child's request too.
+
+Awaiting a Deferred gives its result (or raises its error), so any caller that simply
+awaits `Provider.call_tool` keeps working.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Generator
+from typing import Any
+
+#: settle(result, error): exactly one of them is meaningful (error None means success).
+Settle = Callable[[Any, BaseException | None], None]
+
+
+class Deferred:
+    __slots__ = ("_finished", "_outcome", "_settle", "cancelled", "on_cancel")
+
+    def __init__(self) -> None:
+        self._settle: Settle | None = None
+        self._outcome: tuple[Any, BaseException | None] | None = None
+        self._finished: asyncio.Future[None] | None = None
+        #: Called once if the Deferred is cancelled before it is resolved.
+        self.on_cancel: Callable[[], object] | None = None
+        self.cancelled = False
+
+    @property
+    def done(self) -> bool:
+        return self._outcome is not None or self.cancelled
+
+    def resolve(self, result: Any) -> None:
+        self._finish(result, None)
+
+    def reject(self, error: BaseException) -> None:
+        self._finish(None, error)
+
+    def _finish(self, result: Any, error: BaseException | None) -> None:
+        if self.done:  # answered, or given up on, already: later answers are dropped
+            return
+        self._outcome = (result, error)
+        settle, self._settle, self.on_cancel = self._settle, None, None  # no cycles left
+        if settle is not None:
+            settle(result, error)
+        self._wake()
+
+    def cancel(self, msg: Any = None) -> bool:
+        """Give up on the answer (the request was cancelled, or the connection closed)."""
+        if self.done:
+            return False
+        self.cancelled = True
+        self._wake()
+        settle, self._settle = self._settle, None
+        on_cancel, self.on_cancel = self.on_cancel, None
+        if on_cancel is not None:
+            on_cancel()
+        if settle is not None:
+            settle(None, asyncio.CancelledError(msg))
+        return True
+
+    def bind(self, settle: Settle) -> None:
+        """Who answers the request: called once, with the outcome (at once if there is
+        one), or with a CancelledError when it is cancelled."""
+        if self._outcome is not None:
+            settle(*self._outcome)
+        elif self.cancelled:
+            settle(None, asyncio.CancelledError())
+        else:
+            self._settle = settle
+
+    def finished(self) -> asyncio.Future[None]:
+        """A future done when this is resolved, rejected or cancelled (for draining)."""
+        if self._finished is None:
+            self._finished = asyncio.get_running_loop().create_future()
+            if self.done:
+                self._finished.set_result(None)
+        return self._finished
+
+    def _wake(self) -> None:
+        if self._finished is not None and not self._finished.done():
+            self._finished.set_result(None)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if not self.done:
+            try:
+                yield from self.finished().__await__()
+            except asyncio.CancelledError:
+                self.cancel()
+                raise
+        if self.cancelled:
+            raise asyncio.CancelledError
+        assert self._outcome is not None
+        result, error = self._outcome
+        if error is not None:
+            raise error
+        return result
+
+
+__all__ = ["Deferred", "Settle"]

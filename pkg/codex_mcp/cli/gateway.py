@@ -1,0 +1,131 @@
+"""The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`:
+
+    codex-mcp                          serve the .mcp.json found as seed 001 says (none: built-ins)
+    codex-mcp -- <server> <args...>    wrap one server (passthrough)
+    codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
+    codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
+
+`intercept` runs before the settings are read and imports only the config reader, so a
+`codex-mcp` with no config starts as fast as before; the serving side (which pulls in the
+client) is imported only when there is something to relay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from ..core.server import ServerCore
+from ..gateway.config import (
+    CHILD_ENV,
+    CONFIG_ENV,
+    display_path,
+    find_config,
+    load_config,
+    passthrough_config,
+)
+from ..gateway.config_model import GatewayConfig
+from ..gateway.config_values import ConfigError
+
+PRINT_CONFIG = "--print-codex-config"
+SERVE_ENV = "CODEX_MCP_SERVE"
+
+
+def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | None]:
+    """The arguments left for the settings, and the gateway config to serve (None: serve
+    what the settings say). Exits for `lint`, `--print-codex-config` and a bad config."""
+    if prog == "codex-mcp" and argv[:1] == ["lint"]:
+        from ..gateway.lint_cli import main as lint
+
+        raise SystemExit(lint(argv[1:]))
+    own, command = _split(argv)
+    if PRINT_CONFIG in own:
+        own = [arg for arg in own if arg != PRINT_CONFIG]
+        raise SystemExit(print_codex_config(own, command))
+    try:
+        if command is not None:
+            return own, passthrough_config(command)
+        if _serve_given(own):
+            return own, None
+        if os.environ.get(CHILD_ENV) and not os.environ.get(CONFIG_ENV):
+            return own, None  # a gateway's child: its config is its parent's, not ours
+        return own, load_config()
+    except ConfigError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def gateway_core(config: GatewayConfig) -> ServerCore:
+    """The gateway's core; `DEBUG=1` turns on detailed logs first."""
+    from ..gateway.env import GatewayEnv
+    from ..gateway.serve import build_core
+
+    env = GatewayEnv.read()
+    if env.debug:
+        logging.getLogger().setLevel(logging.DEBUG)
+    return build_core(config, env)
+
+
+def _split(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    if "--" not in argv:
+        return list(argv), None
+    at = argv.index("--")
+    return list(argv[:at]), list(argv[at + 1 :])
+
+
+def _serve_given(argv: list[str]) -> bool:
+    """`--serve X` (or CODEX_MCP_SERVE) names what to serve: no config discovery then."""
+    given = any(arg == "--serve" or arg.startswith("--serve=") for arg in argv)
+    return given or any(key.upper() == SERVE_ENV for key in os.environ)
+
+
+def print_codex_config(own: list[str], command: list[str] | None) -> int:
+    """Print the `[mcp_servers.codex-mcp]` entry for Codex's config.toml, and the same as a
+    `codex mcp add` command, for this installation and the config it would serve."""
+    launcher = _launcher()
+    args = [*launcher[1:], *own, *(["--", *command] if command is not None else [])]
+    env: dict[str, str] = {}
+    try:
+        found = find_config() if command is None and not _serve_given(own) else None
+    except ConfigError as error:
+        print(f"codex-mcp: {error}", file=sys.stderr)
+        return 2
+    if found is not None:
+        env[CONFIG_ENV] = str(found)
+    lines = [
+        "# Add to ~/.codex/config.toml:",
+        "[mcp_servers.codex-mcp]",
+        f"command = {json.dumps(launcher[0])}",
+    ]
+    if args:
+        lines.append(f"args = {json.dumps(args)}")
+    if env:
+        pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in env.items())
+        lines.append(f"env = {{ {pairs} }}")
+    lines += [
+        "# Codex's first turn waits for the gateway's tools (slow children included):",
+        "required = true",
+        "startup_timeout_sec = 30",
+    ]
+    if found is not None:
+        lines.insert(0, f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp.")
+    add = ["codex", "mcp", "add", "codex-mcp"]
+    add += [f"--env={key}={value}" for key, value in env.items()]
+    lines += ["", "# Or, with the Codex CLI:", shlex.join([*add, "--", launcher[0], *args])]
+    print("\n".join(lines))
+    return 0
+
+
+def _launcher() -> list[str]:
+    """How to start this codex-mcp again from anywhere: the console script when we were
+    started as one, else this Python running the same file."""
+    script = Path(sys.argv[0])
+    if script.name == "codex-mcp" and script.exists():
+        return [str(script.absolute())]
+    if script.exists():
+        return [sys.executable, str(script.resolve())]
+    return [sys.executable, "-m", "codex_mcp.cli.stdio"]

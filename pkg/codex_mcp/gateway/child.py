@@ -1,0 +1,372 @@
+"""Child: one child server under supervision, and what it currently offers.
+
+It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
+backoff when it dies (per its `restart` policy); a child that never starts is reported
+(`state`, `last_error`), never fatal. While it is up it keeps its listings (tools,
+resources, templates, prompts) cached, refreshes one when the child says it changed, and
+tells its host (the gateway) whenever what it offers changes. Calls go through `relay.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from codex_mcp.core.context import RequestContext
+from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.provider import ListKind
+
+from .catalog import ToolEntry, prepare_tools
+from .config_model import ServerConfig, StdioTarget
+from .connection import Connection, StartFailed, connect
+from .env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
+from .errors import one_line
+from .lifetime import Watchdog
+
+if TYPE_CHECKING:
+    from codex_mcp.core.session import ServerSession
+
+log = logging.getLogger("codex_mcp.gateway")
+
+State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped"]
+#: Listing kind -> (method, result key, capability that offers it).
+LISTINGS = {
+    "tools": ("tools/list", "tools", "tools"),
+    "resources": ("resources/list", "resources", "resources"),
+    "resourceTemplates": ("resources/templates/list", "resourceTemplates", "resources"),
+    "prompts": ("prompts/list", "prompts", "prompts"),
+}
+_LIST_KIND: dict[str, ListKind] = {
+    "tools": "tools",
+    "resources": "resources",
+    "resourceTemplates": "resources",
+    "prompts": "prompts",
+}
+#: A child up this long has its backoff reset: its next death is a fresh failure.
+_STABLE_SECONDS = 10.0
+
+
+class ChildHost(Protocol):
+    """What a child tells the gateway."""
+
+    def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
+        """What `child` offers changed (it came up, went down, or listed again): catalogs
+        are stale, and clients are told about these `kinds` (none: they never saw it)."""
+
+    def child_notification(
+        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+    ) -> None:
+        """A notification to relay (logging, resources/updated); `call` is the front request
+        it belongs to, when known."""
+
+    async def child_request(
+        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+    ) -> JsonObject:
+        """A request from the child to the client (sampling, elicitation, roots)."""
+
+
+class Child:
+    def __init__(
+        self,
+        server: ServerConfig,
+        *,
+        host: ChildHost,
+        env: GatewayEnv,
+        watchdog: Watchdog,
+        owner: ServerSession | None = None,
+        capabilities: JsonObject | None = None,
+    ) -> None:
+        self.server = server
+        self.name = server.name
+        self.host = host
+        self.env = env
+        self.watchdog = watchdog
+        #: The front session this child serves alone (per-session children), else None.
+        self.owner = owner
+        #: What we declare to the child: the front client's capabilities for a per-session
+        #: child, everything we can relay for a shared one.
+        self.client_capabilities = capabilities or {
+            "sampling": {},
+            "elicitation": {},
+            "roots": {"listChanged": True},
+        }
+        self.state: State = "idle"
+        self.connection: Connection | None = None
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.last_error_data: JsonObject | None = None
+        self.up_since: float | None = None
+        #: Bumped whenever a listing or the state changes (catalogs compare it).
+        self.version = 0
+        #: Our requests to the child that are in flight -> the front request they serve.
+        self.calls: dict[Hashable, RequestContext] = {}
+        self.tools: list[ToolEntry] = []
+        #: Front subscriptions to each of the child's resource URIs (forwarded once).
+        self.subscriptions: dict[str, int] = {}
+        self.lists: dict[str, list[JsonObject] | None] = dict.fromkeys(LISTINGS)
+        self.startup_timeout = server.startup_timeout_sec or DEFAULT_STARTUP_TIMEOUT
+        self.list_timeout = server.tools_list_timeout_sec or env.tools_list_timeout
+        self.call_timeout = server.tool_timeout_sec
+        self.is_stdio = isinstance(server.target, StdioTarget)
+        self._fetches: dict[str, asyncio.Task[None]] = {}
+        self._stale: set[str] = set()
+        self._missed: set[str] = set()
+        self._up = asyncio.Event()
+        self._settled = asyncio.Event()
+        self._closed: asyncio.Future[Exception] | None = None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # -- lifetime --------------------------------------------------------------
+    def start(self) -> None:
+        if self._supervisor is None and not self._stopping:
+            self.state = "starting"
+            self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+        for task in list(self._fetches.values()):
+            task.cancel()
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            await connection.close()
+        if self._supervisor is not None:
+            await asyncio.gather(self._supervisor, return_exceptions=True)
+        self.state = "stopped"
+        self._settled.set()
+
+    async def wait_settled(self, timeout: float) -> None:
+        """Until the first start attempt ended (up or failed), at most `timeout` seconds."""
+        if not self._settled.is_set():
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._settled.wait()
+            except TimeoutError:
+                pass
+
+    async def wait_up(self, timeout: float) -> bool:
+        if self.state == "starting" and not self._up.is_set():
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._up.wait()
+            except TimeoutError:
+                return False
+        return self.state == "ready"
+
+    async def _supervise(self) -> None:
+        attempt = 0
+        policy = self.server.restart
+        while not self._stopping:
+            self.state = "starting"
+            try:
+                connection = await self._connect()
+            except StartFailed as failure:
+                self._failed(failure.error)
+                exit_code: int | None = None
+            else:
+                exit_code = await self._serve(connection)
+                if time.monotonic() - (self.up_since or 0) > _STABLE_SECONDS:
+                    attempt = 0
+                self.up_since = None
+            if self._stopping:
+                return
+            give_up = (
+                policy.policy == "never"
+                or (policy.policy == "on-failure" and exit_code == 0)
+                or (policy.max_restarts is not None and self.restarts >= policy.max_restarts)
+            )
+            if give_up:
+                self.state = "failed"
+                log.warning("%s: not restarted (restart policy %r)", self.name, policy.policy)
+                return
+            delay = min(policy.backoff_initial_sec * 2**attempt, policy.backoff_max_sec)
+            attempt += 1
+            self.state = "restarting"
+            log.log(
+                logging.WARNING if attempt == 1 else logging.DEBUG,
+                "%s: restarting in %.1f s",
+                self.name,
+                delay,
+            )
+            await asyncio.sleep(delay)
+            self.restarts += 1
+
+    async def _connect(self) -> Connection:
+        closed: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
+        self._closed = closed
+
+        def on_closed(exc: Exception) -> None:
+            if not closed.done():
+                closed.set_result(exc)
+
+        from .relay import child_request_handlers
+
+        return await connect(
+            self.server,
+            watchdog=self.watchdog,
+            on_notification=self._on_notification,
+            on_closed=on_closed,
+            handlers=child_request_handlers(self),
+            capabilities=self.client_capabilities,
+            timeout=self.startup_timeout,
+        )
+
+    def _failed(self, error: JsonObject) -> None:
+        again = error["message"] == self.last_error
+        self._record_error(error)
+        self.state = "failed"
+        self._settled.set()
+        level = logging.DEBUG if again else logging.WARNING  # the same failure: said already
+        log.log(level, "%s: could not start: %s", self.name, error["message"])
+
+    def _record_error(self, error: JsonObject) -> None:
+        self.last_error = error["message"]
+        self.last_error_data = error
+
+    async def _serve(self, connection: Connection) -> int | None:
+        """Up until it dies (or we stop it); returns its exit code when known."""
+        self.connection = connection
+        self.state = "ready"
+        self.up_since = time.monotonic()
+        self.version += 1
+        self._up.set()
+        self._settled.set()
+        log.debug("%s: up (pid %s)", self.name, connection.pid or "-")
+        for kind in LISTINGS:
+            self._fetch(kind)
+        self.host.child_changed(self, self._offered())
+        assert self._closed is not None
+        death = await self._closed
+        self._up.clear()
+        self.connection = None
+        for task in list(self._fetches.values()):
+            task.cancel()
+        if self._stopping:
+            return None
+        await connection.close()
+        code = connection.returncode
+        detail = one_line(str(death), 400)
+        self._record_error(
+            {"message": f"the server stopped: {detail}", "data": {"kind": "server_error"}}
+        )
+        log.warning("%s: %s", self.name, detail)
+        offered = self._offered(connection)
+        self._forget_listings()
+        self.host.child_changed(self, offered)
+        return code
+
+    def _forget_listings(self) -> None:
+        for kind, items in self.lists.items():
+            if items:
+                self._missed.add(kind)  # listed before: tell clients when it is back
+            self.lists[kind] = None
+        self.tools = []
+        self.subscriptions.clear()
+        self.version += 1
+
+    # -- listings --------------------------------------------------------------
+    def offers(self, kind: str, connection: Connection | None = None) -> bool:
+        connection = connection or self.connection
+        if connection is None:
+            return False
+        return kind == "tools" or LISTINGS[kind][2] in connection.capabilities
+
+    def _offered(self, connection: Connection | None = None) -> list[ListKind]:
+        kinds: list[ListKind] = ["tools", "resources", "prompts"]
+        return [kind for kind in kinds if self.offers(kind, connection)]
+
+    async def listing(self, kind: str, timeout: float | None = None) -> list[JsonObject] | None:
+        """The child's current `kind` listing, or None when it is not up, or not listed
+        within `timeout` (default: its tools/list timeout); then the listing keeps going,
+        and clients are told when it arrives."""
+        timeout = self.list_timeout if timeout is None else timeout
+        deadline = asyncio.get_running_loop().time() + timeout
+        if not await self.wait_up(timeout):
+            return None
+        items = self.lists[kind]
+        if items is not None:
+            return items
+        task = self._fetch(kind)
+        if task is not None:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await asyncio.shield(task)
+            except TimeoutError:
+                self._missed.add(kind)
+                log.warning("%s: %s not listed within %.1f s; skipped", self.name, kind, timeout)
+                return None
+        return self.lists[kind]
+
+    def _fetch(self, kind: str) -> asyncio.Task[None] | None:
+        if not self.offers(kind):
+            self.lists[kind] = []
+            return None
+        running = self._fetches.get(kind)
+        if running is not None:
+            self._stale.add(kind)  # changed again while listing: list once more after
+            return running
+        task = asyncio.get_running_loop().create_task(self._list(kind))
+        self._fetches[kind] = task
+        task.add_done_callback(lambda _t: self._fetches.pop(kind, None))
+        return task
+
+    async def _list(self, kind: str) -> None:
+        connection = self.connection
+        if connection is None:
+            return
+        method, key, _ = LISTINGS[kind]
+        timeout = max(self.startup_timeout, self.list_timeout)
+        while True:
+            self._stale.discard(kind)
+            try:
+                items = await connection.list_all(method, key, timeout)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("%s: %s failed: %s", self.name, method, one_line(exc))
+                items = []
+            if kind not in self._stale:
+                break
+        if self.connection is not connection:
+            return
+        known = self.lists[kind] is not None
+        self.lists[kind] = items
+        if kind == "tools":
+            self.tools = prepare_tools(self.server, items)
+        self.version += 1
+        # Catalogs are rebuilt either way; clients hear of it when they saw the old listing
+        # (or listed without it).
+        tell = known or kind in self._missed
+        self._missed.discard(kind)
+        self.host.child_changed(self, [_LIST_KIND[kind]] if tell else [])
+
+    # -- what the child sends ---------------------------------------------------
+    def _on_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
+        if method.endswith("/list_changed"):
+            kinds = {
+                "notifications/tools/list_changed": ("tools",),
+                "notifications/resources/list_changed": ("resources", "resourceTemplates"),
+                "notifications/prompts/list_changed": ("prompts",),
+            }.get(method, ())
+            for kind in kinds:
+                if self.lists[kind] is not None:
+                    self._missed.add(kind)  # clients listed it: tell them it changed
+                self._fetch(kind)
+        elif method in ("notifications/message", "notifications/resources/updated"):
+            self.host.child_notification(self, method, params, self.call_for(origin))
+        elif method not in ("notifications/progress", "notifications/cancelled"):
+            log.debug("%s: notification %s ignored", self.name, method)
+
+    def call_for(self, origin: Hashable) -> RequestContext | None:
+        """The front request a message from the child belongs to: the one whose call's
+        stream carried it (HTTP), or, for a stdio child, the only call in flight."""
+        if origin is not None:
+            return self.calls.get(origin)
+        if self.is_stdio and len(self.calls) == 1:
+            return next(iter(self.calls.values()))
+        return None

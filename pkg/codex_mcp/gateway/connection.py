@@ -1,0 +1,201 @@
+"""One connection to a child server, through the library's client: its transport (stdio,
+Streamable HTTP or legacy SSE), a ClientSession that reports what the child sends, and the
+handshake.
+
+A stdio child leads a process group of its own, is killed by the kernel if the gateway
+dies (`lifetime.die_with_parent`), and its group is on the watchdog's list while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from codex_mcp import __version__
+from codex_mcp.client.errors import ConnectionClosed
+from codex_mcp.client.session import ClientSession, RequestHandler
+from codex_mcp.client.transports.base import Transport
+from codex_mcp.client.transports.stdio import StdioTransport
+from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.versions import LATEST_VERSION
+
+from .config import CHILD_ENV, CONFIG_ENV, SERVER_NAME_ENV
+from .config_model import ServerConfig, StdioTarget
+from .errors import exited_error, normalize_exception, spawn_error
+from .lifetime import Watchdog, die_with_parent, kill_group
+
+#: on_notification(method, params, origin): origin is the id of our request whose stream
+#: carried the notification (Streamable HTTP), or None.
+NotificationSink = Callable[[str, JsonObject, Hashable], None]
+
+CLIENT_INFO = {"name": "codex-mcp-gateway", "version": __version__}
+_MAX_PAGES = 100
+
+
+class StartFailed(Exception):
+    """The child could not be started; `error` is the normalized JSON-RPC error."""
+
+    def __init__(self, error: JsonObject) -> None:
+        super().__init__(error["message"])
+        self.error = error
+
+
+class ChildSession(ClientSession):
+    """A ClientSession whose notifications go, with their origin, to the gateway."""
+
+    def __init__(self, transport: Transport, on_notification: NotificationSink) -> None:
+        super().__init__(transport)
+        self._sink = on_notification
+
+    def handle_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
+        self._sink(method, params, origin)
+
+
+class Connection:
+    """A started, initialized child: its session and what it said at initialize."""
+
+    def __init__(self, session: ChildSession, transport: Transport, watchdog: Watchdog) -> None:
+        self.session = session
+        self.transport = transport
+        self.watchdog = watchdog
+        self.capabilities: JsonObject = {}
+        self.instructions: str | None = None
+        self.server_info: JsonObject = {}
+
+    @property
+    def pid(self) -> int | None:
+        if isinstance(self.transport, StdioTransport) and self.transport.process is not None:
+            return self.transport.process.pid
+        return None
+
+    @property
+    def returncode(self) -> int | None:
+        if isinstance(self.transport, StdioTransport) and self.transport.process is not None:
+            return self.transport.process.returncode
+        return None
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.transport.stderr_tail if isinstance(self.transport, StdioTransport) else ""
+
+    async def list_all(self, method: str, key: str, timeout: float) -> list[JsonObject]:
+        """Every page of one listing (a cursor seen twice ends it)."""
+        items: list[JsonObject] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            page = await self.session.request(
+                method, {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            found = page.get(key)
+            if isinstance(found, list):
+                items += [item for item in found if isinstance(item, dict)]
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+        return items
+
+    async def close(self) -> None:
+        """Stop the child: its session, its process (stdin closed, SIGTERM, SIGKILL), and
+        whatever it started in its process group."""
+        pid = self.pid
+        with contextlib.suppress(Exception):
+            await self.session.aclose()
+        if pid is not None:
+            kill_group(pid)
+            self.watchdog.forget(pid)
+
+
+def make_transport(server: ServerConfig, environ: dict[str, str] | None = None) -> Transport:
+    target = server.target
+    if isinstance(target, StdioTarget):
+        return StdioTransport(
+            [target.command, *target.args],
+            env=child_environment(target.env),
+            inherit_env=False,
+            cwd=target.cwd,
+            preexec_fn=die_with_parent(),
+            shutdown_timeout=1.0,
+        )
+    # Imported here: aiohttp (~150 ms) is for HTTP children only.
+    from codex_mcp.client.transports.legacy_sse import LegacySseTransport
+    from codex_mcp.client.transports.streamable_http import StreamableHttpTransport
+
+    headers = target.resolved_headers(dict(os.environ if environ is None else environ))
+    if target.transport == "sse":
+        return LegacySseTransport(target.url, headers=headers)
+    return StreamableHttpTransport(target.url, headers=headers)
+
+
+def child_environment(extra: dict[str, str]) -> dict[str, str]:
+    """Ours, without what selects our config (a child that is a codex-mcp would serve it
+    again), marked as a gateway's child, with the entry's own `env` over it."""
+    inherited = {
+        key: value for key, value in os.environ.items() if key not in (CONFIG_ENV, SERVER_NAME_ENV)
+    }
+    return {**inherited, CHILD_ENV: "1", **extra}
+
+
+async def connect(
+    server: ServerConfig,
+    *,
+    watchdog: Watchdog,
+    on_notification: NotificationSink,
+    on_closed: Callable[[Exception], object],
+    handlers: dict[str, RequestHandler],
+    capabilities: JsonObject,
+    timeout: float,
+) -> Connection:
+    """Start the child and run the handshake within `timeout` seconds. Raises StartFailed
+    (spawn_error for a child that cannot run, exits or stays silent; the child's own error
+    when it refuses the handshake); nothing is left running then."""
+    transport = make_transport(server)
+    session = ChildSession(transport, on_notification)
+    session.request_handlers.update(handlers)
+    connection = Connection(session, transport, watchdog)
+    try:
+        async with asyncio.timeout(timeout):
+            await session.start()
+            if connection.pid is not None:
+                watchdog.watch(connection.pid)
+            params: dict[str, Any] = {
+                "protocolVersion": LATEST_VERSION,
+                "capabilities": capabilities,
+                "clientInfo": CLIENT_INFO,
+            }
+            result = await session.initialize(params, None)
+    except asyncio.CancelledError:
+        await connection.close()
+        raise
+    except Exception as exc:
+        await connection.close()
+        raise StartFailed(_start_error(server, connection, exc, timeout)) from exc
+    connection.capabilities = result.capabilities
+    connection.instructions = result.instructions
+    connection.server_info = result.server_info
+    session.on_closed = on_closed
+    if session.closed:  # it died right after the handshake: report it like any death
+        on_closed(session.closed_error())
+    return connection
+
+
+def _start_error(
+    server: ServerConfig, connection: Connection, exc: Exception, timeout: float
+) -> JsonObject:
+    target = server.target
+    command = target.command if isinstance(target, StdioTarget) else None
+    if isinstance(exc, TimeoutError):
+        return spawn_error(
+            f"no answer to initialize within {timeout:g} s",
+            server=server.name,
+            command=command or "",
+        )
+    if isinstance(exc, ConnectionClosed) and command is not None:
+        return exited_error(
+            connection.returncode, server=server.name, stderr_tail=connection.stderr_tail
+        )
+    return normalize_exception(exc, server=server.name, command=command)

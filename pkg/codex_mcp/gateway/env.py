@@ -1,0 +1,71 @@
+"""The gateway's environment variables, seed 001's names:
+
+| variable | default | meaning |
+|---|---|---|
+| `WRAPPER_INIT_TIMEOUT_MS` | 4000 | `initialize` waits at most this long for the children to start |
+| `WRAPPER_TOOLS_LIST_TIMEOUT_MS` | 4000 | `tools/list` skips a child slower than this |
+| `WRAPPER_SUMMARY=0`, `WRAPPER_NO_SUMMARY=1` | on | the one-line startup summary on stderr |
+| `DEBUG=1` | off | detailed logs on stderr (children's stderr included) |
+| `WRAPPER_ERROR_PASSTHROUGH=1` | off | children's errors as they are (errors.py) |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import passthrough_enabled
+
+INIT_TIMEOUT_ENV = "WRAPPER_INIT_TIMEOUT_MS"
+TOOLS_LIST_TIMEOUT_ENV = "WRAPPER_TOOLS_LIST_TIMEOUT_MS"
+DEFAULT_TIMEOUT_MS = 4000
+#: Spawn plus handshake of one child, unless its `startup_timeout_sec` says otherwise.
+DEFAULT_STARTUP_TIMEOUT = 30.0
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayEnv:
+    init_timeout: float = DEFAULT_TIMEOUT_MS / 1000
+    tools_list_timeout: float = DEFAULT_TIMEOUT_MS / 1000
+    summary: bool = True
+    debug: bool = False
+    error_passthrough: bool = False
+    #: Values that could not be read (the default was used), for the log.
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str] | None = None) -> GatewayEnv:
+        env = os.environ if environ is None else environ
+        summary = env.get("WRAPPER_SUMMARY", "").strip().lower() not in _FALSE
+        if env.get("WRAPPER_NO_SUMMARY", "").strip().lower() in _TRUE:
+            summary = False
+        warnings: list[str] = []
+        return cls(
+            init_timeout=_milliseconds(env, INIT_TIMEOUT_ENV, warnings),
+            tools_list_timeout=_milliseconds(env, TOOLS_LIST_TIMEOUT_ENV, warnings),
+            summary=summary,
+            debug=env.get("DEBUG", "").strip().lower() in _TRUE,
+            error_passthrough=passthrough_enabled(env),
+            warnings=tuple(warnings),
+        )
+
+
+def _milliseconds(env: Mapping[str, str], name: str, warnings: list[str]) -> float:
+    """Seconds from a `*_MS` variable; unset or empty gives the default."""
+    text = env.get(name, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_MS / 1000
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also catches nan
+        warnings.append(
+            f"{name}={text!r} is not a number of milliseconds; using {DEFAULT_TIMEOUT_MS}"
+        )
+        value = DEFAULT_TIMEOUT_MS
+    return value / 1000

@@ -1,0 +1,137 @@
+"""No child outlives the gateway, even when the gateway is killed with SIGKILL.
+
+Two lines of defence, because neither covers everything alone:
+
+- `die_with_parent()` is a `preexec_fn`: in the child, before exec, it asks the Linux kernel
+  (`prctl(PR_SET_PDEATHSIG, SIGKILL)`) to kill the child when we die, however we die. It
+  covers the child itself, not the processes it starts (`npx` runs the server under node).
+- `Watchdog` covers those: each stdio child leads a process group of its own
+  (`start_new_session`), and a tiny `sh` process, in a session of its own too, holds the read
+  end of a pipe and the list of those groups. When the pipe reaches end of file (we exited,
+  or were killed), it sends SIGTERM to every group still listed, then SIGKILL a second later.
+
+A child we stop ourselves has its whole group killed too (`kill_group`), then leaves the list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+
+log = logging.getLogger("codex_mcp.gateway")
+
+_PR_SET_PDEATHSIG = 1
+
+# Reads "+PGID" and "-PGID" lines until end of file, then kills the groups still listed.
+# It ignores the signals a terminal or a supervisor sends to our process group.
+WATCHDOG_SCRIPT = """
+trap '' INT TERM HUP QUIT
+groups=' '
+while IFS= read -r line; do
+  case $line in
+    +*) groups="$groups${line#+} " ;;
+    -*) drop=${line#-}; kept=' '
+        for g in $groups; do [ "$g" = "$drop" ] || kept="$kept$g "; done
+        groups=$kept ;;
+  esac
+done
+[ "$groups" = ' ' ] && exit 0
+for g in $groups; do kill -s TERM -- "-$g" 2>/dev/null; done
+sleep 1
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+exit 0
+"""
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        prctl: Callable[..., int] = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    return prctl
+
+
+_prctl = _load_prctl()
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the kernel SIGKILL the child when this process dies (Linux),
+    or None where the kernel cannot."""
+    if _prctl is None:
+        return None
+    prctl = _prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # we died between fork and prctl: nobody would kill it
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a child's whole process group (what it started too); gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class Watchdog:
+    """The `sh` process that kills our children's process groups when we die."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._failed = False
+
+    def _pipe(self) -> int | None:
+        if self._process is None and not self._failed and os.name == "posix":
+            try:
+                self._process = subprocess.Popen(
+                    ["/bin/sh", "-c", WATCHDOG_SCRIPT],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # a signal to our group must not stop it
+                    close_fds=True,
+                )
+            except OSError as exc:
+                self._failed = True
+                log.warning("no watchdog for child process groups: %s", exc)
+        process = self._process
+        return process.stdin.fileno() if process is not None and process.stdin else None
+
+    def _tell(self, line: str) -> None:
+        fd = self._pipe()
+        if fd is not None:
+            with contextlib.suppress(OSError):  # a few bytes: never blocks on a pipe
+                os.write(fd, line.encode())
+
+    def watch(self, pgid: int) -> None:
+        self._tell(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        self._tell(f"-{pgid}\n")
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def close(self) -> None:
+        """We are stopping normally (children already stopped and forgotten): it reads end
+        of file and exits at once; reap it if it has, else init will."""
+        process, self._process = self._process, None
+        if process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(0.2)

@@ -1,0 +1,218 @@
+"""Requests relayed to a child, and the child's requests relayed back, each tied to the front
+request that caused it.
+
+A front request sent on to a child goes under an id we pick (`CallOptions.request_id`) and is
+remembered in `child.calls` until it ends, so what the child sends while serving it finds its
+way back: progress (re-sent with the front client's token), log messages, and requests to
+the client (sampling, elicitation, roots), which go out on the front request's stream. A front
+`notifications/cancelled` cancels the front task, and the peer then cancels the child's call.
+
+Errors are normalized (errors.py) unless `WRAPPER_ERROR_PASSTHROUGH` says not to; a child
+that is down fails a call at once, with a retryable error while it restarts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from codex_mcp.client.errors import McpClientError, McpError
+from codex_mcp.client.session import RequestHandler
+from codex_mcp.core.calls import PROGRESS, CallOptions
+from codex_mcp.core.context import RequestContext
+from codex_mcp.core.deferred import Deferred
+from codex_mcp.core.inbound import Inbound
+from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+
+from .errors import crashed_error, normalize_exception, normalize_rpc_error
+from .repair import normalize_result
+
+if TYPE_CHECKING:
+    from .child import Child
+    from .connection import Connection
+
+#: Requests a child may send its client; we ask ours.
+CLIENT_METHODS = ("sampling/createMessage", "elicitation/create", "roots/list")
+
+
+def call_tool(
+    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
+) -> Awaitable[JsonObject]:
+    """tools/call on the child. The hot path (a stdio child that is up, no per-call timeout)
+    sends at once and answers the front request from the child's answer as it is read: no
+    task, no future, no loop turn between (core/deferred.py)."""
+    connection = child.connection
+    if connection is None or child.call_timeout is not None or not child.is_stdio:
+        return _call_tool(child, tool, arguments, ctx, passthrough)
+    session = connection.session
+    answer = Deferred()
+    calls = child.calls
+    request_id: Any = None
+
+    def answered(result: JsonObject | None, error: Exception | None) -> None:
+        calls.pop(request_id, None)
+        if error is None:
+            answer.resolve(normalize_result(result))
+        elif isinstance(error, McpError):
+            answer.reject(_rpc_error(child, error, tool, passthrough))
+        elif isinstance(error, McpClientError):
+            answer.reject(_client_error(child, error, tool))
+        else:
+            answer.reject(error)
+
+    def cancelled() -> None:  # the client cancelled its call: so do we, with the child
+        if calls.pop(request_id, None) is not None:
+            session.abandon(request_id)
+
+    meta = ctx.meta
+    options = None
+    if meta is not None:  # its progress token becomes ours; the rest of _meta goes along
+        token = meta.get("progressToken")
+        options = CallOptions(
+            on_progress=None if token is None else _progress_relay(ctx),
+            meta=_forwarded_meta(meta),
+        )
+    try:
+        request_id = session.request_nowait(
+            "tools/call", {"name": tool, "arguments": arguments}, answered, options
+        )
+    except McpClientError as exc:
+        raise _client_error(child, exc, tool) from None
+    # The answer cannot come before this: the request is written in a later loop turn.
+    calls[request_id] = ctx
+    answer.on_cancel = cancelled
+    return answer
+
+
+async def _call_tool(
+    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
+) -> JsonObject:
+    """tools/call, awaited: for a child that is starting, a per-call timeout, or HTTP
+    (whose client re-establishes an expired session); the result's snake-case fixed."""
+    connection = child.connection
+    if connection is None:
+        connection = await connection_for(child, tool)
+    session = connection.session
+    request_id = session.new_request_id()
+    calls = child.calls
+    calls[request_id] = ctx
+    options = CallOptions(
+        child.call_timeout,
+        None if ctx.progress_token is None else _progress_relay(ctx),
+        None if ctx.meta is None else _forwarded_meta(ctx.meta),
+        True,
+        None,
+        request_id,
+    )
+    try:
+        result = await session.request(
+            "tools/call", {"name": tool, "arguments": arguments}, options
+        )
+    except McpError as exc:
+        raise _rpc_error(child, exc, tool, passthrough) from None
+    except McpClientError as exc:
+        raise _client_error(child, exc, tool) from None
+    finally:
+        del calls[request_id]
+    fixed: JsonObject = normalize_result(result)
+    return fixed
+
+
+async def request(
+    child: Child,
+    method: str,
+    params: JsonObject,
+    ctx: RequestContext,
+    passthrough: bool,
+    timeout: float | None = None,
+) -> JsonObject:
+    """Any other request on the child's side of a front request (resources/read, ...)."""
+    connection = child.connection
+    if connection is None:
+        connection = await connection_for(child, None)
+    session = connection.session
+    request_id = session.new_request_id()
+    child.calls[request_id] = ctx
+    options = CallOptions(
+        timeout if timeout is not None else child.list_timeout,
+        None if ctx.progress_token is None else _progress_relay(ctx),
+        None if ctx.meta is None else _forwarded_meta(ctx.meta),
+        request_id=request_id,
+    )
+    try:
+        return await session.request(method, params, options)
+    except McpError as exc:
+        raise _rpc_error(child, exc, None, passthrough) from None
+    except McpClientError as exc:
+        raise _client_error(child, exc, None) from None
+    finally:
+        child.calls.pop(request_id, None)
+
+
+async def connection_for(child: Child, tool: str | None) -> Connection:
+    """The child's connection once it is up; a child that is down fails at once."""
+    child.start()  # a per-session child starts when its session first needs it
+    if await child.wait_up(child.startup_timeout) and child.connection is not None:
+        return child.connection
+    raise unavailable(child, tool)
+
+
+def unavailable(child: Child, tool: str | None) -> JsonRpcError:
+    if child.state == "restarting" or (child.state == "starting" and child.restarts):
+        error = crashed_error(
+            server=child.name,
+            tool=tool,
+            detail=f"the server is restarting (last error: {child.last_error})",
+        )
+    elif child.last_error_data is not None and child.last_error_data.get("code") is not None:
+        error = child.last_error_data
+        error = {**error, "data": {**error["data"], "toolName": tool}}
+    else:
+        detail = f"the server is {child.state}" + (
+            f" (last error: {child.last_error})" if child.last_error else ""
+        )
+        error = crashed_error(server=child.name, tool=tool, detail=detail)
+        error["data"]["retryable"] = False
+    return JsonRpcError(error["code"], error["message"], error["data"])
+
+
+def _rpc_error(child: Child, exc: McpError, tool: str | None, passthrough: bool) -> JsonRpcError:
+    original: JsonObject = {"code": exc.code, "message": exc.message}
+    if exc.data is not None:
+        original["data"] = exc.data
+    error = normalize_rpc_error(original, server=child.name, tool=tool, passthrough=passthrough)
+    return JsonRpcError(error["code"], error["message"], error.get("data"))
+
+
+def _client_error(child: Child, exc: McpClientError, tool: str | None) -> JsonRpcError:
+    error = normalize_exception(exc, server=child.name, tool=tool)
+    return JsonRpcError(error["code"], error["message"], error["data"])
+
+
+def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:
+    token = ctx.progress_token
+
+    def relay(params: JsonObject) -> None:
+        if not ctx.cancelled:
+            ctx.peer.notify(PROGRESS, {**params, "progressToken": token}, ctx.request_id)
+
+    return relay
+
+
+def _forwarded_meta(meta: JsonObject) -> JsonObject | None:
+    """The front request's `_meta`, without its progress token (the child gets ours)."""
+    if "progressToken" not in meta:
+        return meta
+    rest = {key: value for key, value in meta.items() if key != "progressToken"}
+    return rest or None
+
+
+def child_request_handlers(child: Child) -> dict[str, RequestHandler]:
+    """Handlers for the child's requests to its client: each is asked of our client, on
+    the stream of the front request it belongs to when that is known."""
+
+    async def relay(params: JsonObject, ctx: Inbound) -> Any:
+        front = child.call_for(ctx.related_request_id)
+        return await child.host.child_request(child, ctx.method, params, front)
+
+    return dict.fromkeys(CLIENT_METHODS, relay)

@@ -1,0 +1,51 @@
+"""The gateway as a ServerCore, for any transport (stdio, HTTP).
+
+`initialize` waits for the shared children's first start, at most `WRAPPER_INIT_TIMEOUT_MS`,
+so the capabilities it answers with are the children's; past the limit it answers anyway
+(seed 001), and children that come up later are announced with `list_changed`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from codex_mcp import __version__
+from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.peer import MethodEntry
+from codex_mcp.core.ready import Ready
+from codex_mcp.core.server import ServerCore
+
+from .config_model import GatewayConfig
+from .env import GatewayEnv
+from .provider import GatewayProvider
+
+if TYPE_CHECKING:
+    from codex_mcp.core.context import RequestContext
+    from codex_mcp.core.session import ServerSession
+
+log = logging.getLogger("codex_mcp.gateway")
+
+
+def build_core(config: GatewayConfig, env: GatewayEnv | None = None) -> ServerCore:
+    env = env or GatewayEnv.read()
+    for warning in (*config.warnings, *env.warnings):
+        log.warning("%s", warning)
+    provider = GatewayProvider(config, env)
+    core = ServerCore(provider, name="codex-mcp", version=__version__, title="codex-mcp gateway")
+    answer = core.methods["initialize"].handler
+
+    def initialize(
+        session: ServerSession, params: JsonObject, ctx: RequestContext
+    ) -> Awaitable[Any]:
+        if provider.settled or env.init_timeout <= 0:
+            return Ready(answer(session, params, None))
+        return _after_start(session, params)
+
+    async def _after_start(session: ServerSession, params: JsonObject) -> Any:
+        await provider.wait_started(env.init_timeout)
+        return answer(session, params, None)
+
+    core.methods["initialize"] = MethodEntry(initialize)
+    return core

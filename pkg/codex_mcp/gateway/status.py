@@ -1,0 +1,100 @@
+"""The gateway's own tool, `gateway_status`, and its one-line startup summary.
+
+`gateway_status` lists each child server: its state (starting, ready, restarting, failed,
+stopped; `not started` for a per-session child this session has not needed yet), its tool
+count, restarts, last error and uptime. It is read-only, so Codex calls it under its
+default sandbox. Its name has no `__`, so it never collides with a `server__tool` name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from codex_mcp.core.jsonrpc import JsonObject
+
+if TYPE_CHECKING:
+    from .child import Child
+    from .sessions import SessionChildren
+
+STATUS_TOOL = "gateway_status"
+
+
+def status_tool() -> JsonObject:
+    return {
+        "name": STATUS_TOOL,
+        "title": "Gateway status",
+        "description": "The MCP servers behind this gateway: for each, its state, tool count, "
+        "restarts, last error and uptime.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "annotations": {
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
+    }
+
+
+def child_status(child: Child) -> dict[str, Any]:
+    connection = child.connection
+    return {
+        "name": child.name,
+        "transport": child.server.transport,
+        "per_session": child.server.per_session,
+        "state": child.state,
+        "tools": len(child.tools),
+        "restarts": child.restarts,
+        "last_error": child.last_error,
+        "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
+        "pid": connection.pid if connection is not None else None,
+    }
+
+
+def status_result(children: Sequence[Child], per_session: SessionChildren) -> JsonObject:
+    servers: list[dict[str, Any]] = [child_status(child) for child in children]
+    present = {child.name for child in children}
+    for server in per_session.servers:
+        if server.name not in present:
+            servers.append(
+                {
+                    "name": server.name,
+                    "transport": server.transport,
+                    "per_session": True,
+                    "state": "not started",
+                    "tools": 0,
+                    "restarts": 0,
+                    "last_error": None,
+                    "uptime_sec": None,
+                    "pid": None,
+                }
+            )
+    lines = [
+        f"{s['name']}: {s['state']}, {s['tools']} tool(s), {s['restarts']} restart(s)"
+        + (f", up {s['uptime_sec']:g} s" if s["uptime_sec"] is not None else "")
+        + (f"; last error: {s['last_error']}" if s["last_error"] else "")
+        for s in servers
+    ]
+    structured: JsonObject = {"servers": servers}
+    if per_session.servers:
+        structured["per_session_children"] = len(per_session.live)
+        structured["max_session_children"] = per_session.limit
+    return {
+        "content": [{"type": "text", "text": "\n".join(lines) or "no servers"}],
+        "structuredContent": structured,
+    }
+
+
+def summary_line(children: Sequence[Child], per_session_names: Sequence[str]) -> str:
+    """`Started 3 child server(s): a, b, c` (seed 001), and what did not start."""
+    up = [child.name for child in children if child.connection is not None]
+    down = [child for child in children if child.connection is None]
+    line = f"Started {len(up)} child server(s): {', '.join(up) or '-'}"
+    if down:
+        line += f"; {len(down)} not started: " + ", ".join(
+            f"{child.name} ({child.last_error or child.state})" for child in down
+        )
+    if per_session_names:
+        line += "; started per session: " + ", ".join(per_session_names)
+    return line
