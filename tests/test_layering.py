@@ -126,6 +126,8 @@ def test_core_runtime_imports_have_no_cycle() -> None:
         ("jsonrpc", "peer"),
         ("calls", "inbound"),
         ("calls", "peer"),
+        ("outgoing", "peer"),
+        ("outgoing", "session"),
         ("inbound", "peer"),
         ("inbound", "session"),
         ("peer", "session"),

@@ -43,12 +43,11 @@ from .jsonrpc import (
     JsonObject,
     JsonRpcError,
     RequestId,
-    error_from_wire,
     error_response,
     is_valid_id,
-    response_id,
     result_response,
 )
+from .outgoing import Requester
 from .ready import Ready
 
 log = logging.getLogger("codex_mcp.peer")
@@ -65,43 +64,6 @@ else:  # 3.11 has no eager tasks; running the first step outside a task would br
 
     def _start_task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         return asyncio.get_running_loop().create_task(work)
-
-
-class _Pending:
-    """One request of ours awaiting its answer: in a future (`request`), or for a callback
-    (`request_nowait`)."""
-
-    __slots__ = ("future", "method", "on_answer", "on_progress")
-
-    def __init__(
-        self,
-        future: asyncio.Future[JsonObject] | None,
-        method: str,
-        on_progress: Any,
-        on_answer: AnswerCallback | None = None,
-    ) -> None:
-        self.future = future
-        self.method = method
-        self.on_progress = on_progress
-        self.on_answer = on_answer
-
-    @property
-    def settled(self) -> bool:
-        return self.future is not None and self.future.done()
-
-    def succeed(self, result: JsonObject) -> None:
-        if self.future is not None:
-            if not self.future.done():
-                self.future.set_result(result)
-        elif self.on_answer is not None:
-            self.on_answer(result, None)
-
-    def fail(self, error: Exception) -> None:
-        if self.future is not None:
-            if not self.future.done():
-                self.future.set_exception(error)
-        elif self.on_answer is not None:
-            self.on_answer(None, error)
 
 
 class _Batch:
@@ -127,7 +89,7 @@ class _Batch:
                 self.peer.nothing_to_send(self.origin)
 
 
-class JsonRpcPeer:
+class JsonRpcPeer(Requester):
     """One end of a JSON-RPC connection. Subclasses set `methods` (and may override
     `fallback`, `handle_notification`, the error factories and `batch_refusal`).
 
@@ -149,11 +111,10 @@ class JsonRpcPeer:
     claim: Claim | None = None
 
     def __init__(self, outbound: Outbound) -> None:
+        super().__init__()
         self.outbound = outbound
         self.closed = False
         self._in_flight: dict[RequestId, Inbound] = {}
-        self._outgoing: dict[RequestId, _Pending] = {}
-        self._next_id = 0
         self._background: set[asyncio.Task[Any]] = set()
 
     # -- input -----------------------------------------------------------------
@@ -375,12 +336,6 @@ class JsonRpcPeer:
         except Exception:
             log.exception("handling notification %s failed", method)
 
-    def _on_progress(self, params: JsonObject) -> None:
-        token = response_id(params.get("progressToken"))
-        pending = self._outgoing.get(token) if token is not None else None
-        if pending is not None and pending.on_progress is not None:
-            self._call_back(pending.on_progress, params)
-
     def cancel_request(self, request_id: Any, reason: Any = None) -> bool:
         """Stop an incoming request and suppress its answer. Unknown ids are ignored."""
         if not is_valid_id(request_id):
@@ -396,33 +351,6 @@ class JsonRpcPeer:
 
     def is_in_flight(self, request_id: Any) -> bool:
         return is_valid_id(request_id) and request_id in self._in_flight
-
-    # -- answers to our requests -------------------------------------------------
-    def _on_response(self, message: JsonObject) -> None:
-        request_id = response_id(message.get("id"))
-        pending = self._outgoing.pop(request_id, None) if request_id is not None else None
-        if pending is None or pending.settled:
-            if "error" in message and message.get("id") is None:
-                log.warning("the peer reported an error: %.300r", message.get("error"))
-            else:
-                log.debug("answer to unknown request id %.100r ignored", message.get("id"))
-            return
-        if "error" in message:
-            error = error_from_wire(message["error"])
-            pending.fail(self.remote_error(error.code, error.message, error.data, pending.method))
-            return
-        result = message.get("result")
-        if type(result) is dict:
-            pending.succeed(result)
-        else:
-            pending.fail(
-                self.remote_error(
-                    INTERNAL_ERROR,
-                    f"malformed answer to {pending.method}: the result is not an object",
-                    {"result": result},
-                    pending.method,
-                )
-            )
 
     # -- output ----------------------------------------------------------------
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
@@ -443,137 +371,6 @@ class JsonRpcPeer:
     ) -> None:
         self.send(jsonrpc.notification(method, params), related)
 
-    async def request(
-        self, method: str, params: JsonObject | None = None, options: CallOptions | None = None
-    ) -> JsonObject:
-        """Send a request and wait for its result. Raises `remote_error(...)` when the peer
-        answers with an error (or an unreadable answer), `timeout_error(...)` after
-        `options.timeout`, and `closed_error()` when the connection ends first."""
-        if self.closed:
-            raise self.closed_error()
-        options = options or DEFAULT_OPTIONS
-        request_id = options.request_id
-        if request_id is None:
-            self._next_id += 1
-            request_id = self._next_id
-        if options.meta is not None or options.on_progress is not None:
-            params = dict(params or {})
-            meta = {**(params.get("_meta") or {}), **(options.meta or {})}
-            if options.on_progress is not None:
-                meta["progressToken"] = request_id
-            params["_meta"] = meta
-        future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
-        self._outgoing[request_id] = _Pending(future, method, options.on_progress)
-        if options.timeout is None:  # no scope to enter and leave: a relay's hot path
-            return await self._await_answer(request_id, method, params, options, future)
-        sent = False
-        scope = asyncio.timeout(options.timeout)
-        try:
-            async with scope:
-                delivery = self.outbound.send(
-                    jsonrpc.request(request_id, method, params), options.related_request_id
-                )
-                sent = True
-                if delivery is not None:
-                    await delivery
-                return await future
-        except TimeoutError:
-            if not scope.expired():
-                raise
-            self._abandon(
-                request_id, method, options, sent, f"timed out after {options.timeout:g} s"
-            )
-            raise self.timeout_error(method, options.timeout or 0.0) from None
-        except asyncio.CancelledError:
-            self._abandon(request_id, method, options, sent, "cancelled by the caller")
-            raise
-        finally:
-            self._outgoing.pop(request_id, None)
-            if not future.done():
-                future.cancel()
-
-    async def _await_answer(
-        self,
-        request_id: RequestId,
-        method: str,
-        params: JsonObject | None,
-        options: CallOptions,
-        future: asyncio.Future[JsonObject],
-    ) -> JsonObject:
-        """`request` without a timeout."""
-        sent = False
-        try:
-            delivery = self.outbound.send(
-                jsonrpc.request(request_id, method, params), options.related_request_id
-            )
-            sent = True
-            if delivery is not None:
-                await delivery
-            return await future
-        except asyncio.CancelledError:
-            self._abandon(request_id, method, options, sent, "cancelled by the caller")
-            raise
-        finally:
-            self._outgoing.pop(request_id, None)
-            if not future.done():
-                future.cancel()
-
-    def request_nowait(
-        self,
-        method: str,
-        params: JsonObject | None,
-        on_answer: AnswerCallback,
-        options: CallOptions | None = None,
-    ) -> RequestId:
-        """Send a request now; `on_answer(result, error)` is called once, when its answer
-        arrives (error: as `request` would raise) or the connection closes. No future, no
-        task, no timeout: a relay's hot path. `abandon(request_id)` gives up on it."""
-        if self.closed:
-            raise self.closed_error()
-        options = options or DEFAULT_OPTIONS
-        request_id = options.request_id
-        if request_id is None:
-            self._next_id += 1
-            request_id = self._next_id
-        if options.meta is not None or options.on_progress is not None:
-            params = dict(params or {})
-            meta = {**(params.get("_meta") or {}), **(options.meta or {})}
-            if options.on_progress is not None:
-                meta["progressToken"] = request_id
-            params["_meta"] = meta
-        pending = _Pending(None, method, options.on_progress, on_answer)
-        self._outgoing[request_id] = pending
-        try:
-            delivery = self.outbound.send(
-                jsonrpc.request(request_id, method, params), options.related_request_id
-            )
-        except BaseException:
-            del self._outgoing[request_id]
-            raise
-        if delivery is not None:  # an outbound that writes later: its failure fails the request
-            self._spawn(_fail_if_undelivered(delivery, request_id, self))
-        return request_id
-
-    def abandon(self, request_id: RequestId, reason: str = "cancelled by the caller") -> None:
-        """Give up on a request of ours still waiting: the peer is told, its answer ignored."""
-        if self._outgoing.pop(request_id, None) is not None and not self.closed:
-            self.notify(CANCELLED, {"requestId": request_id, "reason": reason})
-
-    def new_request_id(self) -> int:
-        """An id no request of ours uses yet, for CallOptions.request_id."""
-        self._next_id += 1
-        return self._next_id
-
-    def _abandon(
-        self, request_id: RequestId, method: str, options: CallOptions, sent: bool, reason: str
-    ) -> None:
-        # The spec forbids cancelling initialize; a closed connection has nobody to tell.
-        if not sent or not options.cancel_on_abandon or method == "initialize" or self.closed:
-            return
-        self.notify(
-            CANCELLED, {"requestId": request_id, "reason": reason}, options.related_request_id
-        )
-
     # -- hooks for the session above ----------------------------------------------
     def fallback(self, peer: Any, params: JsonObject, ctx: Inbound) -> Any:
         """Handles methods not in `methods`."""
@@ -591,24 +388,10 @@ class JsonRpcPeer:
         errors to statuses of its own may look at the exception here)."""
         return _error_from(request_id, exc)
 
-    def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
-        """The exception our request raises when the peer answers with an error."""
-        return JsonRpcError(code, message, data)
-
-    def closed_error(self) -> Exception:
-        return JsonRpcError(INTERNAL_ERROR, "connection closed")
-
-    def timeout_error(self, method: str, timeout: float) -> Exception:
-        return TimeoutError(f"{method}: no answer within {timeout:g} s")
-
     # -- lifetime --------------------------------------------------------------
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
-
-    @property
-    def outgoing(self) -> int:
-        return len(self._outgoing)
 
     async def drain(self, timeout: float) -> None:
         """Let incoming requests finish (bounded), then cancel what is left."""
@@ -638,10 +421,7 @@ class JsonRpcPeer:
             ctx.cancelled = True
             if ctx.task is not None:
                 ctx.task.cancel()
-        pending = list(self._outgoing.values())
-        self._outgoing.clear()
-        for item in pending:
-            item.fail(error or self.closed_error())
+        self._fail_pending(error or self.closed_error())
         for task in list(self._background):
             task.cancel()
 
@@ -666,17 +446,6 @@ async def _delivered(sent: Awaitable[None], message: Any) -> None:
     except Exception as exc:  # an answer or notification nobody waits on: log it
         what = message.get("method", "answer") if isinstance(message, dict) else "batch"
         log.debug("could not deliver %s: %s", what, exc)
-
-
-async def _fail_if_undelivered(
-    delivery: Awaitable[None], request_id: RequestId, peer: JsonRpcPeer
-) -> None:
-    try:
-        await delivery
-    except Exception as exc:
-        pending = peer._outgoing.pop(request_id, None)
-        if pending is not None:
-            pending.fail(exc)
 
 
 async def _logged(result: Awaitable[Any], fn: Any) -> None:
