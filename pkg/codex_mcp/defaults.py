@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+PostStream = Literal["auto", "upgrade", "header"]
 
 ENV_PREFIX: Final = "CODEX_MCP_"
 ENV_FILE: Final = ".env"
@@ -156,6 +157,17 @@ class HttpOptions:
         metadata=about(
             "Answer a POST with JSON even when the call streams (its messages go to the GET stream).",
             SESSIONS,
+        ),
+    )
+    post_stream: PostStream = field(
+        default="auto",
+        metadata=about(
+            "When a POST's answer becomes SSE: upgrade (when its call first sends something, "
+            "if the client accepts SSE), header (seed 004: while the session holds a GET "
+            "stream, only with X-MCP-POST-STREAM: 1; the call's messages go to the GET "
+            "stream), or auto (upgrade).",
+            SESSIONS,
+            metavar="MODE",
         ),
     )
     session_ttl: float = field(
