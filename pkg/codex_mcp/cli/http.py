@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
-import re
 import sys
 
 from ..defaults import HttpDefaults, HttpOptions
-from .common import configure_core, configure_logging, load_core
+from ..log_tags import RedactBearer
+from .common import configure_core, configure_logging, load_core, log_file_for
 from .options import parse
 
 DESCRIPTION = (
@@ -16,14 +15,7 @@ DESCRIPTION = (
     "2024-11-05 HTTP+SSE transport at /sse for older clients), plus /healthz and /readyz."
 )
 
-_BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
-
-
-class RedactBearer(logging.Formatter):
-    """File logs never keep bearer tokens (seed 004's rule); stderr stays as is."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return _BEARER.sub(r"\1****", super().format(record))
+__all__ = ["RedactBearer", "bearer_tokens", "main"]
 
 
 def bearer_tokens(settings: HttpDefaults) -> list[str]:
@@ -39,12 +31,8 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     settings = parse(HttpDefaults, argv, "codex-mcp-http", DESCRIPTION)
-    configure_logging(settings.log_level)
-    if settings.log_file is not None:
-        handler = logging.FileHandler(settings.log_file, encoding="utf-8")
-        handler.setFormatter(RedactBearer("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-    core = load_core(settings.serve)
+    configure_logging(settings.log_level, log_file_for(settings))
+    core = load_core(settings.serve, settings)
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
@@ -52,6 +40,9 @@ def main(argv: list[str] | None = None) -> None:
     options = {
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
     }
+    if options["post_stream"] == "auto":
+        # Seed 004's streaming for Codex: GET SSE plus JSON POST unless asked otherwise.
+        options["post_stream"] = "header" if settings.serve == "codex" else "upgrade"
     config = HttpConfig(**options, bearer_tokens=bearer_tokens(settings))
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 

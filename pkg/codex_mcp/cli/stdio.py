@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
-from .common import configure_core, configure_logging, load_core
+from .common import configure_core, configure_logging, load_core, log_file_for
 
 DESCRIPTION = (
     "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
@@ -28,8 +28,8 @@ def _settings(argv: list[str]) -> StdioDefaults:
 
 def main(argv: list[str] | None = None) -> None:
     settings = _settings(sys.argv[1:] if argv is None else argv)
-    configure_logging(settings.log_level)
-    core = load_core(settings.serve)
+    configure_logging(settings.log_level, log_file_for(settings))
+    core = load_core(settings.serve, settings)
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.stdio import serve_stdio
