@@ -98,7 +98,8 @@ class CodexProvider(Provider):
             key = (self, session.principal)  # the server-wide scope, split by caller
         codex: SessionCodex | None = session.state.get(key)
         if codex is None:
-            codex = session.state[key] = SessionCodex(self._spawn, self.limit)
+            codex = SessionCodex(self._spawn, self.limit, _label(session))
+            session.state[key] = codex
             session.cleanup.push_async_callback(codex.close)
         return codex
 
@@ -120,8 +121,8 @@ class CodexProvider(Provider):
         session = ctx.session
         # Every line logged for this call, and by the app-server it may start, names the
         # session (this task's context is the call's own).
-        SESSION.set(_label(session))
         codex = self.session_codex(session)
+        SESSION.set(codex.label)
         try:
             driver = await codex.driver()
         except CodexError as exc:

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from ..log_tags import SESSION
 from .driver import CodexDriver
 from .errors import AppServerGone, TooManyAppServers
 
@@ -52,7 +53,9 @@ class AppServerLimit:
 
 
 class SessionCodex:
-    def __init__(self, spawn: Spawn, limit: AppServerLimit) -> None:
+    def __init__(self, spawn: Spawn, limit: AppServerLimit, label: str | None = None) -> None:
+        #: The session's name in log lines (its HTTP session id).
+        self.label = label
         self._spawn = spawn
         self._limit = limit
         self._driver: CodexDriver | None = None
@@ -136,13 +139,18 @@ class SessionCodex:
     async def close(self) -> None:
         """Stop the session's app-server (a start under way is cancelled)."""
         self.closed = True
-        starting = self._starting
-        if starting is not None:
-            starting.cancel()
-            await asyncio.wait([starting])
-        driver, self._driver = self._driver, None
-        if driver is not None:
-            await driver.close()
+        # The session's teardown runs in a task of the server's: name the session here.
+        tag = SESSION.set(self.label)
+        try:
+            starting = self._starting
+            if starting is not None:
+                starting.cancel()
+                await asyncio.wait([starting])
+            driver, self._driver = self._driver, None
+            if driver is not None:
+                await driver.close()
+        finally:
+            SESSION.reset(tag)
 
 
 def _retrieve(task: asyncio.Task[CodexDriver]) -> None:
