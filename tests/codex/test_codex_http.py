@@ -31,8 +31,9 @@ ASK = {"approval-policy": "on-request", "sandbox": "read-only"}
 
 
 class Served:
-    def __init__(self, url: str, core: ServerCore, provider: CodexProvider) -> None:
-        self.url = url
+    def __init__(self, server: Any, core: ServerCore, provider: CodexProvider) -> None:
+        self.server = server
+        self.url = str(server.make_url("/mcp"))
         self.core = core
         self.provider = provider
 
@@ -64,7 +65,7 @@ async def serve(aiohttp_server: Any, codex_home: Path, workdir: Path) -> AsyncIt
         core = ServerCore(provider, name="codex-mcp-server", version="test")
         app = create_app(core, HttpConfig(post_stream="header", **config))
         server = await aiohttp_server(app, host="127.0.0.1")
-        return Served(str(server.make_url("/mcp")), core, provider)
+        return Served(server, core, provider)
 
     yield start
 
@@ -303,3 +304,39 @@ def codex_call(request_id: int, prompt: str) -> JsonObject:
         "method": "tools/call",
         "params": {"name": "codex", "arguments": {"prompt": prompt}},
     }
+
+
+async def test_2026_07_28_requests_share_an_app_server_per_caller_and_cannot_approve(
+    serve: Serve, fake_model: tuple[FakeProvider, int], workdir: Path
+) -> None:
+    """No session: threads live in one app-server per caller for the server's lifetime,
+    reached by threadId; events stream on the request's own response; approvals, which
+    would need a server-to-client request mid-turn, are refused with the reason."""
+    provider, _ = fake_model
+    provider.responder = fake.echo_prompt()
+    served = await serve()
+    events = Events()
+    async with Client.http(served.url, mode="2026-07-28", on_notification=events) as client:
+        first = await client.call_tool("codex", {"prompt": "modern"}, timeout=60, retries=0)
+        assert first.text == "You said: modern", first.text
+        thread_id = first.structured_content["threadId"]  # type: ignore[index]
+        assert events.threads == {thread_id} and "task_complete" in events.types()
+    async with Client.http(served.url, mode="2026-07-28") as again:  # a new connection
+        reply = await again.call_tool(
+            "codex-reply", {"threadId": thread_id, "prompt": "still there?"}, timeout=60
+        )
+        assert reply.text == "You said: still there?"
+        assert served.provider.running == 1
+        provider.responder = fake.run_command("echo no > modern.txt")
+        refused = await again.call_tool(
+            "codex", {"prompt": "go", "cwd": str(workdir), **ASK}, timeout=60, retries=0
+        )
+        assert refused.is_error
+        assert "2026-07-28 request cannot be asked for approval" in refused.text
+        assert not (workdir / "modern.txt").exists()
+    # The callers' app-server lives as long as the server: it stops when the server does.
+    codex = served.core.stateless_state[(served.provider, None)]
+    assert codex.current is not None
+    pid = codex.current.connection.pid
+    await served.server.close()
+    await group_ends(pid)
