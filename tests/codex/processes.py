@@ -43,14 +43,30 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def rss_kib(pid: int) -> int:
+def _kib(path: str, key: str) -> int:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(key):
                 return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def rss_kib(pid: int) -> int:
+    return _kib(f"/proc/{pid}/status", "VmRSS:")
+
+
+def uss_kib(pid: int) -> int:
+    """Unique set size: the pages only this process has, what stopping it gives back."""
+    path = f"/proc/{pid}/smaps_rollup"
+    return _kib(path, "Private_Clean:") + _kib(path, "Private_Dirty:")
+
+
+def pss_kib(pid: int) -> int:
+    """Proportional set size: shared pages (the same binaries in every app-server) are
+    split between the processes sharing them, so this is what one more costs."""
+    return _kib(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 async def group_ends(pgid: int, timeout: float = 15) -> None:
