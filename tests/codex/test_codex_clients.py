@@ -144,14 +144,19 @@ async def test_the_sdk_calls_codex_over_stdio(
     provider.responder = fake.echo_prompt()
     events = Events()
     params = StdioServerParameters(
-        command=STDIO[0], args=STDIO[1:], env={**os.environ, **codex_env(codex_home)}, cwd=workdir
+        command=STDIO[0],
+        args=[*STDIO[1:], "--log-level", "trace"],  # RUST_LOG's word: every app-server message
+        env={**os.environ, **codex_env(codex_home)},
+        cwd=workdir,
     )
     async with (
         stdio_client(params) as (read, write),
         ClientSession(read, write, notification_bindings=[events.binding()]) as session,
     ):
         await call_codex(session, events, "over stdio")
-    assert "Codex app-server started" in (codex_home / "log/codex-rmcp.log").read_text()
+    log = (codex_home / "log/codex-rmcp.log").read_text()
+    assert "INFO codex_mcp.codex: Codex app-server started" in log  # one session: no tag
+    assert "TRACE codex_mcp.codex: app-server sent turn/completed" in log
 
 
 def inspect(*args: str) -> Any:
