@@ -68,7 +68,7 @@ class CommonDefaults:
     log_level: LogLevel = field(
         default="info",
         metadata=about(
-            "How much to log on stderr: trace, debug, info, warn(ing), error or critical.",
+            "How much to log (stderr and --log-file): trace, debug, info, warn(ing), error or critical.",
             LOGGING,
             metavar="LEVEL",
         ),
@@ -310,7 +310,8 @@ class HttpDefaults(HttpOptions, CommonDefaults):
         default=8,
         metadata=about(
             "Most Codex app-servers running at once, one per session that called a codex "
-            "tool (each takes about 185 MB); past it, a call gets an error result.",
+            "tool (each about 190 MB RSS, some 35 MB of it its own); past it, a call gets "
+            "an error result.",
             CODEX,
             metavar="N",
             ge=1,
