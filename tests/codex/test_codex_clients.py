@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import anyio
 import pytest
+from codex_mcp.client import Client
 from interop import fake_responses_provider as fake
 from interop.fake_responses_provider import FakeProvider
 from mcp import ClientSession
@@ -28,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict
 
 from .conftest import CODEX, ROOT, codex_env, needs_codex, write_codex_home
+from .processes import group, group_ends
 
 pytestmark = [pytest.mark.interop, needs_codex]
 INSPECTOR = ROOT / ".tools/npm/node_modules/.bin/mcp-inspector"
@@ -238,3 +240,22 @@ async def test_codex_calls_codex_through_our_codex_tool(
     assert "Inner Codex says: hello, inner Codex" in str(tool_output), (tool_output, output)
     assert "threadId" in str(tool_output)
     assert "The inner Codex answered" in output.decode()
+
+
+async def test_sigterm_stops_every_sessions_app_server(
+    codex_http: HttpServer, codex_home: Path, fake_model: tuple[FakeProvider, int]
+) -> None:
+    provider, _ = fake_model
+    provider.responder = fake.echo_prompt()
+    async with Client.http(codex_http.url) as client:
+        result = await client.call_tool("codex", {"prompt": "then stop"}, timeout=60, retries=0)
+        assert result.text == "You said: then stop"
+        log = (codex_home / "log/codex-rmcp.log").read_text()
+        [pid] = map(int, re.findall(r"Codex app-server started \(pid (\d+)\)", log))
+        assert group(pid)
+        codex_http.process.terminate()  # the session is still open
+        assert await asyncio.to_thread(codex_http.process.wait, 30) == 0
+    await group_ends(pid, timeout=5)  # killed with the server; gone in a moment
+    assert (
+        f"Codex app-server stopped (pid {pid})" in (codex_home / "log/codex-rmcp.log").read_text()
+    )
