@@ -340,3 +340,23 @@ async def test_2026_07_28_requests_share_an_app_server_per_caller_and_cannot_app
     pid = codex.current.connection.pid
     await served.server.close()
     await group_ends(pid)
+
+
+async def test_a_2026_07_28_caller_closing_its_stream_interrupts_the_turn(
+    serve: Serve, fake_model: tuple[FakeProvider, int]
+) -> None:
+    provider, _ = fake_model
+    provider.responder = fake.stall()
+    served = await serve()
+    async with Client.http(served.url, mode="2026-07-28") as client:
+        call = asyncio.create_task(
+            client.call_tool("codex", {"prompt": "never ends"}, timeout=None, retries=0)
+        )
+        await asyncio.wait_for(provider.stalled.wait(), 60)
+        call.cancel()  # a modern client cancels by closing the request's stream
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(provider.hung_up.wait(), 15)  # the turn was interrupted
+        provider.responder = fake.echo_prompt()
+        after = await client.call_tool("codex", {"prompt": "next"}, timeout=60, retries=0)
+        assert after.text == "You said: next"
