@@ -227,7 +227,7 @@ async def test_codex_calls_codex_through_our_codex_tool(
         "tool_timeout_sec = 120\n"
     )
     process = await asyncio.create_subprocess_exec(
-        str(CODEX), "exec", "--skip-git-repo-check", "Ask the inner Codex",
+        str(CODEX), "exec", "--strict-config", "--skip-git-repo-check", "Ask the inner Codex",
         cwd=tmp_path,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
