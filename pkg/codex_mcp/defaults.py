@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
-LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+#: `trace` and `warn` are RUST_LOG's words (seed 004 took its level from RUST_LOG).
+LogLevel = Literal["trace", "debug", "info", "warn", "warning", "error", "critical"]
+PostStream = Literal["auto", "upgrade", "header"]
 
 ENV_PREFIX: Final = "CODEX_MCP_"
 ENV_FILE: Final = ".env"
@@ -29,7 +31,8 @@ SESSIONS: Final = "Sessions"
 LIMITS: Final = "Limits and timeouts"
 SECURITY: Final = "Security"
 LOGGING: Final = "Logging"
-GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING)
+CODEX: Final = "Codex (--serve codex)"
+GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, CODEX)
 
 
 def about(
@@ -53,7 +56,8 @@ class CommonDefaults:
     serve: str = field(
         default="builtin",
         metadata=about(
-            "What to serve: builtin (the echo tools), package.module:attr or path/to/file.py[:attr].",
+            "What to serve: builtin (the echo tools), codex (Codex as the codex and "
+            "codex-reply tools), package.module:attr or path/to/file.py[:attr].",
             SERVING,
             metavar="SERVER",
         ),
@@ -64,9 +68,18 @@ class CommonDefaults:
     log_level: LogLevel = field(
         default="info",
         metadata=about(
-            "How much to log on stderr: debug, info, warning, error or critical.",
+            "How much to log (stderr and --log-file): trace, debug, info, warn(ing), error or critical.",
             LOGGING,
             metavar="LEVEL",
+        ),
+    )
+    log_file: Path | None = field(
+        default=None,
+        metadata=about(
+            "Also log to this file, with bearer tokens redacted.",
+            LOGGING,
+            metavar="PATH",
+            shown="none; $CODEX_HOME/log/codex-rmcp.log when serving codex",
         ),
     )
     request_state_keys: str | None = field(
@@ -156,6 +169,17 @@ class HttpOptions:
         metadata=about(
             "Answer a POST with JSON even when the call streams (its messages go to the GET stream).",
             SESSIONS,
+        ),
+    )
+    post_stream: PostStream = field(
+        default="auto",
+        metadata=about(
+            "When a POST's answer becomes SSE: upgrade (when its call first sends something, "
+            "if the client accepts SSE), header (seed 004: while the session holds a GET "
+            "stream, only with X-MCP-POST-STREAM: 1; the call's messages go to the GET "
+            "stream), or auto (header when serving codex, else upgrade).",
+            SESSIONS,
+            metavar="MODE",
         ),
     )
     session_ttl: float = field(
@@ -282,13 +306,15 @@ class HttpDefaults(HttpOptions, CommonDefaults):
             shown="none",
         ),
     )
-    log_file: Path | None = field(
-        default=None,
+    codex_max_app_servers: int = field(
+        default=8,
         metadata=about(
-            "Also log to this file, with bearer tokens redacted.",
-            LOGGING,
-            metavar="PATH",
-            shown="none",
+            "Most Codex app-servers running at once, one per session that called a codex "
+            "tool (each about 190 MB RSS, some 35 MB of it its own); past it, a call gets "
+            "an error result.",
+            CODEX,
+            metavar="N",
+            ge=1,
         ),
     )
 

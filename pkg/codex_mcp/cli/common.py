@@ -9,15 +9,28 @@ from typing import Any
 
 from ..core.server import ServerCore
 from ..defaults import CommonDefaults
+from ..log_tags import LINE_FORMAT, RedactBearer, SessionTag, level_number
 
 
-def configure_logging(level: str) -> None:
-    """Logs go to stderr: stdout belongs to the protocol."""
+def configure_logging(level: str, log_file: Path | None = None) -> None:
+    """Logs go to stderr (stdout belongs to the protocol) and, when given, to `log_file`
+    with bearer tokens redacted; lines about a session carry its id."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(logging.Formatter(LINE_FORMAT))
+    handlers: list[logging.Handler] = [handler]
+    if log_file is not None:
+        try:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        except OSError as exc:
+            raise SystemExit(f"cannot open the log file {log_file}: {exc}") from None
+        file_handler.setFormatter(RedactBearer(LINE_FORMAT))
+        handlers.append(file_handler)
+    for each in handlers:
+        each.addFilter(SessionTag())
     root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    root.handlers[:] = handlers
+    root.setLevel(level_number(level))
 
 
 def configure_core(core: ServerCore, settings: CommonDefaults) -> None:
@@ -38,12 +51,26 @@ def configure_core(core: ServerCore, settings: CommonDefaults) -> None:
             raise SystemExit(f"--request-state-keys: {exc}") from None
 
 
-def load_core(spec: str) -> ServerCore:
-    """'builtin', 'package.module:attr' or 'path/to/file.py[:attr]' -> a ServerCore."""
+def log_file_for(settings: CommonDefaults) -> Path | None:
+    """--log-file, else seed 004's `$CODEX_HOME/log/codex-rmcp.log` when serving codex."""
+    if settings.log_file is not None or settings.serve != "codex":
+        return settings.log_file
+    from ..codex.home import default_log_file
+
+    return default_log_file()
+
+
+def load_core(spec: str, settings: CommonDefaults | None = None) -> ServerCore:
+    """'builtin', 'codex', 'package.module:attr' or 'path/to/file.py[:attr]' -> a ServerCore."""
     if spec == "builtin":
         from ..builtin import build_server
 
         return build_server().core
+    if spec == "codex":
+        from ..codex.provider import build_server as build_codex
+
+        limit = getattr(settings, "codex_max_app_servers", None)
+        return build_codex(max_app_servers=limit) if limit else build_codex()
     target, _, attr = spec.partition(":")
     if target.endswith(".py") or "/" in target:
         path = Path(target).resolve()

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
-import re
 import sys
 
 from ..defaults import HttpDefaults, HttpOptions
-from .common import configure_core, configure_logging, load_core
+from ..log_tags import RedactBearer
+from .common import configure_core, configure_logging, load_core, log_file_for
 from .gateway import gateway_core, intercept
 from .options import parse
 
@@ -17,14 +16,7 @@ DESCRIPTION = (
     "2024-11-05 HTTP+SSE transport at /sse for older clients), plus /healthz and /readyz."
 )
 
-_BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
-
-
-class RedactBearer(logging.Formatter):
-    """File logs never keep bearer tokens (seed 004's rule); stderr stays as is."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return _BEARER.sub(r"\1****", super().format(record))
+__all__ = ["RedactBearer", "bearer_tokens", "main"]
 
 
 def bearer_tokens(settings: HttpDefaults) -> list[str]:
@@ -41,12 +33,8 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp-http")
     settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION)
-    configure_logging(settings.log_level)
-    if settings.log_file is not None:
-        handler = logging.FileHandler(settings.log_file, encoding="utf-8")
-        handler.setFormatter(RedactBearer("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve)
+    configure_logging(settings.log_level, log_file_for(settings))
+    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
@@ -54,6 +42,9 @@ def main(argv: list[str] | None = None) -> None:
     options = {
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
     }
+    if options["post_stream"] == "auto":
+        # Seed 004's streaming for Codex: GET SSE plus JSON POST unless asked otherwise.
+        options["post_stream"] = "header" if settings.serve == "codex" else "upgrade"
     config = HttpConfig(**options, bearer_tokens=bearer_tokens(settings))
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 

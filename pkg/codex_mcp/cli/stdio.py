@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
-from .common import configure_core, configure_logging, load_core
+from .common import configure_core, configure_logging, load_core, log_file_for
 from .gateway import gateway_core, intercept
 
 DESCRIPTION = (
@@ -30,8 +30,8 @@ def _settings(argv: list[str]) -> StdioDefaults:
 def main(argv: list[str] | None = None) -> None:
     args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp")
     settings = _settings(args)
-    configure_logging(settings.log_level)
-    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve)
+    configure_logging(settings.log_level, log_file_for(settings))
+    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.stdio import serve_stdio

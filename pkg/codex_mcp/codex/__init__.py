@@ -4,8 +4,9 @@
 - `connection`: JSON-RPC with one app-server process (the narrow seam to the transport).
 - `protocol`: the app-server methods and params, as data.
 - `driver` / `run`: threads and turns, events, approvals, interrupts.
-- `tools`, `elicitation`, `events`: the MCP side (tool definitions, argument parsing,
-  approval elicitations, `codex/event` notifications); `provider`: a Provider serving them.
+- `tools`, `elicitation`, `events`, `calls`: the MCP side (tool definitions, argument
+  parsing, approval elicitations, `codex/event` notifications, one call on a driver).
+- `session_codex`, `provider`: a Provider serving them, one app-server per MCP session.
 """
 
 from .binary import CODEX_BIN_ENV, MIN_VERSION, CodexBinary, find_codex

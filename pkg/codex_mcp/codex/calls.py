@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.modern_context import ModernContext
 from codex_mcp.core.provider import UnknownTool
 
 from . import elicitation, events
@@ -60,6 +61,13 @@ def elicitation_approver(ctx: RequestContext) -> Approver:
     bounds the wait (cancelling the elicitation when it expires)."""
 
     async def approve(kind: ApprovalKind, details: ApprovalDetails) -> bool:
+        if isinstance(ctx, ModernContext):
+            raise ElicitationUnsupported(
+                "a 2026-07-28 request cannot be asked for approval while its turn runs (the "
+                "revision has no server-to-client requests, and answering input-required "
+                "would start the turn again); use approval-policy `never` with a sandbox, or "
+                "a session (initialize) to approve commands"
+            )
         if "elicitation" not in ctx.client_capabilities:
             raise ElicitationUnsupported(
                 "the MCP client did not declare the elicitation capability, so it cannot "

@@ -21,6 +21,7 @@ from typing import Any, Final
 from codex_mcp import __version__
 from codex_mcp.core.jsonrpc import JsonObject
 
+from ..log_tags import TRACE
 from . import protocol
 from .binary import CodexBinary, find_codex
 from .connection import AppServerConnection, ConnectionLost, RpcError, StdioConnection
@@ -77,11 +78,12 @@ class CodexDriver:
         full_env = {**os.environ, **(env or {})}
         binary = binary or await find_codex(full_env)
         connection = StdioConnection([binary.path, "app-server", *args], env=full_env, cwd=cwd)
-        await connection.start()
-        driver = cls(connection, **options)
         try:
+            await connection.start()
+            driver = cls(connection, **options)
             await driver.start()
         except BaseException:
+            # Failed or cancelled half-way: the process (if any) must not outlive us.
             await connection.close()
             raise
         return driver
@@ -242,6 +244,8 @@ class CodexDriver:
 
     # -- from app-server -------------------------------------------------------------
     def _on_notification(self, method: str, params: JsonObject) -> None:
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "app-server sent %s %s", method, params)
         thread_id = protocol.thread_id_of(params)
         if thread_id is None:
             return  # process-wide news (account, config warnings): no call's business
@@ -263,6 +267,8 @@ class CodexDriver:
 
     def _approval_handler(self, method: str) -> Any:
         async def handle(params: JsonObject) -> JsonObject:
+            if log.isEnabledFor(TRACE):
+                log.log(TRACE, "app-server asked %s %s", method, params)
             approved = False
             try:
                 thread_id = protocol.thread_id_of(params)
@@ -291,6 +297,8 @@ class CodexDriver:
             raise AppServerGone(self._gone)
 
     async def _request(self, method: str, params: JsonObject | None = None) -> JsonObject:
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "asking app-server %s %s", method, params)
         try:
             return await self.connection.request(method, params, self.request_timeout)
         except RpcError as exc:

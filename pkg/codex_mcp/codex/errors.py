@@ -53,3 +53,7 @@ class TurnInterrupted(CodexError):
 
 class ApprovalDeclined(TurnInterrupted):
     """The caller refused a command or patch, so the turn was stopped and it did not run."""
+
+
+class TooManyAppServers(CodexError):
+    """Every app-server the server allows is running (one per session that used Codex)."""

@@ -1,47 +1,112 @@
-"""A Provider serving `codex` and `codex-reply` from one app-server per server process.
+"""A Provider serving `codex` and `codex-reply`, with one app-server per MCP session.
 
-The first call starts `codex app-server` (and a call after it died starts a new one; the
-dead one's threads are gone with it). This is the stdio shape: one process, one MCP
-session. Per-session app-servers over HTTP hang a driver on each session instead.
+Each session gets its own `codex app-server` (so its own threads and events), started the
+first time it calls a codex tool and stopped when the session ends: closed (stdio EOF),
+deleted, expired, or the server shutting down. Over stdio that is one process for the one
+session. A cap on app-servers running at once (about 185 MB each) turns a call past it into
+an error result.
 
-`codex-mcp --serve codex_mcp.codex.provider` serves it (through `build_server`).
+2026-07-28 requests over HTTP have no session: they are served by one app-server per
+caller (the bearer credential's digest, or everyone when there is no authentication) that
+lives as long as the server process. Their threads are reachable by `threadId`, the handle
+the revision asks stateful tools to pass; their events stream on the request's own
+response; approvals cannot be asked mid-turn, so a command that needs one is refused.
+
+`codex-mcp --serve codex` and `codex-mcp-http --serve codex` serve it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import logging
+import os
+from collections.abc import Awaitable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from codex_mcp import __version__
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import Provider, UnknownTool
 from codex_mcp.core.server import ServerCore
+from codex_mcp.core.session import StatelessSession
 
+from ..log_tags import SESSION
+from .binary import find_codex
 from .calls import call_tool
 from .driver import CodexDriver
 from .errors import CodexError
+from .session_codex import AppServerLimit, SessionCodex
 from .tools import CODEX, CODEX_REPLY, TOOLS, error_result
 
 if TYPE_CHECKING:
     from codex_mcp.core.context import RequestContext
+    from codex_mcp.core.session import ServerSession
+
+log = logging.getLogger("codex_mcp.codex")
+
+DEFAULT_MAX_APP_SERVERS: Final = 8
 
 
 class CodexProvider(Provider):
     def __init__(
-        self, *, env: Mapping[str, str] | None = None, driver_options: JsonObject | None = None
+        self,
+        *,
+        env: Mapping[str, str] | None = None,
+        driver_options: JsonObject | None = None,
+        max_app_servers: int = DEFAULT_MAX_APP_SERVERS,
     ) -> None:
         super().__init__()
         #: Laid over our environment for app-server (CODEX_BIN, CODEX_HOME, ...).
         self.env = dict(env or {})
         self.driver_options: dict[str, Any] = dict(driver_options or {})
-        self._driver: CodexDriver | None = None
-        self._starting = asyncio.Lock()
+        self.limit = AppServerLimit(max_app_servers)
+        self._check: asyncio.Task[None] | None = None
 
     @property
     def features(self) -> frozenset[str]:
         return frozenset({"tools"})
 
+    @property
+    def running(self) -> int:
+        """App-servers running now, across sessions."""
+        return self.limit.live
+
+    # -- lifetime ------------------------------------------------------------------
+    async def start(self) -> None:
+        # Say at once whether there is a Codex to serve (the answer is cached for the
+        # first session), without holding up the server.
+        self._check = asyncio.get_running_loop().create_task(self._report_codex())
+
+    async def stop(self) -> None:
+        if self._check is not None:
+            self._check.cancel()
+
+    async def _report_codex(self) -> None:
+        try:
+            binary = await find_codex({**os.environ, **self.env})
+        except CodexError as exc:
+            log.warning("%s", exc.message)
+        else:
+            log.info(
+                "serving Codex CLI %s (%s, from %s); at most %d app-servers at once",
+                binary.version_text, binary.path, binary.source, self.limit.maximum,
+            )  # fmt: skip
+
+    def session_codex(self, session: ServerSession) -> SessionCodex:
+        """The Codex of a session (of a caller, for 2026-07-28 requests); stopped with it."""
+        key: Hashable = self
+        if isinstance(session, StatelessSession):
+            key = (self, session.principal)  # the server-wide scope, split by caller
+        codex: SessionCodex | None = session.state.get(key)
+        if codex is None:
+            codex = SessionCodex(self._spawn, self.limit, _label(session))
+            session.state[key] = codex
+            session.cleanup.push_async_callback(codex.close)
+        return codex
+
+    async def _spawn(self) -> CodexDriver:
+        return await CodexDriver.spawn(env=self.env, **self.driver_options)
+
+    # -- tools -----------------------------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return TOOLS
 
@@ -53,25 +118,30 @@ class CodexProvider(Provider):
         return self._call(name, arguments, ctx)
 
     async def _call(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+        session = ctx.session
+        # Every line logged for this call, and by the app-server it may start, names the
+        # session (this task's context is the call's own).
+        codex = self.session_codex(session)
+        SESSION.set(codex.label)
         try:
-            driver = await self.driver()
+            driver = await codex.driver()
         except CodexError as exc:
             return error_result(exc)
         return await call_tool(driver, name, arguments, ctx)
 
-    async def driver(self) -> CodexDriver:
-        """The live driver, started on first use; raises CodexUnavailable without a Codex."""
-        async with self._starting:
-            if self._driver is None or self._driver.gone is not None:
-                self._driver = await CodexDriver.spawn(env=self.env, **self.driver_options)
-            return self._driver
 
-    async def stop(self) -> None:
-        if self._driver is not None:
-            await self._driver.close()
+def _label(session: ServerSession) -> str | None:
+    if isinstance(session, StatelessSession):
+        return "2026-07-28" + (f" caller {session.principal[:12]}" if session.principal else "")
+    return session.session_id
 
 
-def build_server(env: Mapping[str, str] | None = None) -> ServerCore:
+def build_server(
+    env: Mapping[str, str] | None = None, *, max_app_servers: int = DEFAULT_MAX_APP_SERVERS
+) -> ServerCore:
     return ServerCore(
-        CodexProvider(env=env), name="codex-mcp-server", title="Codex", version=__version__
+        CodexProvider(env=env, max_app_servers=max_app_servers),
+        name="codex-mcp-server",
+        title="Codex",
+        version=__version__,
     )

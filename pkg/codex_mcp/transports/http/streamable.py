@@ -4,7 +4,9 @@ A POST carrying a request is answered with JSON when the call sends nothing but
 its result. When it sends notifications or server-to-client requests first and
 the client accepts SSE, the answer turns into an SSE stream that carries them
 as they happen, then the result. `X-MCP-POST-STREAM: 1` asks for SSE from the
-start. A message is never put on two streams.
+start. A message is never put on two streams. With `post_stream="header"` (seed 004, the
+default when serving codex) a session holding its GET stream gets JSON answers to its
+POSTs, and what the calls send first goes to that GET stream.
 """
 
 from __future__ import annotations
@@ -102,7 +104,11 @@ class StreamableHttp:
             session.check_room()
         except Refused as exc:
             return busy_response(exc.status, str(exc), message["id"], headers)
-        wants_sse = accepts(request, "text/event-stream") and not session.json_only
+        wants_sse = (
+            accepts(request, "text/event-stream")
+            and not session.json_only
+            and not self._to_get_stream(session)
+        )
         force_sse = request.headers.get("X-MCP-POST-STREAM") == "1" or not accepts(
             request, "application/json"
         )
@@ -110,6 +116,13 @@ class StreamableHttp:
         queue = session.streams.attach(stream)
         session.core_session.receive(message)
         return await self._answer(request, session, stream, queue, force_sse, headers)
+
+    def _to_get_stream(self, session: HttpSession) -> bool:
+        """Seed 004's streaming (`--post-stream header`): while the session holds its GET
+        stream, a POST answers with JSON and what its call sends first goes to that stream,
+        unless the POST asks with X-MCP-POST-STREAM: 1. (With no GET stream to carry them,
+        a call's messages still upgrade its answer to SSE rather than wait unread.)"""
+        return self.config.post_stream == "header" and session.streams.standalone.queue is not None
 
     async def _answer(
         self,
