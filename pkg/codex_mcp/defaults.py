@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, get_args
 #: `trace` and `warn` are RUST_LOG's words (seed 004 took its level from RUST_LOG).
 LogLevel = Literal["trace", "debug", "info", "warn", "warning", "error", "critical"]
 PostStream = Literal["auto", "upgrade", "header"]
+OnHangup = Literal["auto", "keep", "cancel"]
 
 ENV_PREFIX: Final = "CODEX_MCP_"
 ENV_FILE: Final = ".env"
@@ -178,6 +179,16 @@ class HttpOptions:
             "if the client accepts SSE), header (seed 004: while the session holds a GET "
             "stream, only with X-MCP-POST-STREAM: 1; the call's messages go to the GET "
             "stream), or auto (header when serving codex, else upgrade).",
+            SESSIONS,
+            metavar="MODE",
+        ),
+    )
+    on_hangup: OnHangup = field(
+        default="auto",
+        metadata=about(
+            "What a client hanging up on a POST does to its call: keep (it runs on, its "
+            "events resumable with Last-Event-ID), cancel (seed 004: as if cancelled), or "
+            "auto (cancel when serving codex, else keep).",
             SESSIONS,
             metavar="MODE",
         ),

@@ -369,3 +369,34 @@ async def test_a_2026_07_28_caller_closing_its_stream_interrupts_the_turn(
         provider.responder = fake.echo_prompt()
         after = await client.call_tool("codex", {"prompt": "next"}, timeout=60, retries=0)
         assert after.text == "You said: next"
+
+
+@pytest.mark.parametrize("on_hangup", ["cancel", "keep"])
+async def test_a_client_that_hangs_up_stops_its_turn(
+    serve: Serve, fake_model: tuple[FakeProvider, int], on_hangup: str
+) -> None:
+    """Seed 004: hanging up on a running `codex` call interrupts its turn (on_hangup=cancel,
+    what `--serve codex` chooses); with on_hangup=keep it runs on, resumable, as the
+    Streamable HTTP default has it."""
+    provider, _ = fake_model
+    provider.responder = fake.stall()
+    served = await serve(on_hangup=on_hangup)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, served.url)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "codex", "arguments": {"prompt": "never ends"}},
+        }
+        response = await http.post(served.url, json=call, headers=session)
+        await asyncio.wait_for(provider.stalled.wait(), 60)
+        response.close()  # hang up: no notifications/cancelled, the connection just goes
+        [core_session] = served.core.sessions
+        if on_hangup == "cancel":
+            await asyncio.wait_for(provider.hung_up.wait(), 15)  # the turn was interrupted
+            assert not core_session.is_in_flight(7)
+        else:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(provider.hung_up.wait()), 1.0)
+            assert core_session.is_in_flight(7)

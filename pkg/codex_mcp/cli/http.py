@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
     if options["post_stream"] == "auto":
         # Seed 004's streaming for Codex: GET SSE plus JSON POST unless asked otherwise.
         options["post_stream"] = "header" if settings.serve == "codex" else "upgrade"
+    if options["on_hangup"] == "auto":
+        # Seed 004: a Codex client that hangs up stops its turn.
+        options["on_hangup"] = "cancel" if settings.serve == "codex" else "keep"
     config = HttpConfig(**options, bearer_tokens=bearer_tokens(settings))
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 

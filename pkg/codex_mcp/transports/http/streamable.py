@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from ...core import jsonrpc
-from ...core.jsonrpc import JsonObject
+from ...core.jsonrpc import JsonObject, RequestId
 from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .config import HttpConfig
@@ -115,7 +115,9 @@ class StreamableHttp:
         stream = session.open_request_stream(message["id"], sse=wants_sse or force_sse)
         queue = session.streams.attach(stream)
         session.core_session.receive(message)
-        return await self._answer(request, session, stream, queue, force_sse, headers)
+        return await self._answer(
+            request, session, message["id"], stream, queue, force_sse, headers
+        )
 
     def _to_get_stream(self, session: HttpSession) -> bool:
         """Seed 004's streaming (`--post-stream header`): while the session holds its GET
@@ -128,6 +130,7 @@ class StreamableHttp:
         self,
         request: web.Request,
         session: HttpSession,
+        request_id: RequestId,
         stream: Stream,
         queue: asyncio.Queue[tuple[str, bytes] | None],
         force_sse: bool,
@@ -180,8 +183,12 @@ class StreamableHttp:
                 await response.write_eof()
             return response
         except (ConnectionError, asyncio.CancelledError):
-            # The client went away: the call keeps running and its events stay resumable.
+            # The client went away: by default the call keeps running and its events stay
+            # resumable; with on_hangup="cancel" (seed 004) it is cancelled, as if asked.
             session.log.debug("client left stream %s", stream.key)
+            if self.config.on_hangup == "cancel" and not stream.finished:
+                session.core_session.cancel_request(request_id, "the client hung up")
+                session.end_request(request_id)
             raise
         finally:
             if ticker is not None:
