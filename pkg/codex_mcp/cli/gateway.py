@@ -35,6 +35,20 @@ PRINT_CONFIG = "--print-codex-config"
 SERVE_ENV = "CODEX_MCP_SERVE"
 
 
+#: How the gateway is asked for, for --help.
+GATEWAY_HELP = (
+    "Gateway: with a .mcp.json (CODEX_MCP_WRAPPER_CONFIG, else the nearest .mcp.json upward "
+    "from here, else ~/.codex/.mcp.json) every server in it is served as one, each tool "
+    "named server__tool; `%(prog)s -- CMD ARGS...` wraps one server; "
+    "MCP_WRAPPER_SERVER_NAME=NAME serves only that one."
+)
+STDIO_ONLY_HELP = (
+    "`codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]` shows how Codex will see a "
+    "server's tools; `codex-mcp --print-codex-config` prints the entry for "
+    "~/.codex/config.toml."
+)
+
+
 def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | None]:
     """The arguments left for the settings, and the gateway config to serve (None: serve
     what the settings say). Exits for `lint`, `--print-codex-config` and a bad config."""

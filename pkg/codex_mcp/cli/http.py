@@ -8,7 +8,7 @@ import sys
 from ..defaults import HttpDefaults, HttpOptions
 from ..log_tags import RedactBearer
 from .common import configure_core, configure_logging, load_core, log_file_for
-from .gateway import gateway_core, intercept
+from .gateway import GATEWAY_HELP, gateway_core, intercept
 from .options import parse
 
 DESCRIPTION = (
@@ -32,7 +32,7 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp-http")
-    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION)
+    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
     configure_logging(settings.log_level, log_file_for(settings))
     core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
     configure_core(core, settings)

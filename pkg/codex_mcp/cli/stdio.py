@@ -6,7 +6,7 @@ import sys
 
 from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
 from .common import configure_core, configure_logging, load_core, log_file_for
-from .gateway import gateway_core, intercept
+from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP, gateway_core, intercept
 
 DESCRIPTION = (
     "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
@@ -24,7 +24,7 @@ def _settings(argv: list[str]) -> StdioDefaults:
             return quick
     from .options import parse
 
-    return parse(StdioDefaults, argv, "codex-mcp", DESCRIPTION)
+    return parse(StdioDefaults, argv, "codex-mcp", DESCRIPTION, f"{GATEWAY_HELP} {STDIO_ONLY_HELP}")
 
 
 def main(argv: list[str] | None = None) -> None:

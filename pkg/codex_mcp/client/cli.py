@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         choices=["tools", "call", "resources", "templates", "read", "prompts", "prompt", "info"],
+        metavar="COMMAND",
+        help="tools, call TOOL [ARGS], resources, templates, read URI, prompts, "
+        "prompt NAME [ARGS], or info (what the server said at initialize)",
     )
     parser.add_argument(
         "target", nargs="?", help="tool name (call), URI (read), prompt name (prompt)"
@@ -54,7 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--content-length", action="store_true", help="frame stdio with Content-Length headers"
     )
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment variable for the stdio server (repeatable)",
+    )
     parser.add_argument("--verbose", action="store_true", help="show the server's stderr")
     parser.add_argument("--compact", action="store_true", help="one-line JSON output")
     return parser
