@@ -242,6 +242,10 @@ class JsonRpcPeer:
     #: Requests served by another entry than `methods` (a dual-era MCP server's
     #: per-request choice); it runs for every request, so it must not allocate.
     claim: Claim | None = None
+    #: Our request ids step by this much from `id_origin` (see `number_ids`): replicas
+    #: sharing one session each mint ids of their own residue, so an answer names the
+    #: replica whose request waits for it. 1 (every integer) for a lone process.
+    id_stride = 1
 
     def __init__(self, outbound: Outbound) -> None:
         self.outbound = outbound
@@ -250,6 +254,14 @@ class JsonRpcPeer:
         self._outgoing: dict[RequestId, _Pending] = {}
         self._next_id = 0
         self._background: set[asyncio.Task[Any]] = set()
+
+    def number_ids(self, origin: int, stride: int) -> None:
+        """Mint our request ids as `origin + k * stride` (k = 1, 2, ...): the id of each
+        request of ours then says `origin` (`id % stride`). Call before the first request."""
+        if not 0 <= origin < stride:
+            raise ValueError("origin must be in [0, stride)")
+        self._next_id = origin
+        self.id_stride = stride
 
     # -- input -----------------------------------------------------------------
     def receive_bytes(self, data: bytes | bytearray | memoryview, origin: Hashable = None) -> bool:
@@ -516,7 +528,7 @@ class JsonRpcPeer:
         if self.closed:
             raise self.closed_error()
         options = options or DEFAULT_OPTIONS
-        self._next_id += 1
+        self._next_id += self.id_stride
         request_id = self._next_id
         if options.on_sent is not None:
             options.on_sent(request_id)
