@@ -233,6 +233,11 @@ class TaskStore:
         record = self._tasks.get(task_id) if isinstance(task_id, str) else None
         return record if record is not None and record.principal == principal else None
 
+    def held(self, task_id: str) -> TaskRecord | None:
+        """This process's task with this id, whoever's it is (for another replica passing
+        on a caller's update, checked there)."""
+        return self._tasks.get(task_id)
+
     async def persist(self, record: TaskRecord) -> None:
         """Make a new task known to the other replicas before its handle is sent."""
         if self.remote is not None:
