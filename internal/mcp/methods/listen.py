@@ -29,9 +29,12 @@ async def listen(session: ServerSession, params: JsonObject, ctx: ModernContext)
     ids = requested.get("taskIds")
     if remote is not None and type(ids) is list:
         for task_id in ids:
-            if isinstance(task_id, str) and core.tasks.find(task_id, ctx.principal) is None:
-                if await remote.get(task_id, ctx.principal) is not None:
-                    elsewhere.add(task_id)
+            if (
+                isinstance(task_id, str)
+                and core.tasks.find(task_id, ctx.principal) is None
+                and await remote.get(task_id, ctx.principal) is not None
+            ):
+                elsewhere.add(task_id)
 
     def known_task(task_id: Any) -> bool:
         return task_id in elsewhere or core.tasks.find(task_id, ctx.principal) is not None

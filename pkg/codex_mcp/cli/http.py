@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 import sys
 
@@ -39,6 +40,15 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     settings = parse(HttpDefaults, argv, "codex-mcp-http", DESCRIPTION)
+    if settings.workers > 1:
+        from ..scale.workers import Supervisor, refuse_without_redis
+
+        refuse_without_redis(settings.workers, settings.redis_url)
+        given = sys.argv[1:] if argv is None else argv
+        supervisor = Supervisor(
+            given, settings.workers, settings.host, settings.port, settings.shutdown_timeout
+        )
+        raise SystemExit(supervisor.run())
     configure_logging(settings.log_level)
     if settings.log_file is not None:
         handler = logging.FileHandler(settings.log_file, encoding="utf-8")
@@ -52,7 +62,12 @@ def main(argv: list[str] | None = None) -> None:
     options = {
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
     }
-    config = HttpConfig(**options, bearer_tokens=bearer_tokens(settings))
+    config = HttpConfig(
+        **options,
+        bearer_tokens=bearer_tokens(settings),
+        # A worker of `--workers N` shares its parent's port with its siblings.
+        reuse_port=os.environ.get("CODEX_MCP_WORKER_INDEX") is not None,
+    )
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 
 

@@ -126,6 +126,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
             await store.start(manager)
             cluster = Cluster(core, store, config.session_ttl)  # type: ignore[arg-type]
             cluster.attach()
+            await cluster.share_request_state_key()
         if core.request_state_key_is_ephemeral:
             log.warning(
                 "no request-state key configured (CODEX_MCP_REQUEST_STATE_KEYS): "
@@ -168,7 +169,9 @@ async def serve_http(
     )
     loop = asyncio.get_running_loop()
     unwatch = watch_accept_faults(loop, limits.accept_faults)
-    site = GuardedSite(runner, config.host, config.port, limits, config.idle_timeout)
+    site = GuardedSite(
+        runner, config.host, config.port, limits, config.idle_timeout, config.reuse_port
+    )
     await site.start()
     host = f"[{config.host}]" if ":" in config.host else config.host
     url = f"http://{host}:{site.port}{config.prefix}/mcp"
