@@ -52,8 +52,10 @@ async def test_a_whole_sdk_session_across_three_replicas(replicas: Replicas, ngi
             for index in range(4):
                 progress: list[float] = []
 
-                async def on_progress(value: float, total: float | None, message: str | None) -> None:
-                    progress.append(value)
+                async def on_progress(
+                    value: float, total: float | None, message: str | None, seen: Any = progress
+                ) -> None:
+                    seen.append(value)
 
                 result = await session.call_tool(
                     "steps", {"count": 3, "tag": f"t{index}"}, progress_callback=on_progress
