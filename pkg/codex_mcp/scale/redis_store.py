@@ -60,6 +60,14 @@ return id
 """
 
 
+# KEYS: the replica counter. ARGV: this replica's number.
+_AT_LEAST: Final = """
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+"""
+
+
 def _key(kind: str, name: str) -> str:
     return f"{PREFIX}{kind}:{name}"
 
@@ -156,8 +164,16 @@ class RedisStore:
             return False
         if not self.available:
             log.warning("Redis at %s is reachable again: serving", self.url)
-        self.available = True
+            self.available = True
+            self.spawn(self._recovered())
         return True
+
+    async def _recovered(self) -> None:
+        """Redis came back, perhaps empty (a restart without persistence): keep new
+        replicas' numbers clear of ours, and store again the sessions this one holds."""
+        await self.redis.eval(_AT_LEAST, 1, PREFIX + "nodes", self.node)
+        if self._handlers is not None:
+            self._handlers.recovered()
 
     async def _watch(self) -> None:
         """Ping every second while up, four times a second while down."""

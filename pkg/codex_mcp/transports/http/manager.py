@@ -219,6 +219,11 @@ class SessionManager:
     def ended(self, session_id: str) -> None:
         self.end(session_id, "ended on another replica")
 
+    def recovered(self) -> None:
+        for session in list(self.sessions.values()):
+            if session.store is not None and session.core_session.protocol_version:
+                session.core_session.state_changed()  # saved again, in order
+
     def state(self, session_id: str, record: SessionRecord) -> None:
         session = self.sessions.get(session_id)
         if session is not None and session.credential == record.credential:

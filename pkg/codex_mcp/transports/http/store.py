@@ -73,6 +73,9 @@ class ClusterHandlers(Protocol):
 
     def state(self, session_id: str, record: SessionRecord) -> None: ...
 
+    def recovered(self) -> None:
+        """The store is back after an outage (perhaps empty): save what this replica holds."""
+
 
 class SessionStore(Protocol):
     #: Whether other processes share these sessions (False: this process is alone).
