@@ -75,3 +75,13 @@ async def job(seconds: float) -> str:
     """A task-capable call: waits, then says where it ran."""
     await asyncio.sleep(seconds)
     return f"job done in {PID}"
+
+
+@server.tool(task="optional")
+async def confirm_job(ctx: Context) -> str:
+    """A task that asks a question once it is running."""
+    await asyncio.sleep(0.1)
+    answer = await ctx.elicit(
+        "Go on?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="go"
+    )
+    return f"confirmed {answer.get('content', {}).get('ok')} in {PID}"
