@@ -25,6 +25,7 @@ from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
     accepts,
+    find_session,
     is_request,
     locate_session,
     read_body,
@@ -76,7 +77,9 @@ class StreamableHttp:
             except Refused as exc:
                 return busy_response(exc.status, str(exc), _id_of(message))
         else:
-            found = await locate_session(self.manager, request, session_id)
+            found = find_session(self.manager, request, session_id)
+            if type(found) is web.Response and self.manager.shared:
+                found = await locate_session(self.manager, request, session_id)  # another replica's
             if isinstance(found, web.Response):
                 return found
             session = found
