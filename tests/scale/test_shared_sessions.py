@@ -199,3 +199,22 @@ async def test_a_resource_update_reaches_the_subscriber_wherever_its_stream_is(
             )
             (own,) = await data_events(other_stream, 1)
             assert log_data(own) == "mine-1"  # the first thing it got: no stray update
+
+
+async def test_events_sent_before_the_stream_turned_to_sse_are_resumable(
+    replicas: Replicas,
+) -> None:
+    """`emit` logs five times without waiting: all five are queued before the POST's
+    answer turns into SSE, and each of them can still be resumed from elsewhere."""
+    a, b = replicas(2)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url)
+        body = call(2, "emit", {"count": 5, "tag": "e"})
+        async with http.post(a.url, json=body, headers=session) as stream:
+            first = await data_events(stream, 2)
+        resume = {**session, **SSE_ONLY, "Last-Event-ID": first[-1]["id"]}
+        async with http.get(b.url, headers=resume) as stream:
+            rest = await messages_of(stream, timeout=10)
+    assert [log_data(e) for e in first] == ["e-1", "e-2"]
+    assert [m["params"]["data"] for m in rest[:-1]] == ["e-3", "e-4", "e-5"]
+    assert rest[-1]["id"] == 2

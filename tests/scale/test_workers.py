@@ -3,6 +3,7 @@ under a parent that stops them all on SIGTERM; more than one without Redis is re
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,10 @@ def _children(pid: int) -> set[int]:
 async def test_two_workers_share_the_port_and_the_sessions(redis_server: RedisServer) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
+        for _ in range(200):  # both workers listening (the first said so already)
+            if server.stderr.count("listening on") >= 2:
+                break
+            await asyncio.sleep(0.05)
         workers = _children(server.pid)
         assert len(workers) == 2
         served: set[str] = set()

@@ -161,8 +161,14 @@ class StreamableHttp:
             ):
                 # The result came with nothing before it: a plain JSON answer.
                 return web.Response(body=first[1], content_type="application/json", headers=headers)
+            backlog: list[tuple[str, bytes] | None] = []
             if first is not None and first is not CLOSE:
-                session.streams.keep(stream, first[0], first[1])  # before the stream is replayable
+                # What was pushed before the stream turned replayable is kept too, so a
+                # client that loses the stream can resume from any of its events.
+                while not queue.empty():
+                    backlog.append(queue.get_nowait())
+                events = [e for e in (first, *backlog) if e is not None and e[0]]
+                session.streams.keep(stream, events, stream.finished)
             if response is None:
                 response = await self._open_sse(request, session, stream, headers)
             item = first
@@ -171,7 +177,7 @@ class StreamableHttp:
                     await response.write(sse.KEEPALIVE)
                 else:
                     await response.write(sse.event(item[1], item[0]))
-                item = await queue.get()
+                item = backlog.pop(0) if backlog else await queue.get()
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response

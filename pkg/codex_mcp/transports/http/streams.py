@@ -99,14 +99,17 @@ class StreamSet:
             if stream.finished and key not in live and stream is not self.standalone:
                 del self.by_key[key]
 
-    def keep(self, stream: Stream, event_id: str, data: bytes) -> None:
-        """Start keeping a stream's events for resumption, beginning with this one."""
-        if not stream.replayable:
-            stream.replayable = True
+    def keep(self, stream: Stream, events: list[tuple[str, bytes]], finished: bool) -> None:
+        """Start keeping a stream's events for resumption, beginning with these (pushed
+        before it was replayable); `finished`: the last of them ends the stream."""
+        if stream.replayable:
+            return
+        stream.replayable = True
+        for index, (event_id, data) in enumerate(events):
             seq = int(event_id.rpartition("_")[2])
             self.replay.append((stream.key, seq, data))
             if self.mirror is not None:
-                self.mirror(stream.key, seq, data, False)
+                self.mirror(stream.key, seq, data, finished and index == len(events) - 1)
 
     def push(self, stream: Stream, data: bytes, final: bool = False) -> None:
         stream.seq += 1
