@@ -26,7 +26,7 @@ async def test_two_workers_share_the_port_and_the_sessions(redis_server: RedisSe
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
         for _ in range(200):  # both workers listening (the first said so already)
-            if server.stderr.count("listening on") >= 2:
+            if server.stderr.count("codex-mcp-http listening on") >= 2:
                 break
             await asyncio.sleep(0.05)
         workers = _children(server.pid)
