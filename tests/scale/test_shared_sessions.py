@@ -218,3 +218,21 @@ async def test_events_sent_before_the_stream_turned_to_sse_are_resumable(
     assert [log_data(e) for e in first] == ["e-1", "e-2"]
     assert [m["params"]["data"] for m in rest[:-1]] == ["e-3", "e-4", "e-5"]
     assert rest[-1]["id"] == 2
+
+
+async def test_a_call_stream_resumes_elsewhere_before_it_sent_anything(
+    replicas: Replicas,
+) -> None:
+    """The client keeps only the priming event's id (2025-11-25) and resumes elsewhere
+    while the call is still silent: it gets the call's answer when it comes."""
+    a, b = replicas(2)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url, version="2025-11-25")
+        forced = {**session, "X-MCP-POST-STREAM": "1"}
+        async with http.post(a.url, json=call(2, "slow", {"seconds": 1}), headers=forced) as r:
+            priming = await next_event(r)
+        assert priming is not None and priming["id"].endswith("_0")
+        resume = {**session, **SSE_ONLY, "Last-Event-ID": priming["id"]}
+        async with http.get(b.url, headers=resume) as stream:
+            (answer,) = await messages_of(stream, timeout=10)
+    assert answer["id"] == 2 and text_of(answer) == str(a.pid)

@@ -29,6 +29,12 @@ from .streams import STANDALONE, TICK, Ticker
 _Item = StoredEvent | tuple[str, bytes] | None
 
 
+def _replica_stream(key: str) -> bool:
+    """A request stream key minted by a replica sharing the store (`<replica><9 digits>`):
+    its call may still be running there, even before it stored an event."""
+    return len(key) > 9
+
+
 def is_local(session: HttpSession, resume_from: tuple[str, int] | None) -> bool:
     """A request stream whose call ran here: its events, and their replay, are this
     replica's own."""
@@ -67,8 +73,9 @@ async def follow_stream(
         stored, standalone_seq = await store.events(session.id)
         watermark = stored[-1].entry if stored else (0, 0)
         missed = [e for e in stored if e.stream == key and after is not None and e.seq > after]
-        if not following_standalone and not any(e.stream == key for e in stored):
-            # A stream the store no longer knows: the standalone stream, as for one process.
+        if not following_standalone and not _replica_stream(key):
+            # Not a stream of a replica sharing the store (an id of another server): the
+            # standalone stream, as one process does for a stream it does not know.
             key, missed, following_standalone = STANDALONE, [], True
         await response.prepare(request)
         version = session.core_session.protocol_version or ""
