@@ -225,11 +225,10 @@ async def test_a_call_stream_resumes_elsewhere_before_it_sent_anything(
 ) -> None:
     """The client keeps only the priming event's id (2025-11-25) and resumes elsewhere
     while the call is still silent: it gets the call's answer when it comes."""
-    a, b = replicas(2)
+    a, b = replicas(2, "--keepalive-interval", "0.2")  # a silent call's stream opens at once
     async with aiohttp.ClientSession() as http:
         session = await open_session(http, a.url, version="2025-11-25")
-        forced = {**session, "X-MCP-POST-STREAM": "1"}
-        async with http.post(a.url, json=call(2, "slow", {"seconds": 1}), headers=forced) as r:
+        async with http.post(a.url, json=call(2, "slow", {"seconds": 2}), headers=session) as r:
             priming = await next_event(r)
         assert priming is not None and priming["id"].endswith("_0")
         resume = {**session, **SSE_ONLY, "Last-Event-ID": priming["id"]}
