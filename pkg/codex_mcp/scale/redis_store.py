@@ -15,7 +15,6 @@ appends events through one ordered, pipelined writer.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import logging
 import time
@@ -34,31 +33,16 @@ from ..transports.http.store import (
     StoreUnavailable,
 )
 from .bus import Bus
+from .records import PREFIX, entry_of, fields_of, key_of, parse_published, record_of
+from .writer import OrderedWriter
 
 log = logging.getLogger("codex_mcp.scale")
 
-PREFIX: Final = "codex-mcp:"
 BUS: Final = PREFIX + "bus"
 #: Request ids step by this much (see JsonRpcPeer.number_ids): at most 4095 replicas.
 STRIDE: Final = 4096
 #: Commands wait this long before the store counts as unreachable.
 COMMAND_TIMEOUT: Final = 2.0
-
-# KEYS: events, counter. ARGV: maxlen, ttl, channel, stream, seq (0: number it), final, data.
-# Numbering, storing and publishing in one script keeps the three in one order.
-_APPEND: Final = """
-local seq = ARGV[5]
-if seq == '0' then
-  seq = tostring(redis.call('INCR', KEYS[2]))
-  redis.call('EXPIRE', KEYS[2], ARGV[2])
-end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*',
-  'k', ARGV[4], 's', seq, 'f', ARGV[6], 'd', ARGV[7])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-redis.call('PUBLISH', ARGV[3], 'E ' .. id .. ' ' .. ARGV[4] .. ' ' .. seq .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
-return id
-"""
-
 
 # KEYS: the replica counter. ARGV: this replica's number.
 _AT_LEAST: Final = """
@@ -66,24 +50,6 @@ if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1])
 end
 """
-
-
-def _key(kind: str, name: str) -> str:
-    return f"{PREFIX}{kind}:{name}"
-
-
-def _entry(entry_id: bytes | str) -> tuple[int, int]:
-    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    ms, _, n = text.partition("-")
-    return int(ms), int(n)
-
-
-def parse_published(data: bytes) -> StoredEvent | None:
-    """An event as the append script publishes it: `E <entry> <stream> <seq> <final> <data>`."""
-    if not data.startswith(b"E "):
-        return None
-    _, entry, stream, seq, final, payload = data.split(b" ", 5)
-    return StoredEvent(_entry(entry), stream.decode(), int(seq), final == b"1", payload)
 
 
 class RedisStore:
@@ -108,9 +74,9 @@ class RedisStore:
         self.node = 0
         self.stride = STRIDE
         self.bus = Bus(self.redis, self.mark_down)
-        self._append = self.redis.register_script(_APPEND)
-        self._writes: collections.deque[tuple[str, tuple[Any, ...]]] = collections.deque()
-        self._writer: asyncio.Task[None] | None = None
+        self.writer = OrderedWriter(
+            self.redis, self.replay_events, self.session_ttl, self.mark_down
+        )
         self._monitor: asyncio.Task[None] | None = None
         self._handlers: ClusterHandlers | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -135,12 +101,13 @@ class RedisStore:
         self.available = True
         await self.bus.start()
         await self.bus.subscribe(BUS, self._on_bus)
-        await self.bus.subscribe(_key("node", str(self.node)), self._on_node)
+        await self.bus.subscribe(key_of("node", str(self.node)), self._on_node)
         self._monitor = asyncio.get_running_loop().create_task(self._watch())
         log.info("sessions on Redis %s as replica %d", self.url, self.node)
 
     async def close(self) -> None:
-        for task in (self._monitor, self._writer, *self._background):
+        self.writer.close()
+        for task in (self._monitor, *self._background):
             if task is not None:
                 task.cancel()
         await self.bus.close()
@@ -204,7 +171,7 @@ class RedisStore:
 
     # -- sessions --------------------------------------------------------------------------
     async def load(self, session_id: str) -> SessionRecord | None:
-        fields = await self._call(self.redis.hgetall(_key("s", session_id)))
+        fields = await self._call(self.redis.hgetall(key_of("s", session_id)))
         if not fields:
             return None
         return record_of({k.decode(): v.decode() for k, v in fields.items()})
@@ -212,14 +179,14 @@ class RedisStore:
     async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None:
         """Store the record and tell the other replicas (their copies follow it)."""
         seconds = max(1, int(ttl))
-        key = _key("s", session_id)
+        key = key_of("s", session_id)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(key, mapping=dict(fields_of(record)))  # type: ignore[arg-type]
         pipe.expire(key, seconds)
         if record.initialized:
             pipe.zadd(PREFIX + "live", {session_id: time.time()})
         for uri in record.subscriptions:
-            pipe.sadd(_key("sub", uri), session_id)
+            pipe.sadd(key_of("sub", uri), session_id)
         state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
         pipe.publish(BUS, orjson.dumps(state))
         await self._call(pipe.execute())
@@ -227,16 +194,16 @@ class RedisStore:
     async def unsubscribed(self, session_id: str, uris: list[str]) -> None:
         pipe = self.redis.pipeline(transaction=False)
         for uri in uris:
-            pipe.srem(_key("sub", uri), session_id)
+            pipe.srem(key_of("sub", uri), session_id)
         await self._call(pipe.execute())
 
     async def delete(self, session_id: str) -> None:
         record = await self.load(session_id)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.delete(_key("s", session_id), _key("e", session_id), _key("q", session_id))
+        pipe.delete(key_of("s", session_id), key_of("e", session_id), key_of("q", session_id))
         pipe.zrem(PREFIX + "live", session_id)
         for uri in record.subscriptions if record else ():
-            pipe.srem(_key("sub", uri), session_id)
+            pipe.srem(key_of("sub", uri), session_id)
         pipe.publish(BUS, orjson.dumps({"t": "end", "s": session_id, "o": self.node}))
         await self._call(pipe.execute())
 
@@ -244,7 +211,7 @@ class RedisStore:
         seconds = max(1, int(ttl))
         pipe = self.redis.pipeline(transaction=False)
         for kind in ("s", "e", "q"):
-            pipe.expire(_key(kind, session_id), seconds)
+            pipe.expire(key_of(kind, session_id), seconds)
         if initialized:
             pipe.zadd(PREFIX + "live", {session_id: time.time()})
         self.spawn(pipe.execute())
@@ -260,7 +227,7 @@ class RedisStore:
         return [m.decode() for m in members]
 
     async def subscribers(self, uri: str) -> list[str]:
-        members = await self._call(self.redis.smembers(_key("sub", uri)))
+        members = await self._call(self.redis.smembers(key_of("sub", uri)))
         return [m.decode() for m in members]
 
     # -- events ------------------------------------------------------------------------------
@@ -268,51 +235,7 @@ class RedisStore:
         self._write("append", (session_id, stream, seq, data, final))
 
     def _write(self, kind: str, args: tuple[Any, ...]) -> None:
-        self._writes.append((kind, args))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.ensure_future(self._drain())
-
-    async def _drain(self) -> None:
-        """Every write, in order, a pipeline at a time."""
-        barriers: list[asyncio.Future[None]] = []
-        while self._writes:
-            pipe = self.redis.pipeline(transaction=False)
-            for _ in range(min(256, len(self._writes))):
-                kind, args = self._writes.popleft()
-                if kind == "append":
-                    session_id, stream, seq, data, final = args
-                    await self._append(
-                        keys=[_key("e", session_id), _key("q", session_id)],
-                        args=[
-                            self.replay_events,
-                            self.session_ttl,
-                            _key("ev", session_id),
-                            stream,
-                            seq,
-                            "1" if final else "0",
-                            data,
-                        ],
-                        client=pipe,
-                    )
-                elif kind == "set":
-                    pipe.set(args[0], args[1], px=args[2])
-                elif kind == "barrier":
-                    barriers.append(args[0])
-                else:
-                    pipe.publish(*args)
-            try:
-                await pipe.execute()
-            except (RedisError, OSError) as exc:
-                self.mark_down(exc)
-                log.warning("events lost while Redis is unreachable: %s", exc)
-                for barrier in barriers:
-                    if not barrier.done():
-                        barrier.set_exception(StoreUnavailable(str(exc)))
-            else:
-                for barrier in barriers:
-                    if not barrier.done():
-                        barrier.set_result(None)
-            barriers.clear()
+        self.writer.write(kind, args)
 
     def set_later(self, key: str, value: bytes, ttl_ms: int) -> None:
         """SET, in order with this replica's other writes."""
@@ -326,14 +249,14 @@ class RedisStore:
 
     async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
         pipe = self.redis.pipeline(transaction=True)
-        pipe.xrange(_key("e", session_id))
-        pipe.get(_key("q", session_id))
+        pipe.xrange(key_of("e", session_id))
+        pipe.get(key_of("q", session_id))
         entries, counter = await self._call(pipe.execute())
         found = []
         for entry_id, fields in entries:
             found.append(
                 StoredEvent(
-                    _entry(entry_id),
+                    entry_of(entry_id),
                     fields[b"k"].decode(),
                     int(fields[b"s"]),
                     fields[b"f"] == b"1",
@@ -343,7 +266,7 @@ class RedisStore:
         return found, int(counter or 0)
 
     async def follow(self, session_id: str, callback: EventCallback) -> _Follow:
-        channel = _key("ev", session_id)
+        channel = key_of("ev", session_id)
 
         def listener(data: bytes | None) -> None:
             if data is None:
@@ -363,7 +286,7 @@ class RedisStore:
     # -- between replicas -------------------------------------------------------------------
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
         body = orjson.dumps({"t": "msg", "s": session_id, "m": message})
-        self._write("publish", (_key("node", str(node)), body))
+        self._write("publish", (key_of("node", str(node)), body))
 
     def broadcast_cancel(self, session_id: str, request_id: Any) -> None:
         body = orjson.dumps({"t": "cancel", "s": session_id, "r": request_id, "o": self.node})
@@ -412,28 +335,4 @@ class _Follow:
         self._bus.unsubscribe(self._channel, self._listener)
 
 
-def fields_of(record: SessionRecord) -> dict[str, str]:
-    return {
-        "cred": record.credential or "",
-        "v": record.protocol_version or "",
-        "info": orjson.dumps(record.client_info).decode(),
-        "caps": orjson.dumps(record.client_capabilities).decode(),
-        "init": "1" if record.initialized else "0",
-        "lvl": str(record.log_threshold),
-        "subs": orjson.dumps(record.subscriptions).decode(),
-    }
-
-
-def record_of(fields: dict[str, str]) -> SessionRecord:
-    return SessionRecord(
-        credential=fields.get("cred") or None,
-        protocol_version=fields.get("v") or None,
-        client_info=orjson.loads(fields.get("info") or "{}"),
-        client_capabilities=orjson.loads(fields.get("caps") or "{}"),
-        initialized=fields.get("init") == "1",
-        log_threshold=int(fields.get("lvl") or 0),
-        subscriptions=list(orjson.loads(fields.get("subs") or "[]")),
-    )
-
-
-__all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore", "parse_published"]
+__all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]
