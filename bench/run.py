@@ -1,12 +1,13 @@
 """The benchmark suite: our servers beside the peers and the floors, in one run.
 
-    python bench/run.py [--quick] [--skip-install] [--baseline REF] [--only CASE]
+    python bench/run.py [--quick] [--skip-install] [--baseline REF] [--only CASES] [--servers NAMES]
 
 Every figure is measured on this machine in this run, so ratios are what count.
 `--baseline REF` adds codex-mcp as it was at git REF (a commit, a branch, or a checkout's
 path) beside today's: the before and after of a change, in the same run.
-`--only CASE` runs the cases whose name contains CASE (e.g. `--only gateway`).
-Peers are installed by the suite itself into bench/.venv-sdk and bench/.venv-fastmcp.
+Peers are installed by the suite itself into bench/.venv-sdk, bench/.venv-fastmcp and
+(the TypeScript SDK, when npm is there) bench/.node-sdk. The scale cases start their own
+redis-server (skipped when it is not installed).
 Results: a table on stdout and bench/results/latest.json. Targets are printed, never asserted.
 """
 
@@ -18,6 +19,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import socket
 import statistics
 import subprocess
@@ -33,12 +35,14 @@ from typing import Any
 import aiohttp
 from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
+from scale_cases import scale_cases
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 PY = sys.executable
 SDK_PY = str(BENCH / ".venv-sdk/bin/python")
 FASTMCP_PY = str(BENCH / ".venv-fastmcp/bin/python")
+NODE_SDK = BENCH / ".node-sdk"
 EXAMPLES = str(ROOT / "examples/everything_server.py")
 ECHO = {"name": "echo", "arguments": {"message": "hello world"}}
 BLOB = {"name": "blob", "arguments": {"size": 1_000_000}}
@@ -78,6 +82,8 @@ SERVERS = [
         [FASTMCP_PY, str(BENCH / "peers/fastmcp_echo.py"), "stdio"],
         [FASTMCP_PY, str(BENCH / "peers/fastmcp_echo.py"), "http", "{port}"],
     ),
+    Server("official TS SDK", None, ["node", str(NODE_SDK / "ts_echo.mjs"), "{port}"]),
+    Server("official TS SDK json", None, ["node", str(NODE_SDK / "ts_echo.mjs"), "{port}", "json"]),
 ]
 
 # The gateway case: the same child (our echo server) called directly, through codex-mcp as a
@@ -91,18 +97,65 @@ GATEWAY_SERVERS = [
 ]
 
 
-def install_peers(servers: list[Server] | None = None) -> None:
-    """The peers' virtualenvs (those `servers` run from, or all)."""
-    used = {part for s in servers or () for part in [*(s.stdio or ()), *(s.http or ())]}
+#: Every case's name (`--only` takes a name exactly, or a word of several names).
+CASE_NAMES = frozenset(
+    {
+        "stdio echo",
+        "stdio 1 MB result",
+        "stdio tools/list, 500 tools",
+        "HTTP echo",
+        "HTTP 200 concurrent sessions",
+        "HTTP 1000 concurrent sessions",
+        "progress over SSE",
+        "stdio gateway echo",
+        "HTTP echo, workers and Redis",
+        "Redis round trip",
+    }
+)
+
+
+def gateway_figures(rows: list[tuple[str, dict[str, Any]]]) -> None:
+    """Each row's cost over the direct call: added p50 (us) and share of direct throughput."""
+    direct = dict(rows).get("direct")
+    if not direct:
+        return
+    for _, figures in rows:
+        if figures.get("p50_ms") is not None and direct.get("p50_ms") is not None:
+            figures["added_p50_us"] = (figures["p50_ms"] - direct["p50_ms"]) * 1000
+        if figures.get("throughput_per_s") and direct.get("throughput_per_s"):
+            figures["x_direct_throughput"] = (
+                figures["throughput_per_s"] / direct["throughput_per_s"]
+            )
+
+
+def install_peers() -> None:
     for venv, packages in (
         (BENCH / ".venv-sdk", ["mcp", "uvicorn"]),
         (BENCH / ".venv-fastmcp", ["fastmcp"]),
     ):
-        if servers is not None and str(venv / "bin/python") not in used:
-            continue
         if not (venv / "bin/python").exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
             subprocess.run([str(venv / "bin/pip"), "install", "-q", *packages], check=True)
+    if shutil.which("npm") is None:
+        print("  npm not found: the TypeScript SDK peer is skipped", file=sys.stderr)
+        return
+    NODE_SDK.mkdir(exist_ok=True)
+    if not (NODE_SDK / "node_modules/@modelcontextprotocol/sdk").exists():
+        (NODE_SDK / "package.json").write_text('{"name":"codex-mcp-bench-peers","private":true}')
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "@modelcontextprotocol/sdk",
+            ],
+            cwd=NODE_SDK,
+            check=True,
+        )
+    # Node resolves the SDK from the script's own directory.
+    shutil.copy(BENCH / "peers/ts_echo.mjs", NODE_SDK / "ts_echo.mjs")
 
 
 def free_port() -> int:
@@ -205,20 +258,6 @@ def ratios(rows: list[tuple[str, dict[str, Any]]], floor: str = "floor") -> None
             figures["x_floor_p50"] = figures["p50_ms"] / base["p50_ms"]
 
 
-def gateway_figures(rows: list[tuple[str, dict[str, Any]]]) -> None:
-    """Each row's cost over the direct call: added p50 (us) and share of direct throughput."""
-    direct = dict(rows).get("direct")
-    if not direct:
-        return
-    for _, figures in rows:
-        if figures.get("p50_ms") is not None and direct.get("p50_ms") is not None:
-            figures["added_p50_us"] = (figures["p50_ms"] - direct["p50_ms"]) * 1000
-        if figures.get("throughput_per_s") and direct.get("throughput_per_s"):
-            figures["x_direct_throughput"] = (
-                figures["throughput_per_s"] / direct["throughput_per_s"]
-            )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -228,8 +267,29 @@ def main() -> int:
     parser.add_argument(
         "--baseline", metavar="REF", help="also run codex-mcp as it was at this git ref or path"
     )
-    parser.add_argument("--only", metavar="CASE", help="run only the cases whose name has CASE")
+    parser.add_argument(
+        "--only",
+        metavar="CASES",
+        help="run only the cases whose names contain one of these comma-separated words "
+        "(e.g. 'stdio echo,HTTP echo', 'workers,round trip')",
+    )
+    parser.add_argument(
+        "--servers",
+        metavar="NAMES",
+        help="run only the servers whose names contain one of these comma-separated words",
+    )
     options = parser.parse_args()
+    wanted = [w.strip() for w in (options.only or "").split(",") if w.strip()]
+    named = [w.strip() for w in (options.servers or "").split(",") if w.strip()]
+
+    def chosen(label: str) -> bool:
+        """A word names the case it equals, else every case whose name contains it."""
+        return not wanted or any(
+            word == label or (word not in CASE_NAMES and word in label) for word in wanted
+        )
+
+    if not options.skip_install:
+        install_peers()
     runs = 1 if options.quick else 3
     calls = 5000 if options.quick else 20000
     cap = 8.0 if options.quick else 20.0
@@ -242,6 +302,8 @@ def main() -> int:
     servers = list(SERVERS)
     if options.baseline:
         servers.insert(1, baseline_server(options.baseline))
+    if named:
+        servers = [s for s in servers if any(word in s.name for word in named)]
     stdio_servers = [s for s in servers if s.stdio]
     http_servers = [s for s in servers if s.http]
 
@@ -299,7 +361,7 @@ def main() -> int:
         with http_server(s.http or [], env_with(s)) as (url, pid, _):
             return asyncio.run(http_load.many_sessions(url, sessions=sessions, pid=pid))
 
-    cases = {
+    cases = {  # the names are in CASE_NAMES too
         "stdio echo": (stdio_servers, stdio_echo),
         "stdio 1 MB result": (stdio_servers, stdio_blob),
         "stdio tools/list, 500 tools": (stdio_servers, stdio_list),
@@ -307,54 +369,36 @@ def main() -> int:
         f"HTTP {sessions} concurrent sessions": (http_servers, http_sessions),
         "stdio gateway echo": (GATEWAY_SERVERS, stdio_echo),
     }
-    if options.only:
-        cases = {k: v for k, v in cases.items() if options.only.lower() in k.lower()}
-    if not options.skip_install:
-        install_peers(
-            [s for servers, _ in cases.values() for s in servers] if options.only else None
-        )
-    for label, (servers, fn) in cases.items():
-        rows = run_case(label, servers, fn)
+    for label, (case_servers, fn) in cases.items():
+        if not chosen(label):
+            continue
+        rows = run_case(label, case_servers, fn)
         ratios(rows, "floor")
         if label == "stdio gateway echo":
             gateway_figures(rows)
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
-    if options.only:
-        print_targets(report)
-        out = BENCH / "results"
-        out.mkdir(exist_ok=True)
-        (out / "latest-only.json").write_text(json.dumps(report, indent=2))
-        return 0
 
-    ours_progress = Server(
-        "codex-mcp (examples)",
-        http=[PY, str(ROOT / "cmd/http"), "--port", "{port}", "--serve", EXAMPLES],
-    )
-    with http_server(ours_progress.http or [], env_with()) as (url, _, _):
-        progress = asyncio.run(http_load.progress_rate(url, 2000 if options.quick else 10000))
-    report["cases"]["progress over SSE"] = {"codex-mcp": progress}
-    print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
+    if chosen("progress over SSE"):
+        ours_progress = Server(
+            "codex-mcp (examples)",
+            http=[PY, str(ROOT / "cmd/http"), "--port", "{port}", "--serve", EXAMPLES],
+        )
+        with http_server(ours_progress.http or [], env_with()) as (url, _, _):
+            progress = asyncio.run(http_load.progress_rate(url, 2000 if options.quick else 10000))
+        report["cases"]["progress over SSE"] = {"codex-mcp": progress}
+        print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
 
-    print_targets(report)
-    if options.baseline:
-        print_before_after(report, servers[1].name)
-    report["machine_note"] = "medians of 3 runs" if runs == 3 else "single runs (--quick)"
-    out = BENCH / "results"
-    out.mkdir(exist_ok=True)
-    (out / "latest.json").write_text(json.dumps(report, indent=2))
-    print(
-        f"\n{report['machine']}, {report['date']}, {report['machine_note']}; JSON in {out / 'latest.json'}"
-    )
-    return 0
+    for label, rows in scale_cases(
+        chosen, runs=runs, calls=calls, cap=cap, http_server=http_server, median_of=median_of
+    ):
+        report["cases"][label] = dict(rows)
+        print(f"\n## {label}\n{format_table(rows)}", flush=True)
 
-
-def print_targets(report: dict[str, Any]) -> None:
     print("\n## targets (ratios measured in this run)")
-    cases = report["cases"]
-    ours_stdio = cases.get("stdio echo", {}).get("codex-mcp", {})
-    ours_http = cases.get("HTTP echo", {}).get("codex-mcp", {})
-    gateway = cases.get("stdio gateway echo", {}).get("codex-mcp gateway", {})
+    ours_stdio = report["cases"].get("stdio echo", {}).get("codex-mcp", {})
+    ours_http = report["cases"].get("HTTP echo", {}).get("codex-mcp", {})
+    gateway = report["cases"].get("stdio gateway echo", {}).get("codex-mcp gateway", {})
     checks = [
         (
             "stdio throughput >= 2/3 of floor",
@@ -377,11 +421,21 @@ def print_targets(report: dict[str, Any]) -> None:
         ),
     ]
     for name, value, ok in checks:
-        if value is None and any(not c for c in (ours_stdio, ours_http, gateway)):
-            continue  # a case not run (--only)
+        if value is None and options.only:
+            continue  # a case not run
         verdict = "n/a" if value is None else ("met" if ok(value) else "MISSED")
         shown = "-" if value is None else f"{value:.2f}"
         print(f"  {name:45s} {shown:>10s}  {verdict}")
+    if options.baseline:
+        print_before_after(report, servers[1].name)
+    report["machine_note"] = "medians of 3 runs" if runs == 3 else "single runs (--quick)"
+    out = BENCH / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(report, indent=2))
+    print(
+        f"\n{report['machine']}, {report['date']}, {report['machine_note']}; JSON in {out / 'latest.json'}"
+    )
+    return 0
 
 
 def print_before_after(report: dict[str, Any], before: str) -> None:

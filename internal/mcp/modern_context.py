@@ -182,6 +182,7 @@ class ModernContext(RequestContext):
         record.runner = runner
         self._task = record
         runner.add_done_callback(record.finished)
+        await self.core.tasks.persist(record)
         return record.created_result()
 
     # -- caching --------------------------------------------------------------------

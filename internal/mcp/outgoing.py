@@ -76,9 +76,22 @@ class Requester:
     _spawn: Callable[[Awaitable[Any]], None]
     _call_back: Callable[..., None]
 
+    #: Our request ids step by this much (see `number_ids`): replicas sharing one session
+    #: each mint ids of their own residue, so an answer names the replica whose request
+    #: waits for it. 1 (every integer) for a lone process.
+    id_stride = 1
+
     def __init__(self) -> None:
         self._outgoing: dict[RequestId, _Pending] = {}
         self._next_id = 0
+
+    def number_ids(self, origin: int, stride: int) -> None:
+        """Mint our request ids as `origin + k * stride` (k = 1, 2, ...): the id of each
+        request of ours then says `origin` (`id % stride`). Call before the first request."""
+        if not 0 <= origin < stride:
+            raise ValueError("origin must be in [0, stride)")
+        self._next_id = origin
+        self.id_stride = stride
 
     # -- sending -----------------------------------------------------------------
     async def request(
@@ -163,7 +176,7 @@ class Requester:
         `_meta` the options ask for."""
         request_id = options.request_id
         if request_id is None:
-            self._next_id += 1
+            self._next_id += self.id_stride
             request_id = self._next_id
         if options.meta is not None or options.on_progress is not None:
             params = dict(params or {})
@@ -175,7 +188,7 @@ class Requester:
 
     def new_request_id(self) -> int:
         """An id no request of ours uses yet, for CallOptions.request_id."""
-        self._next_id += 1
+        self._next_id += self.id_stride
         return self._next_id
 
     def abandon(self, request_id: RequestId, reason: str = "cancelled by the caller") -> None:

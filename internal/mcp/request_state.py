@@ -14,7 +14,8 @@ to the next round. It is signed, not encrypted: the client can read it, so it mu
 carry secrets (the earlier rounds' answers it typically carries came from the client).
 
 Verifying needs only the key, so any process holding the key can finish a round another
-process started. The one piece of process-local state is the replay cache.
+process started. The one piece of process-local state is the replay cache, which
+replicas sharing a Redis store back with a cluster-wide claim (codex_mcp.scale).
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ class ReplayCache:
 
     Bounded: past `max_entries` the oldest entry is dropped even if unexpired (every
     state of one codec has the same lifetime, so insertion order is expiry order).
-    Process-local: behind several replicas a state can still be replayed once against
-    each other replica; a store shared by the replicas (issue 14) closes that.
+    Process-local: behind several replicas a state could be replayed once against each
+    other replica, so replicas sharing a store claim each nonce there as well
+    (`ServerCore.shared_nonces`, set with `--redis-url`).
     """
 
     def __init__(self, max_entries: int = DEFAULT_REPLAY_CACHE_SIZE) -> None:

@@ -101,7 +101,16 @@ def checked_answer(key: str, method: str, answer: Any) -> JsonObject:
 class Rounds:
     """The input-required state of one run of a modern request's handler."""
 
-    __slots__ = ("_answers", "_asked", "_memo", "_next_auto", "_pending", "_used", "round")
+    __slots__ = (
+        "_answers",
+        "_asked",
+        "_memo",
+        "_next_auto",
+        "_pending",
+        "_used",
+        "round",
+        "unclaimed",
+    )
 
     def __init__(
         self,
@@ -122,6 +131,9 @@ class Rounds:
         #: Answers this run used, and the digests of their questions: the next state's.
         self._used: dict[str, tuple[Any, str]] = {}
         self._next_auto = 0
+        #: (nonce, expiry) of the state this retry echoed, when it still has to be claimed
+        #: in a replay cache shared by replicas (see `start(consume=False)`).
+        self.unclaimed: tuple[str, float] | None = None
 
     @classmethod
     def start(
@@ -130,10 +142,12 @@ class Rounds:
         params: JsonObject,
         codec: RequestStateCodec,
         principal: str | None,
+        consume: bool = True,
     ) -> Rounds:
         """The rounds of a request as it arrives: round 1, or a retry whose
         `requestState` checks out (else -32602: tampered, expired, replayed, or made for
-        another request) with its `inputResponses` added to the earlier answers."""
+        another request) with its `inputResponses` added to the earlier answers.
+        `consume=False` leaves the replay check to the caller (`unclaimed`)."""
         responses = params.get("inputResponses")
         if "inputResponses" in params and type(responses) is not dict:
             raise invalid_params("Invalid params: inputResponses must be an object")
@@ -142,13 +156,16 @@ class Rounds:
             # Answers without a state were not asked by us (we always issue one), but a
             # client may answer a question it knows we ask: the key decides.
             return cls(dict(responses or {}), {}, {}, 1)
-        state = codec.verify(raw_state, method, params, principal=principal)
+        state = codec.verify(raw_state, method, params, principal=principal, consume=consume)
         data = state.data if type(state.data) is dict else {}
         answers = dict(data.get("answers") or {})
         answers.update(responses or {})
-        return cls(
+        rounds = cls(
             answers, dict(data.get("asked") or {}), dict(data.get("memo") or {}), state.round + 1
         )
+        if not consume:
+            rounds.unclaimed = (state.nonce, state.expires_at)
+        return rounds
 
     def key_for(self, method: str, key: str | None) -> str:
         if key is not None:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .jsonrpc import JsonObject
@@ -85,6 +85,15 @@ class ServerCore:
         self.request_state_ttl = request_state_ttl
         self._request_states: RequestStateCodec | None = None
         self.subscriptions = SubscriptionHub()
+        #: Where provider events go when replicas share the sessions (a shared store):
+        #: it reaches every session and listener of every replica, so this process's own
+        #: delivery (`deliver_to_sessions`, `deliver_to_listeners`) is not used. None: this
+        #: process's sessions and listeners are all there is.
+        self.relay: Callable[[str, str | None], None] | None = None
+        #: Accepts a requestState nonce once across replicas (a shared replay cache):
+        #: awaited with (nonce, expiry in epoch seconds), False for a replay. None: the
+        #: codec's own, per-process cache.
+        self.shared_nonces: Callable[[str, float], Awaitable[bool]] | None = None
         self.tasks = TaskStore()
         self.tasks.add_listener(self._on_task_changed)
         #: What modern requests share over HTTP, where no connection holds them.
@@ -213,6 +222,11 @@ class ServerCore:
             self._request_states = RequestStateCodec(keys, ttl_seconds=self.request_state_ttl)
         return self._request_states
 
+    def use_request_state_keys(self, keys: Sequence[bytes | str]) -> None:
+        """Sign and verify with these keys from now on (replicas agreeing on a key)."""
+        self.request_state_keys = list(keys)
+        self._request_states = None
+
     @property
     def request_state_key_is_ephemeral(self) -> bool:
         return not self.request_state_keys
@@ -239,11 +253,22 @@ class ServerCore:
         self.subscriptions.task_changed(record.id, record.detailed)
 
     def _on_provider_event(self, kind: str, uri: str | None) -> None:
+        if self.relay is not None:
+            self.relay(kind, uri)
+            return
+        self.deliver_to_listeners(kind, uri)
+        self.deliver_to_sessions(kind, uri)
+
+    def deliver_to_listeners(self, kind: str, uri: str | None) -> None:
+        """A provider event, to this process's subscriptions/listen streams."""
         if kind == "resource_updated":
             if uri is not None:
                 self.subscriptions.resource_updated(uri)
         else:
             self.subscriptions.list_changed(kind)
+
+    def deliver_to_sessions(self, kind: str, uri: str | None) -> None:
+        """A provider event, to this process's legacy sessions that follow it."""
         for session in list(self._sessions):
             if session.closed:
                 continue

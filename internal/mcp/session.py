@@ -72,6 +72,10 @@ class ServerSession(JsonRpcPeer):
         self.subscriptions: set[str] = set()
         #: Called with each notification the client sends (roots/list_changed, progress...).
         self.on_client_notification: Callable[[str, JsonObject], None] | None = None
+        #: Called when what the session remembers of its client changes (initialize,
+        #: initialized, the log level, resource subscriptions): a transport whose sessions
+        #: outlive this process (a shared store) saves them then.
+        self.on_state_change: Callable[[ServerSession], None] | None = None
         #: Per-session values of providers, keyed by whatever the provider chooses.
         self.state: dict[Hashable, Any] = {}
         #: Unwound when the session ends: providers push their per-session teardown here.
@@ -88,9 +92,16 @@ class ServerSession(JsonRpcPeer):
             f"{self.protocol_version or '(not negotiated)'}; send one message at a time"
         )
 
+    def state_changed(self) -> None:
+        """Tell the transport the session's remembered state changed (see on_state_change)."""
+        if self.on_state_change is not None:
+            self.on_state_change(self)
+
     def handle_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
         if method == "notifications/initialized":
-            self.initialized = True
+            if not self.initialized:
+                self.initialized = True
+                self.state_changed()
         elif method == "notifications/roots/list_changed":
             self.core.roots_changed(self)
         if self.on_client_notification is not None:

@@ -8,8 +8,9 @@ the stream (HTTP) or cancels the request (stdio), or when the server shuts down,
 answers it with an empty result. It replaces the GET stream and `resources/subscribe`
 for modern clients; legacy sessions keep those.
 
-Subscriptions live in this process: behind several replicas, a change made on one
-reaches only its own listeners (a shared bus is issue 14's work).
+Subscriptions live in the process holding the listen stream. Behind several replicas
+sharing a Redis store, a change made on one reaches the others' listeners through the
+store's bus (`ServerCore.relay`, codex_mcp.scale.cluster).
 """
 
 from __future__ import annotations

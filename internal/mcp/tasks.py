@@ -12,8 +12,10 @@ synchronously before creating the task"). Inside the task the handler keeps runn
 this process: a question parks the task in `input_required` until `tasks/update`
 answers it.
 
-Tasks live in this process's memory (a store shared by replicas is issue 14's work);
-the spec has clients send `Mcp-Name: <taskId>` so a proxy can route to the right one.
+Tasks run in the process that made them. When replicas share a store (`remote`), each
+task is mirrored there, so any replica answers `tasks/get` and passes `tasks/update`
+and `tasks/cancel` on to the task's own process; without one, the spec's
+`Mcp-Name: <taskId>` lets a proxy route to it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError, invalid_params
 from .request_meta import RESULT_TASK
@@ -169,8 +171,27 @@ class TaskRecord:
         return self.status in TERMINAL and now - self.created > self.ttl_ms / 1000
 
 
+class RemoteTasks(Protocol):
+    """Tasks of other replicas, through a store they share (with this one's mirrored)."""
+
+    async def save(self, record: TaskRecord) -> None:
+        """Mirror a new task, durably: the client may poll another replica at once."""
+
+    async def get(self, task_id: str, principal: str | None) -> JsonObject | None:
+        """The caller's task's DetailedTask as last mirrored, or None."""
+
+    def update(self, task_id: str, responses: JsonObject) -> None:
+        """Pass answers on to the task's process."""
+
+    def cancel(self, task_id: str) -> None:
+        """Ask the task's process to cancel it."""
+
+
 class TaskStore:
     """This process's tasks, by id; a task is readable for at least its ttlMs."""
+
+    #: Tasks made by other replicas (a shared store); None: there are none.
+    remote: RemoteTasks | None = None
 
     def __init__(
         self, ttl_ms: int = DEFAULT_TTL_MS, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS
@@ -202,10 +223,25 @@ class TaskStore:
     def get(self, task_id: Any, principal: str | None) -> TaskRecord:
         """The caller's task, or -32602: an unknown, purged or someone else's task id
         all look the same (a task id is never confirmed to a stranger)."""
-        record = self._tasks.get(task_id) if isinstance(task_id, str) else None
-        if record is None or record.principal != principal:
-            raise invalid_params(f"Invalid params: unknown taskId {task_id!r}", {"taskId": task_id})
+        record = self.find(task_id, principal)
+        if record is None:
+            raise unknown_task(task_id)
         return record
+
+    def find(self, task_id: Any, principal: str | None) -> TaskRecord | None:
+        """The caller's task if this process holds it."""
+        record = self._tasks.get(task_id) if isinstance(task_id, str) else None
+        return record if record is not None and record.principal == principal else None
+
+    def held(self, task_id: str) -> TaskRecord | None:
+        """This process's task with this id, whoever's it is (for another replica passing
+        on a caller's update, checked there)."""
+        return self._tasks.get(task_id)
+
+    async def persist(self, record: TaskRecord) -> None:
+        """Make a new task known to the other replicas before its handle is sent."""
+        if self.remote is not None:
+            await self.remote.save(record)
 
     def _purge(self) -> None:
         now = time.monotonic()
@@ -217,6 +253,10 @@ class TaskStore:
             record.cancel()
 
 
+def unknown_task(task_id: Any) -> JsonRpcError:
+    return invalid_params(f"Invalid params: unknown taskId {task_id!r}", {"taskId": task_id})
+
+
 __all__ = [
     "CANCELLED",
     "COMPLETED",
@@ -224,6 +264,8 @@ __all__ = [
     "INPUT_REQUIRED",
     "TERMINAL",
     "WORKING",
+    "RemoteTasks",
     "TaskRecord",
     "TaskStore",
+    "unknown_task",
 ]

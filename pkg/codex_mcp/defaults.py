@@ -165,6 +165,17 @@ class HttpOptions:
             "No sessions: every POST stands alone (for replicas behind a load balancer).", SESSIONS
         ),
     )
+    redis_url: str | None = field(
+        default=None,
+        repr=False,  # it may carry a password
+        metadata=about(
+            "Keep sessions in this Redis (redis://host:port/db), shared by every process "
+            "and replica given the same URL, so any of them serves any request.",
+            SESSIONS,
+            metavar="URL",
+            shown="none: sessions live in this process",
+        ),
+    )
     json_only: bool = field(
         default=False,
         metadata=about(
@@ -303,6 +314,15 @@ class HttpOptions:
 class HttpDefaults(HttpOptions, CommonDefaults):
     """`codex-mcp-http`: the transport's options, plus where tokens and logs come from."""
 
+    workers: int = field(
+        default=1,
+        metadata=about(
+            "Serve with this many processes sharing the port (more than 1 needs --redis-url).",
+            SERVING,
+            ge=1,
+            le=256,
+        ),
+    )
     bearer_token: str | None = field(
         default=None,
         repr=False,

@@ -22,6 +22,7 @@ def initialize(session: ServerSession, params: JsonObject, _: None) -> JsonObjec
     session.protocol_version = version
     session.client_capabilities = capabilities
     session.client_info = client_info
+    session.state_changed()
     core = session.core
     result: JsonObject = {
         "protocolVersion": version,

@@ -23,13 +23,21 @@ async def listen(session: ServerSession, params: JsonObject, ctx: ModernContext)
         # Notifications": a MUST).
         ctx.request_meta.require({"extensions": {TASKS_EXTENSION: {}}})
     core = session.core
+    # Tasks another replica made are known from the store the replicas share.
+    elsewhere: set[str] = set()
+    remote = core.tasks.remote
+    ids = requested.get("taskIds")
+    if remote is not None and type(ids) is list:
+        for task_id in ids:
+            if (
+                isinstance(task_id, str)
+                and core.tasks.find(task_id, ctx.principal) is None
+                and await remote.get(task_id, ctx.principal) is not None
+            ):
+                elsewhere.add(task_id)
 
     def known_task(task_id: Any) -> bool:
-        try:
-            core.tasks.get(task_id, ctx.principal)
-        except Exception:
-            return False
-        return True
+        return task_id in elsewhere or core.tasks.find(task_id, ctx.principal) is not None
 
     honoured, kinds, resources, tasks = honoured_filter(
         requested, core.provider.features, known_task

@@ -20,6 +20,7 @@ def set_level(
     if rank is None or not isinstance(level, str):
         raise invalid_params(f"'level' must be one of {', '.join(LOG_LEVELS)}")
     session.log_threshold = rank
+    session.state_changed()
     return _tell_provider(session, level, ctx)
 
 

@@ -29,6 +29,7 @@ from ..request_meta import (
     SERVER_INFO_KEY,
     parse_request_meta,
 )
+from ..request_state import ReplayedRequestState
 from ..rounds import ROUND_METHODS, InputRequired, Rounds
 from ..versions import MODERN_VERSIONS
 from . import completion, listen, modern_tools, prompts, resources, task_methods, tools
@@ -92,11 +93,35 @@ def dispatch(
         raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
     handler = found[0]
     if ctx.method in ROUND_METHODS:
-        ctx.rounds = Rounds.start(ctx.method, params, session.core.request_states, ctx.principal)
+        core = session.core
+        shared = core.shared_nonces
+        ctx.rounds = Rounds.start(
+            ctx.method, params, core.request_states, ctx.principal, consume=shared is None
+        )
+        if shared is not None and ctx.rounds.unclaimed is not None:
+            return _claimed(shared, ctx.rounds.unclaimed, handler, session, params, ctx)
     work = handler(session, params, ctx)
     if type(work) is Ready:
         return Ready(finish(ctx, params, work.value))
     return _finished(ctx, params, work)
+
+
+async def _claimed(
+    shared: Callable[[str, float], Awaitable[bool]],
+    unclaimed: tuple[str, float],
+    handler: ModernHandler,
+    session: ServerSession,
+    params: JsonObject,
+    ctx: ModernContext,
+) -> JsonObject:
+    """A retry whose state must first be claimed in the replay cache replicas share."""
+    if not await shared(*unclaimed):
+        raise ReplayedRequestState("it was already used; start the request again")
+    work = handler(session, params, ctx)
+    if type(work) is Ready:
+        return finish(ctx, params, work.value)
+    result: JsonObject = await _finished(ctx, params, work)
+    return result
 
 
 async def _finished(ctx: ModernContext, params: JsonObject, work: Awaitable[JsonObject]) -> Any:

@@ -35,7 +35,9 @@ async def read_resource(
 
 async def subscribe(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
     uri = require_str(params, "uri")
-    session.subscriptions.add(uri)
+    if uri not in session.subscriptions:
+        session.subscriptions.add(uri)
+        session.state_changed()
     await session.core.provider.subscribe(uri, ctx)
     return {}
 
@@ -44,7 +46,9 @@ async def unsubscribe(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
     uri = require_str(params, "uri")
-    session.subscriptions.discard(uri)
+    if uri in session.subscriptions:
+        session.subscriptions.discard(uri)
+        session.state_changed()
     await session.core.provider.unsubscribe(uri, ctx)
     return {}
 

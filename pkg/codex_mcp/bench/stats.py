@@ -20,8 +20,25 @@ class ProcessSample:
     rss_bytes: int
 
 
-def sample_process(pid: int) -> ProcessSample | None:
-    """CPU (user+system) and RSS of a process and its children, or None off Linux."""
+def _descendants(pid: int) -> list[int]:
+    """Live children, grandchildren... of a process (a supervisor's workers)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as children:
+                for child in children.read().split():
+                    found.append(int(child))
+                    found.extend(_descendants(int(child)))
+        except OSError:
+            continue
+    return found
+
+
+def _sample_one(pid: int) -> ProcessSample | None:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
@@ -33,3 +50,18 @@ def sample_process(pid: int) -> ProcessSample | None:
     # utime, stime, cutime, cstime are fields 14-17 (1-based) of /proc/PID/stat.
     cpu = sum(int(value) for value in fields[11:15]) / ticks
     return ProcessSample(cpu, rss_kb * 1024)
+
+
+def sample_process(pid: int) -> ProcessSample | None:
+    """CPU (user+system) and RSS of a process and its descendants (live and reaped), or
+    None off Linux."""
+    total = _sample_one(pid)
+    if total is None:
+        return None
+    for child in _descendants(pid):
+        sample = _sample_one(child)
+        if sample is not None:
+            total = ProcessSample(
+                total.cpu_seconds + sample.cpu_seconds, total.rss_bytes + sample.rss_bytes
+            )
+    return total

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
 from ..defaults import HttpDefaults, HttpOptions
@@ -31,8 +32,17 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp-http")
+    given = sys.argv[1:] if argv is None else argv
+    args, gateway = intercept(given, "codex-mcp-http")
     settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
+    if settings.workers > 1:
+        from ..scale.workers import Supervisor, refuse_without_redis
+
+        refuse_without_redis(settings.workers, settings.redis_url)
+        supervisor = Supervisor(
+            given, settings.workers, settings.host, settings.port, settings.shutdown_timeout
+        )
+        raise SystemExit(supervisor.run())
     configure_logging(settings.log_level, log_file_for(settings))
     core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
     configure_core(core, settings)
@@ -48,7 +58,12 @@ def main(argv: list[str] | None = None) -> None:
     if options["on_hangup"] == "auto":
         # Seed 004: a Codex client that hangs up stops its turn.
         options["on_hangup"] = "cancel" if settings.serve == "codex" else "keep"
-    config = HttpConfig(**options, bearer_tokens=bearer_tokens(settings))
+    config = HttpConfig(
+        **options,
+        bearer_tokens=bearer_tokens(settings),
+        # A worker of `--workers N` shares its parent's port with its siblings.
+        reuse_port=os.environ.get("CODEX_MCP_WORKER_INDEX") is not None,
+    )
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 
 

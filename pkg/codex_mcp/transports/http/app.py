@@ -10,15 +10,19 @@ from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from ...core.server import ServerCore
 from .config import HttpConfig
 from .connections import ConnectionLimits, GuardedSite, connection_cap, track_requests
+from .errors import busy_response
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
-from .security import Guard
-from .sessions import Capacity, SessionManager
+from .manager import SessionManager
+from .security import OPEN_PATH_SUFFIXES, Guard
+from .sessions import Capacity
 from .single_event import SingleEventSse
+from .store import MemoryStore, SessionStore, StoreUnavailable
 from .streamable import StreamableHttp
 
 log = logging.getLogger("codex_mcp.http")
@@ -27,12 +31,51 @@ MANAGER_KEY = web.AppKey("manager", SessionManager)
 READY_KEY = web.AppKey("ready", dict)
 
 
+def open_store(config: HttpConfig) -> SessionStore:
+    """Memory unless a Redis URL is configured (only then is the Redis client imported)."""
+    if not config.redis_url:
+        return MemoryStore()
+    try:
+        from ...scale.redis_store import RedisStore
+    except ImportError as exc:
+        raise SystemExit(
+            "--redis-url needs the Redis client: pip install 'codex-mcp[redis]'"
+        ) from exc
+    return RedisStore(
+        config.redis_url, replay_events=config.replay_events, session_ttl=config.session_ttl
+    )
+
+
+def store_gate(store: SessionStore) -> Any:
+    """Sessions on a shared store: while it cannot be reached, every MCP request is
+    refused with 503 (the probes answer for themselves), and so is one that finds it
+    gone midway."""
+
+    @web.middleware
+    async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path.endswith(OPEN_PATH_SUFFIXES):
+            return await handler(request)
+        if not store.available:
+            return busy_response(503, UNREACHABLE)
+        try:
+            return await handler(request)
+        except StoreUnavailable as exc:
+            return busy_response(503, f"{UNREACHABLE} ({exc})")
+
+    return gate
+
+
+UNREACHABLE = "The session store (Redis) is unreachable; try again shortly"
+
+
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
     config = config or HttpConfig()
     guard = Guard(config)
-    app = web.Application(
-        client_max_size=config.max_body_bytes, middlewares=[track_requests, guard.middleware]
-    )
+    store = open_store(config)
+    middlewares = [track_requests, guard.middleware]
+    if store.shared:
+        middlewares.append(store_gate(store))
+    app = web.Application(client_max_size=config.max_body_bytes, middlewares=middlewares)
     manager = SessionManager(
         core,
         ttl=config.session_ttl,
@@ -40,6 +83,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
         replay_events=config.replay_events,
         json_only=config.json_only,
         capacity=Capacity(config.max_inflight, config.max_session_inflight),
+        store=store,
     )
     streamable = StreamableHttp(manager, config)
     single = SingleEventSse(manager)
@@ -61,14 +105,28 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     async def readyz(request: web.Request) -> web.Response:
         if not app[READY_KEY]["ready"]:
             return web.json_response({"status": "shutting down"}, status=503)
+        if store.shared and not await store.ping():
+            return web.json_response(
+                {"status": "session store unreachable", "detail": UNREACHABLE}, status=503
+            )
         return web.json_response({"status": "ready", **manager.stats()})
 
     app.router.add_get(f"{prefix}/healthz", healthz)
     app.router.add_get(f"{prefix}/readyz", readyz)
 
+    cluster: Any = None
+
     async def start(_: web.Application) -> None:
+        nonlocal cluster
         await core.start()
         manager.start()
+        if store.shared:
+            from ...scale.cluster import Cluster
+
+            await store.start(manager)
+            cluster = Cluster(core, store, config.session_ttl)  # type: ignore[arg-type]
+            cluster.attach()
+            await cluster.share_request_state_key()
         if core.request_state_key_is_ephemeral:
             log.warning(
                 "no request-state key configured (CODEX_MCP_REQUEST_STATE_KEYS): "
@@ -77,6 +135,9 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
 
     async def stop(_: web.Application) -> None:
         await core.aclose()
+        if cluster is not None:
+            cluster.detach()
+        await store.close()
 
     app.on_startup.append(start)
     app.on_cleanup.append(stop)
@@ -108,7 +169,9 @@ async def serve_http(
     )
     loop = asyncio.get_running_loop()
     unwatch = watch_accept_faults(loop, limits.accept_faults)
-    site = GuardedSite(runner, config.host, config.port, limits, config.idle_timeout)
+    site = GuardedSite(
+        runner, config.host, config.port, limits, config.idle_timeout, config.reuse_port
+    )
     await site.start()
     host = f"[{config.host}]" if ":" in config.host else config.host
     url = f"http://{host}:{site.port}{config.prefix}/mcp"

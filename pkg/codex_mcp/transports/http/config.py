@@ -14,6 +14,8 @@ from ...defaults import HttpOptions
 class HttpConfig(HttpOptions):
     #: Accepted bearer tokens; empty means no authentication.
     bearer_tokens: Sequence[str] = dataclasses.field(default=(), repr=False)
+    #: Listen with SO_REUSEPORT (a worker of `codex-mcp-http --workers N`).
+    reuse_port: bool = False
 
     @property
     def prefix(self) -> str:

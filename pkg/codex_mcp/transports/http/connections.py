@@ -287,7 +287,7 @@ async def track_requests(request: web.Request, handler: Handler) -> web.StreamRe
 class GuardedSite(web.BaseSite):
     """aiohttp's TCPSite, making GuardedConnections instead of plain RequestHandlers."""
 
-    __slots__ = ("_host", "_idle_timeout", "_limits", "_port")
+    __slots__ = ("_host", "_idle_timeout", "_limits", "_port", "_reuse_port")
 
     def __init__(
         self,
@@ -296,8 +296,10 @@ class GuardedSite(web.BaseSite):
         port: int,
         limits: ConnectionLimits,
         idle_timeout: float,
+        reuse_port: bool = False,
     ) -> None:
         super().__init__(runner)
+        self._reuse_port = reuse_port
         self._host = host
         self._port = port
         self._limits = limits
@@ -326,5 +328,10 @@ class GuardedSite(web.BaseSite):
             )
 
         self._server = await loop.create_server(
-            connection, self._host, self._port, reuse_address=True, backlog=BACKLOG
+            connection,
+            self._host,
+            self._port,
+            reuse_address=True,
+            reuse_port=self._reuse_port or None,
+            backlog=BACKLOG,
         )

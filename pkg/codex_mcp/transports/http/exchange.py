@@ -10,9 +10,10 @@ from aiohttp import web
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.versions import is_supported
 from .connections import BodyTimeout
-from .errors import SESSION_NOT_FOUND, TRANSPORT_ERROR, error_response
+from .errors import SESSION_NOT_FOUND, TRANSPORT_ERROR, busy_response, error_response
+from .manager import SessionManager
 from .security import credential_of
-from .sessions import HttpSession, SessionManager
+from .sessions import HttpSession, Refused
 
 log = logging.getLogger("codex_mcp.http")
 
@@ -69,6 +70,25 @@ def find_session(
     if session is None:
         return error_response(404, "Session not found: initialize a new session", SESSION_NOT_FOUND)
     return session
+
+
+async def locate_session(
+    manager: SessionManager,
+    request: web.Request,
+    session_id: str | None,
+    named: str = f"the {SESSION_HEADER} header",
+) -> HttpSession | web.Response:
+    """`find_session`, then (sessions shared with other replicas) the shared store: a
+    session another replica created is served here too. Raises StoreUnavailable."""
+    found = find_session(manager, request, session_id, named)
+    if type(found) is not web.Response or not manager.shared or found.status != 404:
+        return found
+    assert session_id is not None
+    try:
+        loaded = await manager.load(session_id, credential_of(request))
+    except Refused as exc:
+        return busy_response(exc.status, str(exc))
+    return loaded if loaded is not None else found
 
 
 async def read_body(request: web.Request, max_bytes: int) -> bytes | web.Response:

@@ -16,8 +16,9 @@ from . import sse
 from .config import HttpConfig
 from .errors import busy_response, error_response
 from .exchange import accepts, find_session, read_body
+from .manager import SessionManager
 from .security import credential_of
-from .sessions import Refused, SessionManager
+from .sessions import Refused
 from .streams import TICK, Ticker
 
 
@@ -30,7 +31,9 @@ class LegacySse:
         if not accepts(request, "text/event-stream"):
             return error_response(406, "Not Acceptable: accept text/event-stream")
         try:
-            session = self.manager.create(credential_of(request))
+            # It lives as long as this process's stream: never shared with other replicas
+            # (behind a balancer, route its POSTs by session_id: deploy/nginx/).
+            session = self.manager.create(credential_of(request), shared=False)
         except Refused as exc:
             return busy_response(exc.status, str(exc))
         assert session.id is not None

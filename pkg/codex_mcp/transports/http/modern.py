@@ -32,7 +32,7 @@ from ...core.versions import MODERN_VERSIONS
 from . import sse
 from .errors import busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
-from .sessions import SessionManager
+from .manager import SessionManager
 from .streams import TICK, Ticker
 
 log = logging.getLogger("codex_mcp.http")

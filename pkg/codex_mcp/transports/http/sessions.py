@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import Hashable
 from typing import Any
@@ -20,7 +19,8 @@ import orjson
 from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
-from .streams import CLOSE, Stream, StreamSet
+from .store import SessionRecord, SessionStore
+from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
 log = logging.getLogger("codex_mcp.http")
 
@@ -64,7 +64,13 @@ class SessionLog(logging.LoggerAdapter[logging.Logger]):
 
 
 class HttpSession:
-    """A core session reachable over HTTP. Also its own Outbound."""
+    """A core session reachable over HTTP. Also its own Outbound.
+
+    With a shared store (`store`), this is this replica's copy of a session every replica
+    may serve: its state is saved when it changes, its standalone stream's events go to
+    the store (whichever replica holds the GET stream reads them there), its request
+    streams' replayable events are mirrored there, and our requests' ids name this
+    replica so the client's answers find their way back."""
 
     def __init__(
         self,
@@ -74,18 +80,90 @@ class HttpSession:
         capacity: Capacity,
         credential: str | None = None,
         json_only: bool = False,
+        store: SessionStore | None = None,
+        ttl: float = 0.0,
     ) -> None:
         self.id = session_id
         self.capacity = capacity
         self.credential = credential
         self.json_only = json_only
-        self.streams = StreamSet(replay_events)
         self.by_request: dict[Hashable, Stream] = {}
         self.last_seen = time.monotonic()
         self.busy = 0  # open HTTP exchanges (see __enter__); a busy session is never evicted
         self.log = SessionLog(log, {"session": session_id or "-"})
         self.core_session: ServerSession = core.open_session(self, session_id)
         self.core_session.on_client_notification = self._on_client_notification
+        #: The shared store this session lives in; None: this process alone.
+        self.store = store if store is not None and store.shared and session_id else None
+        #: The save of a state change, awaited before the next answer goes out (the
+        #: client's next request may reach another replica, which must find it).
+        self.saving: asyncio.Future[None] | None = None
+        if self.store is not None:
+            self.ttl = ttl
+            self._touched = self.last_seen
+            self._saved_subscriptions: set[str] = set()
+            self.streams = StreamSet(replay_events, key_prefix=str(self.store.node))
+            self.streams.mirror = self._mirror
+            self.core_session.number_ids(self.store.node, self.store.stride)
+            self.core_session.on_state_change = self._state_changed
+        else:
+            self.streams = StreamSet(replay_events)
+
+    # Shared state ----------------------------------------------------------------
+    def record(self) -> SessionRecord:
+        core = self.core_session
+        return SessionRecord(
+            credential=self.credential,
+            protocol_version=core.protocol_version,
+            client_info=core.client_info,
+            client_capabilities=core.client_capabilities,
+            initialized=core.initialized,
+            log_threshold=core.log_threshold,
+            subscriptions=sorted(core.subscriptions),
+        )
+
+    def apply(self, record: SessionRecord) -> None:
+        """Take the state another replica saved."""
+        core = self.core_session
+        core.protocol_version = record.protocol_version
+        core.client_info = record.client_info
+        core.client_capabilities = record.client_capabilities
+        core.initialized = record.initialized
+        core.log_threshold = record.log_threshold
+        core.subscriptions = set(record.subscriptions)
+        if self.store is not None:
+            self._saved_subscriptions = set(record.subscriptions)
+
+    def _state_changed(self, _: ServerSession) -> None:
+        previous = self.saving
+        self.saving = asyncio.ensure_future(self._save(previous))
+
+    async def _save(self, previous: asyncio.Future[None] | None) -> None:
+        if previous is not None:
+            with contextlib.suppress(Exception):
+                await previous  # saves land in the order the changes happened
+        store = self.store
+        assert store is not None and self.id is not None
+        record = self.record()
+        gone = self._saved_subscriptions - set(record.subscriptions)
+        self._saved_subscriptions = set(record.subscriptions)
+        await store.save(self.id, record, self.ttl)
+        if gone:
+            await store.unsubscribed(self.id, sorted(gone))
+
+    async def flush(self) -> None:
+        """Wait for the state to be saved (raises StoreUnavailable if it cannot be)."""
+        saving = self.saving
+        if saving is not None:
+            try:
+                await saving
+            finally:
+                if self.saving is saving:
+                    self.saving = None
+
+    def _mirror(self, key: str, seq: int, data: bytes, final: bool) -> None:
+        assert self.store is not None and self.id is not None
+        self.store.append(self.id, key, seq, data, final)
 
     # Outbound ------------------------------------------------------------------
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
@@ -103,7 +181,11 @@ class HttpSession:
             stream = None  # a JSON-only exchange can't carry notifications: use the GET stream
         if stream is None:
             stream = self.streams.standalone
-        self.streams.push(stream, data)
+            if self.store is not None:
+                # Numbered by the store: every replica of the session writes to this stream.
+                self.store.append(self.id, STANDALONE, 0, data, False)  # type: ignore[arg-type]
+                return
+        self.streams.push(stream, data, is_final)
         if is_final:
             self._finish(related)
 
@@ -122,7 +204,12 @@ class HttpSession:
     def __enter__(self) -> HttpSession:
         """`with session:` while an HTTP exchange is open: busy, so never evicted."""
         self.busy += 1
-        self.last_seen = time.monotonic()
+        self.last_seen = now = time.monotonic()
+        if self.store is not None and now - self._touched > self.ttl / 8:
+            # The shared TTL is refreshed in the background, a few times per TTL.
+            self._touched = now
+            assert self.id is not None
+            self.store.touch(self.id, self.ttl, self.core_session.initialized)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -192,121 +279,3 @@ class HttpSession:
         )
         self.by_request.clear()
         self.streams.close_all()
-
-
-class SessionManager:
-    def __init__(
-        self,
-        core: ServerCore,
-        *,
-        ttl: float,
-        max_sessions: int,
-        replay_events: int,
-        json_only: bool,
-        capacity: Capacity,
-    ) -> None:
-        self.core = core
-        self.ttl = ttl
-        self.max_sessions = max_sessions
-        self.replay_events = replay_events
-        self.json_only = json_only
-        self.capacity = capacity
-        self.sessions: dict[str, HttpSession] = {}
-        #: Throwaway sessions alive now (single-event SSE, stateless POSTs): they count
-        #: against max_sessions like the others.
-        self.throwaway = 0
-        self.closing = False
-        self._reaper: asyncio.Task[None] | None = None
-
-    def _check_room(self) -> None:
-        if self.closing:
-            # Keep-alive connections outlive the listening socket: refuse them new work.
-            raise Refused(503, "Server shutting down; try another instance or later")
-        if len(self.sessions) + self.throwaway >= self.max_sessions:
-            self.evict_idle()
-            if len(self.sessions) + self.throwaway >= self.max_sessions:
-                raise Refused(
-                    503,
-                    f"Too many sessions: the server already has {self.max_sessions}; "
-                    "try again later",
-                )
-
-    def create(self, credential: str | None) -> HttpSession:
-        self._check_room()
-        session_id = secrets.token_urlsafe(24)  # 192 bits, visible ASCII
-        session = HttpSession(
-            self.core, session_id, self.replay_events, self.capacity, credential, self.json_only
-        )
-        self.sessions[session_id] = session
-        session.log.info("session opened (%d live)", len(self.sessions))
-        return session
-
-    def ephemeral(self, protocol_version: str | None) -> HttpSession:
-        """A throwaway session for one self-contained request (stateless mode, single-event
-        SSE); end it with `discard`."""
-        self._check_room()
-        self.throwaway += 1
-        session = HttpSession(self.core, None, 0, self.capacity, None, json_only=False)
-        session.core_session.protocol_version = protocol_version
-        session.core_session.initialized = True
-        return session
-
-    def discard(self, session: HttpSession) -> None:
-        session.close()
-        self.throwaway -= 1
-
-    def find(self, session_id: str, credential: str | None) -> HttpSession | None:
-        """The live session with this id, if it belongs to this credential: a session is
-        bound to the credential that created it, and to anyone else it does not exist."""
-        session = self.sessions.get(session_id)
-        return session if session is not None and session.credential == credential else None
-
-    def get(self, session_id: str) -> HttpSession | None:
-        return self.sessions.get(session_id)
-
-    def end(self, session_id: str, reason: str) -> bool:
-        session = self.sessions.pop(session_id, None)
-        if session is None:
-            return False
-        session.close()
-        session.log.info("session ended: %s (%d live)", reason, len(self.sessions))
-        return True
-
-    def evict_idle(self) -> int:
-        cutoff = time.monotonic() - self.ttl
-        stale = [sid for sid, s in self.sessions.items() if s.last_seen < cutoff and s.busy == 0]
-        for sid in stale:
-            self.end(sid, "idle")
-        return len(stale)
-
-    def start(self) -> None:
-        if self._reaper is None:
-            self._reaper = asyncio.get_running_loop().create_task(self._reap())
-
-    async def _reap(self) -> None:
-        interval = max(0.05, min(self.ttl / 4, 30.0))
-        while True:
-            await asyncio.sleep(interval)
-            self.evict_idle()
-
-    async def shutdown(self, timeout: float) -> None:
-        """Refuse new sessions, let in-flight calls finish (bounded), then end every session."""
-        self.closing = True
-        if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
-        sessions = list(self.sessions.values())
-        if sessions:
-            await asyncio.gather(*(s.core_session.drain(timeout) for s in sessions))
-        for sid in list(self.sessions):
-            self.end(sid, "server shutting down")
-
-    def stats(self) -> dict[str, Any]:
-        return {
-            "sessions": len(self.sessions),
-            "throwaway_sessions": self.throwaway,
-            "max_sessions": self.max_sessions,
-            "calls_in_flight": self.capacity.inflight,
-            "max_inflight": self.capacity.max_inflight,
-        }

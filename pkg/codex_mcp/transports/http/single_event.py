@@ -20,12 +20,13 @@ from .errors import busy_response, error_response
 from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
-    find_session,
     is_notification,
     is_request,
+    locate_session,
     unsupported_version,
 )
-from .sessions import HttpSession, Refused, SessionManager
+from .manager import SessionManager
+from .sessions import HttpSession, Refused
 
 
 class SingleEventSse:
@@ -47,7 +48,7 @@ class SingleEventSse:
         request_id = message.get("id")
         session_id = request.headers.get(SESSION_HEADER)
         if session_id:
-            found = find_session(self.manager, request, session_id)
+            found = await locate_session(self.manager, request, session_id)
             if isinstance(found, web.Response):
                 return found
             with found as session:

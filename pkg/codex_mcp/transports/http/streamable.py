@@ -29,12 +29,15 @@ from .exchange import (
     accepts,
     find_session,
     is_request,
+    locate_session,
     read_body,
     unsupported_version,
 )
+from .manager import SessionManager
 from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
 from .security import credential_of
-from .sessions import Exchange, HttpSession, Refused, SessionManager
+from .sessions import Exchange, HttpSession, Refused
+from .shared_stream import follow_stream, is_local
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id
 
 
@@ -77,12 +80,16 @@ class StreamableHttp:
                 return busy_response(exc.status, str(exc), _id_of(message))
         else:
             found = find_session(self.manager, request, session_id)
+            if type(found) is web.Response and self.manager.shared:
+                found = await locate_session(self.manager, request, session_id)  # another replica's
             if isinstance(found, web.Response):
                 return found
             session = found
             version_error = unsupported_version(request)
             if version_error is not None:
                 return version_error
+            if session.store is not None and type(message) is dict and _routed(session, message):
+                return web.Response(status=202, headers={SESSION_HEADER: session_id or ""})
         with session:
             if type(message) is dict and is_request(message):
                 return await self._one(request, session, message)
@@ -148,6 +155,8 @@ class StreamableHttp:
                     response = await self._open_sse(request, session, stream, headers)
                 await response.write(sse.KEEPALIVE)
                 first = await queue.get()
+            if session.saving is not None:
+                await session.flush()  # the next request may reach another replica
             if first is None and response is None:
                 if not session.core_session.closed:
                     # Cancelled by the client: no response, and no event ever comes.
@@ -168,8 +177,14 @@ class StreamableHttp:
             ):
                 # The result came with nothing before it: a plain JSON answer.
                 return web.Response(body=first[1], content_type="application/json", headers=headers)
+            backlog: list[tuple[str, bytes] | None] = []
             if first is not None and first is not CLOSE:
-                session.streams.keep(stream, first[0], first[1])  # before the stream is replayable
+                # What was pushed before the stream turned replayable is kept too, so a
+                # client that loses the stream can resume from any of its events.
+                while not queue.empty():
+                    backlog.append(queue.get_nowait())
+                events = [e for e in (first, *backlog) if e is not None and e[0]]
+                session.streams.keep(stream, events, stream.finished)
             if response is None:
                 response = await self._open_sse(request, session, stream, headers)
             item = first
@@ -178,7 +193,7 @@ class StreamableHttp:
                     await response.write(sse.KEEPALIVE)
                 else:
                     await response.write(sse.event(item[1], item[0]))
-                item = await queue.get()
+                item = backlog.pop(0) if backlog else await queue.get()
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response
@@ -227,6 +242,8 @@ class StreamableHttp:
         try:
             if not session.core_session.receive(message, exchange):
                 session.nothing_to_send(exchange)
+                if session.saving is not None:
+                    await session.flush()
                 return web.Response(status=202, headers=headers)
             item = await queue.get()
         finally:
@@ -283,15 +300,27 @@ class StreamableHttp:
         resume_from = parse_event_id(last_event_id) if last_event_id else None
         if last_event_id and resume_from is None:
             return error_response(400, f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
-        found = find_session(self.manager, request, request.headers.get(SESSION_HEADER))
+        found = await locate_session(self.manager, request, request.headers.get(SESSION_HEADER))
         if isinstance(found, web.Response):
             return found
         with found as session:
+            if session.store is not None and not is_local(session, resume_from):
+                return await follow_stream(request, session, resume_from, self.config)
             return await self._stream(request, session, resume_from)
 
     async def _stream(
         self, request: web.Request, session: HttpSession, resume_from: tuple[str, int] | None
     ) -> web.StreamResponse:
+        return await self.local_stream(request, session, resume_from, self.config)
+
+    @staticmethod
+    async def local_stream(
+        request: web.Request,
+        session: HttpSession,
+        resume_from: tuple[str, int] | None,
+        config: HttpConfig,
+    ) -> web.StreamResponse:
+        """The GET stream from this process's own streams and replay buffer."""
         streams = session.streams
         resumed = streams.resume(*resume_from) if resume_from is not None else None
         stream, missed = resumed if resumed is not None else (streams.standalone, [])
@@ -308,7 +337,7 @@ class StreamableHttp:
                 await response.write(sse.event(data, event_id))
             if stream.finished and stream is not streams.standalone:
                 return response
-            ticker = Ticker(queue, self.config.keepalive_interval)
+            ticker = Ticker(queue, config.keepalive_interval)
             while (item := await queue.get()) is not None:
                 if item is TICK:
                     await response.write(sse.KEEPALIVE)  # also finds out if the client left
@@ -328,11 +357,10 @@ class StreamableHttp:
             return method_not_allowed()
         if self.config.stateless:
             return error_response(405, "Method Not Allowed: stateless mode has no sessions")
-        found = find_session(self.manager, request, request.headers.get(SESSION_HEADER))
+        found = await locate_session(self.manager, request, request.headers.get(SESSION_HEADER))
         if isinstance(found, web.Response):
             return found
-        assert found.id is not None
-        self.manager.end(found.id, "deleted by the client")
+        await self.manager.delete(found)
         return web.Response(status=200)
 
 
@@ -341,6 +369,35 @@ def _nothing_to_answer(request: web.Request, headers: dict[str, str]) -> web.Res
     if accepts(request, "text/event-stream"):
         return web.Response(headers={**sse.SSE_HEADERS, **headers})
     return web.Response(status=202, headers=headers)
+
+
+def _routed(session: HttpSession, message: JsonObject) -> bool:
+    """Sessions shared by replicas: pass on what belongs to another replica. An answer to
+    one of our requests goes to the replica whose request it is (its id says which); a
+    cancellation goes to every replica (only the one running the request acts on it).
+    True when the message was handled by passing it on."""
+    store = session.store
+    assert store is not None and session.id is not None
+    method = message.get("method")
+    if method is None and ("result" in message or "error" in message):
+        number = _our_id(message.get("id"))
+        if number is not None and number % store.stride != store.node:
+            store.send_to(number % store.stride, session.id, message)
+            return True
+    elif method == "notifications/cancelled":
+        params = message.get("params")
+        if type(params) is dict:
+            store.broadcast_cancel(session.id, params.get("requestId"))
+    return False
+
+
+def _our_id(value: Any) -> int | None:
+    """One of our request ids as an integer (a client may send it back as a string)."""
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+        return int(value)
+    return None
 
 
 def _id_of(message: JsonObject) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
+from collections.abc import Callable
 from typing import Final
 
 STANDALONE: Final = "0"
@@ -63,9 +64,20 @@ class Stream:
         self.finished = False
 
 
+#: Told each event of a replayable request stream: (stream key, seq, data, final).
+Mirror = Callable[[str, int, bytes, bool], None]
+
+
 class StreamSet:
-    def __init__(self, replay_events: int) -> None:
+    def __init__(self, replay_events: int, key_prefix: str = "") -> None:
         self._next_key = 1
+        #: Stream keys are `<prefix><9-digit counter>` with a prefix (a replica's number:
+        #: replicas sharing a session never mint the same key), plain counters without.
+        self.key_prefix = key_prefix
+        #: Keeps request streams' events where other replicas can resume them (a shared store).
+        self.mirror: Mirror | None = None
+        #: Readers following another replica's stream through the store: ended with the session.
+        self.followers: set[asyncio.Queue[Item]] = set()
         self.standalone = Stream(STANDALONE, sse=True)
         self.standalone.replayable = True
         self.by_key: dict[str, Stream] = {STANDALONE: self.standalone}
@@ -74,7 +86,8 @@ class StreamSet:
     def open(self, sse: bool) -> Stream:
         if self._next_key % 64 == 0:
             self._prune()
-        stream = Stream(str(self._next_key), sse)
+        number = self._next_key
+        stream = Stream(f"{self.key_prefix}{number:09d}" if self.key_prefix else str(number), sse)
         self._next_key += 1
         self.by_key[stream.key] = stream
         return stream
@@ -86,17 +99,25 @@ class StreamSet:
             if stream.finished and key not in live and stream is not self.standalone:
                 del self.by_key[key]
 
-    def keep(self, stream: Stream, event_id: str, data: bytes) -> None:
-        """Start keeping a stream's events for resumption, beginning with this one."""
-        if not stream.replayable:
-            stream.replayable = True
-            self.replay.append((stream.key, int(event_id.rpartition("_")[2]), data))
+    def keep(self, stream: Stream, events: list[tuple[str, bytes]], finished: bool) -> None:
+        """Start keeping a stream's events for resumption, beginning with these (pushed
+        before it was replayable); `finished`: the last of them ends the stream."""
+        if stream.replayable:
+            return
+        stream.replayable = True
+        for index, (event_id, data) in enumerate(events):
+            seq = int(event_id.rpartition("_")[2])
+            self.replay.append((stream.key, seq, data))
+            if self.mirror is not None:
+                self.mirror(stream.key, seq, data, finished and index == len(events) - 1)
 
-    def push(self, stream: Stream, data: bytes) -> None:
+    def push(self, stream: Stream, data: bytes, final: bool = False) -> None:
         stream.seq += 1
         event_id = f"{stream.key}_{stream.seq}"
         if stream.replayable:
             self.replay.append((stream.key, stream.seq, data))
+            if self.mirror is not None:
+                self.mirror(stream.key, stream.seq, data, final)
         if stream.queue is not None:
             stream.queue.put_nowait((event_id, data))
 
@@ -128,6 +149,9 @@ class StreamSet:
         return stream, missed
 
     def close_all(self) -> None:
+        for queue in list(self.followers):
+            queue.put_nowait(None)
+        self.followers.clear()
         for stream in list(self.by_key.values()):
             if stream.queue is not None:
                 stream.queue.put_nowait(None)

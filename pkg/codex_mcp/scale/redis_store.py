@@ -1,0 +1,338 @@
+"""Sessions on Redis: what lets any replica serve any request of any session.
+
+Keys (all under `codex-mcp:`): `s:<sid>` a hash of the session's remembered state,
+`e:<sid>` a Redis stream of its replayable SSE events (bounded, with the session's
+TTL), `q:<sid>` the standalone stream's event counter, `live` a sorted set of
+initialized sessions (for list_changed), `sub:<uri>` the sessions subscribed to a
+resource, `nodes` the counter that numbers replicas. Channels: `bus` (every replica),
+`node:<n>` (one replica), `ev:<sid>` (a session's events as they are stored).
+
+Nothing here is awaited on a call's hot path: a replica keeps the sessions it serves
+in memory, refreshes their TTL in the background at most a few times per TTL, and
+appends events through one ordered, pipelined writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any, Final
+
+import orjson
+from redis.asyncio import ConnectionPool, Redis
+from redis.exceptions import RedisError
+
+from ..core.jsonrpc import JsonObject
+from ..transports.http.store import (
+    ClusterHandlers,
+    EventCallback,
+    SessionRecord,
+    StoredEvent,
+    StoreUnavailable,
+)
+from .bus import Bus
+from .records import PREFIX, entry_of, fields_of, key_of, parse_published, record_of
+from .writer import OrderedWriter
+
+log = logging.getLogger("codex_mcp.scale")
+
+BUS: Final = PREFIX + "bus"
+#: Request ids step by this much (see JsonRpcPeer.number_ids): at most 4095 replicas.
+STRIDE: Final = 4096
+#: Commands wait this long before the store counts as unreachable.
+COMMAND_TIMEOUT: Final = 2.0
+
+# KEYS: the replica counter. ARGV: this replica's number.
+_AT_LEAST: Final = """
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+"""
+
+
+class RedisStore:
+    """The SessionStore of replicas that share sessions through Redis."""
+
+    shared = True
+
+    def __init__(
+        self, url: str, *, replay_events: int, session_ttl: float, max_connections: int = 64
+    ) -> None:
+        self.url = url
+        self.replay_events = max(1, replay_events)
+        self.session_ttl = max(1, int(session_ttl))
+        self.pool = ConnectionPool.from_url(
+            url,
+            max_connections=max_connections,
+            socket_timeout=COMMAND_TIMEOUT,
+            socket_connect_timeout=COMMAND_TIMEOUT,
+        )
+        self.redis = Redis(connection_pool=self.pool)
+        self.available = False
+        self.node = 0
+        self.stride = STRIDE
+        self.bus = Bus(self.redis, self.mark_down)
+        self.writer = OrderedWriter(
+            self.redis, self.replay_events, self.session_ttl, self.mark_down
+        )
+        self._monitor: asyncio.Task[None] | None = None
+        self._handlers: ClusterHandlers | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._node_listeners: list[Any] = []
+
+    # -- lifetime and health ------------------------------------------------------------
+    async def start(self, handlers: ClusterHandlers) -> None:
+        """Number this replica (waiting for Redis if need be), listen on its channels and
+        start watching Redis."""
+        self._handlers = handlers
+        delay = 0.25
+        while True:  # a replica started before Redis waits for it (not ready meanwhile)
+            try:
+                count = await self.redis.incr(PREFIX + "nodes")
+                break
+            except (RedisError, OSError) as exc:
+                if delay == 0.25:
+                    log.error("Redis at %s is unreachable (%s); waiting for it", self.url, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        self.node = 1 + (int(count) - 1) % (STRIDE - 1)
+        self.available = True
+        await self.bus.start()
+        await self.bus.subscribe(BUS, self._on_bus)
+        await self.bus.subscribe(key_of("node", str(self.node)), self._on_node)
+        self._monitor = asyncio.get_running_loop().create_task(self._watch())
+        log.info("sessions on Redis %s as replica %d", self.url, self.node)
+
+    async def close(self) -> None:
+        self.writer.close()
+        for task in (self._monitor, *self._background):
+            if task is not None:
+                task.cancel()
+        await self.bus.close()
+        with contextlib.suppress(Exception):
+            await self.redis.aclose()
+        with contextlib.suppress(Exception):
+            await self.pool.aclose()
+
+    def mark_down(self, exc: BaseException) -> None:
+        if self.available:
+            log.error(
+                "Redis at %s is unreachable (%s): refusing requests until it is back", self.url, exc
+            )
+        self.available = False
+
+    async def ping(self) -> bool:
+        try:
+            await self.redis.ping()
+        except (RedisError, OSError) as exc:
+            self.mark_down(exc)
+            return False
+        if not self.available:
+            log.warning("Redis at %s is reachable again: serving", self.url)
+            self.available = True
+            self.spawn(self._recovered())
+        return True
+
+    async def _recovered(self) -> None:
+        """Redis came back, perhaps empty (a restart without persistence): keep new
+        replicas' numbers clear of ours, and store again the sessions this one holds."""
+        await self.redis.eval(_AT_LEAST, 1, PREFIX + "nodes", self.node)
+        if self._handlers is not None:
+            self._handlers.recovered()
+
+    async def _watch(self) -> None:
+        """Ping every second while up, four times a second while down."""
+        while True:
+            await asyncio.sleep(1.0 if self.available else 0.25)
+            await self.ping()
+
+    async def _call(self, work: Any) -> Any:
+        """Await one command, turning a lost Redis into StoreUnavailable (503)."""
+        try:
+            return await work
+        except (RedisError, OSError) as exc:
+            self.mark_down(exc)
+            raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
+
+    def spawn(self, work: Any) -> None:
+        """Run a command in the background; a failure marks the store down and is logged."""
+
+        async def run() -> None:
+            try:
+                await work
+            except (RedisError, OSError) as exc:
+                self.mark_down(exc)
+
+        task = asyncio.ensure_future(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- sessions --------------------------------------------------------------------------
+    async def load(self, session_id: str) -> SessionRecord | None:
+        fields = await self._call(self.redis.hgetall(key_of("s", session_id)))
+        if not fields:
+            return None
+        return record_of({k.decode(): v.decode() for k, v in fields.items()})
+
+    async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None:
+        """Store the record and tell the other replicas (their copies follow it)."""
+        seconds = max(1, int(ttl))
+        key = key_of("s", session_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(key, mapping=dict(fields_of(record)))  # type: ignore[arg-type]
+        pipe.expire(key, seconds)
+        if record.initialized:
+            pipe.zadd(PREFIX + "live", {session_id: time.time()})
+        for uri in record.subscriptions:
+            pipe.sadd(key_of("sub", uri), session_id)
+        state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
+        pipe.publish(BUS, orjson.dumps(state))
+        await self._call(pipe.execute())
+
+    async def unsubscribed(self, session_id: str, uris: list[str]) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        for uri in uris:
+            pipe.srem(key_of("sub", uri), session_id)
+        await self._call(pipe.execute())
+
+    async def delete(self, session_id: str) -> None:
+        record = await self.load(session_id)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.delete(key_of("s", session_id), key_of("e", session_id), key_of("q", session_id))
+        pipe.zrem(PREFIX + "live", session_id)
+        for uri in record.subscriptions if record else ():
+            pipe.srem(key_of("sub", uri), session_id)
+        pipe.publish(BUS, orjson.dumps({"t": "end", "s": session_id, "o": self.node}))
+        await self._call(pipe.execute())
+
+    def touch(self, session_id: str, ttl: float, initialized: bool) -> None:
+        seconds = max(1, int(ttl))
+        pipe = self.redis.pipeline(transaction=False)
+        for kind in ("s", "e", "q"):
+            pipe.expire(key_of(kind, session_id), seconds)
+        if initialized:
+            pipe.zadd(PREFIX + "live", {session_id: time.time()})
+        self.spawn(pipe.execute())
+
+    async def live_sessions(self, ttl: float) -> list[str]:
+        """Initialized sessions touched within `ttl` (older entries are pruned)."""
+        live = PREFIX + "live"
+        cutoff = time.time() - ttl
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zremrangebyscore(live, "-inf", cutoff)
+        pipe.zrange(live, 0, -1)
+        _, members = await self._call(pipe.execute())
+        return [m.decode() for m in members]
+
+    async def subscribers(self, uri: str) -> list[str]:
+        members = await self._call(self.redis.smembers(key_of("sub", uri)))
+        return [m.decode() for m in members]
+
+    # -- events ------------------------------------------------------------------------------
+    def append(self, session_id: str, stream: str, seq: int, data: bytes, final: bool) -> None:
+        self._write("append", (session_id, stream, seq, data, final))
+
+    def _write(self, kind: str, args: tuple[Any, ...]) -> None:
+        self.writer.write(kind, args)
+
+    def set_later(self, key: str, value: bytes, ttl_ms: int) -> None:
+        """SET, in order with this replica's other writes."""
+        self._write("set", (key, value, ttl_ms))
+
+    async def written(self) -> None:
+        """Wait until every write queued so far is stored (raises StoreUnavailable)."""
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._write("barrier", (barrier,))
+        await barrier
+
+    async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.xrange(key_of("e", session_id))
+        pipe.get(key_of("q", session_id))
+        entries, counter = await self._call(pipe.execute())
+        found = []
+        for entry_id, fields in entries:
+            found.append(
+                StoredEvent(
+                    entry_of(entry_id),
+                    fields[b"k"].decode(),
+                    int(fields[b"s"]),
+                    fields[b"f"] == b"1",
+                    fields[b"d"],
+                )
+            )
+        return found, int(counter or 0)
+
+    async def follow(self, session_id: str, callback: EventCallback) -> _Follow:
+        channel = key_of("ev", session_id)
+
+        def listener(data: bytes | None) -> None:
+            if data is None:
+                callback(None)
+                return
+            event = parse_published(data)
+            if event is not None:
+                callback(event)
+
+        try:
+            await self.bus.subscribe(channel, listener)
+        except (TimeoutError, RedisError, OSError) as exc:
+            self.mark_down(exc)
+            raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
+        return _Follow(self.bus, channel, listener)
+
+    # -- between replicas -------------------------------------------------------------------
+    def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
+        body = orjson.dumps({"t": "msg", "s": session_id, "m": message})
+        self._write("publish", (key_of("node", str(node)), body))
+
+    def broadcast_cancel(self, session_id: str, request_id: Any) -> None:
+        body = orjson.dumps({"t": "cancel", "s": session_id, "r": request_id, "o": self.node})
+        self._write("publish", (BUS, body))
+
+    def publish(self, channel: str, message: JsonObject) -> None:
+        self._write("publish", (channel, orjson.dumps(message)))
+
+    def add_node_listener(self, listener: Any) -> None:
+        """Also hand this replica's own messages of other kinds to `listener(message)`."""
+        self._node_listeners.append(listener)
+
+    def _on_node(self, data: bytes | None) -> None:
+        if data is None or self._handlers is None:
+            return
+        message = orjson.loads(data)
+        if message.get("t") == "msg":
+            self._handlers.deliver(message["s"], message["m"])
+        else:
+            for listener in self._node_listeners:
+                listener(message)
+
+    def _on_bus(self, data: bytes | None) -> None:
+        if data is None or self._handlers is None:
+            return
+        message = orjson.loads(data)
+        if message.get("o") == self.node:
+            return  # this replica did it already
+        kind = message.get("t")
+        if kind == "cancel":
+            self._handlers.cancel(message["s"], message["r"])
+        elif kind == "end":
+            self._handlers.ended(message["s"])
+        elif kind == "state":
+            self._handlers.state(message["s"], record_of(message["r"]))
+        else:
+            for listener in self._node_listeners:
+                listener(message)
+
+
+class _Follow:
+    def __init__(self, bus: Bus, channel: str, listener: Any) -> None:
+        self._bus, self._channel, self._listener = bus, channel, listener
+
+    def close(self) -> None:
+        self._bus.unsubscribe(self._channel, self._listener)
+
+
+__all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]

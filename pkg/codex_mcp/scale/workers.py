@@ -1,0 +1,142 @@
+"""`codex-mcp-http --workers N`: N processes on one port, sharing sessions through Redis.
+
+The parent binds the port first (so `--port 0` picks one port for all), then starts N
+copies of the server, each listening on that port with SO_REUSEPORT: the kernel spreads
+connections across them, so one session's requests reach different workers, which is
+why more than one worker needs `--redis-url`. The parent supervises: a worker that dies
+is started again (a crash loop stops everything), and SIGTERM or SIGINT is passed to
+every worker, which shuts down gracefully; one still running after the shutdown
+timeout is killed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Final
+
+log = logging.getLogger("codex_mcp.workers")
+
+#: Set in a worker's environment: listen with SO_REUSEPORT on the parent's port.
+WORKER_ENV: Final = "CODEX_MCP_WORKER_INDEX"
+#: More restarts than this within RESTART_WINDOW seconds is a crash loop: give up.
+MAX_RESTARTS: Final = 5
+RESTART_WINDOW: Final = 30.0
+
+
+def refuse_without_redis(workers: int, redis_url: str | None) -> None:
+    if workers > 1 and not redis_url:
+        raise SystemExit(
+            f"codex-mcp-http: --workers {workers} needs --redis-url (or CODEX_MCP_REDIS_URL): "
+            "a session's requests reach any worker, so the workers must share sessions "
+            "through Redis. Without Redis, run one worker per port behind a proxy that "
+            "routes by Mcp-Session-Id (deploy/nginx/codex-mcp.conf)."
+        )
+
+
+def reserve_port(host: str, port: int) -> socket.socket:
+    """A bound (not listening) SO_REUSEPORT socket holding the port for the workers."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
+
+
+class Supervisor:
+    def __init__(self, argv: Sequence[str], workers: int, host: str, port: int, grace: float):
+        self.argv = list(argv)
+        self.count = workers
+        self.host = host
+        self.port = port
+        self.grace = grace
+        self.children: dict[int, subprocess.Popen[bytes]] = {}
+        self.stopping = False
+        self.restarts: list[float] = []
+
+    def _spawn(self, index: int) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "codex_mcp.cli.http",
+            *self.argv,
+            "--port",
+            str(self.port),
+            "--workers",
+            "1",
+        ]
+        env = {**os.environ, WORKER_ENV: str(index)}
+        self.children[index] = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+
+    def _stop_all(self, signum: int = signal.SIGTERM) -> None:
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    def run(self) -> int:
+        holder = reserve_port(self.host, self.port)
+        self.port = holder.getsockname()[1]
+        print(
+            f"codex-mcp-http: {self.count} workers on port {self.port} (pid {os.getpid()})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+        def on_signal(signum: int, _: object) -> None:
+            self.stopping = True
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        for index in range(self.count):
+            self._spawn(index)
+        status = 0
+        try:
+            while not self.stopping:
+                time.sleep(0.1)
+                for index, child in list(self.children.items()):
+                    code = child.poll()
+                    if code is None or self.stopping:
+                        continue
+                    if not self._may_restart():
+                        print(
+                            f"codex-mcp-http: worker {index} keeps exiting (last: {code}); "
+                            "stopping",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        self.stopping, status = True, 1
+                        break
+                    print(
+                        f"codex-mcp-http: worker {index} (pid {child.pid}) exited with {code}; "
+                        "starting it again",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    self._spawn(index)
+        finally:
+            self._stop_all()
+            deadline = time.monotonic() + self.grace + 5
+            for child in self.children.values():
+                try:
+                    child.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+            holder.close()
+        return status
+
+    def _may_restart(self) -> bool:
+        now = time.monotonic()
+        self.restarts = [t for t in self.restarts if now - t < RESTART_WINDOW]
+        self.restarts.append(now)
+        return len(self.restarts) <= MAX_RESTARTS
+
+
+__all__ = ["WORKER_ENV", "Supervisor", "refuse_without_redis", "reserve_port"]

@@ -1,0 +1,110 @@
+"""One ordered, pipelined writer per replica: events, mirrored tasks, bus messages.
+
+Everything a replica sends to Redis without waiting for it goes through here, so it is
+stored (and published) in the order it happened, a pipeline of up to 256 commands at a
+time, by one task that runs only while there is something to write: the handler that
+queued a write never awaits it. A barrier lets the few callers that must (a new task's
+mirror) wait until everything queued before it is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from ..transports.http.store import StoreUnavailable
+from .records import key_of
+
+log = logging.getLogger("codex_mcp.scale")
+
+# KEYS: events, counter. ARGV: maxlen, ttl, channel, stream, seq (0: number it), final, data.
+# Numbering, storing and publishing in one script keeps the three in one order.
+_APPEND: Final = """
+local seq = ARGV[5]
+if seq == '0' then
+  seq = tostring(redis.call('INCR', KEYS[2]))
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*',
+  'k', ARGV[4], 's', seq, 'f', ARGV[6], 'd', ARGV[7])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], 'E ' .. id .. ' ' .. ARGV[4] .. ' ' .. seq .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
+return id
+"""
+
+
+class OrderedWriter:
+    def __init__(
+        self,
+        redis: Redis,
+        replay_events: int,
+        session_ttl: int,
+        mark_down: Callable[[BaseException], None],
+    ) -> None:
+        self._append = redis.register_script(_APPEND)
+        self._redis = redis
+        self._replay_events = replay_events
+        self._session_ttl = session_ttl
+        self._mark_down = mark_down
+        self._writes: collections.deque[tuple[str, tuple[Any, ...]]] = collections.deque()
+        self._task: asyncio.Task[None] | None = None
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    def write(self, kind: str, args: tuple[Any, ...]) -> None:
+        self._writes.append((kind, args))
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        """Every write, in order, a pipeline at a time."""
+        barriers: list[asyncio.Future[None]] = []
+        while self._writes:
+            pipe = self._redis.pipeline(transaction=False)
+            for _ in range(min(256, len(self._writes))):
+                kind, args = self._writes.popleft()
+                if kind == "append":
+                    session_id, stream, seq, data, final = args
+                    await self._append(
+                        keys=[key_of("e", session_id), key_of("q", session_id)],
+                        args=[
+                            self._replay_events,
+                            self._session_ttl,
+                            key_of("ev", session_id),
+                            stream,
+                            seq,
+                            "1" if final else "0",
+                            data,
+                        ],
+                        client=pipe,
+                    )
+                elif kind == "set":
+                    pipe.set(args[0], args[1], px=args[2])
+                elif kind == "barrier":
+                    barriers.append(args[0])
+                else:
+                    pipe.publish(*args)
+            try:
+                await pipe.execute()
+            except (RedisError, OSError) as exc:
+                self._mark_down(exc)
+                log.warning("events lost while Redis is unreachable: %s", exc)
+                for barrier in barriers:
+                    if not barrier.done():
+                        barrier.set_exception(StoreUnavailable(str(exc)))
+            else:
+                for barrier in barriers:
+                    if not barrier.done():
+                        barrier.set_result(None)
+            barriers.clear()
+
+
+__all__ = ["OrderedWriter"]

@@ -1,0 +1,230 @@
+"""The session manager: issues ids, caps and evicts sessions, and ends them.
+
+It is separate from the handlers and keeps sessions from ever seeing each other's
+messages (each has its own streams and in-flight requests). With a shared store it
+also keeps this replica's copies of sessions every replica may serve: a session this
+replica has not seen is loaded from the store (and bound, as here, to the credential
+that created it); what other replicas say (an answer to one of our requests, a
+cancellation, an ended session, a changed state) reaches the copy here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from typing import Any
+
+from ...core.jsonrpc import JsonObject, is_valid_id
+from ...core.server import ServerCore
+from .sessions import Capacity, HttpSession, Refused
+from .store import MemoryStore, SessionRecord, SessionStore
+
+log = logging.getLogger("codex_mcp.http")
+
+
+class SessionManager:
+    def __init__(
+        self,
+        core: ServerCore,
+        *,
+        ttl: float,
+        max_sessions: int,
+        replay_events: int,
+        json_only: bool,
+        capacity: Capacity,
+        store: SessionStore | None = None,
+    ) -> None:
+        self.core = core
+        self.ttl = ttl
+        self.max_sessions = max_sessions
+        self.replay_events = replay_events
+        self.json_only = json_only
+        self.capacity = capacity
+        self.store: SessionStore = store if store is not None else MemoryStore()
+        #: Whether other replicas share these sessions (the store is Redis).
+        self.shared = self.store.shared
+        self.sessions: dict[str, HttpSession] = {}
+        #: Throwaway sessions alive now (single-event SSE, stateless POSTs): they count
+        #: against max_sessions like the others.
+        self.throwaway = 0
+        self.closing = False
+        self._reaper: asyncio.Task[None] | None = None
+        self._loading: dict[str, asyncio.Future[HttpSession | None]] = {}
+
+    def _check_room(self) -> None:
+        if self.closing:
+            # Keep-alive connections outlive the listening socket: refuse them new work.
+            raise Refused(503, "Server shutting down; try another instance or later")
+        if len(self.sessions) + self.throwaway >= self.max_sessions:
+            self.evict_idle()
+            if len(self.sessions) + self.throwaway >= self.max_sessions:
+                raise Refused(
+                    503,
+                    f"Too many sessions: the server already has {self.max_sessions}; "
+                    "try again later",
+                )
+
+    def _new(self, session_id: str | None, credential: str | None, shared: bool) -> HttpSession:
+        return HttpSession(
+            self.core,
+            session_id,
+            self.replay_events,
+            self.capacity,
+            credential,
+            self.json_only,
+            store=self.store if shared else None,
+            ttl=self.ttl,
+        )
+
+    def create(self, credential: str | None, shared: bool = True) -> HttpSession:
+        """A new session; `shared=False` keeps it to this process (one that lives as long
+        as a stream of this process: the 2024-11-05 transport)."""
+        self._check_room()
+        session_id = secrets.token_urlsafe(24)  # 192 bits, visible ASCII
+        session = self._new(session_id, credential, shared)
+        self.sessions[session_id] = session
+        session.log.info("session opened (%d live)", len(self.sessions))
+        return session
+
+    def ephemeral(self, protocol_version: str | None) -> HttpSession:
+        """A throwaway session for one self-contained request (stateless mode, single-event
+        SSE); end it with `discard`."""
+        self._check_room()
+        self.throwaway += 1
+        session = self._new(None, None, shared=False)
+        session.core_session.protocol_version = protocol_version
+        session.core_session.initialized = True
+        return session
+
+    def discard(self, session: HttpSession) -> None:
+        session.close()
+        self.throwaway -= 1
+
+    def find(self, session_id: str, credential: str | None) -> HttpSession | None:
+        """The live session with this id, if it belongs to this credential: a session is
+        bound to the credential that created it, and to anyone else it does not exist."""
+        session = self.sessions.get(session_id)
+        return session if session is not None and session.credential == credential else None
+
+    async def load(self, session_id: str, credential: str | None) -> HttpSession | None:
+        """A session another replica created, from the shared store (None: there is no
+        such session, or it is another credential's). Raises StoreUnavailable."""
+        if not self.shared:
+            return None
+        session = self.sessions.get(session_id)
+        if session is None:
+            pending = self._loading.get(session_id)
+            if pending is None:  # one load per session, however many requests wait on it
+                pending = asyncio.ensure_future(self._load(session_id))
+                self._loading[session_id] = pending
+                pending.add_done_callback(lambda _: self._loading.pop(session_id, None))
+            session = await asyncio.shield(pending)
+        return session if session is not None and session.credential == credential else None
+
+    async def _load(self, session_id: str) -> HttpSession | None:
+        record = await self.store.load(session_id)
+        if record is None:
+            return None
+        existing = self.sessions.get(session_id)
+        if existing is not None:
+            return existing
+        self._check_room()
+        session = self._new(session_id, record.credential, shared=True)
+        session.apply(record)
+        self.sessions[session_id] = session
+        session.log.info("session loaded from the shared store (%d here)", len(self.sessions))
+        return session
+
+    def get(self, session_id: str) -> HttpSession | None:
+        return self.sessions.get(session_id)
+
+    def end(self, session_id: str, reason: str) -> bool:
+        """End a session here (every replica's copy, when it is shared: see `delete`)."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.close()
+        session.log.info("session ended: %s (%d live)", reason, len(self.sessions))
+        return True
+
+    async def delete(self, session: HttpSession) -> None:
+        """DELETE: the session ends everywhere. Raises StoreUnavailable."""
+        assert session.id is not None
+        if session.store is not None:
+            await self.store.delete(session.id)
+        self.end(session.id, "deleted by the client")
+
+    def evict_idle(self) -> int:
+        """End sessions idle past the TTL. A shared session's copy is only dropped here:
+        the store's TTL, refreshed by whichever replica serves it, ends the session."""
+        cutoff = time.monotonic() - self.ttl
+        stale = [sid for sid, s in self.sessions.items() if s.last_seen < cutoff and s.busy == 0]
+        for sid in stale:
+            self.end(sid, "idle here" if self.sessions[sid].store is not None else "idle")
+        return len(stale)
+
+    def start(self) -> None:
+        if self._reaper is None:
+            self._reaper = asyncio.get_running_loop().create_task(self._reap())
+
+    async def _reap(self) -> None:
+        interval = max(0.05, min(self.ttl / 4, 30.0))
+        while True:
+            await asyncio.sleep(interval)
+            self.evict_idle()
+
+    async def shutdown(self, timeout: float) -> None:
+        """Refuse new sessions, let in-flight calls finish (bounded), then end every session
+        here (a shared session goes on: this replica only drops its copy)."""
+        self.closing = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        sessions = list(self.sessions.values())
+        if sessions:
+            await asyncio.gather(*(s.core_session.drain(timeout) for s in sessions))
+        for sid in list(self.sessions):
+            self.end(sid, "server shutting down")
+
+    def stats(self) -> dict[str, Any]:
+        stats = {
+            "sessions": len(self.sessions),
+            "throwaway_sessions": self.throwaway,
+            "max_sessions": self.max_sessions,
+            "calls_in_flight": self.capacity.inflight,
+            "max_inflight": self.capacity.max_inflight,
+        }
+        if self.shared:
+            stats["replica"] = self.store.node
+        return stats
+
+    # -- what other replicas say (the store's ClusterHandlers) ------------------------------
+    def deliver(self, session_id: str, message: JsonObject) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            log.debug("[session %s] an answer for a session not here: dropped", session_id)
+            return
+        session.core_session.receive(message)
+
+    def cancel(self, session_id: str, request_id: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and is_valid_id(request_id):
+            session.core_session.cancel_request(request_id, "cancelled by the client")
+            session.end_request(request_id)
+
+    def ended(self, session_id: str) -> None:
+        self.end(session_id, "ended on another replica")
+
+    def recovered(self) -> None:
+        for session in list(self.sessions.values()):
+            if session.store is not None and session.core_session.protocol_version:
+                session.core_session.state_changed()  # saved again, in order
+
+    def state(self, session_id: str, record: SessionRecord) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and session.credential == record.credential:
+            session.apply(record)

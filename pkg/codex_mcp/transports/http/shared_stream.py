@@ -1,0 +1,105 @@
+"""GET /mcp for a session replicas share: its events come from the shared store.
+
+Any replica of the session may send on its standalone stream (a list change, a JSON-only
+call's progress, a request to the client), so those events are numbered and kept in the
+store, and the replica holding the GET stream follows them there. The same serves a
+client that lost a stream and resumes it with Last-Event-ID on whichever replica it
+reaches: the standalone stream, or a request stream whose call runs on another replica
+(its events are mirrored to the store), every event it missed, in order, once, then the
+rest as it comes. Following starts before the stored events are read, and an event is
+delivered only if it is newer than the last one read, so none is lost or repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from ...core.versions import V2025_11_25
+from . import sse
+from .config import HttpConfig
+from .errors import error_response
+from .exchange import SESSION_HEADER
+from .sessions import HttpSession
+from .store import StoredEvent
+from .streams import STANDALONE, TICK, Ticker
+
+#: What the reader's queue carries: an event, a keepalive tick, or None (the end).
+_Item = StoredEvent | tuple[str, bytes] | None
+
+
+def _replica_stream(key: str) -> bool:
+    """A request stream key minted by a replica sharing the store (`<replica><9 digits>`):
+    its call may still be running there, even before it stored an event."""
+    return len(key) > 9
+
+
+def is_local(session: HttpSession, resume_from: tuple[str, int] | None) -> bool:
+    """A request stream whose call ran here: its events, and their replay, are this
+    replica's own."""
+    return (
+        resume_from is not None
+        and resume_from[0] != STANDALONE
+        and resume_from[0] in session.streams.by_key
+    )
+
+
+async def follow_stream(
+    request: web.Request,
+    session: HttpSession,
+    resume_from: tuple[str, int] | None,
+    config: HttpConfig,
+) -> web.StreamResponse:
+    streams = session.streams
+    key, after = resume_from if resume_from is not None else (STANDALONE, None)
+    standalone = streams.standalone
+    if resume_from is None and standalone.queue is not None:
+        return error_response(409, "Conflict: this session already has an open GET stream")
+    store = session.store
+    assert store is not None and session.id is not None
+    queue: asyncio.Queue[_Item] = asyncio.Queue()
+    follow = await store.follow(session.id, queue.put_nowait)
+    ticker: Ticker | None = None
+    following_standalone = key == STANDALONE
+    if following_standalone:
+        if standalone.queue is not None:
+            standalone.queue.put_nowait(None)  # a newer reader replaces the old one
+        standalone.queue = queue  # type: ignore[assignment]  # so the session's end ends it
+    else:
+        streams.followers.add(queue)  # type: ignore[arg-type]
+    response = web.StreamResponse(headers={**sse.SSE_HEADERS, SESSION_HEADER: session.id})
+    try:
+        stored, standalone_seq = await store.events(session.id)
+        watermark = stored[-1].entry if stored else (0, 0)
+        missed = [e for e in stored if e.stream == key and after is not None and e.seq > after]
+        if not following_standalone and not _replica_stream(key):
+            # Not a stream of a replica sharing the store (an id of another server): the
+            # standalone stream, as one process does for a stream it does not know.
+            key, missed, following_standalone = STANDALONE, [], True
+        await response.prepare(request)
+        version = session.core_session.protocol_version or ""
+        if version >= V2025_11_25 and not missed and resume_from is None:
+            await response.write(sse.retry_hint(1000, f"{STANDALONE}_{standalone_seq}"))
+        for event in missed:
+            await response.write(sse.event(event.data, event.event_id))
+            if event.final:
+                return response
+        ticker = Ticker(queue, config.keepalive_interval)  # type: ignore[arg-type]
+        while (item := await queue.get()) is not None:
+            if item is TICK:
+                await response.write(sse.KEEPALIVE)
+            elif type(item) is StoredEvent and item.entry > watermark and item.stream == key:
+                await response.write(sse.event(item.data, item.event_id))
+                if item.final:
+                    break
+    except (ConnectionError, asyncio.CancelledError):
+        session.log.debug("GET stream closed by the client")
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        follow.close()
+        if standalone.queue is queue:
+            standalone.queue = None
+        streams.followers.discard(queue)
+    return response

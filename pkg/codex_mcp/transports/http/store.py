@@ -1,0 +1,177 @@
+"""Where HTTP sessions live: this process's memory (the default), or a store replicas share.
+
+The session manager keeps a live `HttpSession` per session it serves either way; a
+shared store (Redis: `codex_mcp.scale.redis_store`) adds what lets any replica serve
+any request of any session: the session's remembered state (`SessionRecord`), its
+replayable SSE events in order, a bus between replicas (answers to our requests,
+cancellations, ended sessions, changed state) and a way to follow a session's events
+live. Handlers stay thin over it: they ask the manager, which asks the store only on
+a miss or a change, never on the hot path of a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ...core.jsonrpc import JsonObject
+
+
+class StoreUnavailable(Exception):
+    """The shared store could not be reached; the request is refused with 503."""
+
+
+@dataclass(slots=True)
+class SessionRecord:
+    """What a session remembers of its client, as any replica needs it."""
+
+    credential: str | None = None
+    protocol_version: str | None = None
+    client_info: JsonObject = field(default_factory=dict)
+    client_capabilities: JsonObject = field(default_factory=dict)
+    initialized: bool = False
+    log_threshold: int = 0
+    subscriptions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One replayable SSE event as the store keeps it: `entry` orders every event of a
+    session; `stream` and `seq` make its event id; `final` ends a POST stream."""
+
+    entry: tuple[int, int]
+    stream: str
+    seq: int
+    final: bool
+    data: bytes
+
+    @property
+    def event_id(self) -> str:
+        return f"{self.stream}_{self.seq}"
+
+
+#: Called with each event of a followed session as it is stored, or with None when the
+#: follow ends (the store's connection was lost: the reader should end so its client
+#: resumes from the store).
+EventCallback = Callable[[StoredEvent | None], None]
+
+
+class Follow(Protocol):
+    def close(self) -> None: ...
+
+
+class ClusterHandlers(Protocol):
+    """What the session manager does with what other replicas tell it."""
+
+    def deliver(self, session_id: str, message: JsonObject) -> None:
+        """A message for one of this replica's requests (the client's answer)."""
+
+    def cancel(self, session_id: str, request_id: Any) -> None: ...
+
+    def ended(self, session_id: str) -> None: ...
+
+    def state(self, session_id: str, record: SessionRecord) -> None: ...
+
+    def recovered(self) -> None:
+        """The store is back after an outage (perhaps empty): save what this replica holds."""
+
+
+class SessionStore(Protocol):
+    #: Whether other processes share these sessions (False: this process is alone).
+    shared: bool
+    #: Whether the store answers now (a shared store that cannot be reached: 503).
+    available: bool
+    #: This replica's residue among request ids (`JsonRpcPeer.number_ids`), and the stride.
+    node: int
+    stride: int
+
+    async def start(self, handlers: ClusterHandlers) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> bool: ...
+
+    async def load(self, session_id: str) -> SessionRecord | None: ...
+
+    async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None: ...
+
+    async def unsubscribed(self, session_id: str, uris: list[str]) -> None: ...
+
+    async def delete(self, session_id: str) -> None: ...
+
+    def touch(self, session_id: str, ttl: float, initialized: bool) -> None: ...
+
+    def append(self, session_id: str, stream: str, seq: int, data: bytes, final: bool) -> None:
+        """Keep one event, after every event this replica appended before it (seq 0: the
+        store numbers it: the standalone stream, which every replica writes to)."""
+
+    async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
+        """Every stored event of the session, oldest first, and the standalone stream's
+        last seq."""
+
+    async def follow(self, session_id: str, callback: EventCallback) -> Follow: ...
+
+    def send_to(self, node: int, session_id: str, message: JsonObject) -> None: ...
+
+    def broadcast_cancel(self, session_id: str, request_id: Any) -> None: ...
+
+
+class MemoryStore:
+    """The default: sessions live in this process alone, and nothing is shared."""
+
+    shared = False
+    available = True
+    node = 0
+    stride = 1
+
+    async def start(self, handlers: ClusterHandlers) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+    async def ping(self) -> bool:
+        return True
+
+    async def load(self, session_id: str) -> SessionRecord | None:
+        return None
+
+    async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None:
+        pass
+
+    async def unsubscribed(self, session_id: str, uris: list[str]) -> None:
+        pass
+
+    async def delete(self, session_id: str) -> None:
+        pass
+
+    def touch(self, session_id: str, ttl: float, initialized: bool) -> None:
+        pass
+
+    def append(self, session_id: str, stream: str, seq: int, data: bytes, final: bool) -> None:
+        pass
+
+    async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
+        return [], 0
+
+    async def follow(self, session_id: str, callback: EventCallback) -> Follow:
+        raise NotImplementedError("a memory store has nobody to follow")
+
+    def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
+        pass
+
+    def broadcast_cancel(self, session_id: str, request_id: Any) -> None:
+        pass
+
+
+__all__ = [
+    "ClusterHandlers",
+    "EventCallback",
+    "Follow",
+    "MemoryStore",
+    "SessionRecord",
+    "SessionStore",
+    "StoreUnavailable",
+    "StoredEvent",
+]

@@ -1,0 +1,58 @@
+"""Redis goes away and comes back: readiness fails and requests get 503 with a clear
+message meanwhile, then the replicas serve again by themselves, sessions included."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+from conftest import RedisServer, Replicas
+from http_helpers import call, open_session, text_of
+
+
+async def ready(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
+    async with http.get(f"{base}/readyz") as response:
+        return response.status, await response.json()
+
+
+async def until(check: Any, seconds: float = 15) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.1)
+
+
+async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: RedisServer) -> None:
+    a, b, c = replicas(3)  # c sees the session only after Redis came back
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url)
+        async with http.post(b.url, json=call(1, "whoami", {}), headers=session) as response:
+            assert text_of(await response.json()) == str(b.pid)
+        redis_server.stop()
+
+        async def all_unready() -> bool:
+            return [(await ready(http, r.base))[0] for r in (a, b, c)] == [503] * 3
+
+        await until(all_unready)
+        status, body = await ready(http, a.base)
+        assert (status, body["status"]) == (503, "session store unreachable")
+        async with http.post(b.url, json=call(2, "whoami", {}), headers=session) as response:
+            assert response.status == 503 and response.headers["Retry-After"] == "1"
+            assert "Redis" in (await response.json())["error"]["message"]
+        async with http.get(f"{a.base}/healthz") as response:
+            assert response.status == 200  # alive, just not ready
+
+        redis_server.start()  # empty: no persistence
+
+        async def all_ready() -> bool:
+            return [(await ready(http, r.base))[0] for r in (a, b, c)] == [200] * 3
+
+        await until(all_ready)
+        # The session goes on, on any replica: those that held it stored it again.
+        for index, replica in enumerate((a, b, c)):
+            body = call(10 + index, "echo", {"message": f"back {index}"})
+            async with http.post(replica.url, json=body, headers=session) as response:
+                assert response.status == 200, await response.text()
+                assert text_of(await response.json()) == f"back {index}"
+        await open_session(http, b.url)  # and new sessions open
