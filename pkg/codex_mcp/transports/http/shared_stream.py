@@ -7,7 +7,9 @@ client that lost a stream and resumes it with Last-Event-ID on whichever replica
 reaches: the standalone stream, or a request stream whose call runs on another replica
 (its events are mirrored to the store), every event it missed, in order, once, then the
 rest as it comes. Following starts before the stored events are read, and an event is
-delivered only if it is newer than the last one read, so none is lost or repeated.
+delivered only if it is newer than the last one read and than the client's Last-Event-ID
+(the replica that ran the call may store events the client already had from it after we
+read), so none is lost or repeated.
 """
 
 from __future__ import annotations
@@ -89,7 +91,12 @@ async def follow_stream(
         while (item := await queue.get()) is not None:
             if item is TICK:
                 await response.write(sse.KEEPALIVE)
-            elif type(item) is StoredEvent and item.entry > watermark and item.stream == key:
+            elif (
+                type(item) is StoredEvent
+                and item.entry > watermark
+                and item.stream == key
+                and (after is None or item.seq > after)  # stored after we read: maybe seen
+            ):
                 await response.write(sse.event(item.data, item.event_id))
                 if item.final:
                     break
