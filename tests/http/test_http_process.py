@@ -6,10 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shutil
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,8 +27,8 @@ from http_helpers import (
     text_of,
 )
 from http_process import SERVERS, HttpProcess
+from nginx_proxy import NginxProxies
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 PUBLIC_HOST = "mcp.example.test"
 Start = Callable[..., HttpProcess]
 
@@ -192,65 +190,24 @@ def _free_port() -> int:
 def nginx(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """`nginx(upstream, extra_directives)`: a reverse proxy on a free loopback port,
     rewriting Host to a public-looking name; returns the proxied /mcp URL."""
-    if NGINX is None:
-        pytest.skip("nginx not installed: apt-get install -y nginx")
-    proxies: list[subprocess.Popen[bytes]] = []
+    with NginxProxies(tmp_path) as proxies:
 
-    def start(upstream: str, extra: str = "") -> str:
-        prefix = tmp_path / f"nginx{len(proxies)}"
-        prefix.mkdir()
-        port = _free_port()
-        config = prefix / "nginx.conf"
-        config.write_text(f"""
-daemon off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log;
-events {{ worker_connections 256; }}
-http {{
-  access_log off;
-  client_body_temp_path {prefix}/body;
-  proxy_temp_path {prefix}/proxy;
-  fastcgi_temp_path {prefix}/fastcgi;
-  uwsgi_temp_path {prefix}/uwsgi;
-  scgi_temp_path {prefix}/scgi;
-  server {{
-    listen 127.0.0.1:{port};
-    server_name {PUBLIC_HOST};
-    location / {{
-      proxy_pass {upstream};
-      proxy_http_version 1.1;
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-Host $host;
-      {extra}
-    }}
-  }}
-}}
-""")
-        assert NGINX is not None
-        proxy = subprocess.Popen(
-            [NGINX, "-p", str(prefix), "-c", str(config)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        proxies.append(proxy)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return f"http://127.0.0.1:{port}/mcp"
-            except OSError:
-                assert proxy.poll() is None, proxy.stderr.read() if proxy.stderr else ""
-                assert time.monotonic() < deadline, "nginx did not start"
-                time.sleep(0.05)
+        def start(upstream: str, extra: str = "") -> str:
+            return proxies.start(
+                "  server {\n"
+                "    listen 127.0.0.1:{port};\n"
+                f"    server_name {PUBLIC_HOST};\n"
+                "    location / {\n"
+                f"      proxy_pass {upstream};\n"
+                "      proxy_http_version 1.1;\n"
+                "      proxy_set_header Host $host;\n"
+                "      proxy_set_header X-Forwarded-Host $host;\n"
+                f"      {extra}\n"
+                "    }\n"
+                "  }\n"
+            )
 
-    yield start
-    for proxy in proxies:
-        proxy.terminate()
-        try:
-            proxy.wait(10)
-        except subprocess.TimeoutExpired:
-            proxy.kill()
+        yield start
 
 
 HOST = {"Host": PUBLIC_HOST}

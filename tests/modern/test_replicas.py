@@ -4,92 +4,39 @@ finished on the other, because both hold the same request-state key."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from codex_mcp.client import Client, McpError
+from nginx_proxy import NGINX, NginxProxies, upstream
 
-NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 REPLICA = str(Path(__file__).parent / "servers/replica.py")
 KEY = "replicas-share-this-request-state-key-0123456789"
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx not installed: apt-get install nginx")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def round_robin(tmp_path: Path) -> Iterator[Callable[[list[str]], str]]:
     """`round_robin([upstream base URLs])`: nginx on a free loopback port sending each
     request to the next upstream in turn; returns the proxied /mcp URL."""
-    proxies: list[subprocess.Popen[bytes]] = []
+    with NginxProxies(tmp_path) as proxies:
 
-    def start(upstreams: list[str]) -> str:
-        prefix = tmp_path / f"nginx{len(proxies)}"
-        prefix.mkdir()
-        port = _free_port()
-        servers = "\n".join(f"    server {u.removeprefix('http://')};" for u in upstreams)
-        config = prefix / "nginx.conf"
-        config.write_text(f"""
-daemon off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log;
-events {{ worker_connections 256; }}
-http {{
-  access_log off;
-  client_body_temp_path {prefix}/body;
-  proxy_temp_path {prefix}/proxy;
-  fastcgi_temp_path {prefix}/fastcgi;
-  uwsgi_temp_path {prefix}/uwsgi;
-  scgi_temp_path {prefix}/scgi;
-  upstream replicas {{
-{servers}
-  }}
-  server {{
-    listen 127.0.0.1:{port};
-    location / {{
-      proxy_pass http://replicas;
-      proxy_http_version 1.1;
-      proxy_set_header Host $host;
-    }}
-  }}
-}}
-""")
-        assert NGINX is not None
-        proxy = subprocess.Popen(
-            [NGINX, "-p", str(prefix), "-c", str(config)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        proxies.append(proxy)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return f"http://127.0.0.1:{port}/mcp"
-            except OSError:
-                assert proxy.poll() is None, proxy.stderr.read() if proxy.stderr else ""
-                assert time.monotonic() < deadline, "nginx did not start"
-                time.sleep(0.05)
+        def start(upstreams: list[str]) -> str:
+            return proxies.start(
+                upstream("replicas", upstreams) + "  server {\n"
+                "    listen 127.0.0.1:{port};\n"
+                "    location / {\n"
+                "      proxy_pass http://replicas;\n"
+                "      proxy_http_version 1.1;\n"
+                "      proxy_set_header Host $host;\n"
+                "    }\n"
+                "  }\n"
+            )
 
-    yield start
-    for proxy in proxies:
-        proxy.terminate()
-        try:
-            proxy.wait(10)
-        except subprocess.TimeoutExpired:
-            proxy.kill()
+        yield start
 
 
 def replicas(launch_http: Any, *args: str) -> list[str]:

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 import aiohttp
-from conftest import Replicas, round_robin
 from http_helpers import call, messages_of, next_event, open_session, text_of
+from scale_setup import Replicas, round_robin
 
 SESSIONS = 1000
 SAME_ID = 7  # every session uses the same request id and progress token

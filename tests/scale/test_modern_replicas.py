@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import aiohttp
-from conftest import Replicas
+from scale_setup import Replicas
 
 VERSION = "io.modelcontextprotocol/protocolVersion"
 TASKS = "io.modelcontextprotocol/tasks"

@@ -10,9 +10,9 @@ import signal
 from typing import Any
 
 import aiohttp
-from conftest import Replicas
 from http_helpers import call, open_session, text_of
 from http_process import ROOT
+from scale_setup import Replicas
 
 SHIPPED = ROOT / "deploy/nginx/codex-mcp.conf"
 

@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 import aiohttp
-from conftest import RedisServer, Replicas
 from http_helpers import call, open_session, text_of
+from scale_setup import RedisServer, Replicas
 
 
 async def ready(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import Replicas, round_robin
+from scale_setup import Replicas, round_robin
 
 pytest.importorskip("mcp", reason="the official MCP SDK is not installed: pip install mcp")
 from mcp import ClientSession, types

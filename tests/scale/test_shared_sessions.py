@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import aiohttp
-from conftest import Replicas
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -20,6 +19,7 @@ from http_helpers import (
     open_session,
     text_of,
 )
+from scale_setup import Replicas
 
 JSON_ONLY = {"Accept": "application/json"}
 

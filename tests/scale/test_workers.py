@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import aiohttp
-from conftest import SHARED, RedisServer
 from http_helpers import call, open_session, text_of
 from http_process import ROOT, HttpProcess
+from scale_setup import SHARED, RedisServer
 
 
 def _children(pid: int) -> set[int]:

@@ -1,0 +1,111 @@
+"""Replicas sharing sessions through Redis, for the scale tests: a real `redis-server` on a
+free loopback port (no persistence, no background save), and the nginx configs in front of
+the replicas (imported by name; the fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))  # http_process
+from http_process import HttpProcess
+from nginx_proxy import upstream
+
+HERE = Path(__file__).resolve().parent
+SHARED = str(HERE / "servers/shared.py")
+
+
+def _installed(name: str) -> str | None:
+    return shutil.which(name) or next(
+        (str(p) for p in (Path("/usr/sbin") / name, Path("/usr/bin") / name) if p.exists()), None
+    )
+
+
+REDIS = _installed("redis-server")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert process.poll() is None, f"{what} exited with {process.returncode}"
+            assert time.monotonic() < deadline, f"{what} did not start"
+            time.sleep(0.05)
+
+
+class RedisServer:
+    """redis-server on a fixed loopback port, stoppable and restartable (empty: no
+    persistence, as a restarted cache would be)."""
+
+    def __init__(self) -> None:
+        assert REDIS is not None
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        assert REDIS is not None
+        self.process = subprocess.Popen(
+            [
+                REDIS,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, self.process, "redis-server")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+Replicas = Callable[..., list[HttpProcess]]
+
+
+#: Round-robin over the replicas, as the simplest balancer does (no affinity at all).
+ROUND_ROBIN = """
+  server {
+    listen 127.0.0.1:{port};
+    location / {
+      proxy_pass http://replicas;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_buffering off;
+      proxy_read_timeout 120s;
+    }
+  }
+"""
+
+Nginx = Callable[[str], str]
+
+
+def round_robin(upstreams: list[HttpProcess]) -> str:
+    bases = [u.base for u in upstreams]
+    return upstream("replicas", bases, " max_fails=1 fail_timeout=30s") + ROUND_ROBIN
