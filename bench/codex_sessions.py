@@ -35,30 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from codex.processes import children, group, pss_kib, rss_kib, uss_kib  # noqa: E402
-from interop.fake_responses_provider import FakeProvider, echo_prompt  # noqa: E402
+from interop.fake_responses_provider import FakeProvider, codex_config, echo_prompt  # noqa: E402
 
 CODEX = Path(os.environ.get("CODEX_BIN") or ROOT / ".tools/npm/node_modules/.bin/codex")
 JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-CONFIG = """
-model = "fake-model"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-env_key = "FAKE_PROVIDER_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-"""
 
 
 def message(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +120,7 @@ def start_server(tmp: Path, model_port: int) -> tuple[subprocess.Popen[str], str
     home, work = tmp / "home", tmp / "work"
     home.mkdir()
     work.mkdir()
-    (home / "config.toml").write_text(CONFIG.format(port=model_port))
+    (home / "config.toml").write_text(codex_config(model_port, retries=False))
     env = {
         **os.environ,
         "CODEX_HOME": str(home),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from codex_mcp.codex import CodexDriver
-from interop.fake_responses_provider import FakeProvider
+from interop.fake_responses_provider import FakeProvider, codex_config
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The Codex under test: CODEX_BIN when set (to try another version), else the repo's npm one.
@@ -22,28 +22,7 @@ needs_codex = pytest.mark.skipif(
 
 def write_codex_home(home: Path, port: int) -> None:
     home.mkdir(exist_ok=True)
-    (home / "config.toml").write_text(
-        f"""
-model = "fake-model"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-env_key = "FAKE_PROVIDER_KEY"
-# A failed model request fails the turn at once instead of after retries with backoff.
-request_max_retries = 0
-stream_max_retries = 0
-"""
-    )
+    (home / "config.toml").write_text(codex_config(port, retries=False))
 
 
 def codex_env(home: Path) -> dict[str, str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from interop.fake_responses_provider import codex_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / ".tools/npm/node_modules/.bin/codex"
@@ -158,26 +159,7 @@ def _write_config(home: Path, port: int, servers_toml: str, full_access: bool) -
     home.mkdir(parents=True, exist_ok=True)
     policy = 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n'
     (home / "config.toml").write_text(
-        f"""
-model = "fake-model"
-model_provider = "fake"
-{policy if full_access else ""}
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-env_key = "FAKE_PROVIDER_KEY"
-
-{servers_toml}
-"""
+        codex_config(port, top=policy if full_access else "", tables=servers_toml)
     )
 
 

@@ -160,6 +160,32 @@ def refuse(message: str, status: int = 400) -> Responder:
     return lambda _body, _number: Refuse(status, message)
 
 
+def codex_config(port: int, *, top: str = "", tables: str = "", retries: bool = True) -> str:
+    """A Codex config.toml that talks to the fake model on `port` and nothing else: `top`
+    adds top-level keys (approval_policy...), `tables` adds tables (mcp_servers...);
+    `retries=False` makes a failed model request fail the turn at once."""
+    no_retries = "" if retries else "request_max_retries = 0\nstream_max_retries = 0\n"
+    return f"""
+model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+{top}
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+
+[model_providers.fake]
+name = "fake"
+base_url = "http://127.0.0.1:{port}/v1"
+wire_api = "responses"
+env_key = "FAKE_PROVIDER_KEY"
+{no_retries}
+{tables}
+"""
+
+
 class FakeProvider:
     def __init__(self, responder: Responder = call_echo_tool) -> None:
         self.responder = responder

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import web
 
-from .fake_responses_provider import ECHO_MESSAGE, FakeProvider
+from .fake_responses_provider import ECHO_MESSAGE, FakeProvider, codex_config
 
 if TYPE_CHECKING:
     from conftest import LaunchHttp
@@ -54,27 +54,11 @@ async def run_codex(
     home = tmp_path / "codex-home"
     home.mkdir(parents=True)
     (home / "config.toml").write_text(
-        f"""
-model = "fake-model"
-model_provider = "fake"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-
-[model_providers.fake]
-name = "fake"
-base_url = "http://127.0.0.1:{port}/v1"
-wire_api = "responses"
-env_key = "FAKE_PROVIDER_KEY"
-
-{server_toml}
-"""
+        codex_config(
+            port,
+            top='approval_policy = "never"\nsandbox_mode = "danger-full-access"\n',
+            tables=server_toml,
+        )
     )
     try:
         process = await asyncio.create_subprocess_exec(
