@@ -11,9 +11,10 @@ through `outbound.send(message, related)`.
 """
 
 from .composite import CompositeProvider
-from .context import LOG_LEVELS, RequestContext
+from .context import RequestContext
 from .deferred import Deferred
 from .jsonrpc import JsonObject, JsonRpcError, RequestId
+from .log_levels import LOG_LEVELS
 from .namespace import Namespaced
 from .peer import CallOptions, Inbound, JsonRpcPeer, MethodEntry, Outbound
 from .provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool

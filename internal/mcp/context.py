@@ -10,25 +10,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from .jsonrpc import JsonObject
 from .peer import CallOptions, Inbound
 
 if TYPE_CHECKING:
     from .session import ServerSession
-
-LOG_LEVELS: Final = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-LOG_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
 
 class RequestContext(Inbound):

@@ -17,8 +17,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .context import LOG_LEVEL_RANK, RequestContext
+from .context import RequestContext
 from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from .log_levels import LOG_LEVEL_RANK
 from .peer import CallOptions
 from .request_meta import TASKS_EXTENSION, RequestMeta, missing_capability_error
 from .rounds import InputRequired, Rounds, check_capability

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .jsonrpc import INVALID_PARAMS, JsonRpcError
+from .log_levels import LOG_LEVEL_RANK, LOG_LEVELS
 from .versions import MODERN_VERSIONS
 
 # Reserved `_meta` keys (basic/index.mdx, "_meta").
@@ -35,18 +36,6 @@ RESULT_COMPLETE: Final = "complete"
 RESULT_INPUT_REQUIRED: Final = "input_required"
 RESULT_TASK: Final = "task"
 
-# Syslog severities, least severe first (server/utilities/logging.mdx).
-LOG_LEVELS: Final = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-_SEVERITY: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 # Methods only the modern era has: one of these is modern even without its envelope, so
 # it gets "missing _meta" rather than "method not found". (`tasks/get` and
@@ -112,7 +101,7 @@ class RequestMeta:
         """
         if self.log_level is None:
             return False
-        return _SEVERITY.get(level, len(LOG_LEVELS)) >= _SEVERITY[self.log_level]
+        return LOG_LEVEL_RANK.get(level, len(LOG_LEVELS)) >= LOG_LEVEL_RANK[self.log_level]
 
     def supports_elicitation(self, mode: str = "form") -> bool:
         """Whether the client declared elicitation in `mode` ("form" or "url").
@@ -202,7 +191,7 @@ def parse_request_meta(
     if client_info is not None and not isinstance(client_info, dict):
         raise EnvelopeError(INVALID_PARAMS, f"Invalid params: {CLIENT_INFO_KEY} must be an object")
     log_level = meta.get(LOG_LEVEL_KEY)
-    if log_level is not None and log_level not in _SEVERITY:
+    if log_level is not None and log_level not in LOG_LEVEL_RANK:
         raise EnvelopeError(
             INVALID_PARAMS,
             f"Invalid params: {LOG_LEVEL_KEY} {log_level!r} is not a log level; "

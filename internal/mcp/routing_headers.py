@@ -186,7 +186,7 @@ def check_param_headers(
     """Raise HeaderMismatch unless every annotated argument present in the body has its
     `Mcp-Param-{Name}` header, with the same value (integers compared as numbers)."""
     for param in annotated:
-        value = _at(arguments, param.path)
+        value = value_at(arguments, param.path)
         if value is None:
             continue  # absent or null: the client omits the header
         label = f"Mcp-Param-{param.name}"
@@ -197,7 +197,8 @@ def check_param_headers(
             raise HeaderMismatch(f"{label} header does not match the argument it mirrors")
 
 
-def _at(arguments: object, path: tuple[str, ...]) -> Any:
+def value_at(arguments: object, path: tuple[str, ...]) -> Any:
+    """The value at `path` in nested objects, or None where the path leads nowhere."""
     value = arguments
     for key in path:
         if not isinstance(value, dict):

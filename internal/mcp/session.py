@@ -16,8 +16,9 @@ import logging
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .context import LOG_LEVEL_RANK, RequestContext
+from .context import RequestContext
 from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
+from .log_levels import LOG_LEVEL_RANK
 from .modern_context import ModernContext
 from .peer import CallOptions, JsonRpcPeer, Outbound
 from .versions import allows_batches

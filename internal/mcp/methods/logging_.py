@@ -3,8 +3,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
-from ..context import LOG_LEVEL_RANK, LOG_LEVELS
 from ..jsonrpc import JsonObject, invalid_params
+from ..log_levels import LOG_LEVEL_RANK, LOG_LEVELS
 from .table import MethodTable, concurrent
 
 if TYPE_CHECKING:

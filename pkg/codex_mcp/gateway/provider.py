@@ -18,8 +18,9 @@ import weakref
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from codex_mcp.core.context import LOG_LEVELS, RequestContext
+from codex_mcp.core.context import RequestContext
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.log_levels import LOG_LEVELS
 from codex_mcp.core.provider import (
     ListKind,
     Provider,

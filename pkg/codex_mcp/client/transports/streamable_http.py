@@ -31,6 +31,7 @@ from codex_mcp.core.routing_headers import (
     ParamHeader,
     encode_header_value,
     param_headers,
+    value_at,
 )
 
 from ..errors import ConnectionClosed, SessionExpired, TransportError
@@ -131,7 +132,7 @@ class StreamableHttpTransport(Transport):
         if method == "tools/call":
             arguments = params.get("arguments")
             for param in self.tool_headers.get(str(params.get("name")), ()):
-                value = _argument_at(arguments, param.path)
+                value = value_at(arguments, param.path)
                 if value is not None:
                     headers[f"Mcp-Param-{param.name}"] = _header_text(value)
         return headers
@@ -284,15 +285,6 @@ class StreamableHttpTransport(Transport):
             await self._http.close()
         if self._on_closed is not None:
             self._on_closed(ConnectionClosed("client closed the connection"))
-
-
-def _argument_at(arguments: Any, path: tuple[str, ...]) -> Any:
-    value = arguments
-    for key in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
 
 
 def _header_text(value: Any) -> str:
