@@ -115,7 +115,7 @@ class JsonRpcPeer(Requester):
         self.outbound = outbound
         self.closed = False
         self._in_flight: dict[RequestId, Inbound] = {}
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[Any]] | None = None  # made on first use
 
     # -- input -----------------------------------------------------------------
     def receive_bytes(self, data: bytes | bytearray | memoryview, origin: Hashable = None) -> bool:
@@ -422,11 +422,13 @@ class JsonRpcPeer(Requester):
             if ctx.task is not None:
                 ctx.task.cancel()
         self._fail_pending(error or self.closed_error())
-        for task in list(self._background):
+        for task in list(self._background or ()):
             task.cancel()
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
+        if self._background is None:
+            self._background = set()
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

@@ -156,7 +156,7 @@ class ServerCore:
         except Exception:
             log.exception("closing a session in the provider failed")
         try:
-            await session.cleanup.aclose()
+            await session.run_cleanup()
         except Exception:
             log.exception("a session's cleanup failed")
 

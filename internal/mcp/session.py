@@ -77,12 +77,30 @@ class ServerSession(JsonRpcPeer):
         #: initialized, the log level, resource subscriptions): a transport whose sessions
         #: outlive this process (a shared store) saves them then.
         self.on_state_change: Callable[[ServerSession], None] | None = None
-        #: Per-session values of providers, keyed by whatever the provider chooses.
-        self.state: dict[Hashable, Any] = {}
-        #: Unwound when the session ends: providers push their per-session teardown here.
-        self.cleanup = contextlib.AsyncExitStack()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Made on first use: an idle session (thousands over HTTP) pays for none of them.
+        self._state: dict[Hashable, Any] | None = None
+        self._cleanup: contextlib.AsyncExitStack | None = None
+        self._tasks: set[asyncio.Task[Any]] | None = None
         self._closing: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> dict[Hashable, Any]:
+        """Per-session values of providers, keyed by whatever the provider chooses."""
+        if self._state is None:
+            self._state = {}
+        return self._state
+
+    @property
+    def cleanup(self) -> contextlib.AsyncExitStack:
+        """Unwound when the session ends: providers push their per-session teardown here."""
+        if self._cleanup is None:
+            self._cleanup = contextlib.AsyncExitStack()
+        return self._cleanup
+
+    async def run_cleanup(self) -> None:
+        """Unwind the cleanup stack (if anything was ever pushed on it)."""
+        if self._cleanup is not None:
+            await self._cleanup.aclose()
 
     # -- the peer's hooks --------------------------------------------------------
     def batch_refusal(self) -> str | None:
@@ -160,6 +178,8 @@ class ServerSession(JsonRpcPeer):
     def start_soon(self, work: Awaitable[Any]) -> None:
         """Run something for this session in the background; cancelled when it closes."""
         task = asyncio.ensure_future(work)
+        if self._tasks is None:
+            self._tasks = set()
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -170,7 +190,7 @@ class ServerSession(JsonRpcPeer):
         if self.closed:
             return
         super().close(error)
-        for task in list(self._tasks):
+        for task in list(self._tasks or ()):
             task.cancel()
         self._closing = self.core.end_session(self)
 
@@ -207,8 +227,8 @@ class StatelessSession(ServerSession):
         self.initialized = True
         self.principal = principal
         self.routing_headers = routing_headers
-        self.state = core.stateless_state
-        self.cleanup = core.stateless_cleanup
+        self._state = core.stateless_state
+        self._cleanup = core.stateless_cleanup
         #: The error its request was answered with, if any (the transport picks the
         #: HTTP status from it: the revision gives some errors their own).
         self.error: JsonRpcError | None = None

@@ -69,7 +69,7 @@ async def follow_stream(
             standalone.queue.put_nowait(None)  # a newer reader replaces the old one
         standalone.queue = queue  # type: ignore[assignment]  # so the session's end ends it
     else:
-        streams.followers.add(queue)  # type: ignore[arg-type]
+        streams.follow(queue)  # type: ignore[arg-type]
     response = web.StreamResponse(headers={**sse.SSE_HEADERS, SESSION_HEADER: session.id})
     try:
         stored, standalone_seq = await store.events(session.id)
@@ -108,5 +108,5 @@ async def follow_stream(
         follow.close()
         if standalone.queue is queue:
             standalone.queue = None
-        streams.followers.discard(queue)
+        streams.unfollow(queue)  # type: ignore[arg-type]
     return response

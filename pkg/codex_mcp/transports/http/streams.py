@@ -76,12 +76,30 @@ class StreamSet:
         self.key_prefix = key_prefix
         #: Keeps request streams' events where other replicas can resume them (a shared store).
         self.mirror: Mirror | None = None
-        #: Readers following another replica's stream through the store: ended with the session.
-        self.followers: set[asyncio.Queue[Item]] = set()
+        #: Readers following another replica's stream through the store: ended with the
+        #: session. Made on first use, as the replay buffer is: an idle session has neither.
+        self.followers: set[asyncio.Queue[Item]] | None = None
         self.standalone = Stream(STANDALONE, sse=True)
         self.standalone.replayable = True
         self.by_key: dict[str, Stream] = {STANDALONE: self.standalone}
-        self.replay: deque[tuple[str, int, bytes]] = deque(maxlen=replay_events)
+        self._replay_events = replay_events
+        self._replay: deque[tuple[str, int, bytes]] | None = None
+
+    @property
+    def replay(self) -> deque[tuple[str, int, bytes]]:
+        """The last `replay_events` events of replayable streams, for Last-Event-ID."""
+        if self._replay is None:
+            self._replay = deque(maxlen=self._replay_events)
+        return self._replay
+
+    def follow(self, queue: asyncio.Queue[Item]) -> None:
+        if self.followers is None:
+            self.followers = set()
+        self.followers.add(queue)
+
+    def unfollow(self, queue: asyncio.Queue[Item]) -> None:
+        if self.followers is not None:
+            self.followers.discard(queue)
 
     def open(self, sse: bool) -> Stream:
         if self._next_key % 64 == 0:
@@ -94,7 +112,7 @@ class StreamSet:
 
     def _prune(self) -> None:
         """Forget finished streams none of whose events are left to replay."""
-        live = {key for key, _, _ in self.replay}
+        live = {key for key, _, _ in self._replay or ()}
         for key, stream in list(self.by_key.items()):
             if stream.finished and key not in live and stream is not self.standalone:
                 del self.by_key[key]
@@ -145,13 +163,13 @@ class StreamSet:
         stream = self.by_key.get(key)
         if stream is None:
             return None
-        missed = [(f"{k}_{s}", d) for k, s, d in self.replay if k == key and s > after]
+        missed = [(f"{k}_{s}", d) for k, s, d in self._replay or () if k == key and s > after]
         return stream, missed
 
     def close_all(self) -> None:
-        for queue in list(self.followers):
+        for queue in list(self.followers or ()):
             queue.put_nowait(None)
-        self.followers.clear()
+        self.followers = None
         for stream in list(self.by_key.values()):
             if stream.queue is not None:
                 stream.queue.put_nowait(None)
