@@ -86,12 +86,14 @@ SERVERS = [
     Server("official TS SDK json", None, ["node", str(NODE_SDK / "ts_echo.mjs"), "{port}", "json"]),
 ]
 
-# The gateway case: the same child (our echo server) called directly, through codex-mcp as a
-# gateway (`codex-mcp -- <child>`, passthrough: the tool keeps its name), and through
-# fastmcp's proxy (`create_proxy`), each a stdio server driven the same way.
+# The gateway case: the same child (our echo server) called directly, through the relay floor
+# (a proxy that only copies bytes: what any relay costs, a third process and its pipe hops),
+# through codex-mcp as a gateway (`codex-mcp -- <child>`, passthrough: the tool keeps its
+# name), and through fastmcp's proxy (`create_proxy`), each a stdio server driven the same way.
 GATEWAY_CHILD = [PY, str(ROOT / "cmd/mcp")]
 GATEWAY_SERVERS = [
     Server("direct", GATEWAY_CHILD),
+    Server("relay floor", [PY, str(BENCH / "floors/stdio_relay_floor.py"), *GATEWAY_CHILD]),
     Server("codex-mcp gateway", [PY, str(ROOT / "cmd/mcp"), "--", *GATEWAY_CHILD]),
     Server("fastmcp proxy", [FASTMCP_PY, str(BENCH / "peers/fastmcp_proxy.py"), *GATEWAY_CHILD]),
 ]
@@ -115,11 +117,15 @@ CASE_NAMES = frozenset(
 
 
 def gateway_figures(rows: list[tuple[str, dict[str, Any]]]) -> None:
-    """Each row's cost over the direct call: added p50 (us) and share of direct throughput."""
+    """Each row's cost over the direct call: added p50 (us), share of direct throughput, and
+    share of the relay floor's."""
     direct = dict(rows).get("direct")
+    floor = dict(rows).get("relay floor")
     if not direct:
         return
     for _, figures in rows:
+        if floor and floor.get("throughput_per_s") and figures.get("throughput_per_s"):
+            figures["x_relay_floor"] = figures["throughput_per_s"] / floor["throughput_per_s"]
         if figures.get("p50_ms") is not None and direct.get("p50_ms") is not None:
             figures["added_p50_us"] = (figures["p50_ms"] - direct["p50_ms"]) * 1000
         if figures.get("throughput_per_s") and direct.get("throughput_per_s"):
@@ -418,6 +424,14 @@ def main() -> int:
             "gateway: throughput >= 1/2 of direct",
             gateway.get("x_direct_throughput"),
             lambda v: v >= 0.5,
+        ),
+        (
+            "  (the relay floor's share of direct, for scale)",
+            report["cases"]
+            .get("stdio gateway echo", {})
+            .get("relay floor", {})
+            .get("x_direct_throughput"),
+            lambda v: True,
         ),
     ]
     for name, value, ok in checks:
