@@ -1,6 +1,7 @@
 """Parity: the same tests, with the official MCP SDK client, run directly against a server and
 through the gateway wrapping it (`codex-mcp -- <server>`, passthrough: names and URIs kept).
-Whatever a client can do with the server, it can do through the gateway."""
+Whatever a client can do with the server, it can do through the gateway. The direct half is
+the official SDK client's stdio interop suite against our server."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
+
+pytest.importorskip("mcp", reason="the official MCP SDK is not installed: pip install mcp")
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
