@@ -1,10 +1,9 @@
 """Run the real Codex CLI offline against a fake model, to see what Codex does to MCP tools.
 
-The fake model speaks the OpenAI Responses API (streaming). It records every request body (the
+The fake model (tests/interop/fake_responses_provider.py) records every request body (the
 first one carries the tools Codex offers the model: what it kept, renamed and compacted), and
 answers the first request with a call to the tool it is told to call (if any), every later one
-with a final message. Same approach as tests/interop/fake_responses_provider.py, with the tool
-to call chosen by the test.
+with a final message.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from interop.fake_responses_provider import codex_config
+from interop.fake_responses_provider import FakeProvider, call_tool, codex_config, say
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / ".tools/npm/node_modules/.bin/codex"
@@ -31,70 +30,14 @@ class ToolCall:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-class FakeModel:
+class FakeModel(FakeProvider):
+    """The fake model, answering the first request with a call to `call` (if any) and every
+    later one with "Done."."""
+
     def __init__(self, call: ToolCall | None = None) -> None:
-        self.call = call
-        self.requests: list[dict[str, Any]] = []
-        self.app = web.Application()
-        self.app.router.add_post("/v1/responses", self._responses)
-        self.app.router.add_route("*", "/{tail:.*}", self._other)
-
-    async def _other(self, _request: web.Request) -> web.Response:
-        return web.json_response({"data": [], "models": []})
-
-    async def _responses(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        self.requests.append(body)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        number = len(self.requests)
-
-        async def event(payload: dict[str, Any]) -> None:
-            await response.write(
-                f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
-            )
-
-        await event({"type": "response.created", "response": {"id": f"resp_{number}"}})
-        answered = any(i.get("type") == "function_call_output" for i in body.get("input", []))
-        if self.call is not None and not answered:
-            item: dict[str, Any] = {
-                "type": "function_call",
-                "id": f"fc_{number}",
-                "call_id": "call_1",
-                "name": self.call.name,
-                "namespace": self.call.namespace,
-                "arguments": json.dumps(self.call.arguments),
-            }
-        else:
-            item = {
-                "type": "message",
-                "id": f"msg_{number}",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "Done."}],
-            }
-        await event({"type": "response.output_item.done", "item": item})
-        usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
-        await event(
-            {"type": "response.completed", "response": {"id": f"resp_{number}", "usage": usage}}
+        super().__init__(
+            say("Done.") if call is None else call_tool(call.namespace, call.name, call.arguments)
         )
-        return response
-
-    def offered_tools(self) -> dict[str, dict[str, dict[str, Any]]]:
-        """namespace -> tool name -> the function tool Codex offered, from the first request."""
-        first = self.requests[0]
-        return {
-            tool["name"]: {inner["name"]: inner for inner in tool.get("tools", [])}
-            for tool in first.get("tools", [])
-            if tool.get("type") == "namespace"
-        }
-
-    def tool_outputs(self) -> list[Any]:
-        return [
-            item["output"]
-            for body in self.requests
-            for item in body.get("input", [])
-            if item.get("type") == "function_call_output"
-        ]
 
 
 def _free_port() -> int:

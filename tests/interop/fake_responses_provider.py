@@ -122,6 +122,19 @@ def call_echo_tool(body: dict[str, Any], number: int) -> list[Item]:
     return [item]
 
 
+def call_tool(namespace: str, name: str, arguments: dict[str, Any]) -> Responder:
+    """Call one MCP tool (Codex groups a server's tools in `namespace`), then say "Done."."""
+
+    def respond(body: dict[str, Any], number: int) -> list[Item]:
+        if function_outputs(body):
+            return [message("Done.", number)]
+        item = function_call(name, arguments, "call_1", number)
+        item["namespace"] = namespace
+        return [item]
+
+    return respond
+
+
 def say(text: str) -> Responder:
     return lambda _body, number: [message(text, number)]
 
@@ -262,6 +275,15 @@ class FakeProvider:
         first = self.requests[0]
         return {
             tool["name"]: [inner["name"] for inner in tool.get("tools", [])]
+            for tool in first.get("tools", [])
+            if tool.get("type") == "namespace"
+        }
+
+    def offered_tools(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """namespace -> tool name -> the function tool Codex offered, from the first request."""
+        first = self.requests[0]
+        return {
+            tool["name"]: {inner["name"]: inner for inner in tool.get("tools", [])}
             for tool in first.get("tools", [])
             if tool.get("type") == "namespace"
         }
