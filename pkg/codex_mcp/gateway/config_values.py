@@ -36,7 +36,8 @@ def expand_variables(text: str, environ: Mapping[str, str], unset: list[str]) ->
     return _VARIABLE.sub(replace, text) if "${" in text else text
 
 
-def _type_name(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for messages: 'a string', 'an object', 'null'..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -89,7 +90,7 @@ class Fields:
             return None
         key, value = found
         if not isinstance(value, str):
-            raise self.error(key, f"must be a string, not {_type_name(value)}")
+            raise self.error(key, f"must be a string, not {json_kind(value)}")
         if required and not value.strip():
             raise self.error(key, "must not be empty")
         return self._expand(value) if expand else value
@@ -109,7 +110,7 @@ class Fields:
             return None
         key, value = found
         if not isinstance(value, dict):
-            raise self.error(key, f"must be an object of strings, not {_type_name(value)}")
+            raise self.error(key, f"must be an object of strings, not {json_kind(value)}")
         out = {}
         for name, item in value.items():
             if isinstance(item, int | float) and not isinstance(item, bool):
@@ -125,7 +126,7 @@ class Fields:
             return None
         key, value = found
         if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, not {_type_name(value)}")
+            raise self.error(key, f"must be true or false, not {json_kind(value)}")
         return value
 
     def number(self, *names: str, minimum: float = 0) -> float | None:
@@ -134,7 +135,7 @@ class Fields:
             return None
         key, value = found
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"must be a number, not {_type_name(value)}")
+            raise self.error(key, f"must be a number, not {json_kind(value)}")
         if value < minimum:
             raise self.error(key, f"must be at least {minimum:g}")
         return float(value)
@@ -154,7 +155,7 @@ class Fields:
             return None
         key, value = found
         if not isinstance(value, dict):
-            raise self.error(key, f"must be an object, not {_type_name(value)}")
+            raise self.error(key, f"must be an object, not {json_kind(value)}")
         return key, value
 
     def unknown(self) -> list[str]:

@@ -166,15 +166,7 @@ def spawn_error(
     else:
         detail = text
     original = {"type": type(cause).__name__, "message": text, "errno": number, "command": command}
-    return _error(
-        GATEWAY_ERROR,
-        _message("Spawn error", detail, server, tool),
-        "spawn_error",
-        False,
-        server,
-        tool,
-        original,
-    )
+    return _spawn_error(detail, server, tool, original)
 
 
 def exited_error(
@@ -193,6 +185,12 @@ def exited_error(
     else:
         detail = f"{how} before it was ready" + (f": {last}" if last else "")
     original = {"type": "exited", "returncode": returncode, "stderr": stderr_tail[-2000:]}
+    return _spawn_error(detail, server, tool, original)
+
+
+def _spawn_error(
+    detail: str, server: str, tool: str | None, original: dict[str, Any]
+) -> dict[str, Any]:
     return _error(
         GATEWAY_ERROR,
         _message("Spawn error", detail, server, tool),

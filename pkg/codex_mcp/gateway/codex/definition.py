@@ -14,49 +14,39 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config_values import json_kind
+
 _HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object" if isinstance(value, dict) else "null"
 
 
 def definition_problems(tool: Any) -> list[str]:
     """Why Codex cannot read this tool definition (empty when it can)."""
     if not isinstance(tool, dict):
-        return [f"a tool must be an object, not {_kind(tool)}"]
+        return [f"a tool must be an object, not {json_kind(tool)}"]
     problems = []
     if not isinstance(tool.get("name"), str):
-        problems.append(f'"name" must be a string, not {_kind(tool.get("name"))}')
+        problems.append(f'"name" must be a string, not {json_kind(tool.get("name"))}')
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
         if schema is None and "input_schema" in tool:
             problems.append('"inputSchema" is missing (the tool has a snake-case "input_schema")')
         else:
-            problems.append(f'"inputSchema" must be an object, not {_kind(schema)}')
+            problems.append(f'"inputSchema" must be an object, not {json_kind(schema)}')
     for key in ("title", "description"):
         if tool.get(key) is not None and not isinstance(tool[key], str):
-            problems.append(f'"{key}" must be a string, not {_kind(tool[key])}')
+            problems.append(f'"{key}" must be a string, not {json_kind(tool[key])}')
     for key in ("outputSchema", "_meta"):
         if tool.get(key) is not None and not isinstance(tool[key], dict):
-            problems.append(f'"{key}" must be an object, not {_kind(tool[key])}')
+            problems.append(f'"{key}" must be an object, not {json_kind(tool[key])}')
     annotations = tool.get("annotations")
     if annotations is not None:
         if not isinstance(annotations, dict):
-            problems.append(f'"annotations" must be an object, not {_kind(annotations)}')
+            problems.append(f'"annotations" must be an object, not {json_kind(annotations)}')
         else:
             if annotations.get("title") is not None and not isinstance(annotations["title"], str):
                 problems.append('"annotations.title" must be a string')
             problems += [
-                f'"annotations.{hint}" must be true or false, not {_kind(annotations[hint])}'
+                f'"annotations.{hint}" must be true or false, not {json_kind(annotations[hint])}'
                 for hint in _HINTS
                 if annotations.get(hint) is not None and not isinstance(annotations[hint], bool)
             ]
