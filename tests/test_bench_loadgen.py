@@ -79,3 +79,13 @@ def test_cli_prints_a_table(capsys: object) -> None:
     assert code == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "throughput_per_s" in out and "stdio" in out
+
+
+def test_cli_keeps_the_commands_own_separator(capsys: object) -> None:
+    """Only the first `--` is the bench's: a gateway command (`codex-mcp -- <child>`) keeps
+    its own, or the gateway would take its child's command for its own arguments."""
+    server = [sys.executable, str(ROOT / "cmd/mcp")]
+    code = bench_main(["stdio", "--sequential", "5", "--calls", "20", "--", *server, "--", *server])
+    assert code == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "throughput_per_s" in out

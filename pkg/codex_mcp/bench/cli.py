@@ -102,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         params = {"name": options.tool, "arguments": orjson.loads(options.args)}
     try:
         if options.transport == "stdio":
-            command = [c for c in options.command if c != "--"] if options.command else []
+            command = list(options.command or [])
+            if command[:1] == ["--"]:  # only the separator: the command may have its own `--`
+                command = command[1:]
             if not command:
                 print("codex-mcp-bench: give the server command after --", file=sys.stderr)
                 return 2
