@@ -23,11 +23,10 @@ import orjson
 from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
+from ..defaults import DEFAULTS
 from .framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
 
 log = logging.getLogger("codex_mcp.stdio")
-
-DEFAULT_MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 
 
 class _Writer(asyncio.Protocol):
@@ -130,8 +129,8 @@ def _take_stdout() -> int:
 async def serve_stdio(
     core: ServerCore,
     *,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    shutdown_timeout: float = 5.0,
+    max_message_bytes: int = DEFAULTS.max_message_bytes,
+    shutdown_timeout: float = DEFAULTS.shutdown_timeout,
     stdin_fd: int = 0,
     stdout_fd: int | None = None,
 ) -> None:
