@@ -109,6 +109,18 @@ async def test_an_answer_reaches_the_replica_whose_tool_waits(replicas: Replicas
         assert text_of(final) == f"hello Ann from {b.pid}"
 
 
+async def test_an_answer_to_no_request_of_ours_is_accepted_and_dropped(replicas: Replicas) -> None:
+    """Ids that look like numbers but are not ours ("²" passes str.isdigit) cost nothing."""
+    a, b = replicas(2)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url, version="2025-11-25")
+        for stray in ("²", "9" * 30, 7.5, None):
+            answer = {"jsonrpc": "2.0", "id": stray, "result": {}}
+            assert (await post(http, b.url, answer, session))[0] == 202, stray
+        status, reply = await post(http, b.url, call(1, "whoami", {}), session)
+        assert status == 200 and text_of(reply) == str(b.pid)
+
+
 async def test_a_cancellation_reaches_the_replica_running_the_call(replicas: Replicas) -> None:
     a, b = replicas(2)
     async with aiohttp.ClientSession() as http:

@@ -380,8 +380,9 @@ def _routed(session: HttpSession, message: JsonObject) -> bool:
     assert store is not None and session.id is not None
     method = message.get("method")
     if method is None and ("result" in message or "error" in message):
-        number = _our_id(message.get("id"))
-        if number is not None and number % store.stride != store.node:
+        # Our ids are integers; a client may send one back as a string (response_id).
+        number = jsonrpc.response_id(message.get("id"))
+        if type(number) is int and number % store.stride != store.node:
             store.send_to(number % store.stride, session.id, message)
             return True
     elif method == "notifications/cancelled":
@@ -389,15 +390,6 @@ def _routed(session: HttpSession, message: JsonObject) -> bool:
         if type(params) is dict:
             store.broadcast_cancel(session.id, params.get("requestId"))
     return False
-
-
-def _our_id(value: Any) -> int | None:
-    """One of our request ids as an integer (a client may send it back as a string)."""
-    if type(value) is int:
-        return value
-    if isinstance(value, str) and value.isdigit() and len(value) < 19:
-        return int(value)
-    return None
 
 
 def _id_of(message: JsonObject) -> Any:
