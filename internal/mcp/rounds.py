@@ -189,10 +189,6 @@ class Rounds:
         """Register a question for this run's input-required result."""
         self._pending[key] = {"method": method, "params": params}
 
-    @property
-    def asking(self) -> bool:
-        return bool(self._pending)
-
     def memo(self, name: str) -> tuple[bool, Any]:
         return (name in self._memo, self._memo.get(name))
 

@@ -160,9 +160,6 @@ class ServerCore:
         except Exception:
             log.exception("a session's cleanup failed")
 
-    def forget_session(self, session: ServerSession) -> None:
-        self._sessions.discard(session)
-
     @property
     def sessions(self) -> list[ServerSession]:
         return list(self._sessions)

@@ -220,14 +220,6 @@ class TaskStore:
         self._tasks[record.id] = record
         return record
 
-    def get(self, task_id: Any, principal: str | None) -> TaskRecord:
-        """The caller's task, or -32602: an unknown, purged or someone else's task id
-        all look the same (a task id is never confirmed to a stranger)."""
-        record = self.find(task_id, principal)
-        if record is None:
-            raise unknown_task(task_id)
-        return record
-
     def find(self, task_id: Any, principal: str | None) -> TaskRecord | None:
         """The caller's task if this process holds it."""
         record = self._tasks.get(task_id) if isinstance(task_id, str) else None

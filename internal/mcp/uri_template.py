@@ -15,10 +15,6 @@ def variables(template: str) -> list[str]:
     return [found.group(2) for found in _VARIABLE.finditer(template)]
 
 
-def is_template(uri: str) -> bool:
-    return _VARIABLE.search(uri) is not None
-
-
 @lru_cache(maxsize=4096)
 def compile_template(template: str) -> re.Pattern[str]:
     parts = []

@@ -46,7 +46,6 @@ MODERN_ERRORS: Final = frozenset(
 )
 #: Rounds one request may take before we give up (the official SDK's cap too).
 MAX_ROUNDS: Final = 10
-_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,10 +193,6 @@ async def follow_task(
             seconds = interval / 1000 if isinstance(interval, int | float) else 0.5
             await asyncio.sleep(min(max(seconds, 0.05), 5.0))
         task = await request("tasks/get", {"taskId": task_id})
-
-
-def is_terminal(task: JsonObject) -> bool:
-    return task.get("status") in _TERMINAL
 
 
 __all__ = [
