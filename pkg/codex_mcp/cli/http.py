@@ -8,6 +8,7 @@ import sys
 
 from ..defaults import HttpDefaults, HttpOptions
 from ..log_tags import RedactBearer
+from ..scale.workers import WORKER_ENV
 from .common import configure_core, configure_logging, load_core, log_file_for
 from .gateway import GATEWAY_HELP, gateway_core, intercept
 from .options import parse
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         **options,
         bearer_tokens=bearer_tokens(settings),
         # A worker of `--workers N` shares its parent's port with its siblings.
-        reuse_port=os.environ.get("CODEX_MCP_WORKER_INDEX") is not None,
+        reuse_port=os.environ.get(WORKER_ENV) is not None,
     )
     run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
 

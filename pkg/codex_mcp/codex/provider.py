@@ -29,6 +29,7 @@ from codex_mcp.core.provider import Provider, UnknownTool
 from codex_mcp.core.server import ServerCore
 from codex_mcp.core.session import StatelessSession
 
+from ..defaults import HttpDefaults
 from ..log_tags import SESSION
 from .binary import find_codex
 from .calls import call_tool
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codex_mcp.codex")
 
-DEFAULT_MAX_APP_SERVERS: Final = 8
+#: The one declaration is the HTTP setting's (`--codex-max-app-servers`).
+DEFAULT_MAX_APP_SERVERS: Final = HttpDefaults.codex_max_app_servers
 
 
 class CodexProvider(Provider):
