@@ -32,18 +32,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("codex_mcp.gateway")
 
 State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped"]
-#: Listing kind -> (method, result key, capability that offers it).
-LISTINGS = {
+#: Listing kind -> (method, result key, capability that offers it: also the kind whose
+#: list_changed clients hear when the listing changes).
+LISTINGS: dict[str, tuple[str, str, ListKind]] = {
     "tools": ("tools/list", "tools", "tools"),
     "resources": ("resources/list", "resources", "resources"),
     "resourceTemplates": ("resources/templates/list", "resourceTemplates", "resources"),
     "prompts": ("prompts/list", "prompts", "prompts"),
-}
-_LIST_KIND: dict[str, ListKind] = {
-    "tools": "tools",
-    "resources": "resources",
-    "resourceTemplates": "resources",
-    "prompts": "prompts",
 }
 #: A child up this long has its backoff reset: its next death is a fresh failure.
 _STABLE_SECONDS = 10.0
@@ -99,8 +94,6 @@ class Child:
         self.last_error: str | None = None
         self.last_error_data: JsonObject | None = None
         self.up_since: float | None = None
-        #: Bumped whenever a listing or the state changes (catalogs compare it).
-        self.version = 0
         #: Our requests to the child that are in flight -> the front request they serve.
         self.calls: dict[Hashable, RequestContext] = {}
         self.tools: list[ToolEntry] = []
@@ -233,7 +226,6 @@ class Child:
         self.connection = connection
         self.state = "ready"
         self.up_since = time.monotonic()
-        self.version += 1
         self._up.set()
         self._settled.set()
         log.debug("%s: up (pid %s)", self.name, connection.pid or "-")
@@ -267,7 +259,6 @@ class Child:
             self.lists[kind] = None
         self.tools = []
         self.subscriptions.clear()
-        self.version += 1
 
     # -- listings --------------------------------------------------------------
     def offers(self, kind: str, connection: Connection | None = None) -> bool:
@@ -338,12 +329,11 @@ class Child:
         self.lists[kind] = items
         if kind == "tools":
             self.tools = prepare_tools(self.server, items)
-        self.version += 1
         # Catalogs are rebuilt either way; clients hear of it when they saw the old listing
         # (or listed without it).
         tell = known or kind in self._missed
         self._missed.discard(kind)
-        self.host.child_changed(self, [_LIST_KIND[kind]] if tell else [])
+        self.host.child_changed(self, [LISTINGS[kind][2]] if tell else [])
 
     # -- what the child sends ---------------------------------------------------
     def _on_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:

@@ -62,8 +62,6 @@ class Connection:
         self.transport = transport
         self.watchdog = watchdog
         self.capabilities: JsonObject = {}
-        self.instructions: str | None = None
-        self.server_info: JsonObject = {}
 
     @property
     def pid(self) -> int | None:
@@ -175,8 +173,6 @@ async def connect(
         await connection.close()
         raise StartFailed(_start_error(server, connection, exc, timeout)) from exc
     connection.capabilities = result.capabilities
-    connection.instructions = result.instructions
-    connection.server_info = result.server_info
     session.on_closed = on_closed
     if session.closed:  # it died right after the handshake: report it like any death
         on_closed(session.closed_error())
