@@ -35,6 +35,11 @@ LOGGING: Final = "Logging"
 CODEX: Final = "Codex (--serve codex)"
 GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, CODEX)
 
+#: Not a setting: `--workers N` sets it in each worker's environment, and a worker then
+#: listens with SO_REUSEPORT on its parent's port. Declared here, where the HTTP
+#: entrypoint can read it without importing the scale-out modules.
+WORKER_ENV: Final = "CODEX_MCP_WORKER_INDEX"
+
 
 def about(
     help: str,

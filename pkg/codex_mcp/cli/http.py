@@ -6,9 +6,8 @@ import dataclasses
 import os
 import sys
 
-from ..defaults import HttpDefaults, HttpOptions
+from ..defaults import WORKER_ENV, HttpDefaults, HttpOptions
 from ..log_tags import RedactBearer
-from ..scale.workers import WORKER_ENV
 from .common import configure_core, configure_logging, load_core, log_file_for
 from .gateway import GATEWAY_HELP, gateway_core, intercept
 from .options import parse

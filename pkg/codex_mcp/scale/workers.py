@@ -21,10 +21,10 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
+from ..defaults import WORKER_ENV
+
 log = logging.getLogger("codex_mcp.workers")
 
-#: Set in a worker's environment: listen with SO_REUSEPORT on the parent's port.
-WORKER_ENV: Final = "CODEX_MCP_WORKER_INDEX"
 #: More restarts than this within RESTART_WINDOW seconds is a crash loop: give up.
 MAX_RESTARTS: Final = 5
 RESTART_WINDOW: Final = 30.0
