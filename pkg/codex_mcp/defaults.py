@@ -313,6 +313,14 @@ class HttpOptions:
             shown="none",
         ),
     )
+    public_readyz: bool = field(
+        default=False,
+        metadata=about(
+            "Answer /readyz without the bearer token, for a readiness probe that cannot "
+            "send one (/healthz never needs it).",
+            SECURITY,
+        ),
+    )
 
 
 @dataclass(frozen=True)

@@ -237,3 +237,30 @@ async def test_a_forwarded_host_with_junk_is_not_trusted() -> None:
             headers = {**proxied, "X-Forwarded-Host": forwarded}
             reply = await send(port, request_bytes("POST", "/mcp", headers, INIT_BODY, port))
             assert reply.status in (MALFORMED, FORBIDDEN), (forwarded, reply)
+
+
+@pytest.mark.parametrize(
+    ("target", "status"),
+    [
+        ("http://evil.com/mcp", FORBIDDEN),
+        ("http://evil.com:80/mcp?x=1", FORBIDDEN),
+        ("https://127.0.0.1.evil.com/mcp", FORBIDDEN),
+        ("http://127.0.0.1:8000@evil.com/mcp", MALFORMED),
+        ("http://user@127.0.0.1/mcp", MALFORMED),
+        ("http://127.0.0.1:8000/mcp", ALLOWED),
+        ("http://[::1]/mcp", ALLOWED),
+    ],
+)
+async def test_an_absolute_form_target_names_an_allowed_host_too(target: str, status: int) -> None:
+    """`POST http://evil.com/mcp` with a loopback Host: the target's host is the one a
+    server goes by (RFC 9112), so a rebinding page cannot slip past the Host check."""
+    async with served() as port:
+        reply = await send(port, request_bytes("POST", target, JSON, INIT_BODY, port))
+        assert reply.status == status, reply
+        if status != ALLOWED:
+            assert "request target host" in reply.json()["error"]["message"].lower()
+            stream = target.replace("/mcp", "/sse")  # every route, not just /mcp
+            reply = await send(
+                port, request_bytes("GET", stream, {"Accept": "text/event-stream"}, port=port)
+            )
+            assert reply.status == status, reply

@@ -450,9 +450,23 @@ async def test_health_and_readiness(make_client: MakeClient) -> None:
     health = await client.get("/tools/healthz")
     assert health.status == 200 and (await health.json())["status"] == "ok"
     await open_session(client, url="/tools/mcp", Authorization="Bearer t")
-    ready = await client.get("/tools/readyz")
+    ready = await client.get("/tools/readyz", headers={"Authorization": "Bearer t"})
     body = await ready.json()
     assert ready.status == 200 and body["status"] == "ready" and body["sessions"] == 1
+
+
+async def test_readiness_takes_the_bearer_token_unless_opened(make_client: MakeClient) -> None:
+    """/readyz tells how busy the server is: like /mcp, it takes the token; a probe that
+    cannot send one needs the operator to say so (public_readyz). /healthz stays open."""
+    guarded = await make_client(bearer_tokens=["t"])
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        refused = await guarded.get("/readyz", headers=headers)
+        assert refused.status == 401 and "sessions" not in await refused.text()
+        assert refused.headers["WWW-Authenticate"].startswith("Bearer")
+    assert (await guarded.get("/healthz")).status == 200
+    opened = await make_client(bearer_tokens=["t"], public_readyz=True)
+    assert (await opened.get("/readyz")).status == 200
+    assert (await (await make_client()).get("/readyz")).status == 200  # no tokens: nothing to take
 
 
 async def test_single_event_sse_answers_with_exactly_one_message_event(

@@ -7,7 +7,12 @@ official SDK answers there).
 
 Host values are parsed strictly (RFC 9110: a name or IPv4 address, or a bracketed
 IPv6 address, then an optional port): anything else is a malformed header (400),
-never a near match, so `127.0.0.1:8000@evil.com` cannot pass for 127.0.0.1.
+never a near match, so `127.0.0.1:8000@evil.com` cannot pass for 127.0.0.1. An
+absolute-form request target (`POST http://evil.com/mcp`) names the host a server is
+to use in place of Host (RFC 9112, 3.2.2), so its authority is checked the same way.
+
+/healthz answers anyone (a liveness probe sends no credential); /readyz, which tells
+how busy the server is, takes the bearer token like /mcp unless `public_readyz`.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import NamedTuple
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
+from yarl import URL
 
 from .config import HttpConfig
 from .errors import error_response
@@ -75,8 +81,24 @@ def _is_loopback_bind(host: str) -> bool:
     return host in LOOPBACK_NAMES or host == "::1" or host.startswith("127.")
 
 
+def target_authority(request: web.Request) -> str | None:
+    """The authority a request target names (absolute form `http://host:port/path`, or a
+    CONNECT's `host:port`); None for the usual origin form (`/path`)."""
+    target = request.raw_path
+    if target.startswith("/"):
+        return None
+    if "://" not in target:
+        return target
+    try:
+        return URL(target, encoded=True).raw_authority
+    except ValueError:
+        return target  # not a URL: parse_host refuses it
+
+
 CREDENTIAL_KEY = web.RequestKey("codex_mcp_credential", object)
-#: Routes anyone on the network may call (probes from orchestrators don't authenticate).
+#: The health probes: served past the session store's gate, and on the connections let
+#: in past the connection cap. Neither checks Host or Origin (orchestrators probe by
+#: address); /healthz needs no credential either.
 OPEN_PATH_SUFFIXES = ("/healthz", "/readyz")
 
 
@@ -99,8 +121,13 @@ class Guard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Every MCP route passes the Host/Origin checks and authentication first."""
+        """Every MCP route passes the Host/Origin checks and authentication first; /readyz
+        authentication only (unless public_readyz), /healthz nothing."""
         if request.path.endswith(OPEN_PATH_SUFFIXES):
+            if request.path.endswith("/readyz") and not self.config.public_readyz:
+                _, denied = self.credential(request)
+                if denied is not None:
+                    return denied
             return await handler(request)
         denied = self.check_host_and_origin(request)
         if denied is not None:
@@ -121,18 +148,26 @@ class Guard:
     def check_host_and_origin(self, request: web.Request) -> web.Response | None:
         forwarded = self._trusted_forward(request)
         if self.check_hosts and forwarded is None:
-            value = request.headers.get("Host", "")
-            host = parse_host(value)
-            if host is None:
-                return error_response(400, f"Bad Request: malformed Host header {value!r}")
-            if not _allowed(host, self.allowed_hosts):
-                return error_response(
-                    403,
-                    f"Host {value!r} is not allowed (set allowed_hosts, or forwarded_hosts "
-                    "behind a proxy)",
-                )
+            denied = self._check_host(request.headers.get("Host", ""), "Host header")
+            authority = target_authority(request)
+            if denied is None and authority is not None:
+                denied = self._check_host(authority, "request target host")
+            if denied is not None:
+                return denied
         origin = request.headers.get("Origin")
         return self._check_origin(origin, forwarded) if origin is not None else None
+
+    def _check_host(self, value: str, what: str) -> web.Response | None:
+        host = parse_host(value)
+        if host is None:
+            return error_response(400, f"Bad Request: malformed {what} {value!r}")
+        if not _allowed(host, self.allowed_hosts):
+            return error_response(
+                403,
+                f"{what[0].upper()}{what[1:]} {value!r} is not allowed (set allowed_hosts, "
+                "or forwarded_hosts behind a proxy)",
+            )
+        return None
 
     def _check_origin(self, origin: str, forwarded: Host | None) -> web.Response | None:
         normalized = origin.strip().lower().rstrip("/")
