@@ -22,6 +22,9 @@ from typing import Any, Final
 
 import orjson
 from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from ..core.jsonrpc import JsonObject
@@ -68,6 +71,10 @@ class RedisStore:
             max_connections=max_connections,
             socket_timeout=COMMAND_TIMEOUT,
             socket_connect_timeout=COMMAND_TIMEOUT,
+            # A pooled connection may predate a Redis restart: the first command on it
+            # finds it closed. Once more on a fresh connection, rather than a 503 (and a
+            # store marked down) while Redis is up.
+            retry=Retry(NoBackoff(), 1, (RedisConnectionError,)),
         )
         self.redis = Redis(connection_pool=self.pool)
         self.available = False
