@@ -72,15 +72,20 @@ async def test_while_draining_a_kept_alive_connection_gets_no_new_session(
     assert await asyncio.to_thread(server.process.wait, 10) == 0
 
 
-async def test_stderr_lines_carry_the_session_id(http_process: Start) -> None:
-    server = http_process()
+async def test_stderr_lines_name_the_session_by_a_prefix_of_its_id(http_process: Start) -> None:
+    """Every line about a session names it, by the first 8 characters of its id: the whole
+    id is a credential for the session, and a log is read by more people than the client."""
+    server = http_process("--log-level", "debug")
     async with aiohttp.ClientSession() as http:
         session = await open_session(http, server.url)
+        async with http.post(server.url, json=call(2, "echo", {"message": "x"}), headers=session):
+            pass
         await http.delete(server.url, headers=session)
     sid = session["Mcp-Session-Id"]
     opened = server.wait_for_line("session opened")
     ended = server.wait_for_line("session ended")
-    assert f"[session {sid}]" in opened and f"[session {sid}]" in ended
+    assert f"[session {sid[:8]}]" in opened and f"[session {sid[:8]}]" in ended
+    assert sid not in server.stderr and sid[:9] not in server.stderr
 
 
 async def test_file_log_has_session_ids_and_no_bearer_tokens(
@@ -103,7 +108,9 @@ async def test_file_log_has_session_ids_and_no_bearer_tokens(
             assert text_of(await response.json()) == "logged"
     server.stop()
     text = log_file.read_text()
-    assert f"[session {session['Mcp-Session-Id']}] session opened" in text, text
+    sid = session["Mcp-Session-Id"]
+    assert f"[session {sid[:8]}] session opened" in text, text
+    assert sid not in text
     assert "tool says: Authorization: Bearer ****" in text, text
     assert "tok-123456" not in text
     assert "Bearer tok-123456" in server.stderr  # stderr is left as is

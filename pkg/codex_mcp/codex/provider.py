@@ -30,7 +30,7 @@ from codex_mcp.core.server import ServerCore
 from codex_mcp.core.session import StatelessSession
 
 from ..defaults import HttpDefaults
-from ..log_tags import SESSION
+from ..log_tags import SESSION, session_label
 from .binary import find_codex
 from .calls import call_tool
 from .driver import CodexDriver
@@ -135,7 +135,7 @@ class CodexProvider(Provider):
 def _label(session: ServerSession) -> str | None:
     if isinstance(session, StatelessSession):
         return "2026-07-28" + (f" caller {session.principal[:12]}" if session.principal else "")
-    return session.session_id
+    return session_label(session.session_id) if session.session_id else None
 
 
 def build_server(

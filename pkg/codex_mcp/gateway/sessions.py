@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from codex_mcp.core.jsonrpc import JsonRpcError
+from codex_mcp.log_tags import session_label
 
 from .config_model import ServerConfig
 from .errors import limit_error
@@ -61,7 +62,7 @@ class SessionChildren:
                     log.warning(
                         "%s: not started for session %s: %d per-session children are running "
                         "(max_session_children)",
-                        server.name, session.session_id or "-", len(self.live),
+                        server.name, session_label(session.session_id), len(self.live),
                     )  # fmt: skip
                 refused[server.name] = self.limit
                 continue
@@ -70,7 +71,7 @@ class SessionChildren:
             mine[server.name] = child
             self.live.add(child)
             child.start()
-            log.debug("%s: started for session %s", server.name, session.session_id or "-")
+            log.debug("%s: started for session %s", server.name, session_label(session.session_id))
 
     def refusal_for(
         self, session: ServerSession, tool: str, passthrough: bool

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.server import ServerCore
+from ...log_tags import session_label
 from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore
 
@@ -206,7 +207,9 @@ class SessionManager:
     def deliver(self, session_id: str, message: JsonObject) -> None:
         session = self.sessions.get(session_id)
         if session is None:
-            log.debug("[session %s] an answer for a session not here: dropped", session_id)
+            log.debug(
+                "[session %s] an answer for a session not here: dropped", session_label(session_id)
+            )
             return
         session.core_session.receive(message)
 

@@ -19,6 +19,7 @@ import orjson
 from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
+from ...log_tags import session_label
 from .store import SessionRecord, SessionStore
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
@@ -57,7 +58,7 @@ class Exchange:
 
 
 class SessionLog(logging.LoggerAdapter[logging.Logger]):
-    """Puts the session id on every line about a session."""
+    """Names the session (by its label, not its whole id) on every line about it."""
 
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
         return f"[session {self.extra['session'] if self.extra else '-'}] {msg}", kwargs
@@ -90,7 +91,7 @@ class HttpSession:
         self.by_request: dict[Hashable, Stream] = {}
         self.last_seen = time.monotonic()
         self.busy = 0  # open HTTP exchanges (see __enter__); a busy session is never evicted
-        self.log = SessionLog(log, {"session": session_id or "-"})
+        self.log = SessionLog(log, {"session": session_label(session_id)})
         self.core_session: ServerSession = core.open_session(self, session_id)
         self.core_session.on_client_notification = self._on_client_notification
         #: The shared store this session lives in; None: this process alone.
