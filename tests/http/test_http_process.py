@@ -9,7 +9,7 @@ import logging
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,69 @@ async def test_sigterm_lets_the_in_flight_call_finish(http_process: Start) -> No
         assert await asyncio.wait_for(stream.read(), 10) == b""  # the GET stream was closed
     assert await asyncio.to_thread(server.process.wait, 10) == 0
     assert "shutting down" in server.stderr
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "drain-test", "version": "1"},
+}
+
+
+async def answer_of(response: Awaitable[aiohttp.ClientResponse]) -> dict[str, Any]:
+    """The one JSON-RPC message of a JSON or SSE answer."""
+    async with await response as reply:
+        if reply.content_type == "text/event-stream":
+            [message] = [m for m in await messages_of(reply, timeout=30) if "id" in m]
+            return message
+        answer: dict[str, Any] = await reply.json()
+        return answer
+
+
+@pytest.mark.parametrize("stateless", [False, True])
+async def test_sigterm_answers_every_call_within_the_drain_time(
+    http_process: Start, stateless: bool
+) -> None:
+    """Calls with no session (a --stateless POST, GET /mcp/sse without one, a 2026-07-28
+    POST) are drained like a session's: each gets its answer (the cancelled error) once
+    --shutdown-timeout has passed, not a dropped connection at twice that."""
+    drain = 1.0
+    flags = ("--stateless",) if stateless else ()
+    server = http_process(
+        "--serve", str(SERVERS / "interactive.py"), "--shutdown-timeout", str(drain), *flags
+    )
+    long_call = call(2, "slow", {"seconds": 120})
+    async with aiohttp.ClientSession() as http:
+        calls = []
+        if stateless:
+            calls.append(http.post(server.url, json=long_call, headers=JSON))
+        else:
+            session = await open_session(http, server.url)
+            calls.append(http.post(server.url, json=long_call, headers=session))
+            query = {"request": json.dumps(long_call)}
+            calls.append(http.get(f"{server.url}/sse", params=query, headers=SSE_ONLY))
+        modern = {**long_call, "params": {**long_call["params"], "_meta": MODERN_META}}
+        modern_headers = {
+            **JSON,
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "slow",
+        }
+        calls.append(http.post(server.url, json=modern, headers=modern_headers))
+        answers = [asyncio.create_task(answer_of(each)) for each in calls]
+        deadline = time.monotonic() + 20
+        while sum("slow call started" in line for line in server.lines) < len(calls):
+            assert time.monotonic() < deadline, server.stderr
+            await asyncio.sleep(0.02)
+        server.process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        for answer in await asyncio.wait_for(asyncio.gather(*answers), 30):
+            assert answer["id"] == 2 and "cancelled" in answer["error"]["message"], answer
+        assert (
+            time.monotonic() - signalled < drain + 8
+        )  # the drain, 1 s to cancel, a loaded machine
+    assert await asyncio.to_thread(server.process.wait, 10) == 0
+    assert time.monotonic() - signalled < drain + 9, "the exit waited for a second drain"
 
 
 async def test_while_draining_a_kept_alive_connection_gets_no_new_session(

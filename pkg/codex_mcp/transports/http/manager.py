@@ -15,10 +15,12 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.server import ServerCore
+from ...core.session import ServerSession
 from ...log_tags import session_label
 from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore
@@ -51,6 +53,9 @@ class SessionManager:
         #: Throwaway sessions alive now (single-event SSE, stateless POSTs): they count
         #: against max_sessions like the others.
         self.throwaway = 0
+        #: The peers of calls with no session of their own (throwaway sessions, 2026-07-28
+        #: exchanges): shutdown drains them with the sessions, so each call is answered.
+        self.unnamed: set[ServerSession] = set()
         self.closing = False
         self._reaper: asyncio.Task[None] | None = None
         self._loading: dict[str, asyncio.Future[HttpSession | None]] = {}
@@ -98,11 +103,22 @@ class SessionManager:
         session = self._new(None, None, shared=False)
         session.core_session.protocol_version = protocol_version
         session.core_session.initialized = True
+        self.unnamed.add(session.core_session)
         return session
 
     def discard(self, session: HttpSession) -> None:
+        self.unnamed.discard(session.core_session)
         session.close()
         self.throwaway -= 1
+
+    @contextlib.contextmanager
+    def serving(self, peer: ServerSession) -> Iterator[None]:
+        """While a 2026-07-28 exchange runs on `peer`: drained at shutdown like a session."""
+        self.unnamed.add(peer)
+        try:
+            yield
+        finally:
+            self.unnamed.discard(peer)
 
     def find(self, session_id: str, credential: str | None) -> HttpSession | None:
         """The live session with this id, if it belongs to this credential: a session is
@@ -185,9 +201,11 @@ class SessionManager:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
-        sessions = list(self.sessions.values())
-        if sessions:
-            await asyncio.gather(*(s.core_session.drain(timeout) for s in sessions))
+        # Every call gets its answer within the timeout: those in sessions, and those
+        # with none (which aiohttp would otherwise cut off unanswered a timeout later).
+        peers = [s.core_session for s in self.sessions.values()] + list(self.unnamed)
+        if peers:
+            await asyncio.gather(*(peer.drain(timeout) for peer in peers))
         for sid in list(self.sessions):
             self.end(sid, "server shutting down")
 

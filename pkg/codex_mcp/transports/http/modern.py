@@ -124,8 +124,9 @@ class ModernHttp:
             exchange, principal=credential, routing_headers=request.headers
         )
         try:
-            peer.receive(message)
-            return await self._answer(request, exchange, peer)
+            with self.manager.serving(peer):
+                peer.receive(message)
+                return await self._answer(request, exchange, peer)
         except (ConnectionError, asyncio.CancelledError):
             log.debug("client closed the stream of request %r: cancelled", request_id)
             raise
