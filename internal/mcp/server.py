@@ -219,13 +219,9 @@ class ServerCore:
             self._request_states = RequestStateCodec(keys, ttl_seconds=self.request_state_ttl)
         return self._request_states
 
-    def use_request_state_keys(self, keys: Sequence[bytes | str]) -> None:
-        """Sign and verify with these keys from now on (replicas agreeing on a key)."""
-        self.request_state_keys = list(keys)
-        self._request_states = None
-
     @property
     def request_state_key_is_ephemeral(self) -> bool:
+        """No keys were given: this process signs with a random key only it holds."""
         return not self.request_state_keys
 
     async def param_headers(self, tool: str, ctx: RequestContext) -> tuple[ParamHeader, ...]:

@@ -39,6 +39,10 @@ GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, CODEX)
 #: listens with SO_REUSEPORT on its parent's port. Declared here, where the HTTP
 #: entrypoint can read it without importing the scale-out modules.
 WORKER_ENV: Final = "CODEX_MCP_WORKER_INDEX"
+#: Not a setting either: the descriptor of the pipe from a worker's supervisor. The worker
+#: reads the supervisor's requestState key from it and exits when it reaches its end
+#: (the supervisor died: no worker serves the port unsupervised).
+WORKER_LINK_ENV: Final = "CODEX_MCP_WORKER_LINK"
 
 
 def about(
@@ -93,17 +97,18 @@ class CommonDefaults:
         repr=False,
         metadata=about(
             "Keys signing the requestState of 2026-07-28 input-required rounds, "
-            "comma-separated, 32+ characters each (the first signs, all verify); every "
-            "process serving the same clients needs the same keys.",
+            "comma-separated, 32+ characters each (the first signs, all verify, so a key "
+            "can be rotated); every process serving the same clients needs the same keys.",
             SECURITY,
             metavar="KEYS",
-            shown="a random key per process",
+            shown="a random key per process (per supervisor with --workers)",
         ),
     )
-    request_state_key_file: Path | None = field(
+    request_state_keys_file: Path | None = field(
         default=None,
         metadata=about(
-            "Read the requestState keys from this file (one per line).",
+            "Read the requestState keys from this file (one per line, after any "
+            "--request-state-keys).",
             SECURITY,
             metavar="PATH",
             shown="none",

@@ -116,7 +116,7 @@ async def test_a_task_is_followed_answered_and_cancelled_on_other_replicas(
 
 
 async def test_a_request_state_is_accepted_once_across_replicas(replicas: Replicas) -> None:
-    a, b, c = replicas(3)  # no --request-state-keys: the replicas agree on one through Redis
+    a, b, c = replicas(3, "--request-state-keys", "the-keys-every-replica-shares-0123456789")
     async with aiohttp.ClientSession() as http:
         first = (await post(http, a.url, request(1, "tools/call", name="ask", arguments={})))[
             "result"

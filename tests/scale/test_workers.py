@@ -4,8 +4,11 @@ under a parent that stops them all on SIGTERM; more than one without Redis is re
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import aiohttp
@@ -66,3 +69,27 @@ def test_more_than_one_worker_without_redis_is_refused() -> None:
     )
     assert done.returncode == 1
     assert "--workers 2 needs --redis-url" in done.stderr
+
+
+async def test_workers_of_a_killed_supervisor_stop_serving(redis_server: RedisServer) -> None:
+    server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 20
+        while server.stderr.count("codex-mcp-http listening on") < 2:
+            assert time.monotonic() < deadline, server.stderr
+            await asyncio.sleep(0.05)
+        workers = _children(server.pid)
+        assert len(workers) == 2
+        server.process.kill()  # SIGKILL: the supervisor cannot pass anything on
+        server.process.wait(10)
+        deadline = time.monotonic() + 30
+        while any(_running(pid) for pid in workers):
+            assert time.monotonic() < deadline, "workers kept serving without a supervisor"
+            await asyncio.sleep(0.05)
+        server.wait_for_line("supervisor is gone", 10)
+    finally:
+        server.stop()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)

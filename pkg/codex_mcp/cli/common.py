@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.request_state import RequestStateCodec
 from ..core.server import ServerCore
 from ..defaults import CommonDefaults
 from ..log_tags import LINE_FORMAT, RedactBearer, SessionTag, level_number
@@ -33,22 +34,36 @@ def configure_logging(level: str, log_file: Path | None = None) -> None:
     root.setLevel(level_number(level))
 
 
-def configure_core(core: ServerCore, settings: CommonDefaults) -> None:
-    """Apply the settings the core itself uses: the requestState keys and lifetime."""
-    core.request_state_ttl = settings.request_state_ttl
+def request_state_keys(settings: CommonDefaults) -> list[str]:
+    """The configured requestState keys: --request-state-keys (comma-separated), then the
+    lines of --request-state-keys-file; checked now, so a bad key stops the start."""
     keys = [key.strip() for key in (settings.request_state_keys or "").split(",") if key.strip()]
-    if settings.request_state_key_file is not None:
+    if settings.request_state_keys_file is not None:
         try:
-            lines = Path(settings.request_state_key_file).read_text(encoding="utf-8").splitlines()
+            lines = Path(settings.request_state_keys_file).read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise SystemExit(f"cannot read --request-state-key-file: {exc}") from None
+            raise SystemExit(f"cannot read --request-state-keys-file: {exc}") from None
         keys.extend(line.strip() for line in lines if line.strip())
     if keys:
-        core.request_state_keys = keys
         try:
-            core.request_states  # noqa: B018 - checks the keys now, not at the first round
+            RequestStateCodec(keys)
         except ValueError as exc:
             raise SystemExit(f"--request-state-keys: {exc}") from None
+    return keys
+
+
+def configure_core(
+    core: ServerCore, settings: CommonDefaults, supervisor_key: str | None = None
+) -> None:
+    """Apply the settings the core itself uses: the requestState keys and lifetime.
+    Without configured keys, a worker of `--workers` signs with its supervisor's key
+    and any other process with a random key of its own (the core makes it)."""
+    core.request_state_ttl = settings.request_state_ttl
+    keys = request_state_keys(settings)
+    if not keys and supervisor_key is not None:
+        keys = [supervisor_key]
+    if keys:
+        core.request_state_keys = keys
 
 
 def log_file_for(settings: CommonDefaults) -> Path | None:

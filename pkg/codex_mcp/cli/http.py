@@ -8,7 +8,13 @@ import sys
 
 from ..defaults import WORKER_ENV, HttpDefaults, HttpOptions
 from ..log_tags import RedactBearer
-from .common import configure_core, configure_logging, load_core, log_file_for
+from .common import (
+    configure_core,
+    configure_logging,
+    load_core,
+    log_file_for,
+    request_state_keys,
+)
 from .gateway import GATEWAY_HELP, gateway_core, intercept
 from .options import parse
 
@@ -40,12 +46,22 @@ def main(argv: list[str] | None = None) -> None:
 
         refuse_without_redis(settings.workers, settings.redis_url)
         supervisor = Supervisor(
-            given, settings.workers, settings.host, settings.port, settings.shutdown_timeout
+            given,
+            settings.workers,
+            settings.host,
+            settings.port,
+            settings.shutdown_timeout,
+            keys_configured=bool(request_state_keys(settings)),
         )
         raise SystemExit(supervisor.run())
     configure_logging(settings.log_level, log_file_for(settings))
+    supervisor_key = None
+    if os.environ.get(WORKER_ENV) is not None:
+        from ..scale.worker_link import join_supervisor
+
+        supervisor_key = join_supervisor(settings.shutdown_timeout)
     core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
-    configure_core(core, settings)
+    configure_core(core, settings, supervisor_key)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
 

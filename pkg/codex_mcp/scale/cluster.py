@@ -21,7 +21,6 @@ from typing import Any
 import orjson
 
 from ..core.jsonrpc import JsonObject, notification
-from ..core.request_state import generate_key
 from ..core.rounds import checked_answer
 from ..core.server import ServerCore
 from ..core.tasks import TaskRecord
@@ -53,19 +52,6 @@ class Cluster:
         core.relay = None
         core.shared_nonces = None
         core.tasks.remote = None
-
-    async def share_request_state_key(self) -> None:
-        """Without configured keys, the replicas sharing this store agree on one (the
-        first to start makes it), so input-required rounds cross them with no setup."""
-        core = self.core
-        if not core.request_state_key_is_ephemeral:
-            return
-        key = PREFIX + "request-state-key"
-        redis = self.store.redis
-        await self.store._call(redis.set(key, generate_key().hex(), nx=True))
-        shared = await self.store._call(redis.get(key))
-        core.use_request_state_keys([shared.decode()])
-        log.info("requestState key shared through Redis")
 
     # -- provider events ---------------------------------------------------------------------
     def relay(self, kind: str, uri: str | None) -> None:

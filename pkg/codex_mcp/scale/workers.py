@@ -21,7 +21,8 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
-from ..defaults import WORKER_ENV
+from ..core.request_state import generate_key
+from ..defaults import WORKER_ENV, WORKER_LINK_ENV
 
 log = logging.getLogger("codex_mcp.workers")
 
@@ -50,14 +51,38 @@ def reserve_port(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: Said once by a supervisor whose workers sign with its own key (specs/isolation.md).
+KEY_OF_THIS_SUPERVISOR: Final = (
+    "codex-mcp-http: requestState keys: none configured, so these workers sign with a key "
+    "of this supervisor, and input-required rounds fail as 'tampered' on any other replica "
+    "on this Redis and after a restart; set CODEX_MCP_REQUEST_STATE_KEYS (or "
+    "--request-state-keys-file) to the same keys on every replica"
+)
+
+
 class Supervisor:
-    def __init__(self, argv: Sequence[str], workers: int, host: str, port: int, grace: float):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        workers: int,
+        host: str,
+        port: int,
+        grace: float,
+        *,
+        keys_configured: bool = False,
+    ):
         self.argv = list(argv)
         self.count = workers
         self.host = host
         self.port = port
         self.grace = grace
+        self.keys_configured = keys_configured
+        # The workers' shared requestState key when none is configured: in memory here,
+        # passed down each worker's link (never through the shared store).
+        self.key = generate_key().hex()
         self.children: dict[int, subprocess.Popen[bytes]] = {}
+        #: The write end of each worker's link: the worker exits when it closes.
+        self.links: dict[int, int] = {}
         self.stopping = False
         self.restarts: list[float] = []
 
@@ -72,8 +97,22 @@ class Supervisor:
             "--workers",
             "1",
         ]
-        env = {**os.environ, WORKER_ENV: str(index)}
-        self.children[index] = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+        read_end, write_end = os.pipe()
+        os.write(write_end, f"{self.key}\n".encode("ascii"))  # fits the pipe's buffer
+        env = {**os.environ, WORKER_ENV: str(index), WORKER_LINK_ENV: str(read_end)}
+        try:
+            self.children[index] = subprocess.Popen(
+                command, env=env, stdin=subprocess.DEVNULL, pass_fds=(read_end,)
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        previous = self.links.pop(index, None)
+        if previous is not None:
+            os.close(previous)
+        self.links[index] = write_end
 
     def _stop_all(self, signum: int = signal.SIGTERM) -> None:
         for child in self.children.values():
@@ -88,6 +127,8 @@ class Supervisor:
             file=sys.stderr,
             flush=True,
         )
+        if not self.keys_configured:
+            print(KEY_OF_THIS_SUPERVISOR, file=sys.stderr, flush=True)
 
         def on_signal(signum: int, _: object) -> None:
             self.stopping = True
@@ -129,6 +170,8 @@ class Supervisor:
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait()
+            for link in self.links.values():
+                os.close(link)
             holder.close()
         return status
 

@@ -51,6 +51,17 @@ async def ask(ctx: Context) -> str:
 
 
 @server.tool()
+async def ask_across(ctx: Context) -> str:
+    """Asks a name; says which process asked (kept in the requestState) and which one got
+    the answer."""
+    asked_by = await ctx.once("asked_by", os.getpid)
+    answer = await ctx.elicit(
+        "Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="name"
+    )
+    return f"{answer['content']['name']} asked by {asked_by}, answered to {PID}"
+
+
+@server.tool()
 async def touch(uri: str) -> str:
     """Says the resource changed (subscribers get notifications/resources/updated)."""
     server.notify_resource_updated(uri)

@@ -66,6 +66,13 @@ def store_gate(store: SessionStore) -> Any:
 
 
 UNREACHABLE = "The session store (Redis) is unreachable; try again shortly"
+#: Said once at start by a replica on Redis with no keys configured (specs/isolation.md).
+REPLICAS_WITHOUT_KEYS = (
+    "requestState keys: none configured, so this replica signs with a key of its own and "
+    "an input-required round its clients finish on another replica fails as 'tampered'; "
+    "set CODEX_MCP_REQUEST_STATE_KEYS (or --request-state-keys-file) to the same keys on "
+    "every replica"
+)
 
 
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
@@ -126,12 +133,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
             await store.start(manager)
             cluster = Cluster(core, store, config.session_ttl)  # type: ignore[arg-type]
             cluster.attach()
-            await cluster.share_request_state_key()
-        if core.request_state_key_is_ephemeral:
-            log.warning(
-                "no request-state key configured (CODEX_MCP_REQUEST_STATE_KEYS): "
-                "2026-07-28 input-required rounds work within this process only"
-            )
+            if core.request_state_key_is_ephemeral:
+                log.warning(REPLICAS_WITHOUT_KEYS)
 
     async def stop(_: web.Application) -> None:
         await core.aclose()
