@@ -92,3 +92,7 @@ def test_the_wheel_installs_in_a_clean_venv_and_serves_a_call(tmp_path: Path) ->
     )
     answers = {m["id"]: m for m in map(json.loads, served.stdout.splitlines()) if "id" in m}
     assert answers[2]["result"]["content"][0]["text"] == "installed", served.stderr
+    version = subprocess.run(
+        [str(target / "bin/codex-mcp"), "--version"], capture_output=True, text=True, timeout=30
+    )
+    assert version.stdout.strip() == "codex-mcp 0.1.0", version.stderr

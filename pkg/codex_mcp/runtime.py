@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any
+
+from .startup import StartupError
 
 
 def run(main: Coroutine[Any, Any, Any], *, use_uvloop: bool = True) -> Any:
+    """Run `main`; a start-up mistake exits with its one line (status 1), no traceback."""
+    try:
+        return _run(main, use_uvloop)
+    except StartupError as error:
+        raise SystemExit(f"{Path(sys.argv[0]).name}: {error}") from None
+
+
+def _run(main: Coroutine[Any, Any, Any], use_uvloop: bool) -> Any:
     if use_uvloop:
         try:
             import uvloop

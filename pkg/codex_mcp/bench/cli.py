@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from ..startup import add_version_flag
 from . import http_load, stdio_load
 
 
@@ -87,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
                 "--pid", type=int, help="The server's process id, for its CPU and memory figures."
             )
             p.add_argument("url", help="The server's /mcp endpoint.")
+    add_version_flag(parser)
     return parser
 
 

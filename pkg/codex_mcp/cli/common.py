@@ -87,30 +87,57 @@ def load_core(spec: str, settings: CommonDefaults | None = None) -> ServerCore:
         limit = getattr(settings, "codex_max_app_servers", None)
         return build_codex(max_app_servers=limit) if limit else build_codex()
     target, _, attr = spec.partition(":")
-    if target.endswith(".py") or "/" in target:
-        path = Path(target).resolve()
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise SystemExit(f"cannot load a server from {target}")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    obj: Any = _find_server(module, attr)
+    module = _import_target(spec, target)
+    obj: Any = _find_server(module, attr, spec)
     core = getattr(obj, "core", obj)
     if not isinstance(core, ServerCore):
-        raise SystemExit(f"{spec} is not a codex_mcp Server or ServerCore")
+        raise SystemExit(f"--serve {spec}: not a codex_mcp Server or ServerCore")
     return core
 
 
-def _find_server(module: Any, attr: str) -> Any:
+SERVE_FORMS = "give builtin, codex, path/to/file.py[:attr] or package.module[:attr]"
+
+
+def _import_target(spec: str, target: str) -> Any:
+    """The module `--serve` names: a file or an importable module; a name that is not
+    there is one line saying so (an import failing inside it keeps its traceback)."""
+    if target.endswith(".py") or "/" in target:
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise SystemExit(f"--serve {spec}: there is no file {path}; {SERVE_FORMS}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise SystemExit(f"--serve {spec}: cannot load a server from {target}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        module_spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as error:
+        if error.name is None or not (target == error.name or target.startswith(error.name + ".")):
+            raise
+        raise SystemExit(
+            f"--serve {spec}: no module named {error.name!r} (not installed, or not on "
+            f"PYTHONPATH); {SERVE_FORMS}"
+        ) from None
+
+
+def _find_server(module: Any, attr: str, spec: str) -> Any:
     if attr:
-        obj = getattr(module, attr)
+        obj = getattr(module, attr, None)
+        if obj is None:
+            raise SystemExit(
+                f"--serve {spec}: {module.__name__} has no attribute {attr!r}; name the "
+                "Server, ServerCore or a function returning one after the colon"
+            )
         return obj() if callable(obj) and not hasattr(obj, "core") else obj
     for name in ("server", "app", "mcp"):
         if hasattr(module, name):
             return getattr(module, name)
     if hasattr(module, "build_server"):
         return module.build_server()
-    raise SystemExit(f"no server found in {module.__name__}: name it with ':attr'")
+    raise SystemExit(
+        f"--serve {spec}: no server found in {module.__name__} (looked for server, app, mcp "
+        "and build_server); name it with ':attr'"
+    )

@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_core(core, settings, supervisor_key)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
+    from ..transports.http.app import announce
 
     options = {
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
@@ -80,11 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         # A worker of `--workers N` shares its parent's port with its siblings.
         reuse_port=os.environ.get(WORKER_ENV) is not None,
     )
-    run(serve_http(core, config, on_listening=_announce), use_uvloop=settings.uvloop)
-
-
-def _announce(url: str) -> None:
-    print(f"codex-mcp-http listening on {url}", file=sys.stderr, flush=True)
+    run(serve_http(core, config, on_listening=announce), use_uvloop=settings.uvloop)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from ..defaults import ENV_FILE, GROUPS, env_name
+from ..startup import OneLineErrors, add_version_flag
 
 D = TypeVar("D")
 
@@ -53,7 +54,7 @@ def _help(field: dataclasses.Field[Any]) -> str:
 def build_parser(
     declaration: type[Any], prog: str, description: str, epilog: str | None = None
 ) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog=prog,
         usage="%(prog)s [options]",
         description=description,
@@ -61,6 +62,7 @@ def build_parser(
         argument_default=argparse.SUPPRESS,  # only what is given; the environment fills the rest
         formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=30),
     )
+    add_version_flag(parser)
     hints = typing.get_type_hints(declaration)
     fields = dataclasses.fields(declaration)
     for group_name in GROUPS:

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..startup import add_version_flag
 from .client import Client
 from .errors import McpClientError
 from .transports.stdio import Framing
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--verbose", action="store_true", help="show the server's stderr")
     parser.add_argument("--compact", action="store_true", help="one-line JSON output")
+    add_version_flag(parser)
     return parser
 
 

@@ -6,13 +6,16 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.server import ServerCore
+from ...startup import cannot_listen
 from .config import HttpConfig
 from .connections import ConnectionLimits, GuardedSite, connection_cap, track_requests
 from .errors import busy_response
@@ -175,7 +178,12 @@ async def serve_http(
     site = GuardedSite(
         runner, config.host, config.port, limits, config.idle_timeout, config.reuse_port
     )
-    await site.start()
+    try:
+        await site.start()
+    except OSError as error:
+        unwatch()
+        await runner.cleanup()
+        raise cannot_listen(config.host, config.port, error) from None
     host = f"[{config.host}]" if ":" in config.host else config.host
     url = f"http://{host}:{site.port}{config.prefix}/mcp"
     log.info("listening on %s (at most %d connections)", url, limits.max_connections)
@@ -201,4 +209,9 @@ def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any)
     """Blocking entry (`server.run("http", port=...)`): `options` are HttpConfig's fields."""
     from ...runtime import run
 
-    run(serve_http(core, config or HttpConfig(**options)))
+    run(serve_http(core, config or HttpConfig(**options), on_listening=announce))
+
+
+def announce(url: str) -> None:
+    """Say where the server listens (stderr: stdout may be someone's pipe)."""
+    print(f"{Path(sys.argv[0]).name} listening on {url}", file=sys.stderr, flush=True)

@@ -40,6 +40,11 @@ from .sessions import Exchange, HttpSession, Refused
 from .shared_stream import follow_stream, is_local
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id
 
+SEND_JSON = (
+    "send the body with Content-Type: application/json "
+    "(curl: --json '{...}', or -H 'Content-Type: application/json' -d '{...}')"
+)
+
 
 class StreamableHttp:
     def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
@@ -52,9 +57,9 @@ class StreamableHttp:
     async def post(self, request: web.Request) -> web.StreamResponse:
         content_type = request.headers.get("Content-Type", "application/json")
         if content_type.split(";")[0].strip().lower() != "application/json":
-            return error_response(
-                415, f"Unsupported Content-Type {content_type!r}: use application/json"
-            )
+            # Not form types either: a web page may POST those cross-site without a
+            # preflight (specs/decisions.md, "form posts"); say what to send instead.
+            return error_response(415, f"Unsupported Content-Type {content_type!r}: {SEND_JSON}")
         if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
             return error_response(
                 406, "Not Acceptable: accept application/json and/or text/event-stream"

@@ -1,0 +1,54 @@
+"""How a console script starts: `--version`, and start-up mistakes as one line saying
+what to do, a non-zero exit, no traceback.
+
+`StartupError` is raised where the mistake is found (a port taken, a host that does not
+resolve, a `--serve` that names nothing); `run` in runtime.py turns it into that line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import socket
+from typing import NoReturn
+
+
+def add_version_flag(parser: argparse.ArgumentParser) -> None:
+    from . import __version__
+
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
+    )
+
+
+class OneLineErrors(argparse.ArgumentParser):
+    """A bad flag is one line naming it and pointing at --help (not the usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class StartupError(Exception):
+    """The server cannot start as asked; the message says what to change."""
+
+
+def cannot_listen(host: str, port: int, error: OSError) -> StartupError:
+    """Why binding `host:port` failed, and what to do about it."""
+    where = f"{host}:{port}"
+    if isinstance(error, socket.gaierror):
+        return StartupError(
+            f"cannot resolve --host {host!r} ({error.strerror}); "
+            "give an address such as 127.0.0.1, ::1 or 0.0.0.0"
+        )
+    if error.errno == errno.EADDRINUSE:
+        return StartupError(
+            f"port {port} on {host} is already in use; stop what holds it or pick another "
+            "--port (0 picks a free one)"
+        )
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return StartupError(f"not allowed to listen on {where}; use a --port above 1023")
+    if error.errno == errno.EADDRNOTAVAIL:
+        return StartupError(
+            f"--host {host} is not an address of this machine; use 127.0.0.1, ::1 or 0.0.0.0"
+        )
+    return StartupError(f"cannot listen on {where}: {error.strerror or error}")
