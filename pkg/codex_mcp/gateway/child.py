@@ -29,6 +29,8 @@ from .lifetime import Watchdog
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
+    from .sessions import Owner
+
 log = logging.getLogger("codex_mcp.gateway")
 
 State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped"]
@@ -62,6 +64,9 @@ class ChildHost(Protocol):
     ) -> JsonObject:
         """A request from the child to the client (sampling, elicitation, roots)."""
 
+    def sole_session(self) -> ServerSession | None:
+        """The one client session the host serves for its whole life (stdio), if so."""
+
 
 class Child:
     def __init__(
@@ -71,7 +76,7 @@ class Child:
         host: ChildHost,
         env: GatewayEnv,
         watchdog: Watchdog,
-        owner: ServerSession | None = None,
+        owner: Owner | None = None,
         capabilities: JsonObject | None = None,
     ) -> None:
         self.server = server
@@ -79,8 +84,11 @@ class Child:
         self.host = host
         self.env = env
         self.watchdog = watchdog
-        #: The front session this child serves alone (per-session children), else None.
+        #: The session or principal this child serves alone (per-session children), else
+        #: None (shared).
         self.owner = owner
+        #: Messages it sent that no call could be tied to, so no client was given them.
+        self.unrouted = 0
         #: What we declare to the child: the front client's capabilities for a per-session
         #: child, everything we can relay for a shared one.
         self.client_capabilities = capabilities or {
@@ -348,15 +356,25 @@ class Child:
                     self._missed.add(kind)  # clients listed it: tell them it changed
                 self._fetch(kind)
         elif method in ("notifications/message", "notifications/resources/updated"):
-            self.host.child_notification(self, method, params, self.call_for(origin))
+            self.host.child_notification(self, method, params, self.call_for(origin, params))
         elif method not in ("notifications/progress", "notifications/cancelled"):
             log.debug("%s: notification %s ignored", self.name, method)
 
-    def call_for(self, origin: Hashable) -> RequestContext | None:
+    def call_for(self, origin: Hashable, params: JsonObject | None = None) -> RequestContext | None:
         """The front request a message from the child belongs to: the one whose call's
-        stream carried it (HTTP), or, for a stdio child, the only call in flight."""
+        stream carried it (HTTP), or whose progress token it names. A stdio child's pipe
+        cannot tell: its only call in flight is taken when every call is the same client's
+        (a per-session child, or a gateway with one client for its life, stdio); for a
+        shared child over HTTP that would hand one session's messages to another."""
         if origin is not None:
             return self.calls.get(origin)
+        meta = params.get("_meta") if params is not None else None
+        if isinstance(meta, dict):
+            token = meta.get("progressToken")
+            if isinstance(token, Hashable) and token in self.calls:
+                return self.calls[token]
         if self.is_stdio and len(self.calls) == 1:
-            return next(iter(self.calls.values()))
+            call = next(iter(self.calls.values()))
+            if self.owner is not None or call.session is self.host.sole_session():
+                return call
         return None

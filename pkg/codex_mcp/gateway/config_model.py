@@ -132,8 +132,13 @@ class GatewayConfig:
     #: The file it came from (None for a passthrough command).
     path: Path | None
     servers: tuple[ServerConfig, ...]
-    #: Over HTTP, the most per-session children alive at once (None: no cap).
+    #: Over HTTP, the most per-session children alive at once (None: derived from the
+    #: machine, sessions.default_session_children).
     max_session_children: int | None = None
+    #: The most of them one principal (credential) may hold (None: half the cap).
+    max_session_children_per_principal: int | None = None
+    #: A 2026-07-28 caller's per-session children stop after this long unused (None: 300).
+    principal_idle_sec: float | None = None
     #: Things worth a log line that are not errors (unknown keys, unset variables).
     warnings: tuple[str, ...] = ()
     #: `codex-mcp -- <server> <args...>`: one child, served under its own tool names.

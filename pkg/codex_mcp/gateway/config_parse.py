@@ -62,7 +62,7 @@ def parse_document(
     env = os.environ if environ is None else environ
     warnings: list[str] = []
     base_dir = path.parent if path is not None else None
-    max_children = None
+    max_children = per_principal = idle = None
     entries: list[tuple[str, Any, str | None]]
     if isinstance(document, list):
         entries = [(f"[{i}]", entry, None) for i, entry in enumerate(document)]
@@ -77,7 +77,15 @@ def parse_document(
             gateway = top.object("gateway")
             if gateway is not None:
                 options = Fields(gateway[1], f"{source}: gateway", env)
-                max_children = options.integer("max_session_children", "maxSessionChildren")
+                max_children = options.integer(
+                    "max_session_children", "maxSessionChildren", minimum=1
+                )
+                per_principal = options.integer(
+                    "max_session_children_per_principal",
+                    "maxSessionChildrenPerPrincipal",
+                    minimum=1,
+                )
+                idle = options.number("principal_idle_sec", "principalIdleSec")
                 warnings += [f"{source}: gateway: unknown key {k!r}" for k in options.unknown()]
             warnings += [
                 f"{source}: unknown top-level key {key!r} (ignored)"
@@ -96,7 +104,14 @@ def parse_document(
     else:
         raise ConfigError(f"{source}: expected an object or a list, not {type(document).__name__}")
     servers = _parse_entries(entries, source, env, base_dir, warnings)
-    return GatewayConfig(path, tuple(servers), max_children, tuple(warnings))
+    return GatewayConfig(
+        path,
+        tuple(servers),
+        max_children,
+        per_principal,
+        idle if idle else None,
+        warnings=tuple(warnings),
+    )
 
 
 def _map_entries(key: str, value: Any, source: str) -> list[tuple[str, Any, str | None]]:

@@ -220,13 +220,24 @@ def timeout_error(seconds: float, *, server: str, tool: str | None = None) -> di
     return _error(REQUEST_TIMEOUT, message, "server_error", False, server, tool, original)
 
 
-def limit_error(limit: int, *, server: str, tool: str | None = None) -> dict[str, Any]:
-    """A per-session child refused: `max_session_children` of them are running."""
-    detail = (
-        f"too many per-session child servers: {limit} are running "
-        "(the gateway's max_session_children); try again when a session ends"
-    )
-    original = {"type": "limit", "max_session_children": limit}
+def limit_error(
+    limit: int, per_principal: bool = False, *, server: str, tool: str | None = None
+) -> dict[str, Any]:
+    """A per-session child refused: `max_session_children` of them are running, or
+    `max_session_children_per_principal` of this credential's."""
+    if per_principal:
+        setting = "max_session_children_per_principal"
+        detail = (
+            f"too many per-session child servers for this credential: {limit} are running "
+            f"(the gateway's {setting}); try again when one of its sessions ends"
+        )
+    else:
+        setting = "max_session_children"
+        detail = (
+            f"too many per-session child servers: {limit} are running "
+            f"(the gateway's {setting}); try again when a session ends"
+        )
+    original = {"type": "limit", setting: limit}
     message = _message("Server error", detail, server, tool)
     return _error(GATEWAY_ERROR, message, "server_error", True, server, tool, original)
 

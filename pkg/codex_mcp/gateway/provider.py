@@ -37,14 +37,13 @@ from .config_model import GatewayConfig, ServerConfig
 from .env import GatewayEnv
 from .lifetime import Watchdog
 from .naming import SEPARATOR
-from .sessions import SessionChildren
+from .sessions import Owner, SessionChildren
 from .status import STATUS_TOOL, status_result, status_tool, summary_line
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
 log = logging.getLogger("codex_mcp.gateway")
-_CATALOG = "codex_mcp.gateway.catalog"
 
 
 class GatewayProvider(Provider):
@@ -60,6 +59,9 @@ class GatewayProvider(Provider):
         self.per_session = SessionChildren(self, [s for s in servers if s.per_session])
         self._order = {server.name: index for index, server in enumerate(servers)}
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        #: The first client session, and how many were ever opened (sole_session).
+        self._first_session: weakref.ref[ServerSession] | None = None
+        self._opened = 0
         #: Bumped whenever a child's offer changes anywhere; catalogs are rebuilt on sight.
         self.generation = 0
         self._catalog: Catalog | None = None
@@ -68,12 +70,13 @@ class GatewayProvider(Provider):
         self._shared_log_level: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
 
-    def _child(self, server: ServerConfig, owner: ServerSession | None = None) -> Child:
+    def _child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
-        if owner is not None:  # a child of one client asks that client only what it can answer
+        if owner is not None and owner.session is not None:
+            # a child of one client asks that client only what it can answer
             capabilities = {
                 key: value
-                for key, value in owner.client_capabilities.items()
+                for key, value in owner.session.client_capabilities.items()
                 if key in ("sampling", "elicitation", "roots")
             }
         return Child(
@@ -135,6 +138,17 @@ class GatewayProvider(Provider):
 
     def open_session(self, session: ServerSession) -> None:
         self._sessions.add(session)
+        self._opened += 1
+        if self._first_session is None:
+            self._first_session = weakref.ref(session)
+
+    def sole_session(self) -> ServerSession | None:
+        """The only client session this gateway ever had, when it has no id (stdio, or in
+        memory): HTTP sessions come and go, and a message no call claims may be another's."""
+        session = self._first_session() if self._first_session is not None else None
+        if self._opened != 1 or session is None or session.closed or session.session_id:
+            return None
+        return session
 
     async def close_session(self, session: ServerSession) -> None:
         self._sessions.discard(session)
@@ -154,11 +168,14 @@ class GatewayProvider(Provider):
                 self._catalog = self._build(self.shared)
                 self._catalog_generation = self.generation
             return self._catalog
-        cached = session.state.get(_CATALOG)
+        owner = self.per_session.owner(session)
+        if owner is None:  # a closed session: what is shared
+            return self._build(self.children(session))
+        cached = owner.catalog
         if cached is not None and cached[0] == self.generation:
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         catalog = self._build(self.children(session))
-        session.state[_CATALOG] = (self.generation, catalog)
+        owner.catalog = (self.generation, catalog)
         return catalog
 
     def _build(self, children: Sequence[Child]) -> Catalog:
@@ -349,11 +366,14 @@ class GatewayProvider(Provider):
     # -- what children send (ChildHost) ------------------------------------------
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         self.generation += 1
+        owner = child.owner
         for kind in kinds:
-            if child.owner is None:
+            if owner is None:
                 self.notify_list_changed(kind)
-            elif child.owner.initialized and not child.owner.closed:
-                child.owner.notify(f"notifications/{kind}/list_changed")
+            elif owner.session is not None and owner.reachable:
+                owner.session.notify(f"notifications/{kind}/list_changed")
+            # A 2026-07-28 principal's child: its callers have no stream to be told on (the
+            # response to one of their calls is not one); their next listing has it.
 
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
@@ -362,10 +382,11 @@ class GatewayProvider(Provider):
             uri = params.get("uri")
             if isinstance(uri, str):
                 outer = outer_uri(child.name, uri, self.passthrough)
-                if child.owner is None:
+                owner = child.owner
+                if owner is None:
                     self.notify_resource_updated(outer)
-                elif outer in child.owner.subscriptions:
-                    child.owner.notify(method, {**params, "uri": outer})
+                elif owner.session is not None and outer in owner.session.subscriptions:
+                    owner.session.notify(method, {**params, "uri": outer})
             return
         level, data = params.get("level"), params.get("data")
         if level not in LOG_LEVELS:
@@ -376,24 +397,48 @@ class GatewayProvider(Provider):
         if call is not None:
             call.session.log(str(level), data, logger, related_request_id=call.request_id)
             return
-        for session in [child.owner] if child.owner is not None else list(self._sessions):
-            if session.initialized and not session.closed:
-                session.log(str(level), data, logger)
+        session = child.owner.session if child.owner is not None else self.sole_session()
+        if session is not None and session.initialized and not session.closed:
+            session.log(str(level), data, logger)
+        elif child.owner is None:  # a shared child: whose it is, nobody can tell
+            self._unrouted(child, f"a log message ({level})")
+        else:
+            log.debug("%s: a log message outside any call of %s", child.name, child.owner.label)
 
     async def child_request(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> JsonObject:
         if call is not None:
             return await call.request(method, params)
-        sessions = [s for s in self._sessions if not s.closed]
-        session = child.owner or (sessions[0] if len(sessions) == 1 else None)
-        if session is None:
+        owner = child.owner
+        session = self.sole_session() if owner is None else owner.session
+        if session is None or session.closed:
+            if owner is None:
+                self._unrouted(child, method)
+                raise JsonRpcError(
+                    INTERNAL_ERROR,
+                    f"{method}: the gateway cannot tell which client this is for: it is tied "
+                    "to none of their calls (send it while serving a request, with the "
+                    "request's progress token; or mark the server per_session)",
+                )
             raise JsonRpcError(
                 INTERNAL_ERROR,
-                f"{method}: the gateway cannot tell which of its {len(sessions)} clients to ask "
+                f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
         return await session.request(method, params)
+
+    def _unrouted(self, child: Child, what: str) -> None:
+        """A shared child sent what no call claims: given to no client, and said once."""
+        child.unrouted += 1
+        level = logging.WARNING if child.unrouted == 1 else logging.DEBUG
+        log.log(
+            level,
+            "%s: %s tied to no call was given to no client (a shared child serves several "
+            "sessions, and its pipe cannot say whose it is): mark it \"per_session\": true "
+            "if it works for one client outside its calls",
+            child.name, what,
+        )  # fmt: skip
 
     def _spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

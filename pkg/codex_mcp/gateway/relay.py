@@ -212,7 +212,7 @@ def child_request_handlers(child: Child) -> dict[str, RequestHandler]:
     the stream of the front request it belongs to when that is known."""
 
     async def relay(params: JsonObject, ctx: Inbound) -> Any:
-        front = child.call_for(ctx.related_request_id)
+        front = child.call_for(ctx.related_request_id, params)
         return await child.host.child_request(child, ctx.method, params, front)
 
     return dict.fromkeys(CLIENT_METHODS, relay)

@@ -1,20 +1,30 @@
-"""Per-session children: a child of its own for each client session, over HTTP (seed 004).
+"""Per-session children: a child of its own for each client, over HTTP (seed 004).
 
-A session's children are created the first time it needs them (a listing or a call), kept in
-`session.state`, and stopped through `session.cleanup` when the session ends: closed, deleted
-or expired, as the core tears sessions down. `max_session_children` caps how many run at once
-across all sessions; past it a session goes without (its listing skips that server, and a call
-to one of its tools gets an error saying why).
+Whose children they are (an `Owner`): a client session's (the legacy eras: one
+`Mcp-Session-Id`), kept in `session.state` and stopped through `session.cleanup` when the
+session ends; or, for 2026-07-28 callers, who have no session, their principal's (the digest
+of their credential, `session.principal`; every unauthenticated caller is the same one),
+kept here and stopped once the principal has sent nothing for `principal_idle_sec`.
+
+How many run at once is capped: `max_session_children` across everyone (unset: what the
+machine holds, `default_session_children`), and `max_session_children_per_principal` for one
+credential (unset: half the cap; without authentication there is one principal, whose share
+is the whole cap). Past either, an owner goes without: its listing skips that server, and a
+call to one of its tools gets a retryable error saying which limit and what to do.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from codex_mcp.core.jsonrpc import JsonRpcError
+from codex_mcp.core.session import StatelessSession
 from codex_mcp.log_tags import session_label
 
 from .config_model import ServerConfig
@@ -24,79 +34,189 @@ from .naming import SEPARATOR, sanitize_name
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
+    from .catalog import Catalog
     from .child import Child
     from .provider import GatewayProvider
 
 log = logging.getLogger("codex_mcp.gateway")
-_CHILDREN = "codex_mcp.gateway.children"
-_REFUSED = "codex_mcp.gateway.refused"
+_OWNER = "codex_mcp.gateway.owner"
+#: Per core: a child per session costs a process's start-up CPU and its share of the core.
+_CHILDREN_PER_CORE = 8
+#: Per child: room for a Node or Python server's resident memory with margin.
+_MEMORY_PER_CHILD = 128 * 1024 * 1024
+DEFAULT_PRINCIPAL_IDLE_SEC = 300.0
+
+
+def default_session_children() -> int:
+    """The cap when the config sets none: the fewer of 8 per core and one per 128 MiB."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    by_cores = cores * _CHILDREN_PER_CORE
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        memory = 0
+    by_memory = memory // _MEMORY_PER_CHILD if memory > 0 else by_cores
+    return max(2, min(by_cores, by_memory))
+
+
+@dataclass(eq=False)
+class Owner:
+    """Whose per-session children: one client session, or one 2026-07-28 principal."""
+
+    principal: str | None
+    #: The client session; None for a 2026-07-28 principal's children.
+    session: ServerSession | None = None
+    children: dict[str, Child] = field(default_factory=dict)
+    #: Server -> the limit it was refused a slot by: (the number, whether per principal).
+    refused: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    #: (the gateway's generation, the catalog this owner sees).
+    catalog: tuple[int, Catalog] | None = None
+    last_used: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+    released: bool = False
+
+    @property
+    def label(self) -> str:
+        """How logs name it (a prefix of a session id: the id is a credential)."""
+        if self.session is not None:
+            return f"session {session_label(self.session.session_id)}"
+        return "2026-07-28 caller " + (self.principal[:12] if self.principal else "(anonymous)")
+
+    @property
+    def reachable(self) -> bool:
+        """Can it be sent notifications and requests outside a call? (A principal cannot:
+        it has no stream but the response to each of its requests.)"""
+        session = self.session
+        return session is not None and session.initialized and not session.closed
 
 
 class SessionChildren:
     def __init__(self, gateway: GatewayProvider, servers: Sequence[ServerConfig]) -> None:
+        config = gateway.config
         self.gateway = gateway
         self.servers = list(servers)
-        self.limit = gateway.config.max_session_children
-        #: Every per-session child alive now, across sessions.
+        self.limit = config.max_session_children or default_session_children()
+        self.share = config.max_session_children_per_principal or max(1, self.limit // 2)
+        self.idle = config.principal_idle_sec or DEFAULT_PRINCIPAL_IDLE_SEC
+        #: Every per-session child alive now, across owners, and how many per principal.
         self.live: set[Child] = set()
+        self.per_principal: Counter[str | None] = Counter()
+        #: 2026-07-28 callers' owners, by principal.
+        self.principals: dict[str | None, Owner] = {}
+
+    def owner(self, session: ServerSession, *, create: bool = True) -> Owner | None:
+        """Whose children `session`'s requests use (made with `create`); a modern caller's
+        use counts as activity against its idle expiry."""
+        if isinstance(session, StatelessSession):
+            owner = self.principals.get(session.principal)
+            if owner is None and create and self.servers:
+                owner = self.principals[session.principal] = Owner(session.principal)
+            if owner is not None:
+                self._touch(owner)
+            return owner
+        owner = session.state.get(_OWNER)
+        if owner is None and create and self.servers and not session.closed:
+            owner = session.state[_OWNER] = Owner(session.principal, session)
+            session.cleanup.push_async_callback(self._release, owner)
+        return owner
 
     def children(self, session: ServerSession, *, start: bool = True) -> list[Child]:
-        """The session's children; with `start`, those it lacks are created and started."""
-        mine: dict[str, Child] | None = session.state.get(_CHILDREN)
-        if mine is None:
-            if not start or not self.servers or session.closed:
-                return []
-            mine = session.state[_CHILDREN] = {}
-            session.cleanup.push_async_callback(self._stop_session, session)
-        if start and len(mine) < len(self.servers) and not session.closed:
-            self._start_missing(session, mine)
-        return list(mine.values())
+        """The owner's children; with `start`, those it lacks are created and started."""
+        owner = self.owner(session, create=start)
+        if owner is None:
+            return []
+        ended = owner.released or (owner.session is not None and owner.session.closed)
+        if start and len(owner.children) < len(self.servers) and not ended:
+            self._start_missing(owner)
+        return list(owner.children.values())
 
-    def _start_missing(self, session: ServerSession, mine: dict[str, Child]) -> None:
-        refused: dict[str, int] = session.state.setdefault(_REFUSED, {})
+    def _start_missing(self, owner: Owner) -> None:
         for server in self.servers:
-            if server.name in mine:
+            if server.name in owner.children:
                 continue
-            if self.limit is not None and len(self.live) >= self.limit:
-                if server.name not in refused:
-                    log.warning(
-                        "%s: not started for session %s: %d per-session children are running "
-                        "(max_session_children)",
-                        server.name, session_label(session.session_id), len(self.live),
-                    )  # fmt: skip
-                refused[server.name] = self.limit
+            refusal = self._refusal(owner)
+            if refusal is not None:
+                if server.name not in owner.refused:
+                    reason = limit_error(*refusal, server=server.name)["message"]
+                    log.warning("%s: not started for %s: %s", server.name, owner.label, reason)
+                owner.refused[server.name] = refusal
                 continue
-            refused.pop(server.name, None)
-            child = self.gateway._child(server, owner=session)
-            mine[server.name] = child
+            owner.refused.pop(server.name, None)
+            child = self.gateway._child(server, owner=owner)
+            owner.children[server.name] = child
             self.live.add(child)
+            self.per_principal[owner.principal] += 1
             child.start()
-            log.debug("%s: started for session %s", server.name, session_label(session.session_id))
+            log.debug("%s: started for %s", server.name, owner.label)
+
+    def _refusal(self, owner: Owner) -> tuple[int, bool] | None:
+        """The limit a new child of `owner` would pass, if any."""
+        if len(self.live) >= self.limit:
+            return self.limit, False
+        if owner.principal is not None and self.per_principal[owner.principal] >= self.share:
+            return self.share, True
+        return None
 
     def refusal_for(
         self, session: ServerSession, tool: str, passthrough: bool
     ) -> JsonRpcError | None:
-        """The error for a call to a tool of a server this session was refused, if it is one."""
-        refused: dict[str, int] = session.state.get(_REFUSED) or {}
-        for server, limit in refused.items():
+        """The error for a call to a tool of a server this owner was refused, if it is one."""
+        owner = self.owner(session, create=False)
+        for server, refusal in (owner.refused if owner is not None else {}).items():
             if passthrough or tool.startswith(sanitize_name(server) + SEPARATOR):
-                error = limit_error(limit, server=server, tool=tool)
+                error = limit_error(*refusal, server=server, tool=tool)
                 return JsonRpcError(error["code"], error["message"], error["data"])
         return None
 
     def refused(self, session: ServerSession) -> list[str]:
-        return list(session.state.get(_REFUSED) or ())
+        owner = self.owner(session, create=False)
+        return list(owner.refused) if owner is not None else []
 
-    async def _stop_session(self, session: ServerSession) -> None:
-        mine: dict[str, Child] = session.state.pop(_CHILDREN, None) or {}
-        await asyncio.gather(*(self._stop(child) for child in mine.values()))
+    # -- a 2026-07-28 principal's idle expiry -------------------------------------
+    def _touch(self, owner: Owner) -> None:
+        loop = asyncio.get_running_loop()
+        owner.last_used = loop.time()
+        if owner.timer is None and not owner.released:
+            owner.timer = loop.call_later(self.idle, self._expire_if_idle, owner)
 
-    async def _stop(self, child: Child) -> None:
+    def _expire_if_idle(self, owner: Owner) -> None:
+        owner.timer = None
+        loop = asyncio.get_running_loop()
+        busy = any(child.calls or child.state == "starting" for child in owner.children.values())
+        left = owner.last_used + self.idle - loop.time()
+        if busy or left > 0:
+            owner.timer = loop.call_later(max(left, 0.0) or self.idle, self._expire_if_idle, owner)
+            return
+        if self.principals.get(owner.principal) is owner:
+            del self.principals[owner.principal]
+        log.info("%s: idle for %g s; its per-session children stop", owner.label, self.idle)
+        self.gateway._spawn(self._release(owner))
+
+    # -- stopping ------------------------------------------------------------------
+    async def _release(self, owner: Owner) -> None:
+        owner.released = True
+        if owner.timer is not None:
+            owner.timer.cancel()
+            owner.timer = None
+        children, owner.children = owner.children, {}
+        await asyncio.gather(*(self._stop(child, owner) for child in children.values()))
+
+    async def _stop(self, child: Child, owner: Owner) -> None:
         try:
             await child.stop()
         finally:
-            self.live.discard(child)
-            log.debug("%s: stopped with its session", child.name)
+            if child in self.live:
+                self.live.discard(child)
+                self.per_principal[owner.principal] -= 1
+                if self.per_principal[owner.principal] <= 0:
+                    del self.per_principal[owner.principal]
+            log.debug("%s: stopped with %s", child.name, owner.label)
 
     async def stop_all(self) -> None:
-        await asyncio.gather(*(self._stop(child) for child in list(self.live)))
+        owners = {id(c.owner): c.owner for c in self.live if c.owner is not None}
+        owners.update((id(owner), owner) for owner in self.principals.values())
+        self.principals.clear()
+        await asyncio.gather(*(self._release(owner) for owner in owners.values()))

@@ -2,7 +2,8 @@
 
 `gateway_status` lists each child server: its state (starting, ready, restarting, failed,
 stopped; `not started` for a per-session child this session has not needed yet), its tool
-count, restarts, last error and uptime. It is read-only, so Codex calls it under its
+count, restarts, last error and uptime, and what needs the user's attention (a shared child
+whose messages no call could claim should be marked `per_session`). It is read-only, so Codex calls it under its
 default sandbox. Its name has no `__`, so it never collides with a `server__tool` name.
 """
 
@@ -49,7 +50,17 @@ def child_status(child: Child) -> dict[str, Any]:
         "last_error": child.last_error,
         "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
         "pid": connection.pid if connection is not None else None,
+        "unrouted_messages": child.unrouted,
     }
+
+
+def _advice(server: dict[str, Any]) -> str | None:
+    if server["unrouted_messages"] and not server["per_session"]:
+        return (
+            f"{server['unrouted_messages']} request(s) or log message(s) tied to no call "
+            'were given to no client: mark it "per_session": true'
+        )
+    return None
 
 
 def status_result(children: Sequence[Child], per_session: SessionChildren) -> JsonObject:
@@ -68,18 +79,25 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
                     "last_error": None,
                     "uptime_sec": None,
                     "pid": None,
+                    "unrouted_messages": 0,
                 }
             )
+    for entry in servers:
+        advice = _advice(entry)
+        if advice is not None:
+            entry["advice"] = advice
     lines = [
         f"{s['name']}: {s['state']}, {s['tools']} tool(s), {s['restarts']} restart(s)"
         + (f", up {s['uptime_sec']:g} s" if s["uptime_sec"] is not None else "")
         + (f"; last error: {s['last_error']}" if s["last_error"] else "")
+        + (f"; {s['advice']}" if s.get("advice") else "")
         for s in servers
     ]
     structured: JsonObject = {"servers": servers}
     if per_session.servers:
         structured["per_session_children"] = len(per_session.live)
         structured["max_session_children"] = per_session.limit
+        structured["max_session_children_per_principal"] = per_session.share
     return {
         "content": [{"type": "text", "text": "\n".join(lines) or "no servers"}],
         "structuredContent": structured,

@@ -21,14 +21,19 @@ The tools (see TOOLS below): well-formed ones (`echo`, `no_annotations`, `not_re
 style of seed 000 (`snake_case`), awkward names (`dash-name`, `dot.name`, `dot_name`, a name
 over 64 characters), and behaviours: `crash` (the process exits mid-call), `slow` (sleeps;
 writes `slow: started` to stderr first, so tests can wait on it), `fail` (a JSON-RPC error
-with the code it is given), `add_tool` (lists one more tool and sends list_changed).
+with the code it is given), `add_tool` (lists one more tool and sends list_changed),
+`background` (schedules work outside any call: a log line and an elicitation carrying its
+`message`) and `hold` (does that work while it is in flight, then says how the elicitation
+was answered): what a shared child does for one client while serving another.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import itertools
 import os
+import queue
 import sys
 import threading
 import time
@@ -139,6 +144,38 @@ def _snake_case(_arguments: JsonObject) -> JsonObject:
 
 def _tool_error(_arguments: JsonObject) -> JsonObject:
     return _text("the tool reports a failure", isError=True)
+
+
+_scheduled: list[str] = []
+_answers: dict[Any, queue.Queue[JsonObject]] = {}
+_ask_ids = itertools.count(1)
+
+
+def _background(arguments: JsonObject) -> JsonObject:
+    _scheduled.append(str(arguments.get("message", "")))
+    return _text("scheduled")
+
+
+def _hold(_arguments: JsonObject) -> JsonObject:
+    outcomes = []
+    while _scheduled:
+        message = _scheduled.pop(0)
+        log = {"level": "info", "logger": "background", "data": message}
+        _send({"jsonrpc": "2.0", "method": "notifications/message", "params": log})
+        outcomes.append(_ask("elicitation/create", {"message": message, "requestedSchema": {}}))
+    return _text("; ".join(outcomes) or "nothing scheduled")
+
+
+def _ask(method: str, params: JsonObject) -> str:
+    """A request to the client, on no call's behalf; how it was answered."""
+    request_id = f"ask-{next(_ask_ids)}"
+    answer: queue.Queue[JsonObject] = queue.Queue()
+    _answers[request_id] = answer
+    _send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    reply = answer.get(timeout=60)
+    if "error" in reply:
+        return "error: " + str(reply["error"].get("message"))
+    return "answered: " + json.dumps(reply.get("result"))
 
 
 def _add_tool(_arguments: JsonObject) -> JsonObject:
@@ -254,6 +291,8 @@ TOOLS: dict[str, tuple[JsonObject, Handler]] = {
         _fail,
     ),
     "add_tool": ({"inputSchema": _object({}), "annotations": READ_ONLY}, _add_tool),
+    "background": ({"inputSchema": MESSAGE, "annotations": READ_ONLY}, _background),
+    "hold": ({"inputSchema": _object({}), "annotations": READ_ONLY}, _hold),
 }
 
 
@@ -284,6 +323,9 @@ def _call(request_id: Any, params: JsonObject) -> None:
 def _handle(message: JsonObject) -> None:
     method, request_id = message.get("method"), message.get("id")
     params = message.get("params") or {}
+    if method is None and request_id in _answers:  # the client's answer to _ask
+        _answers.pop(request_id).put(message)
+        return
     _flood()
     if request_id is None:  # a notification
         return

@@ -93,6 +93,7 @@ class HttpSession:
         self.busy = 0  # open HTTP exchanges (see __enter__); a busy session is never evicted
         self.log = SessionLog(log, {"session": session_label(session_id)})
         self.core_session: ServerSession = core.open_session(self, session_id)
+        self.core_session.principal = credential  # whose it is, for per-principal shares
         self.core_session.on_client_notification = self._on_client_notification
         #: The shared store this session lives in; None: this process alone.
         self.store = store if store is not None and store.shared and session_id else None
