@@ -30,8 +30,8 @@ was answered): what a shared child does for one client while serving another.
 from __future__ import annotations
 
 import argparse
-import json
 import itertools
+import json
 import os
 import queue
 import sys
