@@ -51,6 +51,10 @@ def rules(tool: dict[str, Any]) -> set[str]:
     return {f["rule"] for f in tool["findings"]}
 
 
+def rules_of(tool: Any) -> set[str]:
+    return {f.rule for f in tool.findings}
+
+
 # -- the engine, on definitions ------------------------------------------------------------
 
 
@@ -113,7 +117,11 @@ def test_the_fix_config_is_a_valid_gateway_config_that_repairs_everything(tmp_pa
     report = lint_servers([Listing("codex-mcp", served)])
     assert report.lost == 0 and report.exit_code == 0
     left = {f.rule for t in report.tools for f in t.findings}
-    assert left <= {"structured-only"}, left
+    assert left <= {"structured-only", "needs-approval"}, left
+    # What still needs approval is what --fix would not vouch for: the tools that may write.
+    asking = {t.tool for t in report.tools if "needs-approval" in rules_of(t)}
+    needs = {f"{i['server']}__{i['tool']}" for i in document["fix"]["needsApproval"]}
+    assert asking == needs and "broken_server__not_read_only" in asking
 
 
 # -- the CLI, over real transports -----------------------------------------------------------
@@ -212,3 +220,81 @@ def test_bad_arguments_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert run(str(bad))[0] == 2
     assert 'mcpServers.x: "command" must be a string' in capsys.readouterr().err
     assert run("http://127.0.0.1:1/mcp", "--header", "nocolon")[0] == 2
+
+
+# -- what --fix never proposes, and what lint tells about sharing ----------------------------
+
+FILESYSTEM = ROOT / ".tools/servers/node_modules/.bin/mcp-server-filesystem"
+
+
+def _custom(*tools: dict[str, Any]) -> list[str]:
+    listed = [{"inputSchema": {"type": "object", "properties": {}}, **tool} for tool in tools]
+    return [*BROKEN, "--tools", "none", "--custom-tools", json.dumps(listed)]
+
+
+def test_fix_never_marks_a_tool_that_changes_things_read_only() -> None:
+    server = _custom(
+        {"name": "delete_note"},
+        {"name": "sendEmail"},
+        {"name": "notes", "description": "Appends a line to the notes file."},
+        {"name": "tidy", "annotations": {"destructiveHint": True}},
+        {"name": "stamp", "annotations": {"readOnlyHint": False}},
+        {"name": "lookup", "description": "Find a word in the dictionary."},
+    )
+    code, document = run_json("--fix", "--name", "brk", "--", *server)
+    assert code == 0
+    assert document["fix"]["config"]["mcpServers"]["brk"]["tools"] == {
+        "lookup": {"annotations": {"readOnlyHint": True}}
+    }
+    why = {item["tool"]: item["why"] for item in document["fix"]["needsApproval"]}
+    assert why == {
+        "delete_note": "its name says it deletes ('delete')",
+        "sendEmail": "its name says it sends ('send')",
+        "notes": "its description says it writes ('appends')",
+        "tidy": "its server says it is destructive",
+        "stamp": "its server says it is not read-only",
+    }
+    assert "interactive Codex asks you" in document["fix"]["approvalAdvice"]
+    code, text = run("--fix", "--name", "brk", "--", *server)
+    assert "Needs approval in Codex (no readOnlyHint proposed):" in text
+    assert "  brk: delete_note: its name says it deletes ('delete')" in text
+    assert "what you can do: interactive Codex asks you before each call" in text
+
+
+@pytest.mark.interop
+@pytest.mark.skipif(not FILESYSTEM.exists(), reason="run scripts/setup.sh for server-filesystem")
+def test_fix_leaves_the_filesystem_servers_writes_to_approval(tmp_path: Path) -> None:
+    code, document = run_json("--fix", "--name", "fs", "--", str(FILESYSTEM), str(tmp_path))
+    assert code == 0
+    marked = document["fix"]["config"]["mcpServers"]["fs"].get("tools") or {}
+    for tool in ("write_file", "edit_file", "move_file", "create_directory"):
+        assert tool not in marked
+    needs = {item["tool"] for item in document["fix"]["needsApproval"]}
+    assert {"write_file", "edit_file", "move_file"} <= needs
+
+
+def test_lint_says_when_a_shared_stdio_server_should_be_per_session(tmp_path: Path) -> None:
+    """A stdio server that logs (it may, outside any call): served over HTTP as a shared
+    child, what no call claims reaches no client, so lint says to mark it per_session."""
+    examples = {
+        "command": sys.executable,
+        "args": [str(ROOT / "cmd/mcp"), "--serve", str(ROOT / "examples/everything_server.py")],
+    }
+    config = {
+        "mcpServers": {
+            "shared": examples,
+            "own": {**examples, "per_session": True},
+            "quiet": {"command": BROKEN[0], "args": [*BROKEN[1:], "--tools", "echo"]},
+        }
+    }
+    path = tmp_path / ".mcp.json"
+    path.write_text(json.dumps(config))
+    code, document = run_json(str(path))
+    assert code == 0
+    found = {
+        s["server"]: [f for f in s["findings"] if f["rule"] == "per-session"]
+        for s in document["servers"]
+    }
+    assert [f["severity"] for f in found["shared"]] == ["info"]
+    assert 'mark it "per_session": true' in found["shared"][0]["message"]
+    assert found["own"] == [] and found["quiet"] == []

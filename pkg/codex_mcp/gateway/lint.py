@@ -31,6 +31,7 @@ SRC_NAMES = "codex-rs/codex-mcp/src/tools.rs: normalize_tools_for_model_with_pre
 SRC_SANITIZE = "codex-rs/codex-mcp/src/mcp/mod.rs: sanitize_responses_api_tool_name"
 SRC_APPROVAL = "codex-rs/core/src/mcp_tool_call.rs: requires_mcp_tool_approval"
 SRC_RESULT = "codex-rs/protocol/src/models.rs: CallToolResult::as_function_call_output_payload"
+SRC_GATEWAY_ROUTING = "codex-mcp gateway, not Codex: specs/gateway.md, Relaying (Which call)"
 SRC_STARTUP = "codex-rs/codex-mcp/src/rmcp_client.rs (timed out handshaking; startup_timeout_sec)"
 
 #: Observed with the CLI 0.169: "timed out handshaking with MCP server after 29.99999955s".
@@ -88,6 +89,9 @@ class Listing:
     error: str | None = None
     target: str = ""
     schema_max_bytes: int = SCHEMA_MAX_BYTES
+    #: A shared stdio server that may send messages outside any call (it declares
+    #: `logging`, or sent a log message): why, else None.
+    speaks_outside_calls: str | None = None
 
 
 @dataclass
@@ -181,6 +185,14 @@ def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
 def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
     _startup(listing, report)
+    if listing.speaks_outside_calls is not None:
+        message = (
+            f"it {listing.speaks_outside_calls}: served by the gateway over HTTP, a shared stdio "
+            "child's log messages and requests to the client that no call claims (background "
+            "work) reach no client, since its pipe cannot say whose they are; if it works for "
+            'one client outside its calls, or keeps per-client state, mark it "per_session": true'
+        )
+        report.findings.append(Finding("per-session", "info", message, SRC_GATEWAY_ROUTING))
     broken = [(i, tool, definition_problems(tool)) for i, tool in enumerate(listing.tools)]
     broken = [(i, tool, problems) for i, tool, problems in broken if problems]
     if broken:

@@ -32,7 +32,7 @@ from .config_parse import derive_name
 from .config_values import ConfigError
 from .errors import normalize_exception, one_line
 from .lint import LintReport, Listing, ToolReport, lint_servers
-from .lint_fix import fix_plan
+from .lint_fix import APPROVAL_ADVICE, fix_plan
 
 DEFAULT_TIMEOUT = 30.0
 MAX_PAGES = 100
@@ -146,9 +146,14 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
     target = server.target
     budget = server.repair.schema_max_bytes
     started = time.monotonic()
+    logged: list[object] = []
     if isinstance(target, StdioTarget):
         client = Client.stdio(
-            [target.command, *target.args], env=target.env, cwd=target.cwd, timeout=timeout
+            [target.command, *target.args],
+            env=target.env,
+            cwd=target.cwd,
+            timeout=timeout,
+            logging_handler=logged.append,
         )
     else:
         headers = target.resolved_headers(dict(environ))
@@ -172,6 +177,7 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             time.monotonic() - started,
             target=describe(target),
             schema_max_bytes=budget,
+            speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
         )
     except TimeoutError:
         error = f"no tools/list within {timeout:g} s"
@@ -179,6 +185,17 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
         command = target.command if isinstance(target, StdioTarget) else None
         error = normalize_exception(exc, server=server.name, command=command)["message"]
     return Listing(server.name, error=error, target=describe(target), schema_max_bytes=budget)
+
+
+def _speaks_outside_calls(server: ServerConfig, client: Client, logged: bool) -> str | None:
+    """Why a stdio server the gateway would share may send what no call claims, if it may."""
+    if not isinstance(server.target, StdioTarget) or server.per_session:
+        return None
+    if logged:
+        return "sent log messages"
+    if "logging" in client.server_capabilities:
+        return "declares logging"
+    return None
 
 
 async def lint(
@@ -253,7 +270,12 @@ def main(
     if options.json:
         document = report.to_json()
         if plan is not None:
-            document["fix"] = {"config": plan.config, "notes": plan.notes}
+            document["fix"] = {
+                "config": plan.config,
+                "notes": plan.notes,
+                "needsApproval": [item.to_json() for item in plan.needs_approval],
+                "approvalAdvice": APPROVAL_ADVICE,
+            }
         json.dump(document, out, indent=2)
         out.write("\n")
     else:
@@ -269,6 +291,11 @@ def main(
                     print(f"  note: {one_line(note, 500)}", file=out)
             else:
                 print("\nNothing for the gateway to repair.", file=out)
+            if plan.needs_approval:
+                print("\nNeeds approval in Codex (no readOnlyHint proposed):", file=out)
+                for item in plan.needs_approval:
+                    print(f"  {item.server}: {item.tool}: {item.why}", file=out)
+                print(f"  what you can do: {APPROVAL_ADVICE}", file=out)
     return report.exit_code
 
 

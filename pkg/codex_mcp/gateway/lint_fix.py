@@ -4,15 +4,22 @@ Served through the gateway, a server gets the default repairs (definition shapes
 fields, missing types: `RepairConfig`) and Codex-safe names without any setting; the entry
 only adds what must be asked for: `shrink_descriptions` for schemas Codex would compact, and
 `readOnlyHint` for tools Codex would refuse (which only the user can vouch for).
+
+`readOnlyHint: true` is never proposed for a tool that may change something: one its server
+says is not read-only (`readOnlyHint: false`) or destructive, or whose name or description
+says it writes, deletes, moves, creates, sends or executes. Pasted as is, it would let Codex
+run file writes without asking. Those are listed as needing approval in Codex instead, with
+what the user can do.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .lint import LintReport, ServerReport
+from .lint import LintReport, ServerReport, ToolReport
 
 _REPAIRED_BY_DEFAULT = {
     "server-lost": "its tool definitions are repaired (the field Codex cannot read is fixed)",
@@ -22,27 +29,84 @@ _REPAIRED_BY_DEFAULT = {
 }
 
 
+#: Words (of a tool's name or description) that say it changes something, by what it does.
+_CHANGES = {
+    "writes": "write writes writing written overwrite overwrites edit edits editing modify "
+    "modifies update updates patch append appends insert inserts replace replaces save saves "
+    "upload uploads truncate",
+    "deletes": "delete deletes deleting remove removes removing erase erases unlink rm rmdir "
+    "drop drops purge kill",
+    "moves": "move moves moving rename renames renaming mv",
+    "creates": "create creates creating mkdir touch install installs",
+    "sends": "send sends sending email emails publish publishes notify post posts",
+    "executes": "execute executes executing exec run runs running eval evaluate shell spawn "
+    "command commands script",
+}
+_CHANGE_WORDS = {word: verb for verb, words in _CHANGES.items() for word in words.split()}
+#: What the user can do about a tool that needs approval (Codex 0.169, specs/gateway.md).
+APPROVAL_ADVICE = (
+    "interactive Codex asks you before each call; `codex exec` (approval never) refuses it, "
+    "unless run with `--sandbox danger-full-access`, which runs every tool unasked. Mark it "
+    "readOnlyHint only if you know it changes nothing"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsApproval:
+    """A tool Codex will ask about, for which lint proposes no readOnlyHint: and why."""
+
+    server: str
+    tool: str
+    why: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"server": self.server, "tool": self.tool, "why": self.why}
+
+
 @dataclass
 class FixPlan:
     #: A `.mcp.json` document for the gateway: {"mcpServers": {...}}.
     config: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    needs_approval: list[NeedsApproval] = field(default_factory=list)
+
+
+def changes_something(tool: ToolReport) -> str | None:
+    """Why `tool` may change something (so it is no candidate for readOnlyHint), or None."""
+    annotations = tool.definition.get("annotations")
+    if isinstance(annotations, dict):
+        if annotations.get("readOnlyHint") is False:
+            return "its server says it is not read-only"
+        if annotations.get("destructiveHint") is True:
+            return "its server says it is destructive"
+    name_words = re.split(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])", tool.tool)
+    for word in name_words:
+        verb = _CHANGE_WORDS.get(word.lower())
+        if verb is not None:
+            return f"its name says it {verb} ({word!r})"
+    description = tool.definition.get("description")
+    if isinstance(description, str):
+        for word in re.findall(r"[a-z]+", description.lower()):
+            verb = _CHANGE_WORDS.get(word)
+            if verb is not None:
+                return f"its description says it {verb} ({word!r})"
+    return None
 
 
 def fix_plan(report: LintReport, sources: Mapping[str, Mapping[str, Any]]) -> FixPlan:
     """`sources`: server name -> its entry as written (command/args/env or url/headers)."""
-    servers: dict[str, Any] = {}
-    notes: list[str] = []
+    plan = FixPlan({"mcpServers": {}})
     for server in report.servers:
         if server.error is not None:
             continue
-        entry = _entry(server, dict(sources.get(server.server, {})), notes)
+        entry = _entry(server, dict(sources.get(server.server, {})), plan)
         if entry is not None:
-            servers[server.server] = entry
-    return FixPlan({"mcpServers": servers}, notes)
+            plan.config["mcpServers"][server.server] = entry
+    return plan
 
 
-def _entry(server: ServerReport, entry: dict[str, Any], notes: list[str]) -> dict[str, Any] | None:
+def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[str, Any] | None:
+    notes = plan.notes
     rules = {f.rule for f in server.findings} | {f.rule for t in server.tools for f in t.findings}
     if not rules & {"server-lost", "dropped", "lowered", "hashed", "compacted", "needs-approval"}:
         return None
@@ -56,7 +120,15 @@ def _entry(server: ServerReport, entry: dict[str, Any], notes: list[str]) -> dic
         notes.append(
             f"{server.server}: repair.shrink_descriptions shortens descriptions to fit Codex's 5000-byte budget instead of losing them all"
         )
-    refused = [t.tool for t in server.tools if any(f.rule == "needs-approval" for f in t.findings)]
+    refused: list[str] = []
+    for tool in server.tools:
+        if not any(f.rule == "needs-approval" for f in tool.findings):
+            continue
+        reason = changes_something(tool)
+        if reason is None:
+            refused.append(tool.tool)
+        else:
+            plan.needs_approval.append(NeedsApproval(server.server, tool.tool, reason))
     if refused:
         tools = dict(entry.get("tools") or {})
         for name in refused:
