@@ -171,10 +171,6 @@ class SessionChildren:
                 return JsonRpcError(error["code"], error["message"], error["data"])
         return None
 
-    def refused(self, session: ServerSession) -> list[str]:
-        owner = self.owner(session, create=False)
-        return list(owner.refused) if owner is not None else []
-
     # -- a 2026-07-28 principal's idle expiry -------------------------------------
     def _touch(self, owner: Owner) -> None:
         loop = asyncio.get_running_loop()
