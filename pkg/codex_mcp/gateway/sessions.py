@@ -9,8 +9,10 @@ kept here and stopped once the principal has sent nothing for `principal_idle_se
 How many run at once is capped: `max_session_children` across everyone (unset: what the
 machine holds, `default_session_children`), and `max_session_children_per_principal` for one
 credential (unset: half the cap; without authentication there is one principal, whose share
-is the whole cap). Past either, an owner goes without: its listing skips that server, and a
-call to one of its tools gets a retryable error saying which limit and what to do.
+is the whole cap). Unset, neither is below the number of per-session servers, so one
+client (stdio has one) always gets its whole set. Past either, an owner goes without: its
+listing skips that server, and a call to one of its tools gets a retryable error saying
+which limit and what to do.
 """
 
 from __future__ import annotations
@@ -98,8 +100,13 @@ class SessionChildren:
         config = gateway.config
         self.gateway = gateway
         self.servers = list(servers)
-        self.limit = config.max_session_children or default_session_children()
-        self.share = config.max_session_children_per_principal or max(1, self.limit // 2)
+        # Unset, neither keeps one client from its whole set (stdio has one client).
+        self.limit = config.max_session_children or max(
+            default_session_children(), len(self.servers)
+        )
+        self.share = config.max_session_children_per_principal or max(
+            len(self.servers), self.limit // 2, 1
+        )
         self.idle = config.principal_idle_sec or DEFAULT_PRINCIPAL_IDLE_SEC
         #: Every per-session child alive now, across owners, and how many per principal.
         self.live: set[Child] = set()
