@@ -221,7 +221,8 @@ class HttpOptions:
     max_sessions: int = field(
         default=10_000,
         metadata=about(
-            "Most sessions at once, throwaway ones included; past it, 503.",
+            "Most sessions at once, throwaway ones and 2026-07-28 listen streams included; "
+            "past it, 503.",
             SESSIONS,
             ge=1,
         ),
@@ -277,6 +278,16 @@ class HttpOptions:
             "Seconds a request body may stall between reads; past it, 408 and close.",
             LIMITS,
             gt=0,
+        ),
+    )
+    body_min_rate: int = field(
+        default=1024,
+        metadata=about(
+            "Bytes per second a request body must average once it has had --body-timeout "
+            "seconds (a trickle that never stalls is cut off too); slower, 408 and close. "
+            "0: no minimum.",
+            LIMITS,
+            ge=0,
         ),
     )
     idle_timeout: float = field(

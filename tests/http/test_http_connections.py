@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import aiohttp
 import pytest
@@ -81,17 +82,89 @@ async def test_a_body_that_stalls_gets_408_and_the_connection_closes() -> None:
 
 
 async def test_a_slow_body_that_keeps_coming_is_read() -> None:
-    async with served(body_timeout=0.6) as port:
+    async with served(body_timeout=0.6, body_min_rate=50) as port:
         reader, writer = await connect(port)
         request = request_bytes("POST", "/mcp", JSON, INIT_BODY, port)
         head, body = request[: -len(INIT_BODY)], INIT_BODY
         writer.write(head)
-        # The whole body takes longer than body_timeout; no pause between reads does.
+        # The whole body takes longer than body_timeout; no pause between reads does, and
+        # it comes at some 140 bytes/s, above the minimum.
         await trickle(writer, body, chunk=len(body) // 5 + 1, every=0.2)
         reply = await read_reply(reader)
         assert reply.status == 200, reply
         assert "mcp-session-id" in reply.headers
         writer.close()
+
+
+async def test_a_body_that_trickles_in_without_stalling_is_cut_off() -> None:
+    """A byte every 0.1 s never stalls for body_timeout, but comes at 10 bytes/s: once
+    body_timeout has passed, a body slower than body_min_rate gets 408."""
+    async with served(body_timeout=0.5, body_min_rate=100) as port:
+        reader, writer = await connect(port)
+        writer.write(
+            request_bytes("POST", "/mcp", JSON, b"", port).replace(
+                b"Content-Length: 0", b"Content-Length: %d" % len(INIT_BODY)
+            )
+        )
+        slow = asyncio.create_task(trickle(writer, INIT_BODY, chunk=1, every=0.1))
+        reply = await read_reply(reader)
+        assert reply.status == 408, reply
+        assert "slower than 100 bytes/s" in reply.json()["error"]["message"]
+        assert not slow.done()  # cut off while still sending
+        assert await closed_by_server(reader, timeout=5) == b""
+        slow.cancel()
+        writer.close()
+
+
+async def readyz(port: int) -> tuple[int, dict[str, Any]]:
+    reply = await send(port, request_bytes("GET", "/readyz", port=port))
+    return reply.status, reply.json()
+
+
+async def test_trickling_bodies_cannot_hold_the_connection_cap_and_readyz_says_when_full() -> None:
+    """Every connection trickling a body: new requests get 503 and /readyz says why (not
+    "ready"); the trickles are cut off by the minimum body rate, and the server is ready
+    again. (Seen: 16,000 such connections held a 15,000 cap for ever.)"""
+    cap = 4
+    async with served(max_connections=cap, body_timeout=3, body_min_rate=50) as port:
+        assert (await readyz(port))[1]["max_connections"] == cap
+        head = request_bytes("POST", "/mcp", JSON, b"", port).replace(
+            b"Content-Length: 0", b"Content-Length: %d" % len(INIT_BODY)
+        )
+        trickles = []
+        for _ in range(cap):
+            reader, writer = await connect(port)
+            writer.write(head)
+            trickles.append(
+                (
+                    reader,
+                    writer,
+                    asyncio.create_task(
+                        trickle(writer, INIT_BODY, chunk=1, every=0.2)  # 5 bytes/s, never a stall
+                    ),
+                )
+            )
+        async with asyncio.timeout(10):
+            while (answer := await readyz(port))[0] != 503:
+                await asyncio.sleep(0.02)
+        assert answer[1]["status"] == "connection cap reached", answer
+        assert answer[1]["connections"] >= cap
+        refused = await send(port, request_bytes("POST", "/mcp", JSON, INIT_BODY, port))
+        assert (
+            refused.status == 503 and "Too many connections" in refused.json()["error"]["message"]
+        )
+        for reader, writer, slow in trickles:
+            reply = await read_reply(reader, timeout=20)
+            assert reply.status == 408 and not slow.done(), reply
+            slow.cancel()
+            writer.close()
+        async with asyncio.timeout(10):
+            while (answer := await readyz(port))[0] != 200:
+                await asyncio.sleep(0.02)
+        assert answer[1]["status"] == "ready"
+        assert (
+            await send(port, request_bytes("POST", "/mcp", JSON, INIT_BODY, port))
+        ).status == 200
 
 
 async def test_an_idle_keep_alive_connection_is_closed() -> None:
@@ -144,9 +217,10 @@ async def test_when_every_connection_is_busy_probes_still_answer() -> None:
         refused = await read_to_end(port, request_bytes("POST", "/mcp", session, b"{}", port))
         assert refused.startswith(b"HTTP/1.1 503"), refused
         assert b"Retry-After: 1" in refused and b"Too many connections" in refused
-        for probe in ("/healthz", "/readyz"):
-            answer = await read_to_end(port, request_bytes("GET", probe, port=port))
-            assert answer.startswith(b"HTTP/1.1 200"), answer
+        health = await read_to_end(port, request_bytes("GET", "/healthz", port=port))
+        assert health.startswith(b"HTTP/1.1 200"), health
+        ready = await read_to_end(port, request_bytes("GET", "/readyz", port=port))
+        assert ready.startswith(b"HTTP/1.1 503") and b"connection cap reached" in ready, ready
 
         # Past the probe reserve, a connection is refused before it sends anything.
         reserve = [await connect(port) for _ in range(PROBE_RESERVE)]
@@ -237,6 +311,7 @@ def test_the_limits_are_settings_of_the_command_line() -> None:
     for flag in (
         "--header-timeout",
         "--body-timeout",
+        "--body-min-rate",
         "--idle-timeout",
         "--max-connections",
         "--max-inflight",

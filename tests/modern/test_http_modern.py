@@ -385,3 +385,46 @@ async def test_modern_calls_count_against_the_cap_of_calls_in_flight() -> None:
             )
         )[0] == 200
         stream.close()
+
+
+async def test_listen_streams_count_against_the_session_cap() -> None:
+    """A listen stream holds its connection as long as a session's GET stream: past
+    --max-sessions (sessions, throwaway ones and listen streams together), 503."""
+    listen = body(7, "subscriptions/listen", params(notifications={"toolsListChanged": True}))
+    listen_headers = headers("subscriptions/listen")
+    async with served(examples_core(), max_sessions=2) as url, aiohttp.ClientSession() as http:
+        readyz = url.replace("/mcp", "/readyz")
+        streams = [await http.post(url, json=listen, headers=listen_headers) for _ in range(2)]
+        for stream in streams:
+            ack = await _next_event(stream)
+            assert ack["method"] == "notifications/subscriptions/acknowledged"
+        async with http.get(readyz) as ready:
+            assert (await ready.json())["listen_streams"] == 2
+        async with http.post(url, json=listen, headers=listen_headers) as refused:
+            assert refused.status == 503 and refused.headers["Retry-After"] == "1"
+            answer = await refused.json()
+            assert answer["id"] == 7 and "Too many sessions" in answer["error"]["message"]
+        legacy_init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        async with http.post(url, json=legacy_init, headers={"Accept": JSON_AND_SSE}) as full:
+            assert full.status == 503
+        streams[0].close()  # one leaves: there is room again
+        async with asyncio.timeout(10):
+            while True:
+                async with http.get(readyz) as ready:
+                    if (await ready.json())["listen_streams"] == 1:
+                        break
+                await asyncio.sleep(0.02)
+        again = await http.post(url, json=listen, headers=listen_headers)
+        assert again.status == 200
+        assert (await _next_event(again))["method"] == "notifications/subscriptions/acknowledged"
+        again.close()
+        streams[1].close()

@@ -17,7 +17,13 @@ from aiohttp.typedefs import Handler
 from ...core.server import ServerCore
 from ...startup import cannot_listen
 from .config import HttpConfig
-from .connections import ConnectionLimits, GuardedSite, connection_cap, track_requests
+from .connections import (
+    ConnectionLimits,
+    GuardedConnection,
+    GuardedSite,
+    connection_cap,
+    track_requests,
+)
 from .errors import busy_response
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
@@ -119,7 +125,21 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
             return web.json_response(
                 {"status": "session store unreachable", "detail": UNREACHABLE}, status=503
             )
-        return web.json_response({"status": "ready", **manager.stats()})
+        stats = manager.stats()
+        connection = request.protocol
+        if isinstance(connection, GuardedConnection):  # serve_http's listener
+            limits = connection.limits
+            stats["connections"] = limits.open + limits.probes
+            stats["max_connections"] = limits.max_connections
+            if limits.no_room(connection):
+                detail = (
+                    f"every one of the {limits.max_connections} connections is serving a "
+                    "request: a new one gets 503"
+                )
+                return web.json_response(
+                    {"status": "connection cap reached", "detail": detail, **stats}, status=503
+                )
+        return web.json_response({"status": "ready", **stats})
 
     app.router.add_get(f"{prefix}/healthz", healthz)
     app.router.add_get(f"{prefix}/readyz", readyz)
@@ -171,7 +191,10 @@ async def serve_http(
     )
     await runner.setup()
     limits = ConnectionLimits(
-        connection_cap(config.max_connections), config.header_timeout, config.body_timeout
+        connection_cap(config.max_connections),
+        config.header_timeout,
+        config.body_timeout,
+        config.body_min_rate,
     )
     loop = asyncio.get_running_loop()
     unwatch = watch_accept_faults(loop, limits.accept_faults)

@@ -8,7 +8,9 @@ descriptors. Each connection here is aiohttp's protocol (RequestHandler) that al
 - answers 408 and closes when a request's headers are not complete `header_timeout`
   seconds after the connection opened or the request's first byte came;
 - fails the body read (the handler answers 408 and closes) when the body stalls for
-  `body_timeout` seconds;
+  `body_timeout` seconds, or arrives slower than `body_min_rate` bytes a second once it
+  has had `body_timeout` seconds (a byte every few seconds never stalls, and would
+  hold the connection for as long as the client likes);
 - counts against `max_connections`. At the cap a new connection closes the oldest idle
   one (waiting for a request, not serving one). When every connection is serving, a few
   more are let in that may only ask /healthz or /readyz (anything else: 503), so probes
@@ -87,10 +89,17 @@ def connection_cap(configured: int, backlog: int = BACKLOG) -> int:
 class ConnectionLimits:
     """What every connection of a listener shares: the timeouts, the cap and who is idle."""
 
-    def __init__(self, max_connections: int, header_timeout: float, body_timeout: float) -> None:
+    def __init__(
+        self,
+        max_connections: int,
+        header_timeout: float,
+        body_timeout: float,
+        body_min_rate: int = 0,
+    ) -> None:
         self.max_connections = max_connections
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
+        self.body_min_rate = body_min_rate
         self.open = 0  # connections holding a slot
         self.probes = 0  # connections let in on the probe reserve
         #: Connections that hold a slot and serve no request, oldest first: evicted at the cap.
@@ -128,6 +137,14 @@ class ConnectionLimits:
         self.at_cap("every connection is busy; refusing new ones")
         return _NOTHING
 
+    def no_room(self, asking: GuardedConnection | None = None) -> bool:
+        """Would a new connection find no slot (every one serving a request)? The
+        connection asking, if it holds a slot, is taken as gone (a probe's is)."""
+        serving = self.open - len(self.idle)
+        if asking is not None and asking.slot is _SLOT and asking not in self.idle:
+            serving -= 1
+        return serving >= self.max_connections
+
     def release(self, connection: GuardedConnection) -> None:
         if connection.slot is _SLOT:
             self.open -= 1
@@ -140,7 +157,17 @@ class ConnectionLimits:
 class GuardedConnection(RequestHandler):
     """aiohttp's HTTP/1.1 protocol, with the read timeouts and the connection cap."""
 
-    __slots__ = ("_body", "_clock", "_deadline", "_state", "limits", "slot")
+    __slots__ = (
+        "_body",
+        "_body_bytes",
+        "_body_last",
+        "_body_started",
+        "_clock",
+        "_deadline",
+        "_state",
+        "limits",
+        "slot",
+    )
 
     def __init__(self, manager: web.Server, limits: ConnectionLimits, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
@@ -150,6 +177,9 @@ class GuardedConnection(RequestHandler):
         self._deadline = 0.0  # when the headers or body being waited for are late
         self._clock: asyncio.TimerHandle | None = None
         self._body: StreamReader | None = None  # a body still arriving
+        self._body_started = 0.0  # when its request's headers were complete
+        self._body_bytes = 0  # how much of it (and anything after it) has come since
+        self._body_last = 0.0  # when its last bytes came
 
     @property
     def probe_only(self) -> bool:
@@ -177,7 +207,9 @@ class GuardedConnection(RequestHandler):
         if self._state is _IDLE:
             self._wait_for_headers()  # the first bytes of the next request
         elif self._body is not None:
-            self._deadline = self._loop.time() + self.limits.body_timeout
+            self._body_last = now = self._loop.time()
+            self._body_bytes += len(data)
+            self._deadline = self._body_deadline(now)
         super().data_received(data)
 
     def handle_error(
@@ -220,6 +252,8 @@ class GuardedConnection(RequestHandler):
         content = request.content
         if not content.is_eof():
             self._body = content
+            self._body_started = self._body_last = self._loop.time()
+            self._body_bytes = 0
             self._set_clock(self.limits.body_timeout)
 
     def request_finished(self) -> None:
@@ -227,6 +261,16 @@ class GuardedConnection(RequestHandler):
         self._body = None
         if self.slot is _SLOT:
             self.limits.idle[self] = None  # the most recently used idle connection
+
+    def _body_deadline(self, now: float) -> float:
+        """The sooner of: a stall of body_timeout from now, and the time by which the
+        bytes so far would have come at body_min_rate after body_timeout's grace."""
+        limits = self.limits
+        stalled = now + limits.body_timeout
+        if not limits.body_min_rate:
+            return stalled
+        slow = self._body_started + limits.body_timeout + self._body_bytes / limits.body_min_rate
+        return min(stalled, slow)
 
     # One clock for the headers and the body (a connection waits for one at a time). It
     # fires once per timeout at most and re-arms only while still needed.
@@ -256,7 +300,16 @@ class GuardedConnection(RequestHandler):
             self.force_close()
         else:
             self._body = None
-            message = f"Request Timeout: the body stalled for {self.limits.body_timeout:g} s"
+            limits = self.limits
+            now = self._loop.time()
+            if now - self._body_last < limits.body_timeout:  # still coming, too slowly
+                elapsed = now - self._body_started
+                message = (
+                    f"Request Timeout: the body came at {self._body_bytes / elapsed:.0f} "
+                    f"bytes/s, slower than {limits.body_min_rate} bytes/s"
+                )
+            else:
+                message = f"Request Timeout: the body stalled for {limits.body_timeout:g} s"
             body.set_exception(BodyTimeout(message))
 
 

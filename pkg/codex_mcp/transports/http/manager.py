@@ -56,6 +56,9 @@ class SessionManager:
         #: The peers of calls with no session of their own (throwaway sessions, 2026-07-28
         #: exchanges): shutdown drains them with the sessions, so each call is answered.
         self.unnamed: set[ServerSession] = set()
+        #: 2026-07-28 subscriptions/listen streams open now: each holds a connection for
+        #: as long as a session's GET stream does, so each counts as a session.
+        self.listening = 0
         self.closing = False
         self._reaper: asyncio.Task[None] | None = None
         self._loading: dict[str, asyncio.Future[HttpSession | None]] = {}
@@ -64,14 +67,28 @@ class SessionManager:
         if self.closing:
             # Keep-alive connections outlive the listening socket: refuse them new work.
             raise Refused(503, "Server shutting down; try another instance or later")
-        if len(self.sessions) + self.throwaway >= self.max_sessions:
+        if self.live >= self.max_sessions:
             self.evict_idle()
-            if len(self.sessions) + self.throwaway >= self.max_sessions:
+            if self.live >= self.max_sessions:
                 raise Refused(
                     503,
-                    f"Too many sessions: the server already has {self.max_sessions}; "
-                    "try again later",
+                    f"Too many sessions: the server already has {self.max_sessions} "
+                    "(throwaway sessions and listen streams included); try again later",
                 )
+
+    @property
+    def live(self) -> int:
+        """What counts against max_sessions."""
+        return len(self.sessions) + self.throwaway + self.listening
+
+    def start_listening(self) -> None:
+        """A subscriptions/listen stream opens (Refused when there is no room); call
+        `stop_listening` when it ends."""
+        self._check_room()
+        self.listening += 1
+
+    def stop_listening(self) -> None:
+        self.listening -= 1
 
     def _new(self, session_id: str | None, credential: str | None, shared: bool) -> HttpSession:
         return HttpSession(
@@ -213,6 +230,7 @@ class SessionManager:
         stats = {
             "sessions": len(self.sessions),
             "throwaway_sessions": self.throwaway,
+            "listen_streams": self.listening,
             "max_sessions": self.max_sessions,
             "calls_in_flight": self.capacity.inflight,
             "max_inflight": self.capacity.max_inflight,

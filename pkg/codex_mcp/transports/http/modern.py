@@ -33,6 +33,7 @@ from . import sse
 from .errors import busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
 from .manager import SessionManager
+from .sessions import Refused
 from .streams import TICK, Ticker
 
 log = logging.getLogger("codex_mcp.http")
@@ -98,22 +99,29 @@ class ModernHttp:
             return busy_response(
                 503, "Server shutting down; try another instance or later", request_id
             )
-        # A listen stream is not a call: it waits, it does not work.
-        counted = message.get("method") != "subscriptions/listen"
-        if counted and capacity.inflight >= capacity.max_inflight:
+        if message.get("method") == "subscriptions/listen":
+            # Not a call (it waits, it does not work), but it holds a connection as long
+            # as a session's GET stream: it counts against max_sessions.
+            try:
+                self.manager.start_listening()
+            except Refused as exc:
+                return busy_response(exc.status, str(exc), request_id)
+            try:
+                return await self._exchange(request, message, credential)
+            finally:
+                self.manager.stop_listening()
+        if capacity.inflight >= capacity.max_inflight:
             return busy_response(
                 503,
                 f"Too many calls in flight on this server (at most {capacity.max_inflight}); "
                 "try again later",
                 request_id,
             )
-        if counted:
-            capacity.inflight += 1
+        capacity.inflight += 1
         try:
             return await self._exchange(request, message, credential)
         finally:
-            if counted:
-                capacity.inflight -= 1
+            capacity.inflight -= 1
 
     async def _exchange(
         self, request: web.Request, message: JsonObject, credential: str | None
