@@ -167,7 +167,13 @@ class ModernContext(RequestContext):
     async def _launch(self, work: Coroutine[Any, Any, JsonObject]) -> JsonObject:
         """Run the call's first step; if it finished (or asked for input), that is the
         answer; if it is waiting for something, it becomes a task and the client gets
-        the task handle."""
+        the task handle. Refused (TooManyTasks) before it runs when the task caps are
+        full of running tasks."""
+        try:
+            self.core.tasks.make_room(self.principal)
+        except BaseException:
+            work.close()
+            raise
         runner = asyncio.get_running_loop().create_task(work)
         self._launching = True
         try:
@@ -179,7 +185,11 @@ class ModernContext(RequestContext):
             self._launching = False
         if runner.done():
             return runner.result()
-        record = self.core.tasks.create(self.principal)
+        try:
+            record = self.core.tasks.create(self.principal)
+        except BaseException:  # the room went to another call meanwhile
+            runner.cancel()
+            raise
         record.runner = runner
         self._task = record
         runner.add_done_callback(record.finished)

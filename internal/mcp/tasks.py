@@ -16,11 +16,18 @@ Tasks run in the process that made them. When replicas share a store (`remote`),
 task is mirrored there, so any replica answers `tasks/get` and passes `tasks/update`
 and `tasks/cancel` on to the task's own process; without one, the spec's
 `Mcp-Name: <taskId>` lets a proxy route to it.
+
+Bounded (specs/isolation.md, Tasks): a process holds at most `max_tasks` tasks, and a
+caller (principal) at most `max_per_principal`; a finished task kept for its ttlMs is
+dropped early, oldest first, to make room, and when every held task is still running the
+new one is refused (TooManyTasks). A task waiting in `input_required` longer than
+`input_timeout` fails. Every operation is constant-time: nothing scans the tasks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -43,9 +50,25 @@ TERMINAL: Final = frozenset({COMPLETED, FAILED, CANCELLED})
 
 DEFAULT_TTL_MS: Final = 60 * 60 * 1000
 DEFAULT_POLL_INTERVAL_MS: Final = 500
+#: The methods that follow a task (tasks/get, tasks/update, tasks/cancel).
+TASK_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+DEFAULT_MAX_TASKS: Final = 10_000
+DEFAULT_MAX_TASKS_PER_PRINCIPAL: Final = 1_000
+#: Seconds a task waits for tasks/update before it fails (a human may be answering).
+DEFAULT_INPUT_TIMEOUT: Final = 600.0
+#: JSON-RPC server-error codes: no room for another task; a question left unanswered.
+SERVER_BUSY: Final = -32000
+INPUT_TIMEOUT: Final = -32001
 
 #: Told every change of a task (its DetailedTask): the subscriptions that follow it.
 TaskListener = Callable[["TaskRecord"], None]
+
+
+class TooManyTasks(JsonRpcError):
+    """No room for another task: every task the cap allows is still running."""
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(SERVER_BUSY, message, {"reason": "too_many_tasks", "limit": limit})
 
 
 def _now() -> str:
@@ -63,6 +86,9 @@ class TaskRecord:
         self.status_message: str | None = None
         self.created_at = self.updated_at = _now()
         self.created = time.monotonic()
+        #: When it reached a terminal status (monotonic): it is kept ttlMs from then.
+        self.finished_at: float | None = None
+        self._input_timer: asyncio.TimerHandle | None = None
         self.ttl_ms = ttl_ms
         self.result: JsonObject | None = None
         self.error: JsonObject | None = None
@@ -140,10 +166,32 @@ class TaskRecord:
     def _set(self, status: str, message: str | None = None) -> None:
         if self.status in TERMINAL:
             return
+        if status == INPUT_REQUIRED and self._input_timer is None:
+            self._input_timer = asyncio.get_running_loop().call_later(
+                self.store.input_timeout, self._unanswered
+            )
+        elif status != INPUT_REQUIRED and self._input_timer is not None:
+            self._input_timer.cancel()
+            self._input_timer = None
         self.status = status
         self.status_message = message
         self.updated_at = _now()
+        if status in TERMINAL:
+            self.store.ended(self)
         self.store.changed(self)
+
+    def _unanswered(self) -> None:
+        """Nobody answered within the input timeout: the questions fail, and with them
+        the task unless its handler catches that."""
+        self._input_timer = None
+        error = JsonRpcError(
+            INPUT_TIMEOUT,
+            f"No answer to the task's input request within {self.store.input_timeout:g} s",
+            {"reason": "input_timeout"},
+        )
+        for _, future in list(self.questions.values()):
+            if not future.done():
+                future.set_exception(error)
 
     def finished(self, runner: asyncio.Task[Any]) -> None:
         """The done-callback of the task's work."""
@@ -168,7 +216,7 @@ class TaskRecord:
             self.runner.cancel()
 
     def expired(self, now: float) -> bool:
-        return self.status in TERMINAL and now - self.created > self.ttl_ms / 1000
+        return self.finished_at is not None and now - self.finished_at > self.ttl_ms / 1000
 
 
 class RemoteTasks(Protocol):
@@ -188,17 +236,35 @@ class RemoteTasks(Protocol):
 
 
 class TaskStore:
-    """This process's tasks, by id; a task is readable for at least its ttlMs."""
+    """This process's tasks, by id; a finished task is readable for ttlMs after it ends
+    (unless the caps need its room)."""
 
     #: Tasks made by other replicas (a shared store); None: there are none.
     remote: RemoteTasks | None = None
 
     def __init__(
-        self, ttl_ms: int = DEFAULT_TTL_MS, poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS
+        self,
+        ttl_ms: int = DEFAULT_TTL_MS,
+        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        *,
+        max_tasks: int = DEFAULT_MAX_TASKS,
+        max_per_principal: int = DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+        input_timeout: float = DEFAULT_INPUT_TIMEOUT,
     ) -> None:
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
-        self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+        self.max_tasks = max_tasks
+        self.max_per_principal = max_per_principal
+        self.input_timeout = input_timeout
+        #: Tasks not yet finished: calls in flight, for the caps and for draining.
+        self.active = 0
+        self._tasks: dict[str, TaskRecord] = {}
+        # Finished tasks in the order they finished (their expiry order), in all and per
+        # principal, so expiring and making room take the oldest without a scan.
+        self._done: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._done_by: dict[str | None, OrderedDict[str, TaskRecord]] = {}
+        self._held_by: dict[str | None, int] = {}
+        self._idle: asyncio.Event | None = None
         self._listeners: list[TaskListener] = []
 
     def __len__(self) -> int:
@@ -214,11 +280,46 @@ class TaskStore:
             except Exception:
                 log.exception("a task listener failed")
 
-    def create(self, principal: str | None) -> TaskRecord:
+    def make_room(self, principal: str | None) -> None:
+        """Room for one more task of `principal`, dropping finished tasks early if need
+        be; TooManyTasks when the caps are full of running ones."""
         self._purge()
+        if self._held_by.get(principal, 0) >= self.max_per_principal:
+            done = self._done_by.get(principal)
+            if not done:
+                raise TooManyTasks(
+                    f"Too many tasks: this caller already has {self.max_per_principal} "
+                    "running; wait for one to finish or cancel one (tasks/cancel)",
+                    self.max_per_principal,
+                )
+            self._forget(next(iter(done.values())))
+        if len(self._tasks) >= self.max_tasks:
+            if not self._done:
+                raise TooManyTasks(
+                    f"Too many tasks on this server (at most {self.max_tasks} running); "
+                    "try again later",
+                    self.max_tasks,
+                )
+            self._forget(next(iter(self._done.values())))
+
+    def create(self, principal: str | None) -> TaskRecord:
+        self.make_room(principal)
         record = TaskRecord(self, principal, self.ttl_ms)
         self._tasks[record.id] = record
+        self._held_by[principal] = self._held_by.get(principal, 0) + 1
+        self.active += 1
         return record
+
+    def ended(self, record: TaskRecord) -> None:
+        """A task reached a terminal status: kept ttlMs from now, no longer in flight."""
+        record.finished_at = time.monotonic()
+        if self._tasks.get(record.id) is not record:
+            return
+        self.active -= 1
+        self._done[record.id] = record
+        self._done_by.setdefault(record.principal, OrderedDict())[record.id] = record
+        if self.active == 0 and self._idle is not None:
+            self._idle.set()
 
     def find(self, task_id: Any, principal: str | None) -> TaskRecord | None:
         """The caller's task if this process holds it."""
@@ -236,9 +337,40 @@ class TaskStore:
             await self.remote.save(record)
 
     def _purge(self) -> None:
+        """Drop the finished tasks past their ttlMs: the oldest first, stopping at the
+        first one still kept."""
         now = time.monotonic()
-        for task_id in [tid for tid, rec in self._tasks.items() if rec.expired(now)]:
-            del self._tasks[task_id]
+        while self._done:
+            oldest = next(iter(self._done.values()))
+            if not oldest.expired(now):
+                break
+            self._forget(oldest)
+
+    def _forget(self, record: TaskRecord) -> None:
+        """Drop a finished task."""
+        del self._tasks[record.id]
+        del self._done[record.id]
+        principal = record.principal
+        done = self._done_by[principal]
+        del done[record.id]
+        if not done:
+            del self._done_by[principal]
+        held = self._held_by[principal] - 1
+        if held:
+            self._held_by[principal] = held
+        else:
+            del self._held_by[principal]
+
+    async def drain(self, timeout: float) -> None:
+        """Shutting down: let running tasks finish (bounded), then cancel the rest."""
+        if self.active:
+            self._idle = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), timeout)
+        runners = [r.runner for r in self._tasks.values() if r.runner is not None]
+        self.cancel_all()
+        if runners:
+            await asyncio.wait(runners, timeout=1.0)
 
     def cancel_all(self) -> None:
         for record in list(self._tasks.values()):
@@ -254,10 +386,12 @@ __all__ = [
     "COMPLETED",
     "FAILED",
     "INPUT_REQUIRED",
+    "TASK_METHODS",
     "TERMINAL",
     "WORKING",
     "RemoteTasks",
     "TaskRecord",
     "TaskStore",
+    "TooManyTasks",
     "unknown_task",
 ]

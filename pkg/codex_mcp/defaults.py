@@ -122,6 +122,33 @@ class CommonDefaults:
             gt=0,
         ),
     )
+    max_tasks: int = field(
+        default=10_000,
+        metadata=about(
+            "Most 2026-07-28 tasks this process holds; finished ones make room early, and "
+            "past it with all running a new task is refused.",
+            LIMITS,
+            ge=1,
+        ),
+    )
+    max_tasks_per_principal: int = field(
+        default=1_000,
+        metadata=about(
+            "Most 2026-07-28 tasks one caller (bearer credential; all callers, when there "
+            "is no auth) holds, counted like --max-tasks.",
+            LIMITS,
+            ge=1,
+        ),
+    )
+    task_input_timeout: float = field(
+        default=600.0,
+        metadata=about(
+            "Seconds a 2026-07-28 task waits in input_required for tasks/update; then its "
+            "question fails, and with it the task.",
+            LIMITS,
+            gt=0,
+        ),
+    )
 
 
 @dataclass(frozen=True)

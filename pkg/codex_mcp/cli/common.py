@@ -55,10 +55,14 @@ def request_state_keys(settings: CommonDefaults) -> list[str]:
 def configure_core(
     core: ServerCore, settings: CommonDefaults, supervisor_key: str | None = None
 ) -> None:
-    """Apply the settings the core itself uses: the requestState keys and lifetime.
+    """Apply the settings the core itself uses: the requestState keys and lifetime, the
+    task caps.
     Without configured keys, a worker of `--workers` signs with its supervisor's key
     and any other process with a random key of its own (the core makes it)."""
     core.request_state_ttl = settings.request_state_ttl
+    core.tasks.max_tasks = settings.max_tasks
+    core.tasks.max_per_principal = settings.max_tasks_per_principal
+    core.tasks.input_timeout = settings.task_input_timeout
     keys = request_state_keys(settings)
     if not keys and supervisor_key is not None:
         keys = [supervisor_key]

@@ -98,7 +98,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
         max_sessions=config.max_sessions,
         replay_events=config.replay_events,
         json_only=config.json_only,
-        capacity=Capacity(config.max_inflight, config.max_session_inflight),
+        capacity=Capacity(config.max_inflight, config.max_session_inflight, core.tasks),
         store=store,
     )
     streamable = StreamableHttp(manager, config)

@@ -221,8 +221,10 @@ class SessionManager:
         # Every call gets its answer within the timeout: those in sessions, and those
         # with none (which aiohttp would otherwise cut off unanswered a timeout later).
         peers = [s.core_session for s in self.sessions.values()] + list(self.unnamed)
-        if peers:
-            await asyncio.gather(*(peer.drain(timeout) for peer in peers))
+        # Running tasks are calls in flight too: they finish, or are cancelled, in time.
+        await asyncio.gather(
+            self.core.tasks.drain(timeout), *(peer.drain(timeout) for peer in peers)
+        )
         for sid in list(self.sessions):
             self.end(sid, "server shutting down")
 
@@ -232,7 +234,8 @@ class SessionManager:
             "throwaway_sessions": self.throwaway,
             "listen_streams": self.listening,
             "max_sessions": self.max_sessions,
-            "calls_in_flight": self.capacity.inflight,
+            "calls_in_flight": self.capacity.running(),
+            "tasks_running": self.core.tasks.active,
             "max_inflight": self.capacity.max_inflight,
         }
         if self.shared:

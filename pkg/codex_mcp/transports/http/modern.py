@@ -28,6 +28,7 @@ from ...core.request_meta import is_modern
 from ...core.routing_headers import HeaderMismatch, check_standard_headers
 from ...core.server import ServerCore
 from ...core.session import StatelessSession
+from ...core.tasks import TASK_METHODS
 from ...core.versions import MODERN_VERSIONS
 from . import sse
 from .errors import busy_response, error_response
@@ -99,7 +100,8 @@ class ModernHttp:
             return busy_response(
                 503, "Server shutting down; try another instance or later", request_id
             )
-        if message.get("method") == "subscriptions/listen":
+        method = message.get("method")
+        if method == "subscriptions/listen":
             # Not a call (it waits, it does not work), but it holds a connection as long
             # as a session's GET stream: it counts against max_sessions.
             try:
@@ -110,7 +112,9 @@ class ModernHttp:
                 return await self._exchange(request, message, credential)
             finally:
                 self.manager.stop_listening()
-        if capacity.inflight >= capacity.max_inflight:
+        # Following a task (get, update, cancel) is never refused: it is how a client
+        # whose tasks fill the cap frees room.
+        if method not in TASK_METHODS and capacity.running() >= capacity.max_inflight:
             return busy_response(
                 503,
                 f"Too many calls in flight on this server (at most {capacity.max_inflight}); "

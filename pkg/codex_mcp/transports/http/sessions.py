@@ -19,6 +19,7 @@ import orjson
 from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
+from ...core.tasks import TaskStore
 from ...log_tags import session_label
 from .store import SessionRecord, SessionStore
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
@@ -36,14 +37,22 @@ class Refused(Exception):
 
 
 class Capacity:
-    """Calls in flight across every session of a manager, against the caps."""
+    """Calls in flight across every session of a manager, against the caps. A running
+    2026-07-28 task (`tasks`, the core's) is a call in flight too."""
 
-    __slots__ = ("inflight", "max_inflight", "max_session_inflight")
+    __slots__ = ("inflight", "max_inflight", "max_session_inflight", "tasks")
 
-    def __init__(self, max_inflight: int, max_session_inflight: int) -> None:
+    def __init__(
+        self, max_inflight: int, max_session_inflight: int, tasks: TaskStore | None = None
+    ) -> None:
         self.inflight = 0
         self.max_inflight = max_inflight
         self.max_session_inflight = max_session_inflight
+        self.tasks = tasks
+
+    def running(self) -> int:
+        """Calls in flight now: those of open exchanges, and running tasks."""
+        return self.inflight + (self.tasks.active if self.tasks is not None else 0)
 
 
 class Exchange:
@@ -230,7 +239,7 @@ class HttpSession:
                 f"Too many calls in flight in this session (at most "
                 f"{capacity.max_session_inflight}); wait for one to finish",
             )
-        if capacity.inflight + calls > capacity.max_inflight:
+        if capacity.running() + calls > capacity.max_inflight:
             raise Refused(
                 503,
                 f"Too many calls in flight on this server (at most {capacity.max_inflight}); "
