@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +17,19 @@ from typing import IO
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The gateway keeps its children's listings under the user's cache directory: never the
+# real one in tests (a listing cached by one run would change what the next one sees).
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="codex-mcp-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_directory(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test starts with an empty cache directory (its gateways inherit it)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
 class LaunchedHttp(str):

@@ -111,7 +111,8 @@ class Catalog:
 def build_catalog(
     children: Sequence[Child], *, passthrough: bool, reserved: Sequence[str] = ()
 ) -> Catalog:
-    """The catalog of the children that are up, in the order given (config order).
+    """The catalog of the children that are up (and the cached tools of those starting),
+    in the order given (config order).
     `reserved` names (the gateway's own tools) are taken first."""
     catalog = Catalog(passthrough=passthrough)
     tools, prompts = NameTable(), NameTable()
@@ -120,9 +121,7 @@ def build_catalog(
     prefix = "" if passthrough else None
     for child in children:
         catalog.namespaces[sanitize_name(child.name)] = child
-        if child.connection is None:
-            continue
-        for entry in child.tools:
+        for entry in child.current_tools:  # cached while it starts
             settings = child.server.tool_settings(entry.name)
             named = tools.add(
                 child.name, entry.name, prefix=prefix, rename=settings.rename if settings else None
@@ -130,6 +129,8 @@ def build_catalog(
             if named is not None:
                 catalog.tools.append({**entry.definition, "name": named.name})
                 catalog.routes[named.name] = (child, entry.name)
+        if child.connection is None:
+            continue
         for prompt in child.lists["prompts"] or ():
             raw = prompt.get("name")
             named = prompts.add(child.name, raw, prefix=prefix) if isinstance(raw, str) else None

@@ -25,6 +25,7 @@ from .connection import Connection, StartFailed, connect
 from .env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
 from .errors import one_line
 from .lifetime import Watchdog
+from .listing_cache import ListingCache
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
@@ -78,6 +79,7 @@ class Child:
         watchdog: Watchdog,
         owner: Owner | None = None,
         capabilities: JsonObject | None = None,
+        cache: ListingCache | None = None,
     ) -> None:
         self.server = server
         self.name = server.name
@@ -105,6 +107,13 @@ class Child:
         #: Our requests to the child that are in flight -> the front request they serve.
         self.calls: dict[Hashable, RequestContext] = {}
         self.tools: list[ToolEntry] = []
+        self.cache = cache
+        #: The last good tool listing kept on disk (raw, and prepared): served while the
+        #: child has not listed yet in this gateway (it starts, or is not started yet).
+        self._cached_raw = cache.load(server) if cache is not None else None
+        self.cached_tools = prepare_tools(server, self._cached_raw or [])
+        #: Has it been up since the gateway started?
+        self.was_up = False
         #: Front subscriptions to each of the child's resource URIs (forwarded once).
         self.subscriptions: dict[str, int] = {}
         self.lists: dict[str, list[JsonObject] | None] = dict.fromkeys(LISTINGS)
@@ -222,6 +231,9 @@ class Child:
         self._record_error(error)
         self.state = "failed"
         self._settled.set()
+        if self.cached_tools:  # it cannot serve them: they leave the catalog
+            self.cached_tools = []
+            self.host.child_changed(self, ["tools"])
         level = logging.DEBUG if again else logging.WARNING  # the same failure: said already
         log.log(level, "%s: could not start: %s", self.name, error["message"])
 
@@ -233,6 +245,7 @@ class Child:
         """Up until it dies (or we stop it); returns its exit code when known."""
         self.connection = connection
         self.state = "ready"
+        self.was_up = True
         self.up_since = time.monotonic()
         self._up.set()
         self._settled.set()
@@ -266,9 +279,15 @@ class Child:
                 self._missed.add(kind)  # listed before: tell clients when it is back
             self.lists[kind] = None
         self.tools = []
+        self.cached_tools = []
         self.subscriptions.clear()
 
     # -- listings --------------------------------------------------------------
+    @property
+    def current_tools(self) -> list[ToolEntry]:
+        """Its tools as served now: its own listing, or until it has listed, the cached one."""
+        return self.tools if self.lists["tools"] is not None else self.cached_tools
+
     def offers(self, kind: str, connection: Connection | None = None) -> bool:
         connection = connection or self.connection
         if connection is None:
@@ -285,6 +304,8 @@ class Child:
         and clients are told when it arrives."""
         timeout = self.list_timeout if timeout is None else timeout
         deadline = asyncio.get_running_loop().time() + timeout
+        if kind == "tools" and self.lists[kind] is None and self.cached_tools:
+            return self._cached_raw  # the live listing replaces it when it comes
         if not await self.wait_up(timeout):
             return None
         items = self.lists[kind]
@@ -297,7 +318,11 @@ class Child:
                     await asyncio.shield(task)
             except TimeoutError:
                 self._missed.add(kind)
-                log.warning("%s: %s not listed within %.1f s; skipped", self.name, kind, timeout)
+                log.warning(
+                    "%s: %s not listed within %.1f s; skipped (its tools_list_timeout_sec, "
+                    "or WRAPPER_TOOLS_LIST_TIMEOUT_MS, sets how long to wait)",
+                    self.name, kind, timeout,
+                )  # fmt: skip
                 return None
         return self.lists[kind]
 
@@ -320,6 +345,7 @@ class Child:
             return
         method, key, _ = LISTINGS[kind]
         timeout = max(self.startup_timeout, self.list_timeout)
+        good = True
         while True:
             self._stale.discard(kind)
             try:
@@ -328,18 +354,25 @@ class Child:
                 raise
             except Exception as exc:
                 log.warning("%s: %s failed: %s", self.name, method, one_line(exc))
-                items = []
+                items, good = [], False
             if kind not in self._stale:
                 break
         if self.connection is not connection:
             return
         known = self.lists[kind] is not None
         self.lists[kind] = items
+        # Clients that were served the cached listing hear when the child's differs.
+        replaced = False
         if kind == "tools":
             self.tools = prepare_tools(self.server, items)
+            replaced = bool(self.cached_tools) and self.cached_tools != self.tools
+            if good:
+                if self.cache is not None and items != self._cached_raw:
+                    self.cache.save(self.server, items)
+                self._cached_raw, self.cached_tools = items, self.tools
         # Catalogs are rebuilt either way; clients hear of it when they saw the old listing
         # (or listed without it).
-        tell = known or kind in self._missed
+        tell = known or replaced or kind in self._missed
         self._missed.discard(kind)
         self.host.child_changed(self, [LISTINGS[kind][2]] if tell else [])
 

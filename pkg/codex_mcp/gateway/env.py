@@ -4,6 +4,7 @@
 |---|---|---|
 | `WRAPPER_INIT_TIMEOUT_MS` | 4000 | `initialize` waits at most this long for the children to start |
 | `WRAPPER_TOOLS_LIST_TIMEOUT_MS` | 4000 | `tools/list` skips a child slower than this |
+| `WRAPPER_STARTUP_BUDGET_MS` | 20000 | until this long after the gateway started, `tools/list` waits for a child still starting that has no cached listing (Codex lists once: keep it under Codex's `startup_timeout_sec`) |
 | `WRAPPER_SUMMARY=0`, `WRAPPER_NO_SUMMARY=1` | on | the one-line startup summary on stderr |
 | `DEBUG=1` | off | detailed logs on stderr (children's stderr included) |
 | `WRAPPER_ERROR_PASSTHROUGH=1` | off | children's errors as they are (errors.py) |
@@ -13,13 +14,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .errors import passthrough_enabled
+from .listing_cache import cache_directory
 
 INIT_TIMEOUT_ENV = "WRAPPER_INIT_TIMEOUT_MS"
 TOOLS_LIST_TIMEOUT_ENV = "WRAPPER_TOOLS_LIST_TIMEOUT_MS"
+STARTUP_BUDGET_ENV = "WRAPPER_STARTUP_BUDGET_MS"
 DEFAULT_TIMEOUT_MS = 4000
+#: Codex 0.169 gives a server 30 s (`startup_timeout_sec`) for initialize and tools/list;
+#: this leaves room for its spawn and our own start on a loaded machine.
+DEFAULT_STARTUP_BUDGET_MS = 20000
 #: Spawn plus handshake of one child, unless its `startup_timeout_sec` says otherwise.
 DEFAULT_STARTUP_TIMEOUT = 30.0
 
@@ -31,6 +38,9 @@ _FALSE = ("0", "false", "no", "off")
 class GatewayEnv:
     init_timeout: float = DEFAULT_TIMEOUT_MS / 1000
     tools_list_timeout: float = DEFAULT_TIMEOUT_MS / 1000
+    startup_budget: float = DEFAULT_STARTUP_BUDGET_MS / 1000
+    #: Where each child's last good listing is kept (listing_cache.py).
+    cache_dir: Path = field(default_factory=cache_directory)
     summary: bool = True
     debug: bool = False
     error_passthrough: bool = False
@@ -47,6 +57,10 @@ class GatewayEnv:
         return cls(
             init_timeout=_milliseconds(env, INIT_TIMEOUT_ENV, warnings),
             tools_list_timeout=_milliseconds(env, TOOLS_LIST_TIMEOUT_ENV, warnings),
+            startup_budget=_milliseconds(
+                env, STARTUP_BUDGET_ENV, warnings, DEFAULT_STARTUP_BUDGET_MS
+            ),
+            cache_dir=cache_directory(env),
             summary=summary,
             debug=env.get("DEBUG", "").strip().lower() in _TRUE,
             error_passthrough=passthrough_enabled(env),
@@ -54,18 +68,18 @@ class GatewayEnv:
         )
 
 
-def _milliseconds(env: Mapping[str, str], name: str, warnings: list[str]) -> float:
+def _milliseconds(
+    env: Mapping[str, str], name: str, warnings: list[str], default: int = DEFAULT_TIMEOUT_MS
+) -> float:
     """Seconds from a `*_MS` variable; unset or empty gives the default."""
     text = env.get(name, "").strip()
     if not text:
-        return DEFAULT_TIMEOUT_MS / 1000
+        return default / 1000
     try:
         value = float(text)
     except ValueError:
         value = -1.0
     if not value >= 0:  # also catches nan
-        warnings.append(
-            f"{name}={text!r} is not a number of milliseconds; using {DEFAULT_TIMEOUT_MS}"
-        )
-        value = DEFAULT_TIMEOUT_MS
+        warnings.append(f"{name}={text!r} is not a number of milliseconds; using {default}")
+        value = default
     return value / 1000

@@ -34,8 +34,9 @@ from . import relay
 from .catalog import Catalog, build_catalog, outer_uri
 from .child import Child
 from .config_model import GatewayConfig, ServerConfig
-from .env import GatewayEnv
+from .env import STARTUP_BUDGET_ENV, GatewayEnv
 from .lifetime import Watchdog
+from .listing_cache import ListingCache
 from .naming import SEPARATOR
 from .sessions import Owner, SessionChildren
 from .status import STATUS_TOOL, status_result, status_tool, summary_line
@@ -54,6 +55,9 @@ class GatewayProvider(Provider):
         self.passthrough = config.passthrough
         self.error_passthrough = self.env.error_passthrough
         self.watchdog = Watchdog()
+        self.cache = ListingCache(self.env.cache_dir)
+        #: Until then, a listing waits for children in their first start (STARTUP_BUDGET_ENV).
+        self._budget_end = 0.0
         servers = config.enabled_servers
         self.shared = [self._child(s) for s in servers if not s.per_session]
         self.per_session = SessionChildren(self, [s for s in servers if s.per_session])
@@ -86,6 +90,7 @@ class GatewayProvider(Provider):
             watchdog=self.watchdog,
             owner=owner,
             capabilities=capabilities,
+            cache=self.cache,
         )
 
     # -- lifetime --------------------------------------------------------------
@@ -110,6 +115,7 @@ class GatewayProvider(Provider):
         # keep it out of the collector's way (a full collection walked all of it, 13% of the
         # instructions of a relayed call).
         gc.freeze()
+        self._budget_end = asyncio.get_running_loop().time() + self.env.startup_budget
         for child in self.shared:
             child.start()
         if self.env.summary:
@@ -190,8 +196,35 @@ class GatewayProvider(Provider):
     async def _listed(self, kind: str, ctx: RequestContext) -> Catalog:
         """The catalog once every child listed `kind` (or was skipped as too slow)."""
         children = self.children(ctx.session)
-        await asyncio.gather(*(child.listing(kind) for child in children))
+        await asyncio.gather(*(child.listing(kind, self._list_wait(child)) for child in children))
+        if kind == "tools":
+            self._report_slow(children)
         return self.catalog(ctx.session)
+
+    def _list_wait(self, child: Child) -> float | None:
+        """How long a listing waits for `child`: its list timeout, or while the gateway is
+        young and the child in its first start, until the startup budget is spent (Codex
+        lists tools once: a child missing from its first list is missing all session)."""
+        if child.was_up or child.state != "starting":
+            return None
+        left = self._budget_end - asyncio.get_running_loop().time()
+        return max(left, child.list_timeout)
+
+    def _report_slow(self, children: Sequence[Child]) -> None:
+        """Say which child a listing went without, and what to set."""
+        for child in children:
+            if child.state != "starting" or child.was_up or child.current_tools:
+                continue
+            if f"slow:{child.name}" in self._warned:
+                continue
+            self._warned.add(f"slow:{child.name}")
+            log.warning(
+                "%s: still starting, so this tool list goes without its tools (Codex lists "
+                "tools once per session and would not see them; they are cached for the next "
+                "start). To wait for it, set %s (now %d) above its start time in the gateway's "
+                "env, and Codex's startup_timeout_sec above that",
+                child.name, STARTUP_BUDGET_ENV, round(self.env.startup_budget * 1000),
+            )  # fmt: skip
 
     # -- tools -----------------------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:

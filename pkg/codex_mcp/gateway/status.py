@@ -45,7 +45,7 @@ def child_status(child: Child) -> dict[str, Any]:
         "transport": child.server.transport,
         "per_session": child.server.per_session,
         "state": child.state,
-        "tools": len(child.tools),
+        "tools": len(child.current_tools),
         "restarts": child.restarts,
         "last_error": child.last_error,
         "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,

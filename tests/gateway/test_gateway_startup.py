@@ -1,0 +1,72 @@
+"""The gateway's first tool list, which is the only one Codex 0.169 reads: every child's tools
+are in it, from the child's last listing kept on disk while it starts, or by waiting for a
+slow child within the startup budget; a child that misses it is named on stderr with the
+setting that fixes it. Real gateway subprocesses, real (slow) children."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .gateway_helpers import BROKEN, Lines, gateway, status, stdio, write_config
+
+SLOW_START = "3"  # seconds before the slow child answers initialize
+
+
+def _names(tools: list[object]) -> list[str]:
+    return [tool.name for tool in tools]  # type: ignore[attr-defined]
+
+
+async def test_the_last_listing_is_served_while_the_child_starts(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"slow": stdio(BROKEN, "--tools", "echo,structured", "--slow-init", SLOW_START),
+         "quick": stdio(BROKEN, "--tools", "echo")},
+    )  # fmt: skip
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "codex-mcp" / "listings"
+    # First start: nothing cached; the first list waits for the slow child (the budget).
+    async with gateway(config, env={"WRAPPER_INIT_TIMEOUT_MS": "0"}) as client:
+        first = _names(await client.list_tools(cache=False))
+        assert first == ["slow__echo", "slow__structured", "quick__echo", "gateway_status"]
+    kept = [json.loads(path.read_text())["tools"] for path in cache.glob("*.json")]
+    assert sorted(len(tools) for tools in kept) == [1, 2], kept
+
+    # Next start: the first list comes from the cache while the child still starts, and a
+    # call to it waits for it, then runs.
+    env = {"WRAPPER_INIT_TIMEOUT_MS": "0", "WRAPPER_STARTUP_BUDGET_MS": "0"}
+    async with gateway(config, env=env) as client:
+        listed = _names(await client.list_tools(cache=False))
+        assert (await status(client))["slow"]["state"] == "starting"  # not listed live
+        assert listed == first
+        result = await client.call_tool("slow__echo", {"message": "waited"}, retries=0)
+        assert result.text == "waited", result
+        assert (await status(client))["slow"]["state"] == "ready"
+
+
+async def test_a_changed_command_is_not_served_an_old_listing(tmp_path: Path) -> None:
+    servers = {"slow": stdio(BROKEN, "--tools", "echo", "--slow-init", SLOW_START)}
+    env = {"WRAPPER_INIT_TIMEOUT_MS": "0"}
+    async with gateway(write_config(tmp_path, servers), env=env) as client:
+        assert _names(await client.list_tools(cache=False)) == ["slow__echo", "gateway_status"]
+    servers = {"slow": stdio(BROKEN, "--tools", "structured", "--slow-init", SLOW_START)}
+    async with gateway(write_config(tmp_path, servers), env=env) as client:
+        assert _names(await client.list_tools(cache=False)) == [
+            "slow__structured",
+            "gateway_status",
+        ]
+
+
+async def test_a_child_past_the_budget_is_named_with_the_setting(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"stuck": stdio(BROKEN, "--tools", "echo", "--slow-init", "60"),
+         "quick": stdio(BROKEN, "--tools", "echo")},
+    )  # fmt: skip
+    errlog = Lines()
+    env = {"WRAPPER_INIT_TIMEOUT_MS": "0", "WRAPPER_STARTUP_BUDGET_MS": "1000"}
+    async with gateway(config, errlog=errlog, env=env) as client:
+        assert _names(await client.list_tools(cache=False)) == ["quick__echo", "gateway_status"]
+        line = await errlog.wait_for(r"stuck: still starting")
+        assert "WRAPPER_STARTUP_BUDGET_MS (now 1000)" in line, line
+        assert "startup_timeout_sec" in line, line
