@@ -100,6 +100,8 @@ def _serve_given(argv: list[str]) -> bool:
 def print_codex_config(own: list[str], command: list[str] | None) -> int:
     """Print the `[mcp_servers.codex-mcp]` entry for Codex's config.toml, and the same as a
     `codex mcp add` command, for this installation and the config it would serve."""
+    from ..gateway.env import DEFAULT_STARTUP_BUDGET_MS, STARTUP_BUDGET_ENV
+
     launcher = _launcher()
     args = [*launcher[1:], *own, *(["--", *command] if command is not None else [])]
     env: dict[str, str] = {}
@@ -121,7 +123,9 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
         pairs = ", ".join(f"{key} = {json.dumps(value)}" for key, value in env.items())
         lines.append(f"env = {{ {pairs} }}")
     lines += [
-        "# Codex's first turn waits for the gateway's tools (slow children included):",
+        "# Codex's first turn waits for the gateway's tools (slow children included: the",
+        "# gateway serves each child's last listing while it starts, and waits up to",
+        f"# {STARTUP_BUDGET_ENV}, {DEFAULT_STARTUP_BUDGET_MS // 1000} s, for one it never listed):",
         "required = true",
         "startup_timeout_sec = 30",
     ]
