@@ -135,6 +135,8 @@ class Child:
         if self._supervisor is None and not self._stopping:
             self.state = "starting"
             self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
+            if self.cached_tools:  # served from now on: catalogs built without it are stale
+                self.host.child_changed(self, [])
 
     async def stop(self) -> None:
         self._stopping = True
