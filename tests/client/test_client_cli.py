@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from client_helpers import OUR_SERVER, sdk_command
@@ -87,3 +88,16 @@ def test_failures_are_clear(args: list[str], code: int, message: str) -> None:
     assert message in proc.stderr
     assert proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) <= 8  # a message, not a traceback
+
+
+def test_mode_chooses_the_protocol_era(launch_http: Any) -> None:
+    url = launch_http()
+    legacy = run("info", "--url", url, "--compact")
+    assert json.loads(legacy.stdout)["protocolVersion"] == "2025-06-18"
+    modern = run("info", "--url", url, "--mode", "modern", "--compact")
+    assert modern.returncode == 0, modern.stderr
+    assert "2026-07-28" in json.loads(modern.stdout)["supportedVersions"]
+    auto = run("info", "--url", url, "--mode", "auto", "--compact")
+    assert "2026-07-28" in json.loads(auto.stdout)["supportedVersions"]
+    wrong = run("info", "--url", url, "--mode", "newest")
+    assert wrong.returncode == 2 and "--mode must be" in wrong.stderr

@@ -193,3 +193,33 @@ async def test_a_task_past_the_call_timeout_is_cancelled_on_the_server() -> None
                 break
             task = await client.get_task(created[0])
         assert task["status"] == "cancelled"
+
+
+async def test_a_refused_version_the_server_lists_is_tried_once_more(tmp_path: Path) -> None:
+    """-32022 naming the version we asked as supported (the suite's request-metadata
+    scenario: a server refusing for a reason of its own) earns one retry, not a loop."""
+    server = tmp_path / "refuses.py"
+    server.write_text(
+        "import sys, json\n"
+        "refuse = int(sys.argv[1])\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if 'id' not in m:\n"
+        "        continue\n"
+        "    version = m['params']['_meta']['io.modelcontextprotocol/protocolVersion']\n"
+        "    if refuse:\n"
+        "        refuse -= 1\n"
+        "        answer = {'error': {'code': -32022, 'message': 'Unsupported protocol version',\n"
+        "                  'data': {'supported': ['2026-07-28'], 'requested': version}}}\n"
+        "    else:\n"
+        "        answer = {'result': {'resultType': 'complete',\n"
+        "                  'supportedVersions': ['2026-07-28'], 'capabilities': {},\n"
+        "                  'serverInfo': {'name': 'picky', 'version': '1'}}}\n"
+        "    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], **answer}), flush=True)\n"
+    )
+    async with Client.stdio([sys.executable, str(server), "1"], mode="2026-07-28") as client:
+        assert client.server_info["name"] == "picky"
+    with pytest.raises(McpError) as refused:
+        async with Client.stdio([sys.executable, str(server), "5"], mode="2026-07-28"):
+            pass
+    assert refused.value.code == -32022

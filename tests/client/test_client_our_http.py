@@ -116,3 +116,25 @@ async def test_a_server_request_is_tied_to_the_call_that_caused_it(our_http: str
     assert "first" in results[0].text and "second" in results[1].text
     assert seen == transport.call_ids
     assert seen["first"] != seen["second"]
+
+
+async def test_a_response_stream_cut_mid_call_is_resumed(our_http: str) -> None:
+    """The server ends the call's stream before the answer (SEP-1699's polling); the
+    client resumes it with GET and Last-Event-ID and gets the answer there (the server
+    gives streams an id to resume from from 2025-11-25 on)."""
+    async with Client.http(f"{our_http}/mcp", protocol_version="2025-11-25") as client:
+        result = await client.call_tool("test_reconnection", {}, retries=0)
+    assert result.text == "Reconnection test completed"
+
+
+async def test_accepted_elicitations_get_the_schema_defaults(our_http: str) -> None:
+    """SEP-1034: fields the handler left out take the defaults the form offered; what
+    it did fill in is kept."""
+    async with Client.http(
+        f"{our_http}/mcp",
+        elicitation_handler=lambda _params: {"action": "accept", "content": {"age": 41}},
+    ) as client:
+        result = await client.call_tool("test_elicitation_sep1034_defaults", {}, retries=0)
+    assert "'name': 'John Doe'" in result.text and "'age': 41" in result.text
+    assert "'score': 95.5" in result.text and "'verified': True" in result.text
+    assert "'status': 'active'" in result.text

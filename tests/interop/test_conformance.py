@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ SUITES = {
     "2026": ROOT
     / ".tools/conformance-2026/node_modules/@modelcontextprotocol/conformance/dist/index.js",
 }
+STAMP = re.compile(r"-\d{4}-\d\d-\d\dT[\d-]+Z$")  # a results directory's time stamp
 TOTAL = re.compile(r"Total:\s*(\d+) passed,\s*(\d+) failed")
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -117,3 +119,83 @@ def test_conformance_requirements_2025_11_25_after_the_2026_run(
     failures = [line for line in output.splitlines() if line.startswith("✗")]
     assert failed == 0, failures
     assert passed >= 80
+
+
+# -- client mode: the suite's scenario servers against examples/conformance_client.py ----
+ADAPTER = f"{sys.executable} {ROOT / 'examples/conformance_client.py'}"
+#: Scenarios our client does not pass yet (each names what it lacks); the rest must pass.
+CLIENT_NOT_YET: dict[str, str] = {
+    "auth/authorization-server-migration": "no OAuth in the client yet",
+    "auth/basic-cimd": "no OAuth in the client yet",
+    "auth/client-credentials-basic": "no OAuth in the client yet",
+    "auth/client-credentials-jwt": "no OAuth in the client yet",
+    "auth/dpop": "no OAuth in the client yet",
+    "auth/dpop-nonce": "no OAuth in the client yet",
+    "auth/enterprise-managed-authorization": "no OAuth in the client yet",
+    "auth/iss-normalized": "no OAuth in the client yet",
+    "auth/iss-not-advertised": "no OAuth in the client yet",
+    "auth/iss-supported": "no OAuth in the client yet",
+    "auth/iss-supported-missing": "no OAuth in the client yet",
+    "auth/iss-unexpected": "no OAuth in the client yet",
+    "auth/iss-wrong-issuer": "no OAuth in the client yet",
+    "auth/metadata-default": "no OAuth in the client yet",
+    "auth/metadata-issuer-mismatch": "no OAuth in the client yet",
+    "auth/metadata-var1": "no OAuth in the client yet",
+    "auth/metadata-var2": "no OAuth in the client yet",
+    "auth/metadata-var3": "no OAuth in the client yet",
+    "auth/offline-access-not-supported": "no OAuth in the client yet",
+    "auth/offline-access-scope": "no OAuth in the client yet",
+    "auth/pre-registration": "no OAuth in the client yet",
+    "auth/resource-mismatch": "no OAuth in the client yet",
+    "auth/scope-from-scopes-supported": "no OAuth in the client yet",
+    "auth/scope-from-www-authenticate": "no OAuth in the client yet",
+    "auth/scope-omitted-when-undefined": "no OAuth in the client yet",
+    "auth/scope-retry-limit": "no OAuth in the client yet",
+    "auth/scope-step-up": "no OAuth in the client yet",
+    "auth/token-endpoint-auth-basic": "no OAuth in the client yet",
+    "auth/token-endpoint-auth-none": "no OAuth in the client yet",
+    "auth/token-endpoint-auth-post": "no OAuth in the client yet",
+    "auth/wif-jwt-bearer": "no OAuth in the client yet",
+}
+
+
+def run_client_suite(version: str, requirements: str, tmp_path: Path) -> dict[str, list[str]]:
+    """`client --requirements R` with our adapter: each scenario's checks that did not pass
+    (FAILURE or WARNING, as "id: message"), by scenario; every scenario run is a key."""
+    suite = SUITES[version]
+    if not (NODE.exists() and suite.exists()):
+        pytest.skip(f"conformance {version} or node 22 not installed (bash .ci/node-tools.sh)")
+    results = tmp_path / "results"
+    command = [str(NODE), str(suite), "client", "--command", ADAPTER]
+    subprocess.run(
+        [*command, "--requirements", requirements, "-o", str(results)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    found: dict[str, list[str]] = {}
+    for path in results.rglob("checks.json"):
+        scenario = STAMP.sub("", str(path.parent.relative_to(results)))
+        found[scenario] = [
+            f"{check['id']}: {check.get('errorMessage', '')}"
+            for check in json.loads(path.read_text())
+            if check["status"] in ("FAILURE", "WARNING")
+        ]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("version", "requirements", "at_least"),
+    [("0.2.0-alpha.12", "2025-11-25", 25), ("2026", "2026-07-28", 39)],
+)
+def test_conformance_client_mode(
+    version: str, requirements: str, at_least: int, tmp_path: Path
+) -> None:
+    """Every scenario of the revision's requirement set (the extensions and the scenarios
+    added after it included) passes with our client, but those CLIENT_NOT_YET names."""
+    found = run_client_suite(version, requirements, tmp_path)
+    assert len(found) >= at_least, sorted(found)
+    failing = {name: checks for name, checks in found.items() if checks}
+    assert set(failing) <= set(CLIENT_NOT_YET), failing

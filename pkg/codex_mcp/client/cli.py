@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from codex_mcp.core.versions import MODERN_VERSIONS
+
 from ..startup import add_version_flag
 from .client import Client
 from .errors import McpClientError
@@ -52,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--qualify", metavar="SERVER", help="qualify tool names with this server name"
+    )
+    parser.add_argument(
+        "--mode",
+        default="legacy",
+        metavar="MODE",
+        help="protocol era: legacy (the initialize handshake; default), auto (2026-07-28 "
+        "when the server speaks it, else legacy), modern (2026-07-28 only), or a version",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
     parser.add_argument("--retries", type=int, default=0, help="retries of a failed call (0)")
@@ -96,7 +105,14 @@ class UsageError(Exception):
 
 
 def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:
-    options: dict[str, Any] = {"server_name": opts.qualify, "timeout": opts.timeout}
+    mode = MODERN_VERSIONS[0] if opts.mode == "modern" else opts.mode
+    if mode not in ("legacy", "auto") and mode not in MODERN_VERSIONS:
+        raise UsageError(f"--mode must be legacy, auto, modern or one of {MODERN_VERSIONS}")
+    options: dict[str, Any] = {
+        "server_name": opts.qualify,
+        "timeout": opts.timeout,
+        "mode": mode,
+    }
     if opts.url and server_command:
         raise UsageError("give either --url URL or -- CMD ARGS..., not both")
     if opts.url:

@@ -28,6 +28,7 @@ from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
 
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval
+from .elicitation import with_defaults
 from .errors import McpClientError, McpError, is_retryable
 from .modern import ModernEra, modern_capabilities
 from .modern_features import ModernFeatures
@@ -117,7 +118,7 @@ class Client(ModernFeatures):
             self.session.request_handlers["sampling/createMessage"] = sampling_handler
         if elicitation_handler is not None:
             self.capabilities.setdefault("elicitation", {})
-            self.session.request_handlers["elicitation/create"] = elicitation_handler
+            self.session.request_handlers["elicitation/create"] = with_defaults(elicitation_handler)
         if roots is not None:
             self.capabilities.setdefault("roots", {"listChanged": True})
             self.session.request_handlers["roots/list"] = self._list_roots

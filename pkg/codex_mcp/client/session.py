@@ -129,7 +129,7 @@ class ClientSession(JsonRpcPeer):
         return result
 
     async def discover(
-        self, era: ModernEra, timeout: float | None, *, fall_back: bool
+        self, era: ModernEra, timeout: float | None, *, fall_back: bool, retried: bool = False
     ) -> InitializeResult | None:
         """Probe with server/discover (2026-07-28). A DiscoverResult, or a modern error,
         makes the session modern; with `fall_back`, anything else (another error, no
@@ -140,10 +140,10 @@ class ClientSession(JsonRpcPeer):
         try:
             raw = await self.request("server/discover", None, CallOptions(timeout=timeout))
         except McpError as exc:
-            mutual = _mutual_version(exc, era.version)
+            mutual = None if retried else _mutual_version(exc)
             if mutual is not None:  # -32022 naming a version we speak: once more with it
                 return await self.discover(
-                    dataclasses.replace(era, version=mutual), timeout, fall_back=False
+                    dataclasses.replace(era, version=mutual), timeout, fall_back=False, retried=True
                 )
             if fall_back and not is_modern_error(exc):
                 self._leave_modern()
@@ -257,26 +257,28 @@ class ClientSession(JsonRpcPeer):
         return RequestTimeout(method, timeout)
 
 
-def _mutual_version(exc: McpError, asked: str) -> str | None:
-    """From an UnsupportedProtocolVersion error, a modern version both sides speak."""
+def _mutual_version(exc: McpError) -> str | None:
+    """From an UnsupportedProtocolVersion error, a modern version both sides speak (the
+    one asked, too: a server may refuse it for a reason of its own, such as a header it
+    could not read, and list it as supported all the same; one retry tells)."""
     if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(exc.data, dict):
         return None
     supported = exc.data.get("supported")
     for version in MODERN_VERSIONS:
-        if version != asked and isinstance(supported, list) and version in supported:
+        if isinstance(supported, list) and version in supported:
             return version
     return None
 
 
 async def _answer(handler: RequestHandler, params: JsonObject, ctx: Inbound) -> JsonObject:
-    result = handler(params, ctx) if _takes_context(handler) else handler(params)
+    result = handler(params, ctx) if takes_context(handler) else handler(params)
     if inspect.isawaitable(result):
         result = await result
     return result
 
 
 @lru_cache(maxsize=256)
-def _takes_context(handler: Callable[..., Any]) -> bool:
+def takes_context(handler: Callable[..., Any]) -> bool:
     try:
         parameters = inspect.signature(handler).parameters.values()
     except (TypeError, ValueError):

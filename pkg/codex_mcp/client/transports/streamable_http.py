@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -45,6 +46,17 @@ VERSION_HEADER = "MCP-Protocol-Version"
 _RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 #: Statuses by which a server (or a proxy) says it did not take the request.
 _NOT_TAKEN_STATUS = frozenset({408, 425, 429, 503})
+#: Resumes of a response stream in a row that bring nothing new before we give up.
+_MAX_RESUMES = 3
+
+
+@dataclasses.dataclass(slots=True)
+class _StreamPosition:
+    """Where a response stream got to: its last event id and the reconnect delay asked."""
+
+    last_id: str | None = None
+    retry: float = 1.0
+    fresh: bool = False
 
 
 class StreamableHttpTransport(Transport):
@@ -200,17 +212,50 @@ class StreamableHttpTransport(Transport):
         """Deliver what the body carries; True once the response to `request_id` was seen."""
         content_type = resp.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if content_type == "text/event-stream":
-            answered = False
-            async for event in iter_sse(resp.content):
-                if event.event == "message" and event.data:
-                    answered |= self._deliver(event.data.encode(), request_id)
-                    if answered:
-                        break  # the server may keep it open; the request is done
-            return answered
+            position = _StreamPosition()
+            if await self._read_events(resp, request_id, position):
+                return True
+            return await self._resume(request_id, position)
         body = await resp.read()
         if not body.strip():
             return False
         return self._deliver(body, request_id)
+
+    async def _read_events(
+        self, resp: aiohttp.ClientResponse, request_id: Any, position: _StreamPosition
+    ) -> bool:
+        async for event in iter_sse(resp.content):
+            if event.id is not None:
+                position.last_id, position.fresh = event.id, True
+            if event.retry is not None:
+                position.retry = event.retry / 1000
+            if (
+                event.event == "message"
+                and event.data
+                and self._deliver(event.data.encode(), request_id)
+            ):
+                return True  # the server may keep it open; the request is done
+        return False
+
+    async def _resume(self, request_id: Any, position: _StreamPosition) -> bool:
+        """A server may end a request's stream before the answer (SEP-1699: to free a
+        connection) once it has given an event id: the rest is fetched with a GET carrying
+        `Last-Event-ID`, after the `retry` delay it asked for. A 2026-07-28 exchange has no
+        GET, and a stream with no id cannot be resumed."""
+        misses = 0
+        while position.last_id is not None and self._modern is None and misses < _MAX_RESUMES:
+            await asyncio.sleep(position.retry)
+            headers = self._headers("text/event-stream")
+            headers["Last-Event-ID"] = position.last_id
+            position.fresh = False
+            async with self._client().get(self.url, headers=headers) as resp:
+                if resp.status >= 400:
+                    log.debug("%s: resuming a response stream: HTTP %d", self.url, resp.status)
+                    return False
+                if await self._read_events(resp, request_id, position):
+                    return True
+            misses = 0 if position.fresh else misses + 1
+        return False
 
     def _delivered_error(self, body: bytes, request_id: Any) -> bool:
         """Deliver an HTTP error's body when it is the JSON-RPC error answering our request."""

@@ -1,0 +1,145 @@
+"""The official MCP conformance suite's client adapter, written with the public client API.
+
+The suite runs `python examples/conformance_client.py <server-url>` once per scenario with
+MCP_CONFORMANCE_SCENARIO (which scenario), MCP_CONFORMANCE_PROTOCOL_VERSION (the revision
+on the wire) and, for some, MCP_CONFORMANCE_CONTEXT (JSON: the tool calls to make, a
+pre-registered client's credentials...). Each scenario does only what the suite asks of it;
+everything the suite checks (headers, resumption, defaults, OAuth) is the library's work.
+
+    node conformance client --command "python examples/conformance_client.py" \\
+        --requirements 2025-11-25
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from codex_mcp.client import Client
+
+Scenario = Callable[[str], Awaitable[None]]
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(*names: str) -> Callable[[Scenario], Scenario]:
+    def register(run: Scenario) -> Scenario:
+        for name in names:
+            SCENARIOS[name] = run
+        return run
+
+    return register
+
+
+def context() -> dict[str, Any]:
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    value = json.loads(raw) if raw else {}
+    return value if isinstance(value, dict) else {}
+
+
+def client(url: str, **options: Any) -> Client:
+    """A client speaking the revision the suite asked for."""
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", "2025-11-25")
+    if version.startswith("2026"):
+        options.setdefault("mode", version)
+    else:
+        options.setdefault("protocol_version", version)
+    # The suite starts every scenario at once: on a busy machine a first answer can take
+    # longer than the usual 10 s; the suite itself gives a scenario 30.
+    options.setdefault("timeout", 25.0)
+    return Client.http(url, client_name="codex-mcp-conformance", **options)
+
+
+@scenario("initialize", "request-metadata", "json-schema-ref-no-deref")
+async def list_tools(url: str) -> None:
+    async with client(url) as mcp:
+        await mcp.list_tools()
+
+
+@scenario("tools_call")
+async def call_add_numbers(url: str) -> None:
+    async with client(url) as mcp:
+        await mcp.list_tools()
+        await mcp.call_tool("add_numbers", {"a": 5, "b": 3}, retries=0)
+
+
+@scenario("sse-retry")
+async def call_the_tool_that_cuts_its_stream(url: str) -> None:
+    async with client(url) as mcp:
+        await mcp.list_tools()
+        await mcp.call_tool("test_reconnection", {}, retries=0)
+
+
+@scenario("elicitation-sep1034-client-defaults")
+async def accept_with_defaults(url: str) -> None:
+    """Accepts with nothing filled in: the library applies the schema's defaults."""
+    async with client(url, elicitation_handler=lambda _params: {"action": "accept"}) as mcp:
+        await mcp.list_tools()
+        await mcp.call_tool("test_client_elicitation_defaults", {}, retries=0)
+
+
+@scenario("sep-2322-client-request-state")
+async def call_every_tool(url: str) -> None:
+    """Input-required rounds: the library answers them and echoes the request state."""
+
+    def elicit(_params: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirmed": True}}
+
+    def sample(_params: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "test"}
+
+    async with client(url, elicitation_handler=elicit, sampling_handler=sample, roots=[]) as mcp:
+        for tool in await mcp.list_tools():
+            await mcp.call_tool(tool.name, {}, retries=0)
+
+
+@scenario("http-standard-headers", "http-custom-headers", "http-invalid-tool-headers")
+async def make_the_calls_asked(url: str) -> None:
+    """Lists tools (learning their x-mcp-header arguments), then makes the calls the
+    context names; with none named, calls each tool listed, and reads and gets what the
+    server lists."""
+    async with client(url) as mcp:
+        tools = await mcp.list_tools()
+        calls = context().get("toolCalls")
+        if isinstance(calls, list):
+            for call in calls:
+                await mcp.call_tool(call["name"], call.get("arguments") or {}, retries=0)
+            return
+        for tool in tools:
+            await mcp.call_tool(tool.name, {}, retries=0)
+        if mcp.server_capabilities.get("resources") is not None:
+            for resource in (await mcp.list_resources(all_pages=True)).items:
+                await mcp.read_resource(str(resource["uri"]))
+        if mcp.server_capabilities.get("prompts") is not None:
+            for prompt in (await mcp.list_prompts(all_pages=True)).items:
+                await mcp.get_prompt(str(prompt["name"]))
+
+
+@scenario("json-schema-2020-12-preservation")
+async def echo_the_schema(url: str) -> None:
+    """Hands the focal tool's inputSchema back verbatim: what the library kept of it."""
+    async with client(url) as mcp:
+        tools = {tool.name: tool for tool in await mcp.list_tools()}
+        focal = tools["json_schema_2020_12_tool"]
+        await mcp.call_tool("json_schema_echo", {"schema": focal.input_schema}, retries=0)
+
+
+async def main(url: str) -> int:
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    run = SCENARIOS.get(name)
+    if run is None:
+        print(f"conformance_client: no scenario named {name!r}", file=sys.stderr)
+        return 2
+    await run(url)
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    if len(sys.argv) != 2:
+        sys.exit("usage: MCP_CONFORMANCE_SCENARIO=NAME conformance_client.py SERVER_URL")
+    sys.exit(asyncio.run(main(sys.argv[1])))
