@@ -213,8 +213,8 @@ async def test_a_refused_version_the_server_lists_is_tried_once_more(tmp_path: P
         "                  'data': {'supported': ['2026-07-28'], 'requested': version}}}\n"
         "    else:\n"
         "        answer = {'result': {'resultType': 'complete',\n"
-        "                  'supportedVersions': ['2026-07-28'], 'capabilities': {},\n"
-        "                  'serverInfo': {'name': 'picky', 'version': '1'}}}\n"
+        "                  'supportedVersions': ['2026-07-28'], 'capabilities': {}, '_meta':\n"
+        "                  {'io.modelcontextprotocol/serverInfo': {'name': 'picky', 'version': '1'}}}}\n"
         "    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], **answer}), flush=True)\n"
     )
     async with Client.stdio([sys.executable, str(server), "1"], mode="2026-07-28") as client:
