@@ -105,11 +105,15 @@ class ServerCore:
         self._teardowns: set[asyncio.Task[None]] = set()
         self._started = False
         self._stopped = False
+        #: The loop the server runs on (set by `start`): provider events raised in another
+        #: thread (a sync tool runs in a worker thread) are handed to it.
+        self._loop: asyncio.AbstractEventLoop | None = None
         provider.add_listener(self._on_provider_event)
 
     # -- lifespan --------------------------------------------------------------
     async def start(self) -> None:
         """Start the provider (idempotent). Transports call it before serving."""
+        self._loop = asyncio.get_running_loop()
         if not self._started:
             self._started = True
             await self.provider.start()
@@ -246,6 +250,12 @@ class ServerCore:
         self.subscriptions.task_changed(record.id, record.detailed)
 
     def _on_provider_event(self, kind: str, uri: str | None) -> None:
+        loop = self._loop
+        if loop is not None and not _running_in(loop):
+            # Raised in another thread (a sync tool): sessions and streams live on the loop.
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
+                loop.call_soon_threadsafe(self._on_provider_event, kind, uri)
+            return
         if self.relay is not None:
             self.relay(kind, uri)
             return
@@ -270,6 +280,13 @@ class ServerCore:
                     session.notify("notifications/resources/updated", {"uri": uri})
             elif session.initialized:
                 session.notify(f"notifications/{kind}/list_changed")
+
+
+def _running_in(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop runs in this thread
+        return False
 
 
 __all__ = ["ServerCore"]

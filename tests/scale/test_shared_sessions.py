@@ -247,3 +247,32 @@ async def test_a_call_stream_resumes_elsewhere_before_it_sent_anything(
         async with http.get(b.url, headers=resume) as stream:
             (answer,) = await messages_of(stream, timeout=10)
     assert answer["id"] == 2 and text_of(answer) == str(a.pid)
+
+
+async def test_a_sync_tools_update_reaches_a_stream_on_another_replica_and_a_resumed_one(
+    replicas: Replicas,
+) -> None:
+    """A sync tool runs in a worker thread: its notification still reaches the subscriber's
+    GET stream on another replica, and a stream resumed on a third replica with
+    Last-Event-ID gets the update it missed while no stream was open."""
+    a, b, c = replicas(3)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url)
+        json_only = {**session, **JSON_ONLY}
+        subscribe = {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe"}
+        subscribe["params"] = {"uri": "note://w"}
+        assert (await post(http, b.url, subscribe, session))[0] == 200
+        async with http.get(b.url, headers={**session, **SSE_ONLY}) as stream:
+            status, reply = await post(
+                http, a.url, call(3, "touch_sync", {"uri": "note://w"}), json_only
+            )
+            assert status == 200 and "error" not in reply, reply
+            (update,) = await data_events(stream, 1)
+        assert json.loads(update["data"])["params"] == {"uri": "note://w"}
+        # No stream open now: the update waits in the store.
+        await post(http, a.url, call(4, "touch_sync", {"uri": "note://w"}), json_only)
+        resume = {**session, **SSE_ONLY, "Last-Event-ID": update["id"]}
+        async with http.get(c.url, headers=resume) as stream:
+            (missed,) = await data_events(stream, 1)
+        assert json.loads(missed["data"])["method"] == "notifications/resources/updated"
+        assert missed["id"] != update["id"]

@@ -68,6 +68,13 @@ async def touch(uri: str) -> str:
     return PID
 
 
+@server.tool()
+def touch_sync(uri: str) -> str:
+    """`touch` from a sync tool: it runs in a worker thread, away from the event loop."""
+    server.notify_resource_updated(uri)
+    return PID
+
+
 @server.tool(read_only=True)
 async def slow(seconds: float) -> str:
     logging.getLogger("shared").warning("slow call started in %s", PID)
