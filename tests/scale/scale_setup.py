@@ -51,9 +51,10 @@ class RedisServer:
     """redis-server on a fixed loopback port, stoppable and restartable (empty: no
     persistence, as a restarted cache would be)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *args: str, port: int | None = None) -> None:
         assert REDIS is not None
-        self.port = free_port()
+        self.args = args  # more redis-server options, e.g. ("--requirepass", "secret")
+        self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
@@ -73,6 +74,7 @@ class RedisServer:
                 "no",
                 "--protected-mode",
                 "no",
+                *self.args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -18,14 +18,16 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from ..core.jsonrpc import JsonObject
 from ..transports.http.store import (
@@ -64,11 +66,16 @@ class RedisStore:
         self, url: str, *, replay_events: int, session_ttl: float, max_connections: int = 64
     ) -> None:
         self.url = url
+        #: The URL as logs and /readyz show it: no password.
+        self.shown_url = without_password(url)
         self.replay_events = max(1, replay_events)
         self.session_ttl = max(1, int(session_ttl))
-        self.pool = ConnectionPool.from_url(
+        # Blocking: a burst of more concurrent commands than connections waits for one
+        # (up to the command timeout) instead of failing, and marking the store down.
+        self.pool = BlockingConnectionPool.from_url(
             url,
             max_connections=max_connections,
+            timeout=COMMAND_TIMEOUT,
             socket_timeout=COMMAND_TIMEOUT,
             socket_connect_timeout=COMMAND_TIMEOUT,
             # A pooled connection may predate a Redis restart: the first command on it
@@ -78,6 +85,11 @@ class RedisStore:
         )
         self.redis = Redis(connection_pool=self.pool)
         self.available = False
+        #: Why the store is not available (what /readyz says).
+        self.problem = f"connecting to Redis at {self.shown_url}"
+        self._warned = False
+        #: Told, with one line to print, of an error retrying cannot fix; the server exits.
+        self.on_fatal: Callable[[str], None] = _log_fatal
         self.node = 0
         self.stride = STRIDE
         self.bus = Bus(self.redis, self.mark_down)
@@ -91,26 +103,37 @@ class RedisStore:
 
     # -- lifetime and health ------------------------------------------------------------
     async def start(self, handlers: ClusterHandlers) -> None:
-        """Number this replica (waiting for Redis if need be), listen on its channels and
-        start watching Redis."""
+        """Connect in the background: the server listens at once, not ready (503, with the
+        reason) until Redis answers; an error retrying cannot fix (the credentials) is
+        reported to `on_fatal`."""
         self._handlers = handlers
+        self._monitor = asyncio.get_running_loop().create_task(self._connect())
+
+    async def _connect(self) -> None:
+        """Number this replica, listen on its channels, then watch Redis."""
         delay = 0.25
-        while True:  # a replica started before Redis waits for it (not ready meanwhile)
+        await self.bus.start()
+        while True:
             try:
-                count = await self.redis.incr(PREFIX + "nodes")
+                if not self.node:  # numbered once, however many tries it takes
+                    count = await self.redis.incr(PREFIX + "nodes")
+                    self.node = 1 + (int(count) - 1) % (STRIDE - 1)
+                await self.bus.subscribe(BUS, self._on_bus)
+                await self.bus.subscribe(key_of("node", str(self.node)), self._on_node)
                 break
-            except (RedisError, OSError) as exc:
-                if delay == 0.25:
-                    log.error("Redis at %s is unreachable (%s); waiting for it", self.url, exc)
+            except (RedisError, OSError, TimeoutError) as exc:
+                if refused_credentials(exc):
+                    self.on_fatal(
+                        f"codex-mcp-http: Redis at {self.shown_url} refused the credentials "
+                        f"of --redis-url ({exc}): fix its user and password"
+                    )
+                    return
+                self.mark_down(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
-        self.node = 1 + (int(count) - 1) % (STRIDE - 1)
         self.available = True
-        await self.bus.start()
-        await self.bus.subscribe(BUS, self._on_bus)
-        await self.bus.subscribe(key_of("node", str(self.node)), self._on_node)
-        self._monitor = asyncio.get_running_loop().create_task(self._watch())
-        log.info("sessions on Redis %s as replica %d", self.url, self.node)
+        log.info("sessions on Redis %s as replica %d", self.shown_url, self.node)
+        await self._watch()
 
     async def close(self) -> None:
         self.writer.close()
@@ -124,9 +147,13 @@ class RedisStore:
             await self.pool.aclose()
 
     def mark_down(self, exc: BaseException) -> None:
-        if self.available:
+        self.problem = f"Redis at {self.shown_url}: {exc}"
+        if self.available or not self._warned:
+            self._warned = True
             log.error(
-                "Redis at %s is unreachable (%s): refusing requests until it is back", self.url, exc
+                "Redis at %s is unreachable (%s): refusing requests until it is back",
+                self.shown_url,
+                exc,
             )
         self.available = False
 
@@ -137,7 +164,7 @@ class RedisStore:
             self.mark_down(exc)
             return False
         if not self.available:
-            log.warning("Redis at %s is reachable again: serving", self.url)
+            log.warning("Redis at %s is reachable again: serving", self.shown_url)
             self.available = True
             self.spawn(self._recovered())
         return True
@@ -340,6 +367,27 @@ class _Follow:
 
     def close(self) -> None:
         self._bus.unsubscribe(self._channel, self._listener)
+
+
+def refused_credentials(exc: BaseException) -> bool:
+    """Redis refused the URL's user or password (or wants one): retrying cannot help."""
+    if isinstance(exc, AuthenticationError):
+        return True
+    text = str(exc)
+    return isinstance(exc, ResponseError) and text.startswith(("NOAUTH", "WRONGPASS"))
+
+
+def without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + host))
+
+
+def _log_fatal(message: str) -> None:
+    log.error("%s", message)
 
 
 __all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]

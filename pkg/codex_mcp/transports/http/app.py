@@ -40,6 +40,22 @@ MANAGER_KEY = web.AppKey("manager", SessionManager)
 READY_KEY = web.AppKey("ready", dict)
 
 
+class Fatal:
+    """An error found after the server started listening that retrying cannot fix (Redis
+    refused the credentials): the server stops, and exits with this one line."""
+
+    def __init__(self) -> None:
+        self.message: str | None = None
+        self.raised = asyncio.Event()
+
+    def __call__(self, message: str) -> None:
+        self.message = message
+        self.raised.set()
+
+
+FATAL_KEY = web.AppKey("fatal", Fatal)
+
+
 def open_store(config: HttpConfig) -> SessionStore:
     """Memory unless a Redis URL is configured (only then is the Redis client imported)."""
     if not config.redis_url:
@@ -50,9 +66,15 @@ def open_store(config: HttpConfig) -> SessionStore:
         raise SystemExit(
             "--redis-url needs the Redis client: pip install 'codex-mcp[redis]'"
         ) from exc
-    return RedisStore(
-        config.redis_url, replay_events=config.replay_events, session_ttl=config.session_ttl
-    )
+    try:
+        return RedisStore(
+            config.redis_url, replay_events=config.replay_events, session_ttl=config.session_ttl
+        )
+    except ValueError as exc:  # not a Redis URL: retrying cannot fix it
+        raise SystemExit(
+            f"codex-mcp-http: --redis-url is not a Redis URL ({exc}); "
+            "use redis://[:password@]host:port/db, rediss://... or unix:///path"
+        ) from None
 
 
 def store_gate(store: SessionStore) -> Any:
@@ -106,6 +128,9 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     legacy = LegacySse(manager, config)
     app[MANAGER_KEY] = manager
     app[READY_KEY] = {"ready": True}
+    app[FATAL_KEY] = fatal = Fatal()
+    if store.shared:
+        store.on_fatal = fatal  # type: ignore[attr-defined]
     prefix = config.prefix
     app.router.add_post(f"{prefix}/mcp", streamable.post)
     app.router.add_get(f"{prefix}/mcp", streamable.get)
@@ -121,9 +146,14 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     async def readyz(request: web.Request) -> web.Response:
         if not app[READY_KEY]["ready"]:
             return web.json_response({"status": "shutting down"}, status=503)
-        if store.shared and not await store.ping():
+        if not store.available:  # kept current by the store, as the request gate reads it
             return web.json_response(
-                {"status": "session store unreachable", "detail": UNREACHABLE}, status=503
+                {
+                    "status": "session store unreachable",
+                    "detail": UNREACHABLE,
+                    "reason": getattr(store, "problem", ""),
+                },
+                status=503,
             )
         stats = manager.stats()
         connection = request.protocol
@@ -216,9 +246,13 @@ async def serve_http(
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop.set)
+    fatal = app[FATAL_KEY]
+    waiting = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(fatal.raised.wait())]
     try:
-        await stop.wait()
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        for waiter in waiting:
+            waiter.cancel()
         log.info("shutting down")
         app[READY_KEY]["ready"] = False
         core.end_subscriptions()  # subscriptions/listen streams end now, not at the timeout
@@ -226,6 +260,8 @@ async def serve_http(
         await app[MANAGER_KEY].shutdown(config.shutdown_timeout)
         await runner.cleanup()
         unwatch()
+    if fatal.message is not None:
+        raise SystemExit(fatal.message)
 
 
 def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any) -> None:

@@ -1,0 +1,115 @@
+"""A mistyped --redis-url: what retrying can fix (nothing listens on the port yet, a
+database Redis does not have) leaves the server listening, alive and not ready, saying
+why; what it cannot fix (not a Redis URL, refused credentials) ends the server at once
+with one line and a non-zero status."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import aiohttp
+import pytest
+from http_process import ROOT, HttpProcess
+from scale_setup import REDIS, SHARED, RedisServer, free_port
+
+
+def run_to_exit(url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "cmd/http"),
+            "--port",
+            "0",
+            "--serve",
+            SHARED,
+            "--redis-url",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode != 0
+    return lines[-1]
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:6379/0", "redis://127.0.0.1:notaport/0", "redis://[::1/0"]
+)
+def test_not_a_redis_url_exits_with_one_line(url: str) -> None:
+    done = run_to_exit(url)
+    assert one_line(done).startswith("codex-mcp-http: --redis-url is not a Redis URL")
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_refused_credentials_exit_with_one_line_and_no_password() -> None:
+    if REDIS is None:
+        pytest.skip("redis-server not installed: apt-get install -y redis-server")
+    server = RedisServer("--requirepass", "right-one")
+    try:
+        done = run_to_exit(f"redis://:wrong-one@127.0.0.1:{server.port}/0")
+        line = one_line(done)
+        assert "refused the credentials" in line, done.stderr
+        assert "wrong-one" not in done.stderr  # never the password
+        done = run_to_exit(f"redis://127.0.0.1:{server.port}/0")  # none given: also refused
+        assert "refused the credentials" in one_line(done), done.stderr
+    finally:
+        server.stop()
+
+
+async def readiness(http: aiohttp.ClientSession, base: str) -> tuple[int, dict[str, str]]:
+    async with http.get(f"{base}/readyz") as response:
+        return response.status, await response.json()
+
+
+async def test_nothing_on_the_port_yet_listens_unready_then_serves_when_redis_starts() -> None:
+    if REDIS is None:
+        pytest.skip("redis-server not installed: apt-get install -y redis-server")
+    port = free_port()
+    server = HttpProcess("--serve", SHARED, "--redis-url", f"redis://127.0.0.1:{port}/0")
+    redis: RedisServer | None = None
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{server.base}/healthz") as response:
+                assert response.status == 200  # alive at once
+            status, body = await readiness(http, server.base)
+            assert status == 503 and body["status"] == "session store unreachable"
+            assert f"127.0.0.1:{port}" in body["reason"], body
+            async with http.post(server.url, json={}) as response:
+                assert response.status == 503
+            redis = RedisServer(port=port)
+            deadline = time.monotonic() + 20
+            while (await readiness(http, server.base))[0] != 200:  # it kept trying
+                assert time.monotonic() < deadline, server.stderr
+                await asyncio.sleep(0.1)
+    finally:
+        server.stop()
+        if redis is not None:
+            redis.stop()
+    assert server.stderr.count("is unreachable") == 1, server.stderr  # said once, not per try
+
+
+async def test_a_database_redis_does_not_have_leaves_it_unready_saying_why(
+    redis_server: RedisServer,
+) -> None:
+    url = redis_server.url.rsplit("/", 1)[0] + "/99"
+    server = HttpProcess("--serve", SHARED, "--redis-url", url)
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{server.base}/healthz") as response:
+                assert response.status == 200
+            deadline = time.monotonic() + 10
+            while "DB index" not in (await readiness(http, server.base))[1].get("reason", ""):
+                assert time.monotonic() < deadline, server.stderr
+                await asyncio.sleep(0.1)
+            assert (await readiness(http, server.base))[0] == 503
+    finally:
+        server.stop()
