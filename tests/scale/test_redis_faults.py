@@ -4,6 +4,8 @@ message meanwhile, then the replicas serve again by themselves, sessions include
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from typing import Any
 
 import aiohttp
@@ -60,3 +62,40 @@ async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: Re
         # New sessions open at once, whichever pooled connection each save takes: one
         # opened before the restart is stale, and is replaced rather than failing a request.
         await asyncio.gather(*(open_session(http, b.url) for _ in range(8)))
+
+
+async def test_a_session_held_in_memory_outlives_an_empty_redis_restart(
+    replicas: Replicas, redis_server: RedisServer
+) -> None:
+    """Redis comes back empty while the only replica holding the session is paused: another
+    replica asked for it waits for the holder to store it again, and serves it (no 404)."""
+    a, b = replicas(2)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url)
+        async with http.post(a.url, json=call(1, "whoami", {}), headers=session) as response:
+            assert response.status == 200
+        os.kill(a.pid, signal.SIGSTOP)
+        try:
+            redis_server.stop()
+            await until(lambda: unready(http, b))
+            redis_server.start()  # empty: no persistence
+            await until(lambda: is_ready(http, b))
+            asked = asyncio.ensure_future(
+                http.post(b.url, json=call(2, "whoami", {}), headers=session)
+            )
+            await asyncio.to_thread(b.wait_for_line, "asking the replicas", 10)
+        finally:
+            os.kill(a.pid, signal.SIGCONT)
+        async with await asked as response:
+            assert response.status == 200, await response.text()
+            assert text_of(await response.json()) == str(b.pid)
+        async with http.post(a.url, json=call(3, "whoami", {}), headers=session) as response:
+            assert response.status == 200, await response.text()
+
+
+async def unready(http: aiohttp.ClientSession, replica: Any) -> bool:
+    return (await ready(http, replica.base))[0] == 503
+
+
+async def is_ready(http: aiohttp.ClientSession, replica: Any) -> bool:
+    return (await ready(http, replica.base))[0] == 200

@@ -34,6 +34,10 @@ class Bus:
         self._connected = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
     async def start(self) -> None:
         self._reader = asyncio.get_running_loop().create_task(self._run())
 
@@ -108,7 +112,7 @@ class Bus:
             except (RedisError, OSError) as exc:
                 self._lost(exc)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 2.0)
+                delay = min(delay * 2, 0.5)  # back soon after Redis is
 
     async def _read(self) -> None:
         while True:

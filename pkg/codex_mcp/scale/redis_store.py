@@ -23,7 +23,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, RedisError, ResponseError
@@ -48,6 +48,10 @@ BUS: Final = PREFIX + "bus"
 STRIDE: Final = 4096
 #: Commands wait this long before the store counts as unreachable.
 COMMAND_TIMEOUT: Final = 2.0
+#: For this long after Redis came back, a session it lacks is asked of the other
+#: replicas (one holding it stores it again), each time for up to ASK_TIMEOUT.
+ASK_WINDOW: Final = 15.0
+ASK_TIMEOUT: Final = 3.0
 
 # KEYS: the replica counter. ARGV: this replica's number.
 _AT_LEAST: Final = """
@@ -92,7 +96,12 @@ class RedisStore:
         self.on_fatal: Callable[[str], None] = _log_fatal
         self.node = 0
         self.stride = STRIDE
-        self.bus = Bus(self.redis, self.mark_down)
+        # The bus's own connection, never retried: it must see a lost connection (Redis
+        # restarted, perhaps empty) to tell its listeners and mark the store down.
+        self.bus_pool = ConnectionPool.from_url(
+            url, socket_timeout=COMMAND_TIMEOUT * 4, socket_connect_timeout=COMMAND_TIMEOUT
+        )
+        self.bus = Bus(Redis(connection_pool=self.bus_pool), self.mark_down)
         self.writer = OrderedWriter(
             self.redis, self.replay_events, self.session_ttl, self.mark_down
         )
@@ -100,6 +109,9 @@ class RedisStore:
         self._handlers: ClusterHandlers | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._node_listeners: list[Any] = []
+        #: Sessions this replica asked the others about, after Redis came back.
+        self._wanted: dict[str, asyncio.Future[SessionRecord]] = {}
+        self._asking_until = 0.0
 
     # -- lifetime and health ------------------------------------------------------------
     async def start(self, handlers: ClusterHandlers) -> None:
@@ -145,6 +157,8 @@ class RedisStore:
             await self.redis.aclose()
         with contextlib.suppress(Exception):
             await self.pool.aclose()
+        with contextlib.suppress(Exception):
+            await self.bus_pool.aclose()
 
     def mark_down(self, exc: BaseException) -> None:
         self.problem = f"Redis at {self.shown_url}: {exc}"
@@ -164,8 +178,11 @@ class RedisStore:
             self.mark_down(exc)
             return False
         if not self.available:
+            if not self.bus.connected:
+                return False  # not ready until the bus is back too: it carries answers
             log.warning("Redis at %s is reachable again: serving", self.shown_url)
             self.available = True
+            self._asking_until = time.monotonic() + ASK_WINDOW
             self.spawn(self._recovered())
         return True
 
@@ -206,9 +223,32 @@ class RedisStore:
     # -- sessions --------------------------------------------------------------------------
     async def load(self, session_id: str) -> SessionRecord | None:
         fields = await self._call(self.redis.hgetall(key_of("s", session_id)))
-        if not fields:
+        if fields:
+            return record_of({k.decode(): v.decode() for k, v in fields.items()})
+        if time.monotonic() < self._asking_until:
+            # Redis came back (perhaps empty) a moment ago: the replicas holding a session
+            # in memory store it again, but maybe not yet. Ask them before saying 404.
+            return await self._ask_holders(session_id)
+        return None
+
+    async def _ask_holders(self, session_id: str) -> SessionRecord | None:
+        """The session's record as a replica holding it stores it again, or None when none
+        does within ASK_TIMEOUT (then there is no such session)."""
+        wanted = self._wanted.get(session_id)
+        if wanted is None:
+            log.warning(
+                "[session %s] not in Redis, which came back a moment ago: asking the replicas",
+                session_id[:8],
+            )
+            wanted = self._wanted[session_id] = asyncio.get_running_loop().create_future()
+            self.publish(BUS, {"t": "want", "s": session_id, "o": self.node})
+        try:
+            return await asyncio.wait_for(asyncio.shield(wanted), ASK_TIMEOUT)
+        except TimeoutError:
             return None
-        return record_of({k.decode(): v.decode() for k, v in fields.items()})
+        finally:
+            if self._wanted.get(session_id) is wanted:
+                del self._wanted[session_id]
 
     async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None:
         """Store the record and tell the other replicas (their copies follow it)."""
@@ -355,7 +395,13 @@ class RedisStore:
         elif kind == "end":
             self._handlers.ended(message["s"])
         elif kind == "state":
-            self._handlers.state(message["s"], record_of(message["r"]))
+            record = record_of(message["r"])
+            wanted = self._wanted.get(message["s"])
+            if wanted is not None and not wanted.done():
+                wanted.set_result(record)
+            self._handlers.state(message["s"], record)
+        elif kind == "want":
+            self._handlers.wanted(message["s"])
         else:
             for listener in self._node_listeners:
                 listener(message)

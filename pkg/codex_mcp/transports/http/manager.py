@@ -261,6 +261,12 @@ class SessionManager:
     def ended(self, session_id: str) -> None:
         self.end(session_id, "ended on another replica")
 
+    def wanted(self, session_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is None or session.store is None or not session.core_session.protocol_version:
+            return
+        session.core_session.state_changed()  # saved again, and told to every replica
+
     def recovered(self) -> None:
         for session in list(self.sessions.values()):
             if session.store is not None and session.core_session.protocol_version:

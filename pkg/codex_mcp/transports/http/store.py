@@ -73,6 +73,10 @@ class ClusterHandlers(Protocol):
 
     def state(self, session_id: str, record: SessionRecord) -> None: ...
 
+    def wanted(self, session_id: str) -> None:
+        """Another replica lacks this session in the store (Redis came back empty): store
+        it again if it is held here."""
+
     def recovered(self) -> None:
         """The store is back after an outage (perhaps empty): save what this replica holds."""
 
