@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from nginx_proxy import NginxProxies
-from scale_setup import REDIS, SHARED, HttpProcess, RedisServer, Replicas
+from scale_setup import REDIS, SERVING, SHARED, HttpProcess, RedisServer, Replicas
 
 
 @pytest.fixture
@@ -34,6 +34,8 @@ def replicas(redis_server: RedisServer) -> Iterator[Replicas]:
             for _ in range(count)
         ]
         started.extend(group)
+        for server in group:  # listening at once; serving once Redis answers
+            server.wait_for_line(SERVING, 20)
         return group
 
     yield start

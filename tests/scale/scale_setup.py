@@ -89,6 +89,9 @@ class RedisServer:
 
 Replicas = Callable[..., list[HttpProcess]]
 
+#: What a replica logs once it is connected to Redis and serves (it listens before).
+SERVING = "sessions on Redis"
+
 
 #: Round-robin over the replicas, as the simplest balancer does (no affinity at all).
 ROUND_ROBIN = """

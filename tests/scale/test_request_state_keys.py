@@ -15,7 +15,7 @@ import aiohttp
 import redis
 from codex_mcp.core.request_state import RequestStateCodec
 from http_process import HttpProcess
-from scale_setup import SHARED, RedisServer, Replicas
+from scale_setup import SERVING, SHARED, RedisServer, Replicas
 from test_modern_replicas import post, request
 
 OLD = "the-old-request-state-key-0123456789abcdef"
@@ -119,9 +119,9 @@ async def test_workers_share_their_supervisor_key_and_it_is_not_in_redis(
 ) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
-        server.wait_for_line("listening on", 20)
+        server.wait_for_line(SERVING, 20)
         deadline = time.monotonic() + 20
-        while server.stderr.count("codex-mcp-http listening on") < 2:
+        while server.stderr.count(SERVING) < 2:
             assert time.monotonic() < deadline, server.stderr
             await asyncio.sleep(0.05)
         crossed = False

@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 from http_helpers import call, open_session, text_of
 from http_process import ROOT, HttpProcess
-from scale_setup import SHARED, RedisServer
+from scale_setup import SERVING, SHARED, RedisServer
 
 
 def _children(pid: int) -> set[int]:
@@ -29,7 +29,7 @@ async def test_two_workers_share_the_port_and_the_sessions(redis_server: RedisSe
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
         for _ in range(200):  # both workers listening (the first said so already)
-            if server.stderr.count("codex-mcp-http listening on") >= 2:
+            if server.stderr.count(SERVING) >= 2:
                 break
             await asyncio.sleep(0.05)
         workers = _children(server.pid)
@@ -76,7 +76,7 @@ async def test_workers_of_a_killed_supervisor_stop_serving(redis_server: RedisSe
     workers: set[int] = set()
     try:
         deadline = time.monotonic() + 20
-        while server.stderr.count("codex-mcp-http listening on") < 2:
+        while server.stderr.count(SERVING) < 2:
             assert time.monotonic() < deadline, server.stderr
             await asyncio.sleep(0.05)
         workers = _children(server.pid)
