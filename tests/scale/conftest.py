@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from nginx_proxy import NginxProxies
-from scale_setup import REDIS, SERVING, SHARED, HttpProcess, RedisServer, Replicas
+from scale_setup import REDIS, SHARED, HttpProcess, RedisServer, Replicas, wait_ready
 
 
 @pytest.fixture
@@ -34,8 +34,9 @@ def replicas(redis_server: RedisServer) -> Iterator[Replicas]:
             for _ in range(count)
         ]
         started.extend(group)
+        token = args[args.index("--bearer-token") + 1] if "--bearer-token" in args else None
         for server in group:  # listening at once; serving once Redis answers
-            server.wait_for_line(SERVING, 20)
+            wait_ready(server, token)
         return group
 
     yield start

@@ -9,6 +9,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,6 +93,24 @@ Replicas = Callable[..., list[HttpProcess]]
 
 #: What a replica logs once it is connected to Redis and serves (it listens before).
 SERVING = "sessions on Redis"
+
+
+def wait_ready(server: HttpProcess, token: str | None = None, seconds: float = 20) -> None:
+    """Poll /readyz until it answers 200: a replica listens at once, and serves once Redis
+    answers."""
+    request = urllib.request.Request(f"{server.base}/readyz")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 503, f"/readyz answered {exc.code}"
+        assert time.monotonic() < deadline, f"not ready in {seconds} s:\n{server.stderr}"
+        time.sleep(0.05)
 
 
 #: Round-robin over the replicas, as the simplest balancer does (no affinity at all).
