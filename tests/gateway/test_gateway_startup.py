@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from .gateway_helpers import BROKEN, Lines, gateway, status, stdio, write_config
+from .gateway_helpers import BROKEN, Lines, alive, gateway, status, stdio, until, write_config
 
 SLOW_START = "3"  # seconds before the slow child answers initialize
 
@@ -70,3 +70,45 @@ async def test_a_child_past_the_budget_is_named_with_the_setting(tmp_path: Path)
         line = await errlog.wait_for(r"stuck: still starting")
         assert "WRAPPER_STARTUP_BUDGET_MS (now 1000)" in line, line
         assert "startup_timeout_sec" in line, line
+
+
+async def test_a_lazy_child_starts_at_its_first_call(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"lazy": stdio(BROKEN, "--tools", "echo", lazy=True),
+         "eager": stdio(BROKEN, "--tools", "echo")},
+    )  # fmt: skip
+    # Nothing kept yet: the first listing starts it, to learn its tools.
+    async with gateway(config) as client:
+        assert (await status(client))["lazy"]["state"] == "idle"
+        first = _names(await client.list_tools(cache=False))
+        assert first == ["lazy__echo", "eager__echo", "gateway_status"]
+    # Its listing is kept: it is served, and the child starts at the first call only.
+    async with gateway(config) as client:
+        assert _names(await client.list_tools(cache=False)) == first
+        servers = await status(client)
+        assert servers["lazy"]["state"] == "idle" and servers["lazy"]["pid"] is None
+        assert servers["eager"]["state"] == "ready"
+        result = await client.call_tool("lazy__echo", {"message": "woken"}, retries=0)
+        assert result.text == "woken"
+        assert (await status(client))["lazy"]["state"] == "ready"
+
+
+async def test_an_idle_child_is_stopped_and_started_again_by_a_call(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path, {"sleepy": stdio(BROKEN, "--tools", "echo", idle_timeout_sec=0.5)}
+    )
+    async with gateway(config) as client:
+        assert (await client.call_tool("sleepy__echo", {"message": "a"})).text == "a"
+        pid = (await status(client))["sleepy"]["pid"]
+        assert pid is not None
+
+        async def idle() -> bool:
+            return (await status(client))["sleepy"]["state"] == "idle"
+
+        await until(idle)
+        await until(lambda: not alive(pid))
+        assert _names(await client.list_tools(cache=False)) == ["sleepy__echo", "gateway_status"]
+        assert (await client.call_tool("sleepy__echo", {"message": "b"}, retries=0)).text == "b"
+        again = await status(client)
+        assert again["sleepy"]["state"] == "ready" and again["sleepy"]["pid"] != pid

@@ -129,6 +129,10 @@ class Child:
         self._closed: asyncio.Future[Exception] | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
+        #: Calls sent to it so far (the idle watch's sign of use).
+        self.activity = 0
+        #: Stopped for want of use (`idle_timeout_sec`): back to idle, listing kept.
+        self._dozing = False
 
     # -- lifetime --------------------------------------------------------------
     def start(self) -> None:
@@ -151,6 +155,28 @@ class Child:
             await asyncio.gather(self._supervisor, return_exceptions=True)
         self.state = "stopped"
         self._settled.set()
+
+    @property
+    def dormant(self) -> bool:
+        """Not started, by choice: `lazy` and not needed yet, or stopped for want of use."""
+        return self.state == "idle" and (self.server.lazy or self.was_up)
+
+    async def _watch_idle(self, limit: float) -> None:
+        """Stop the child once it has had no call for `limit` seconds (its listing stays
+        served, and the next call starts it again)."""
+        loop = asyncio.get_running_loop()
+        seen, quiet_since = self.activity, loop.time()
+        while True:
+            await asyncio.sleep(max(limit / 4, 0.05))
+            now = loop.time()
+            if self.calls or self.activity != seen:
+                seen, quiet_since = self.activity, now
+            elif now - quiet_since >= limit:
+                break
+        log.info("%s: no call for %g s; stopped until the next one", self.name, limit)
+        self._dozing = True
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(ConnectionError("idle"))
 
     async def wait_settled(self, timeout: float) -> None:
         """Until the first start attempt ended (up or failed), at most `timeout` seconds."""
@@ -186,6 +212,11 @@ class Child:
                     attempt = 0
                 self.up_since = None
             if self._stopping:
+                return
+            if self._dozing:  # idle: the next call starts it again
+                self._dozing = False
+                self.state, self._supervisor = "idle", None
+                self.host.child_changed(self, [])
                 return
             give_up = (
                 policy.policy == "never"
@@ -255,8 +286,14 @@ class Child:
         for kind in LISTINGS:
             self._fetch(kind)
         self.host.child_changed(self, self._offered())
+        idle = self.server.idle_timeout_sec
+        watch = asyncio.get_running_loop().create_task(self._watch_idle(idle)) if idle else None
         assert self._closed is not None
-        death = await self._closed
+        try:
+            death = await self._closed
+        finally:
+            if watch is not None:
+                watch.cancel()
         self._up.clear()
         self.connection = None
         for task in list(self._fetches.values()):
@@ -264,6 +301,12 @@ class Child:
         if self._stopping:
             return None
         await connection.close()
+        if self._dozing:  # its listing stays served while it is stopped
+            tools = self.current_tools
+            self._forget_listings()
+            self._missed.clear()
+            self.cached_tools = tools
+            return None
         code = connection.returncode
         detail = one_line(str(death), 400)
         self._record_error(

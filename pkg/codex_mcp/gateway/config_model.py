@@ -102,6 +102,10 @@ class ServerConfig:
     startup_timeout_sec: float | None = None
     tools_list_timeout_sec: float | None = None
     tool_timeout_sec: float | None = None
+    #: Started at its first call (its kept listing is served until then), not with the gateway.
+    lazy: bool = False
+    #: Stopped after this many seconds without a call (started again by the next one).
+    idle_timeout_sec: float | None = None
     restart: RestartConfig = field(default_factory=RestartConfig)
     repair: RepairConfig = field(default_factory=RepairConfig)
     #: Codex-style allow/deny lists of the child's tool names.

@@ -187,6 +187,8 @@ def parse_server(
         startup_timeout_sec=fields.number("startup_timeout_sec", "startupTimeoutSec"),
         tools_list_timeout_sec=fields.number("tools_list_timeout_sec", "toolsListTimeoutSec"),
         tool_timeout_sec=fields.number("tool_timeout_sec", "toolTimeoutSec"),
+        lazy=bool(fields.boolean("lazy")),
+        idle_timeout_sec=fields.number("idle_timeout_sec", "idleTimeoutSec"),
         restart=_restart(fields),
         repair=_repair(fields),
         enabled_tools=fields.string_list("enabled_tools", "enabledTools", "includeTools"),

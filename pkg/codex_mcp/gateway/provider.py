@@ -102,7 +102,7 @@ class GatewayProvider(Provider):
         for child in self.shared:
             connection = child.connection
             if connection is None:
-                unknown = unknown or child.state == "starting"
+                unknown = unknown or child.state in ("idle", "starting")
                 continue
             capabilities = connection.capabilities
             features |= {k for k in ("resources", "prompts", "completions") if k in capabilities}
@@ -117,23 +117,30 @@ class GatewayProvider(Provider):
         gc.freeze()
         self._budget_end = asyncio.get_running_loop().time() + self.env.startup_budget
         for child in self.shared:
-            child.start()
+            if not child.server.lazy:
+                child.start()
         if self.env.summary:
             self._spawn(self._announce())
 
     async def _announce(self) -> None:
         """seed 001's one line on stderr, once the first starts are over."""
-        await asyncio.gather(*(c.wait_settled(c.startup_timeout + 1) for c in self.shared))
+        started = self._started_with_us
+        await asyncio.gather(*(c.wait_settled(c.startup_timeout + 1) for c in started))
         names = [server.name for server in self.per_session.servers]
-        print(summary_line(self.shared, names), file=sys.stderr, flush=True)
+        lazy = [child.name for child in self.shared if child.server.lazy]
+        print(summary_line(started, names, lazy), file=sys.stderr, flush=True)
+
+    @property
+    def _started_with_us(self) -> list[Child]:
+        return [child for child in self.shared if not child.server.lazy]
 
     async def wait_started(self, timeout: float) -> None:
         """Until every shared child's first start ended, at most `timeout` seconds."""
-        await asyncio.gather(*(child.wait_settled(timeout) for child in self.shared))
+        await asyncio.gather(*(child.wait_settled(timeout) for child in self._started_with_us))
 
     @property
     def settled(self) -> bool:
-        return all(child.state not in ("idle", "starting") for child in self.shared)
+        return all(child.state not in ("idle", "starting") for child in self._started_with_us)
 
     async def stop(self) -> None:
         await self.per_session.stop_all()
@@ -196,6 +203,9 @@ class GatewayProvider(Provider):
     async def _listed(self, kind: str, ctx: RequestContext) -> Catalog:
         """The catalog once every child listed `kind` (or was skipped as too slow)."""
         children = self.children(ctx.session)
+        for child in children:
+            if child.dormant and not child.cached_tools:
+                child.start()  # lazy with nothing kept: its tools are known only by asking
         await asyncio.gather(*(child.listing(kind, self._list_wait(child)) for child in children))
         if kind == "tools":
             self._report_slow(children)

@@ -41,6 +41,7 @@ def call_tool(
     """tools/call on the child. The hot path (a stdio child that is up, no per-call timeout)
     sends at once and answers the front request from the child's answer as it is read: no
     task, no future, no loop turn between (core/deferred.py)."""
+    child.activity += 1
     connection = child.connection
     if connection is None or child.call_timeout is not None or not child.is_stdio:
         return _call_tool(child, tool, arguments, ctx, passthrough)
@@ -127,6 +128,7 @@ async def request(
     timeout: float | None = None,
 ) -> JsonObject:
     """Any other request on the child's side of a front request (resources/read, ...)."""
+    child.activity += 1
     connection = child.connection
     if connection is None:
         connection = await connection_for(child, None)

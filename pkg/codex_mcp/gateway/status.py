@@ -104,7 +104,9 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
     }
 
 
-def summary_line(children: Sequence[Child], per_session_names: Sequence[str]) -> str:
+def summary_line(
+    children: Sequence[Child], per_session_names: Sequence[str], lazy: Sequence[str] = ()
+) -> str:
     """`Started 3 child server(s): a, b, c` (seed 001), and what did not start."""
     up = [child.name for child in children if child.connection is not None]
     down = [child for child in children if child.connection is None]
@@ -115,4 +117,6 @@ def summary_line(children: Sequence[Child], per_session_names: Sequence[str]) ->
         )
     if per_session_names:
         line += "; started per session: " + ", ".join(per_session_names)
+    if lazy:
+        line += "; started at first call: " + ", ".join(lazy)
     return line
