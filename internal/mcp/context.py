@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from .elicitation import checked_elicitation
 from .jsonrpc import JsonObject
 from .peer import CallOptions, Inbound
 
@@ -76,13 +77,15 @@ class RequestContext(Inbound):
         *,
         key: str | None = None,
     ) -> JsonObject:
-        """elicitation/create: returns {"action": "accept"|"decline"|"cancel", "content": {...}}."""
-        return await self.ask(
+        """elicitation/create: returns {"action": "accept"|"decline"|"cancel", "content": {...}},
+        accepted content checked against `requested_schema` (ElicitationMismatch if not)."""
+        answer = await self.ask(
             "elicitation/create",
             {"message": message, "requestedSchema": requested_schema},
             timeout,
             key,
         )
+        return checked_elicitation(answer, requested_schema)
 
     async def sample(
         self,

@@ -26,7 +26,16 @@ class Asked:
 
     async def elicit(self, params: Any) -> Any:
         self.elicitations.append(params)
-        return {"action": "accept", "content": {"name": "Zed", "confirm": True, "ok": True}}
+        return {
+            "action": "accept",
+            "content": {
+                "name": "Zed",
+                "confirm": True,
+                "ok": True,
+                "color": "teal",
+                "context": "x",
+            },
+        }
 
     def sample(self, params: Any) -> Any:
         self.samplings.append(params)

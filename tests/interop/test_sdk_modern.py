@@ -30,7 +30,9 @@ def examples_http(launch_http: LaunchHttp) -> str:
 
 
 async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content={"name": "Ada", "ok": True})
+    return types.ElicitResult(
+        action="accept", content={"name": "Ada", "ok": True, "color": "teal", "context": "x"}
+    )
 
 
 async def sample(

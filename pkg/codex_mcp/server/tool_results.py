@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import orjson
 
+from ..core.json_schema import describe_validation_errors, schema_validator
 from ..core.jsonrpc import JsonObject
 
 
@@ -28,22 +28,19 @@ def structured_result(
     return {"content": content, "structuredContent": structured}
 
 
+__all__ = [
+    "OutputSchemaError",
+    "check_output",
+    "describe_validation_errors",
+    "error_result",
+    "schema_validator",
+    "structured_result",
+    "text_block",
+]
+
+
 class OutputSchemaError(ValueError):
     pass
-
-
-@lru_cache(maxsize=1024)
-def _validator_for(schema_json: bytes) -> Any:
-    import jsonschema  # imported on first use: most servers never need it
-
-    schema = orjson.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema)
-
-
-def schema_validator(schema: JsonObject) -> Any:
-    """A cached jsonschema validator (2020-12 unless the schema names another draft)."""
-    return _validator_for(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
 
 
 def check_output(structured: Any, output_schema: JsonObject) -> None:
@@ -54,12 +51,3 @@ def check_output(structured: Any, output_schema: JsonObject) -> None:
         raise OutputSchemaError(
             f"structuredContent does not match outputSchema at {where}: {first.message}"
         )
-
-
-def describe_validation_errors(errors: list[Any]) -> str:
-    """One readable line per jsonschema error, naming the field."""
-    lines = []
-    for error in errors:
-        where = ".".join(str(p) for p in error.absolute_path) or "(arguments)"
-        lines.append(f"{where}: {error.message}")
-    return "; ".join(lines)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 
 from ..core.context import RequestContext
+from ..core.elicitation import ElicitationMismatch
 from ..core.jsonrpc import JsonObject, JsonRpcError
 from ..core.ready import Ready
 from ..core.session import ClientError
@@ -145,7 +146,7 @@ class FunctionTool(FunctionComponent):
     def _failed(self, exc: Exception) -> JsonObject:
         if isinstance(exc, ToolError):
             return error_result(str(exc))
-        if isinstance(exc, ClientError):
+        if isinstance(exc, ClientError | ElicitationMismatch):
             # The client refused or failed a request the tool made (sampling, elicitation...):
             # the tool failed, the tools/call request did not.
             return error_result(f"Error executing tool {self.name}: {exc.message}")
