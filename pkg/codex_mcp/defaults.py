@@ -33,7 +33,8 @@ LIMITS: Final = "Limits and timeouts"
 SECURITY: Final = "Security"
 LOGGING: Final = "Logging"
 CODEX: Final = "Codex (--serve codex)"
-GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, CODEX)
+OBSERVING: Final = "Metrics, audit and status"
+GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, OBSERVING, CODEX)
 
 #: Not a setting: `--workers N` sets it in each worker's environment, and a worker then
 #: listens with SO_REUSEPORT on its parent's port. Declared here, where the HTTP
@@ -60,7 +61,30 @@ def about(
 
 
 @dataclass(frozen=True)
-class CommonDefaults:
+class ObserveOptions:
+    """What both servers report, and where (codex_mcp.observe)."""
+
+    audit_log: Path | None = field(
+        default=None,
+        metadata=about(
+            "Append one JSON line per tool call and per refused request to this file "
+            "(time, principal as a hash of the credential, session, tool, child, duration, "
+            "outcome, sizes).",
+            OBSERVING,
+            metavar="PATH",
+            shown="none",
+        ),
+    )
+    audit_arguments: bool = field(
+        default=False,
+        metadata=about(
+            "Also write each call's arguments and result into the audit log.", OBSERVING
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class CommonDefaults(ObserveOptions):
     """What both servers take."""
 
     serve: str = field(
@@ -172,13 +196,42 @@ class StdioDefaults(CommonDefaults):
         ),
     )
 
+    metrics_port: int | None = field(
+        default=None,
+        metadata=about(
+            "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0 picks a free port, "
+            "logged at start).",
+            OBSERVING,
+            metavar="PORT",
+            shown="off",
+            ge=0,
+            le=65535,
+        ),
+    )
+
 
 DEFAULTS: Final = StdioDefaults()
 
 
 @dataclass(frozen=True)
-class HttpOptions:
+class HttpOptions(ObserveOptions):
     """How the HTTP transport behaves (transports/http/config.py adds the bearer tokens)."""
+
+    metrics: bool = field(
+        default=True,
+        metadata=about(
+            "Serve Prometheus metrics at /metrics and a status page at / (both behind the "
+            "bearer token like /mcp).",
+            OBSERVING,
+        ),
+    )
+    public_metrics: bool = field(
+        default=False,
+        metadata=about(
+            "Answer /metrics without the bearer token, for a scraper that cannot send one.",
+            OBSERVING,
+        ),
+    )
 
     host: str = field(default="127.0.0.1", metadata=about("Address to listen on.", NETWORK))
     port: int = field(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Coroutine
+from typing import Any
 
+from ..core.server import ServerCore
 from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
 from .common import configure_core, configure_logging, load_core, log_file_for
 from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP, gateway_core, intercept
@@ -36,14 +39,34 @@ def main(argv: list[str] | None = None) -> None:
     from ..runtime import run
     from ..transports.stdio import serve_stdio
 
-    run(
-        serve_stdio(
-            core,
-            max_message_bytes=settings.max_message_bytes,
-            shutdown_timeout=settings.shutdown_timeout,
-        ),
-        use_uvloop=settings.uvloop,
+    main: Coroutine[Any, Any, Any] = serve_stdio(
+        core,
+        max_message_bytes=settings.max_message_bytes,
+        shutdown_timeout=settings.shutdown_timeout,
     )
+    if settings.metrics_port is not None or settings.audit_log is not None:
+        main = _observed(main, core, settings)
+    run(main, use_uvloop=settings.uvloop)
+
+
+def _observed(
+    main: Coroutine[Any, Any, Any], core: ServerCore, settings: StdioDefaults
+) -> Coroutine[Any, Any, Any]:
+    """Metrics (--metrics-port) and the audit log (--audit-log) for the stdio server;
+    imported only when asked, so a plain start stays fast."""
+    from ..observe.enable import observe
+
+    observed = observe(
+        core,
+        metrics=settings.metrics_port is not None,
+        audit_log=settings.audit_log,
+        audit_arguments=settings.audit_arguments,
+    )
+    if settings.metrics_port is None or observed is None:
+        return main
+    from ..observe.metrics_server import serving_metrics
+
+    return serving_metrics(main, observed, settings.metrics_port)
 
 
 if __name__ == "__main__":

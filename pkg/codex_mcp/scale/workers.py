@@ -23,6 +23,7 @@ from typing import Final
 
 from ..core.request_state import generate_key
 from ..defaults import WORKER_ENV, WORKER_LINK_ENV
+from ..observe.workers import SharedMetrics
 
 log = logging.getLogger("codex_mcp.workers")
 
@@ -85,6 +86,8 @@ class Supervisor:
         self.links: dict[int, int] = {}
         self.stopping = False
         self.restarts: list[float] = []
+        #: Where the workers' metrics meet, so one scrape shows them all.
+        self.metrics = SharedMetrics()
 
     def _spawn(self, index: int) -> None:
         command = [
@@ -99,7 +102,12 @@ class Supervisor:
         ]
         read_end, write_end = os.pipe()
         os.write(write_end, f"{self.key}\n".encode("ascii"))  # fits the pipe's buffer
-        env = {**os.environ, WORKER_ENV: str(index), WORKER_LINK_ENV: str(read_end)}
+        env = {
+            **os.environ,
+            **self.metrics.env(),
+            WORKER_ENV: str(index),
+            WORKER_LINK_ENV: str(read_end),
+        }
         try:
             self.children[index] = subprocess.Popen(
                 command, env=env, stdin=subprocess.DEVNULL, pass_fds=(read_end,)
@@ -160,6 +168,7 @@ class Supervisor:
                         file=sys.stderr,
                         flush=True,
                     )
+                    self.metrics.exited(child.pid)
                     self._spawn(index)
         finally:
             self._stop_all()
@@ -173,6 +182,7 @@ class Supervisor:
             for link in self.links.values():
                 os.close(link)
             holder.close()
+            self.metrics.close()
         return status
 
     def _may_restart(self) -> bool:

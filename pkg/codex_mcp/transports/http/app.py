@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.server import ServerCore
+from ...observe.web import observe_app
 from ...startup import cannot_listen
 from .config import HttpConfig
 from .connections import (
@@ -131,6 +132,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     app[FATAL_KEY] = fatal = Fatal()
     if store.shared:
         store.on_fatal = fatal  # type: ignore[attr-defined]
+    observe_app(app, core, manager, config)  # /metrics, the status page, refusals noted
     prefix = config.prefix
     app.router.add_post(f"{prefix}/mcp", streamable.post)
     app.router.add_get(f"{prefix}/mcp", streamable.get)

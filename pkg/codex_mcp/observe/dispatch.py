@@ -1,0 +1,205 @@
+"""Every request a core serves, timed and told to the sinks, from one seam: the core's
+method table (and its 2026-07-28 entry points), each handler wrapped once at start.
+
+A request is a `Call` from arrival to answer. Its end goes to the metrics (always, when
+this is installed), the audit log and the tracer (when configured). Handlers keep their
+shapes: an inline answer stays inline, `Ready` stays `Ready`, a gateway relay's `Deferred`
+is answered through a `Deferred` (no task added), anything else is awaited in one extra
+coroutine.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..core.calls import MethodEntry
+from ..core.deferred import Deferred
+from ..core.ready import Ready
+from . import metrics
+
+if TYPE_CHECKING:
+    from ..core.server import ServerCore
+
+TOOLS_CALL = "tools/call"
+
+
+class Call:
+    """One request being served."""
+
+    __slots__ = ("child", "error", "method", "params", "peer", "result", "span", "started", "tool")
+
+    def __init__(self, method: str, tool: str, peer: Any, params: Any) -> None:
+        self.method = method
+        self.tool = tool
+        self.peer = peer
+        self.params = params
+        self.started = time.perf_counter()
+        self.child: str | None = None  # the gateway child it was relayed to
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.span: Any = None  # the tracer's span, when tracing
+
+    @property
+    def failed(self) -> bool:
+        if self.error is not None:
+            return True
+        result = self.result
+        return type(result) is dict and result.get("isError") is True
+
+
+class Sink(Protocol):
+    def begin(self, call: Call) -> None: ...
+    def end(self, call: Call, seconds: float) -> None: ...
+
+
+#: The call being served in this context (set around the handler, so the gateway's relay
+#: can name its child and carry the trace on).
+CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
+    "codex_mcp_call", default=None
+)
+
+
+class MetricsSink:
+    """Requests, errors and latency by method and tool; calls in flight; per-child latency."""
+
+    def __init__(self) -> None:
+        self.requests = metrics.Labels(metrics.REQUESTS.labels)
+        self.errors = metrics.Labels(metrics.REQUEST_ERRORS.labels)
+        self.seconds = metrics.Labels(metrics.REQUEST_SECONDS.labels)
+        self.child_seconds = metrics.Labels(metrics.CHILD_SECONDS.labels)
+        self.in_flight = metrics.IN_FLIGHT
+        self.count = 0  # in flight, for the status page
+
+    def begin(self, call: Call) -> None:
+        self.count += 1
+        self.in_flight.inc()
+
+    def end(self, call: Call, seconds: float) -> None:
+        self.count -= 1
+        self.in_flight.dec()
+        self.requests.get(call.method, call.tool).inc()
+        self.seconds.get(call.method, call.tool).observe(seconds)
+        if call.failed:
+            self.errors.get(call.method, call.tool).inc()
+        if call.child is not None:
+            self.child_seconds.get(call.child).observe(seconds)
+
+
+class Recorder:
+    """Starts and ends `Call`s for the sinks."""
+
+    def __init__(self, sinks: list[Sink]) -> None:
+        self.sinks = sinks
+
+    def begin(self, method: str, peer: Any, params: Any) -> Call:
+        tool = ""
+        if method == TOOLS_CALL:
+            name = params.get("name")
+            tool = name if type(name) is str else ""
+        call = Call(method, tool, peer, params)
+        for sink in self.sinks:
+            sink.begin(call)
+        return call
+
+    def end(self, call: Call, result: Any, error: BaseException | None) -> None:
+        call.result, call.error = result, error
+        seconds = time.perf_counter() - call.started
+        for sink in self.sinks:
+            sink.end(call, seconds)
+
+    # -- wrapping the core's handlers ---------------------------------------------
+    def entry(self, entry: MethodEntry, method: str | None) -> MethodEntry:
+        """`entry` observed; `method` None: the entry serves many (read from the context)."""
+        wrapped = self.handler(entry.handler, method, inline=entry.inline)
+        return MethodEntry(wrapped, entry.inline, entry.context_class)
+
+    def handler(
+        self, handler: Callable[..., Any], method: str | None, *, inline: bool = False
+    ) -> Callable[..., Any]:
+        begin, end = self.begin, self.end
+
+        if inline:
+            assert method is not None
+
+            def observed_inline(peer: Any, params: Any, ctx: Any) -> Any:
+                call = begin(method, peer, params)
+                try:
+                    result = handler(peer, params, ctx)
+                except BaseException as error:
+                    end(call, None, error)
+                    raise
+                end(call, result, None)
+                return result
+
+            return observed_inline
+
+        def observed(peer: Any, params: Any, ctx: Any) -> Any:
+            call = begin(method or ctx.method, peer, params)
+            token = CURRENT.set(call)
+            try:
+                work = handler(peer, params, ctx)
+            except BaseException as error:
+                end(call, None, error)
+                raise
+            finally:
+                CURRENT.reset(token)
+            kind = type(work)
+            if kind is Ready:
+                end(call, work.value, None)
+                return work
+            if kind is Deferred:
+                return _answered_later(work, call, end)
+            return _awaited(work, call, end)
+
+        return observed
+
+
+def _answered_later(inner: Deferred, call: Call, end: Callable[..., None]) -> Deferred:
+    outer = Deferred()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        end(call, result, error)
+        if error is None:
+            outer.resolve(result)
+        else:
+            outer.reject(error)
+
+    outer.on_cancel = inner.cancel
+    inner.bind(settle)
+    return outer
+
+
+async def _awaited(work: Any, call: Call, end: Callable[..., None]) -> Any:
+    CURRENT.set(call)  # this task's own context: the handler's later steps see it
+    try:
+        result = await work
+    except BaseException as error:
+        end(call, None, error)
+        raise
+    end(call, result, None)
+    return result
+
+
+def instrument(core: ServerCore, sinks: list[Sink]) -> Recorder:
+    """Observe every request `core` serves from now on (call before sessions open)."""
+    recorder = Recorder(sinks)
+    core.methods = {name: recorder.entry(entry, name) for name, entry in core.methods.items()}
+    claim = core.modern_claim
+    observed_entries: dict[int, MethodEntry] = {}
+
+    def observed_claim(method: str, meta: Any) -> MethodEntry | None:
+        entry = claim(method, meta)
+        if entry is None:
+            return None
+        wrapped = observed_entries.get(id(entry))
+        if wrapped is None:
+            wrapped = observed_entries[id(entry)] = recorder.entry(entry, None)
+        return wrapped
+
+    core.modern_claim = observed_claim  # type: ignore[assignment]
+    core.modern_dispatch = recorder.handler(core.modern_dispatch, None)
+    core.fallback_handler = recorder.handler(core.fallback_handler, None)
+    return recorder

@@ -1,0 +1,59 @@
+"""Turning observation on for a core, once, from the options (both servers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .dispatch import MetricsSink, Recorder, Sink, instrument
+from .sessions import SessionCounts
+from .state import ServerState
+
+if TYPE_CHECKING:
+    from ..core.server import ServerCore
+    from .audit import AuditLog
+
+_OBSERVED = "_codex_mcp_observed"
+
+
+class Observed:
+    """What is observing one core: its sinks, session counts and state."""
+
+    def __init__(
+        self, core: ServerCore, *, metrics: bool, audit_log: Path | None, audit_arguments: bool
+    ) -> None:
+        sinks: list[Sink] = []
+        self.metrics: MetricsSink | None = None
+        self.sessions: SessionCounts | None = None
+        self.audit: AuditLog | None = None
+        if metrics:
+            self.metrics = MetricsSink()
+            sinks.append(self.metrics)
+            self.sessions = SessionCounts()
+            self.sessions.watch_core(core)
+        if audit_log is not None:
+            from .audit import AuditLog
+
+            self.audit = AuditLog(audit_log, audit_arguments)
+            sinks.append(self.audit)
+        self.recorder: Recorder | None = instrument(core, sinks) if sinks else None
+        if type(core.provider).__module__.startswith("codex_mcp.gateway"):
+            from .relay import watch_relay
+
+            watch_relay()
+        self.state = ServerState(core, in_flight=self.metrics)
+
+
+def observe(
+    core: ServerCore, *, metrics: bool, audit_log: Path | None = None, audit_arguments: bool = False
+) -> Observed | None:
+    """Observe `core` as asked (None when nothing is asked); a core already observed keeps
+    its first observer (a test app made twice over one core must not count twice)."""
+    existing: Any = getattr(core, _OBSERVED, None)
+    if existing is not None:
+        return existing  # type: ignore[no-any-return]
+    if not metrics and audit_log is None:
+        return None
+    observed = Observed(core, metrics=metrics, audit_log=audit_log, audit_arguments=audit_arguments)
+    setattr(core, _OBSERVED, observed)
+    return observed

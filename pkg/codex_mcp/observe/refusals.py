@@ -1,0 +1,92 @@
+"""Refused HTTP requests (401, 403, 404 for a session, 413, 415, 429, 503): each logged
+once at INFO with its reason and the client's address, counted, and audited.
+
+The log is rate-limited: at most `burst` lines per `window` seconds; what a flood beyond
+that leaves out is summed up in one line when the next window opens, so the disk cannot
+fill while the counts stay right (the metric and the audit log see every one).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from . import metrics
+from .audit import principal_of_token
+
+if TYPE_CHECKING:
+    from .audit import AuditLog
+
+log = logging.getLogger("codex_mcp.http.refused")
+
+REFUSED = frozenset({401, 403, 404, 413, 415, 429, 503})
+#: The code of the 404 that means "no such session" (transports/http/errors.py).
+SESSION_NOT_FOUND = -32001
+
+
+class RefusalLog:
+    def __init__(self, audit: AuditLog | None = None, burst: int = 20, window: float = 10.0):
+        self.audit = audit
+        self.burst = burst
+        self.window = window
+        self._window_start = 0.0
+        self._logged = 0
+        self._suppressed = 0
+        self._counts = metrics.Labels(metrics.REFUSED.labels)
+
+    def note(self, request: web.Request, status: int, reason: str) -> None:
+        client = request.remote
+        self._counts.get(str(status)).inc()
+        if self.audit is not None:
+            self.audit.refused(
+                status, reason, client, request.method, request.path, _principal(request)
+            )
+        now = time.monotonic()
+        if now - self._window_start >= self.window:
+            if self._suppressed:
+                log.info(
+                    "%d more refused request(s) in the last %.0f s not logged one by one",
+                    self._suppressed,
+                    self.window,
+                )
+            self._window_start, self._logged, self._suppressed = now, 0, 0
+        if self._logged >= self.burst:
+            self._suppressed += 1
+            return
+        self._logged += 1
+        log.info(
+            "refused %s %s from %s: %d %s", request.method, request.path, client, status, reason
+        )
+
+    def check(self, request: web.Request, response: web.StreamResponse) -> None:
+        """Note `response` if it refuses the request."""
+        status = response.status
+        if status not in REFUSED:
+            return
+        error = _error_of(response)
+        if status == 404 and (error is None or error.get("code") != SESSION_NOT_FOUND):
+            return  # an unknown path or method: not a refusal of a client we know
+        reason = str(error.get("message")) if error is not None else (response.reason or "")
+        self.note(request, status, reason)
+
+
+def _error_of(response: web.StreamResponse) -> dict[str, Any] | None:
+    body = getattr(response, "body", None)
+    if not isinstance(body, bytes | bytearray) or not body.startswith(b"{"):
+        return None
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    return error if isinstance(error, dict) else None
+
+
+def _principal(request: web.Request) -> str | None:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return (
+        principal_of_token(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+    )

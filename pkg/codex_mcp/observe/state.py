@@ -1,0 +1,150 @@
+"""A snapshot of a running server, for the status page and the state gauges: version and
+uptime, sessions, calls in flight, gateway children (state, restarts, last error, stderr
+tail), Codex app-servers, and the shared store (Redis) with this replica's number.
+
+It reads what the serving code keeps anyway (the core's sessions, the gateway's children,
+the Codex provider's count, the store's flag); nothing is tracked for it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from . import metrics
+
+if TYPE_CHECKING:
+    from ..core.server import ServerCore
+
+STARTED = time.time()
+STDERR_TAIL_CHARS = 2000
+CHILD_STATES = ("idle", "starting", "ready", "restarting", "failed", "stopped")
+
+
+class ServerState:
+    """What to read a snapshot from: the core, and over HTTP its session manager."""
+
+    def __init__(self, core: ServerCore, manager: Any = None, in_flight: Any = None) -> None:
+        self.core = core
+        self.manager = manager
+        #: Calls being served now (dispatch's MetricsSink keeps the count).
+        self.in_flight = in_flight
+
+    def snapshot(self) -> dict[str, Any]:
+        now = time.time()
+        state: dict[str, Any] = {
+            "server": self.core.server_info.get("name"),
+            "version": __version__,
+            "started": STARTED,
+            "uptime_sec": round(now - STARTED, 1),
+            "sessions": len(self.core.sessions),
+            "calls_in_flight": self.in_flight.count if self.in_flight is not None else None,
+        }
+        if self.manager is not None:
+            stats = self.manager.stats()
+            state["sessions"] = stats["sessions"]
+            state["max_sessions"] = stats["max_sessions"]
+            state["session_list"] = self._sessions(now)
+            state["sse_streams"], state["sse_queued"] = self._streams()
+            store = self.manager.store
+            if getattr(store, "shared", False):
+                state["store"] = {
+                    "kind": "redis",
+                    "available": bool(store.available),
+                    "replica": getattr(store, "node", None),
+                }
+        children = self._children()
+        if children is not None:
+            state["children"] = children
+        app_servers = getattr(self.core.provider, "running", None)
+        if isinstance(app_servers, int):
+            state["codex_app_servers"] = app_servers
+        return state
+
+    def _sessions(self, now: float) -> list[dict[str, Any]]:
+        """Each live HTTP session: a short label (never the id: it is a credential),
+        idle time and open exchanges; at most 50."""
+        from ..log_tags import session_label
+
+        monotonic = time.monotonic()
+        listed = []
+        for session_id, session in list(self.manager.sessions.items())[:50]:
+            core_session = session.core_session
+            listed.append(
+                {
+                    "session": session_label(session_id),
+                    "protocol": core_session.protocol_version,
+                    "client": (core_session.client_info or {}).get("name"),
+                    "idle_sec": round(monotonic - session.last_seen, 1),
+                    "calls_in_flight": core_session.in_flight,
+                }
+            )
+        return listed
+
+    def _streams(self) -> tuple[int, int]:
+        """SSE streams with a reader now, and the events waiting in them."""
+        open_streams = queued = 0
+        for session in list(self.manager.sessions.values()):
+            for stream in list(session.streams.by_key.values()):
+                if stream.sse and stream.queue is not None:
+                    open_streams += 1
+                    queued += stream.queue.qsize()
+        return open_streams, queued
+
+    def _children(self) -> list[dict[str, Any]] | None:
+        provider = self.core.provider
+        shared = getattr(provider, "shared", None)
+        per_session = getattr(provider, "per_session", None)
+        if shared is None or per_session is None:
+            return None
+        from ..gateway.status import child_status
+
+        listed = []
+        for child in [*shared, *per_session.live]:
+            row = child_status(child)
+            row["stderr_tail"] = _stderr_tail(child)
+            listed.append(row)
+        return listed
+
+    async def probe_store(self) -> None:
+        """One timed round trip to the shared store (Redis), when there is one."""
+        store = getattr(self.manager, "store", None)
+        if store is None or not getattr(store, "shared", False):
+            return
+        started = time.perf_counter()
+        answered = await store.ping()
+        metrics.REDIS_SECONDS.observe(time.perf_counter() - started)
+        metrics.REDIS_UP.set(1 if answered else 0)
+
+    def update_gauges(self, state: dict[str, Any] | None = None) -> None:
+        """Set the gauges of state that lives elsewhere (children, app-servers, Redis)."""
+        state = state if state is not None else self.snapshot()
+        children = state.get("children")
+        if children is not None:
+            counts = dict.fromkeys(CHILD_STATES, 0)
+            for child in children:
+                counts[child["state"]] = counts.get(child["state"], 0) + 1
+            for name, count in counts.items():
+                metrics.CHILDREN.labels(name).set(count)
+            for child in children:
+                metrics.CHILD_RESTARTS.labels(child["name"]).set(child["restarts"])
+        if "sse_streams" in state:
+            metrics.SSE_STREAMS.set(state["sse_streams"])
+            metrics.SSE_EVENTS_QUEUED.set(state["sse_queued"])
+        if "codex_app_servers" in state:
+            metrics.APP_SERVERS.set(state["codex_app_servers"])
+        store = state.get("store")
+        if store is not None:
+            metrics.REDIS_UP.set(1 if store["available"] else 0)
+
+
+def _stderr_tail(child: Any) -> str:
+    connection = child.connection
+    if connection is not None:
+        tail = connection.stderr_tail
+    else:
+        data = (child.last_error_data or {}).get("data")
+        original = data.get("original") if isinstance(data, dict) else None
+        tail = original.get("stderr", "") if isinstance(original, dict) else ""
+    return str(tail or "")[-STDERR_TAIL_CHARS:]
