@@ -11,12 +11,13 @@ from typing import Any
 from .startup import StartupError
 
 
-def run(main: Coroutine[Any, Any, Any], *, use_uvloop: bool = True) -> Any:
-    """Run `main`; a start-up mistake exits with its one line (status 1), no traceback."""
+def run(main: Coroutine[Any, Any, Any], *, use_uvloop: bool = True, prog: str | None = None) -> Any:
+    """Run `main`; a start-up mistake exits with its one line (status 1), no traceback,
+    naming `prog` (default: the script's name)."""
     try:
         return _run(main, use_uvloop)
     except StartupError as error:
-        raise SystemExit(f"{Path(sys.argv[0]).name}: {error}") from None
+        raise SystemExit(f"{prog or Path(sys.argv[0]).name}: {error}") from None
 
 
 def _run(main: Coroutine[Any, Any, Any], use_uvloop: bool) -> Any:

@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_core(core, settings, supervisor_key)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
-    from ..transports.http.app import announce
+    from ..transports.http.app import announcer
 
     options = {
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
@@ -81,7 +81,11 @@ def main(argv: list[str] | None = None) -> None:
         # A worker of `--workers N` shares its parent's port with its siblings.
         reuse_port=os.environ.get(WORKER_ENV) is not None,
     )
-    run(serve_http(core, config, on_listening=announce), use_uvloop=settings.uvloop)
+    run(
+        serve_http(core, config, on_listening=announcer("codex-mcp-http")),
+        use_uvloop=settings.uvloop,
+        prog="codex-mcp-http",
+    )
 
 
 if __name__ == "__main__":

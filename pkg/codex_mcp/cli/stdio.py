@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     if settings.metrics_port is not None or settings.audit_log is not None:
         main = _observed(main, core, settings)
-    run(main, use_uvloop=settings.uvloop)
+    run(main, use_uvloop=settings.uvloop, prog="codex-mcp")
 
 
 def _observed(

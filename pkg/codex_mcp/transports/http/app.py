@@ -270,9 +270,15 @@ def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any)
     """Blocking entry (`server.run("http", port=...)`): `options` are HttpConfig's fields."""
     from ...runtime import run
 
-    run(serve_http(core, config or HttpConfig(**options), on_listening=announce))
+    run(serve_http(core, config or HttpConfig(**options), on_listening=announcer()))
 
 
-def announce(url: str) -> None:
-    """Say where the server listens (stderr: stdout may be someone's pipe)."""
-    print(f"{Path(sys.argv[0]).name} listening on {url}", file=sys.stderr, flush=True)
+def announcer(prog: str | None = None) -> Callable[[str], None]:
+    """Says where the server listens, on stderr (stdout may be someone's pipe), as `prog`
+    (default: the script's name)."""
+    name = prog or Path(sys.argv[0]).name
+
+    def announce(url: str) -> None:
+        print(f"{name} listening on {url}", file=sys.stderr, flush=True)
+
+    return announce
