@@ -108,14 +108,18 @@ class ServerState:
         return listed
 
     async def probe_store(self) -> None:
-        """One timed round trip to the shared store (Redis), when there is one."""
+        """One timed round trip to the shared store (Redis), when there is one: a bare
+        PING on its client, so the store's own up/down bookkeeping is left alone."""
         store = getattr(self.manager, "store", None)
-        if store is None or not getattr(store, "shared", False):
+        client = getattr(store, "redis", None)
+        if client is None or not getattr(store, "shared", False):
             return
         started = time.perf_counter()
-        answered = await store.ping()
+        try:
+            await client.ping()
+        except Exception:  # down: the store's flag (a gauge) says so
+            return
         metrics.REDIS_SECONDS.observe(time.perf_counter() - started)
-        metrics.REDIS_UP.set(1 if answered else 0)
 
     def update_gauges(self, state: dict[str, Any] | None = None) -> None:
         """Set the gauges of state that lives elsewhere (children, app-servers, Redis)."""

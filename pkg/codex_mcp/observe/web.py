@@ -94,10 +94,10 @@ def pages(state: ServerState) -> tuple[PageHandler, PageHandler]:
 def _refresh_gauges_in_background(app: web.Application, observed: Observed) -> None:
     async def refresh(_: web.Application) -> Any:
         async def loop() -> None:
-            while True:
+            while True:  # from one period after start: the store starts after this
+                await asyncio.sleep(GAUGE_REFRESH_SECONDS)
                 await observed.state.probe_store()
                 observed.state.update_gauges()
-                await asyncio.sleep(GAUGE_REFRESH_SECONDS)
 
         task = asyncio.get_running_loop().create_task(loop())
         yield
