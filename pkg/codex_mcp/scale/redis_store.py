@@ -30,6 +30,7 @@ from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ..core.jsonrpc import JsonObject
+from ..log_tags import session_label
 from ..transports.http.store import (
     ClusterHandlers,
     EventCallback,
@@ -238,7 +239,7 @@ class RedisStore:
         if wanted is None:
             log.warning(
                 "[session %s] not in Redis, which came back a moment ago: asking the replicas",
-                session_id[:8],
+                session_label(session_id),
             )
             wanted = self._wanted[session_id] = asyncio.get_running_loop().create_future()
             self.publish(BUS, {"t": "want", "s": session_id, "o": self.node})
