@@ -20,7 +20,9 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 from codex_mcp.client import Client
+from codex_mcp.client.oauth import ClientProfile, OAuth, SigningKey
 
 Scenario = Callable[[str], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -126,6 +128,90 @@ async def echo_the_schema(url: str) -> None:
         tools = {tool.name: tool for tool in await mcp.list_tools()}
         focal = tools["json_schema_2020_12_tool"]
         await mcp.call_tool("json_schema_echo", {"schema": focal.input_schema}, retries=0)
+
+
+# -- authorization ------------------------------------------------------------------------
+#: The client ID metadata document URL the suite expects us to present.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class FollowRedirect:
+    """The user's browser, for the suite: its authorization endpoint approves at once, so
+    the redirect back to us is read from the answer's Location instead of followed."""
+
+    redirect_uri = "http://localhost:3000/callback"
+
+    async def authorize(self, url: str) -> str:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(url, allow_redirects=False) as resp,
+        ):
+            location = resp.headers.get("Location")
+        if location is None:
+            raise RuntimeError(f"the authorization endpoint answered {resp.status}, no redirect")
+        return location
+
+
+async def list_and_call(url: str, auth: OAuth) -> None:
+    async with client(url, auth=auth) as mcp:
+        tools = await mcp.list_tools()
+        if any(tool.name == "test-tool" for tool in tools):
+            await mcp.call_tool("test-tool", {}, retries=0)
+
+
+@scenario(
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+)
+async def authorization_code(url: str) -> None:
+    """The authorization code flow; a pre-registered client when the context names one."""
+    given = context()
+    profile = ClientProfile(
+        client_name="codex-mcp-conformance",
+        metadata_url=CIMD_URL,
+        client_id=given.get("client_id"),
+        client_secret=given.get("client_secret"),
+    )
+    await list_and_call(url, OAuth(profile=profile, authorizer=FollowRedirect()))
+
+
+@scenario("auth/client-credentials-basic", "auth/client-credentials-jwt")
+async def client_credentials(url: str) -> None:
+    given = context()
+    key = None
+    if "private_key_pem" in given:
+        key = SigningKey(given["private_key_pem"], given.get("signing_algorithm", "ES256"))
+    profile = ClientProfile(
+        client_id=given["client_id"],
+        client_secret=given.get("client_secret"),
+        auth_method="private_key_jwt" if key is not None else None,
+    )
+    await list_and_call(url, OAuth(profile=profile, grant="client_credentials", signing_key=key))
 
 
 async def main(url: str) -> int:

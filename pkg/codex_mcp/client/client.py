@@ -20,7 +20,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import HEADER_MISMATCH
@@ -53,6 +53,9 @@ from .types import (
     ReadResourceResult,
     Tool,
 )
+
+if TYPE_CHECKING:
+    from .oauth import OAuth
 
 DEFAULT_CLIENT_NAME = "codex-python"
 DEFAULT_CLIENT_VERSION = "0.0.0"
@@ -142,9 +145,17 @@ class Client(ModernFeatures):
         )
 
     @classmethod
-    def http(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> Client:
-        """A client for a Streamable HTTP server (`http://host:port/mcp`)."""
-        return cls(StreamableHttpTransport(url, headers=headers), **options)
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: OAuth | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for a Streamable HTTP server (`http://host:port/mcp`); `auth` answers
+        the server's 401s with OAuth (codex_mcp.client.oauth)."""
+        return cls(StreamableHttpTransport(url, headers=headers, auth=auth), **options)
 
     @classmethod
     def sse(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> Client:

@@ -138,7 +138,7 @@ class ClientSession(JsonRpcPeer):
         self.modern = era
         self.transport.use_modern(era.version)
         try:
-            raw = await self.request("server/discover", None, CallOptions(timeout=timeout))
+            raw = await self._discover_request(timeout)
         except McpError as exc:
             mutual = None if retried else _mutual_version(exc)
             if mutual is not None:  # -32022 naming a version we speak: once more with it
@@ -177,6 +177,17 @@ class ClientSession(JsonRpcPeer):
             raw=raw,
         )
         return self.init_result
+
+    async def _discover_request(self, timeout: float | None) -> JsonObject:
+        """server/discover, sent again once after a transient transport failure (a kept-alive
+        connection the server had closed): it only reads, so a second one is harmless."""
+        try:
+            return await self.request("server/discover", None, CallOptions(timeout=timeout))
+        except TransportError as exc:
+            if not exc.retryable or self.closed:
+                raise
+            log.info("server/discover failed (%s); once more", exc)
+            return await self.request("server/discover", None, CallOptions(timeout=timeout))
 
     def _leave_modern(self) -> None:
         self.modern = None

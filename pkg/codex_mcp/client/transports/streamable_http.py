@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -36,8 +36,13 @@ from codex_mcp.core.routing_headers import (
 )
 
 from ..errors import ConnectionClosed, SessionExpired, TransportError
+from ..oauth.challenge import Challenge, parse_challenge
+from ..oauth.errors import OAuthError
 from .base import OnClosed, OnMessage, Transport
 from .sse import iter_sse
+
+if TYPE_CHECKING:
+    from ..oauth.flow import OAuth
 
 log = logging.getLogger("codex_mcp.client.http")
 
@@ -46,6 +51,8 @@ VERSION_HEADER = "MCP-Protocol-Version"
 _RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 #: Statuses by which a server (or a proxy) says it did not take the request.
 _NOT_TAKEN_STATUS = frozenset({408, 425, 429, 503})
+#: Re-authorizations for more scope (403 insufficient_scope) one request may cause.
+_MAX_STEP_UPS = 2
 #: Resumes of a response stream in a row that bring nothing new before we give up.
 _MAX_RESUMES = 3
 
@@ -68,8 +75,15 @@ class StreamableHttpTransport(Transport):
         http: aiohttp.ClientSession | None = None,
         get_stream: bool = True,
         connect_timeout: float = 10.0,
+        auth: OAuth | None = None,
     ) -> None:
+        """`auth`: OAuth for a server that asks for it (a 401 starts the flow; without
+        it, a 401 is an HTTP error like any other)."""
         self.url = url
+        self.auth = auth
+        if auth is not None:
+            auth.bind(url)
+        self._authorization: str | None = None
         self.headers = dict(headers or {})
         self.get_stream = get_stream
         self.connect_timeout = connect_timeout
@@ -131,6 +145,8 @@ class StreamableHttpTransport(Transport):
 
     def _modern_headers(self, message: JsonObject, version: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": "application/json, text/event-stream"}
+        if self._authorization is not None:
+            headers["Authorization"] = self._authorization
         headers[VERSION_HEADER] = version
         method = message.get("method")
         if not isinstance(method, str):
@@ -158,6 +174,8 @@ class StreamableHttpTransport(Transport):
 
     def _headers(self, accept: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
+        if self._authorization is not None:
+            headers["Authorization"] = self._authorization
         if self._session_id is not None:
             headers[SESSION_HEADER] = self._session_id
         if self._protocol_version is not None:
@@ -172,6 +190,35 @@ class StreamableHttpTransport(Transport):
     # -- POST ------------------------------------------------------------------
     async def send(self, message: JsonObject) -> None:
         http = self._client()
+        challenged, step_ups = False, 0
+        while True:
+            sent = await self._authorize(http)
+            refused = await self._post(http, message)
+            if refused is None:
+                return
+            assert self.auth is not None  # only an authorizing transport is refused here
+            status, challenge = refused
+            if status == 401 and not challenged:
+                challenged = True
+                await self.auth.unauthorized(http, challenge, sent)
+            elif status == 403 and step_ups < _MAX_STEP_UPS:
+                step_ups += 1
+                await self.auth.step_up(http, challenge, sent)
+            else:
+                what = "the new token" if status == 401 else "the token, for lack of scope"
+                raise OAuthError(f"{self.url} refused {what} (HTTP {status})")
+
+    async def _authorize(self, http: aiohttp.ClientSession) -> str | None:
+        """Set the Authorization header the next request carries; returns it."""
+        if self.auth is not None:
+            self._authorization = await self.auth.header(http)
+        return self._authorization
+
+    async def _post(
+        self, http: aiohttp.ClientSession, message: JsonObject
+    ) -> tuple[int, Challenge] | None:
+        """POST one message and deliver its answer; with `auth`, a 401, or a 403 for
+        lack of scope, is returned (with its challenge) instead."""
         modern = self._modern
         if modern is not None:
             headers = self._modern_headers(message, modern)
@@ -182,17 +229,22 @@ class StreamableHttpTransport(Transport):
         is_request = "method" in message and "id" in message
         try:
             async with http.post(self.url, data=jsonrpc.encode(message), headers=headers) as resp:
+                if self.auth is not None and resp.status in (401, 403):
+                    challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
+                    if resp.status == 401 or challenge.insufficient_scope:
+                        await resp.read()
+                        return resp.status, challenge
                 if modern is not None and resp.status >= 400 and is_request:
                     body = await resp.read()
                     if self._delivered_error(body, message.get("id")):
-                        return  # a modern error answer (400, 404) to our request
+                        return None  # a modern error answer (400, 404) to our request
                     raise http_error(self.url, resp.status, resp.reason, body)
                 if resp.status == 404 and sent_session is not None:
                     raise SessionExpired()
                 if message.get("method") == "initialize" and SESSION_HEADER in resp.headers:
                     self._session_id = resp.headers[SESSION_HEADER]
                 if resp.status == 202 or (resp.status < 300 and not is_request):
-                    return
+                    return None
                 if resp.status >= 400:
                     raise http_error(self.url, resp.status, resp.reason, await resp.read())
                 answered = await self._read_answer(resp, message.get("id"))
@@ -207,6 +259,7 @@ class StreamableHttpTransport(Transport):
             raise TransportError(
                 f"{self.url}: the response stream ended before the response", fate_unknown=True
             )
+        return None
 
     async def _read_answer(self, resp: aiohttp.ClientResponse, request_id: Any) -> bool:
         """Deliver what the body carries; True once the response to `request_id` was seen."""

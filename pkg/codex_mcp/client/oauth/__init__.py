@@ -1,0 +1,38 @@
+"""OAuth 2.1 for the MCP client, as the MCP authorization spec has it (specs/oauth.md).
+
+from codex_mcp.client import Client
+from codex_mcp.client.oauth import OAuth, TokenStore, LoopbackAuthorizer
+
+async with LoopbackAuthorizer() as browser:
+    auth = OAuth(store=TokenStore(), authorizer=browser)
+    async with Client.http(url, auth=auth) as client:
+        ...
+"""
+
+from __future__ import annotations
+
+from .browser import LoopbackAuthorizer
+from .challenge import Challenge, parse_challenge
+from .errors import NeedsLogin, OAuthError
+from .flow import Authorizer, OAuth
+from .registration import ClientProfile
+from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, TokenStore
+from .token_endpoint import SigningKey
+
+__all__ = [
+    "Authorizer",
+    "Challenge",
+    "ClientProfile",
+    "LoopbackAuthorizer",
+    "MemoryStore",
+    "NeedsLogin",
+    "OAuth",
+    "OAuthError",
+    "Registration",
+    "ServerAuth",
+    "SigningKey",
+    "Store",
+    "TokenStore",
+    "Tokens",
+    "parse_challenge",
+]

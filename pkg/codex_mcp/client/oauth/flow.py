@@ -1,0 +1,283 @@
+"""OAuth: the MCP authorization spec from the client's side, for one server.
+
+The HTTP transport asks `header()` for the Authorization header of each request (a token
+close to expiry is refreshed first). A 401 hands its challenge to `unauthorized()`, which
+finds the authorization server (discovery.py), forgets tokens an earlier issuer gave,
+tries the refresh token, and otherwise gets new ones: the client credentials grant, or the
+authorization code grant with PKCE through the `Authorizer` (the user's browser), with the
+`resource` (RFC 8707) and the scopes the challenge or the metadata name. A 403
+`insufficient_scope` calls `step_up()`: authorization again for the scopes held plus the
+ones asked, unless nothing new is asked (no loop). Tokens, issuer and registrations are
+kept in the store, per server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import aiohttp
+
+from .challenge import Challenge
+from .discovery import AuthServer, Discovered, discover
+from .errors import NeedsLogin, OAuthError
+from .pkce import Pkce
+from .registration import ClientProfile, register
+from .store import MemoryStore, Registration, ServerAuth, Store, Tokens
+from .token_endpoint import SigningKey, request_tokens
+
+log = logging.getLogger("codex_mcp.client.oauth")
+
+OFFLINE_ACCESS = "offline_access"
+
+
+class Authorizer(Protocol):
+    """Takes the user to the authorization URL and returns the URL the server redirected
+    back to (with `code` and `state`). `redirect_uri` is where that redirect goes."""
+
+    @property
+    def redirect_uri(self) -> str: ...
+
+    async def authorize(self, url: str) -> str: ...
+
+
+class OAuth:
+    def __init__(
+        self,
+        *,
+        store: Store | None = None,
+        profile: ClientProfile | None = None,
+        authorizer: Authorizer | None = None,
+        scopes: Sequence[str] | None = None,
+        grant: str = "authorization_code",
+        signing_key: SigningKey | None = None,
+    ) -> None:
+        """`grant`: "authorization_code" (needs an `authorizer` to get new tokens; without
+        one, a server needing a login raises NeedsLogin) or "client_credentials" (needs a
+        pre-registered client in `profile`). `scopes` overrides the scope selection."""
+        if grant not in ("authorization_code", "client_credentials"):
+            raise ValueError('grant must be "authorization_code" or "client_credentials"')
+        self.store: Store = store if store is not None else MemoryStore()
+        self.profile = profile or ClientProfile()
+        self.authorizer = authorizer
+        self.scopes = tuple(scopes) if scopes is not None else None
+        self.grant = grant
+        self.signing_key = signing_key
+        self.server_url = ""
+        self._state: ServerAuth | None = None
+        self._discovered: Discovered | None = None
+        self._lock = asyncio.Lock()
+
+    def bind(self, server_url: str) -> None:
+        self.server_url = server_url
+
+    @property
+    def state(self) -> ServerAuth:
+        if self._state is None:
+            self._state = self.store.load(self.server_url)
+        return self._state
+
+    def _save(self) -> None:
+        self.store.save(self.server_url, self.state)
+
+    # -- what the transport calls ------------------------------------------------
+    async def header(self, http: aiohttp.ClientSession) -> str | None:
+        """The Authorization header value for the next request, or None (no token yet)."""
+        tokens = self.state.tokens
+        if tokens is not None and tokens.expiring() and tokens.refresh_token:
+            async with self._lock:
+                if self.state.tokens is tokens:
+                    await self._refresh_or_drop(http)
+            tokens = self.state.tokens
+        if tokens is None:
+            return None
+        scheme = "Bearer" if tokens.token_type.lower() == "bearer" else tokens.token_type
+        return f"{scheme} {tokens.access_token}"
+
+    async def unauthorized(
+        self, http: aiohttp.ClientSession, challenge: Challenge, sent: str | None
+    ) -> None:
+        """A 401 to a request that carried `sent`: have a usable token, or raise."""
+        async with self._lock:
+            if sent != await self._current():
+                return  # another request already got a new token
+            found = await self._discover(http, challenge)
+            state = self.state
+            if state.issuer != found.server.issuer:
+                state.tokens = None  # an earlier issuer's tokens are nothing to this one
+            if state.tokens is not None and state.tokens.refresh_token:
+                await self._refresh_or_drop(http)
+                if self.state.tokens is not None and sent != await self._current():
+                    return
+            await self._obtain(http, found, self._select_scopes(challenge, found))
+
+    async def step_up(
+        self, http: aiohttp.ClientSession, challenge: Challenge, sent: str | None
+    ) -> None:
+        """A 403 insufficient_scope: authorize again for what we hold plus what is asked."""
+        async with self._lock:
+            if sent != await self._current():
+                return
+            held = self.state.scopes
+            wanted = tuple(dict.fromkeys((*held, *(challenge.scope or ()))))
+            if set(wanted) <= set(held):
+                raise OAuthError(
+                    f"{self.server_url} refused the token for lack of scope "
+                    f"{' '.join(challenge.scope or ()) or '(unnamed)'}, which it already has"
+                )
+            found = await self._discover(http, challenge)
+            await self._obtain(http, found, wanted)
+
+    async def login(self, http: aiohttp.ClientSession, challenge: Challenge) -> None:
+        """Authorize now, whatever is stored (codex-mcp-client login)."""
+        async with self._lock:
+            found = await self._discover(http, challenge)
+            self.state.tokens = None
+            await self._obtain(http, found, self._select_scopes(challenge, found))
+
+    # -- the steps -------------------------------------------------------------------
+    async def _current(self) -> str | None:
+        tokens = self.state.tokens
+        if tokens is None:
+            return None
+        scheme = "Bearer" if tokens.token_type.lower() == "bearer" else tokens.token_type
+        return f"{scheme} {tokens.access_token}"
+
+    async def _discover(self, http: aiohttp.ClientSession, challenge: Challenge) -> Discovered:
+        # Always afresh on a challenge: the server may have moved to another issuer.
+        self._discovered = await discover(http, self.server_url, challenge.resource_metadata)
+        return self._discovered
+
+    def _select_scopes(self, challenge: Challenge, found: Discovered) -> tuple[str, ...]:
+        """Ours if given; else the challenge's; else all the resource supports; plus
+        offline_access (for a refresh token) when the authorization server lists it."""
+        if self.scopes is not None:
+            return self.scopes
+        scopes = list(challenge.scope or found.scopes_supported or ())
+        offered = found.server.scopes_supported or ()
+        if (
+            self.grant == "authorization_code"
+            and OFFLINE_ACCESS in offered
+            and OFFLINE_ACCESS not in scopes
+        ):
+            scopes.append(OFFLINE_ACCESS)
+        return tuple(scopes)
+
+    async def _refresh_or_drop(self, http: aiohttp.ClientSession) -> None:
+        state = self.state
+        tokens = state.tokens
+        registration = state.registrations.get(state.issuer or "")
+        if tokens is None or not tokens.refresh_token or registration is None:
+            state.tokens = None
+            return
+        found = self._discovered
+        if found is None or found.server.issuer != state.issuer:
+            found = await discover(http, self.server_url, None)
+            self._discovered = found
+        form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
+        form["resource"] = found.resource
+        try:
+            state.tokens = await request_tokens(
+                http, found.server, registration, form, key=self.signing_key, previous=tokens
+            )
+        except OAuthError as exc:
+            log.info(
+                "%s: refreshing the token failed (%s); authorizing again", self.server_url, exc
+            )
+            state.tokens = None
+        self._save()
+
+    async def _obtain(
+        self, http: aiohttp.ClientSession, found: Discovered, scopes: tuple[str, ...]
+    ) -> None:
+        server = found.server
+        state = self.state
+        if self.grant == "client_credentials":
+            registration = await self._registration(http, server, "")
+            form = {"grant_type": "client_credentials", "resource": found.resource}
+            if scopes:
+                form["scope"] = " ".join(scopes)
+            tokens = await request_tokens(http, server, registration, form, key=self.signing_key)
+        else:
+            if self.authorizer is None:
+                raise NeedsLogin(self.server_url)
+            registration = await self._registration(http, server, self.authorizer.redirect_uri)
+            tokens = await self._authorization_code(http, found, registration, scopes)
+        state.issuer = server.issuer
+        state.tokens = tokens
+        state.scopes = scopes
+        self._save()
+
+    async def _registration(
+        self, http: aiohttp.ClientSession, server: AuthServer, redirect_uri: str
+    ) -> Registration:
+        known = self.state.registrations.get(server.issuer)
+        if known is not None and (known.redirect_uri == redirect_uri or not redirect_uri):
+            return known
+        if self.grant == "client_credentials" and self.profile.client_id is None:
+            raise OAuthError("the client credentials grant needs a pre-registered client_id")
+        registration = await register(http, server, self.profile, redirect_uri)
+        self.state.registrations[server.issuer] = registration
+        self._save()
+        return registration
+
+    async def _authorization_code(
+        self,
+        http: aiohttp.ClientSession,
+        found: Discovered,
+        registration: Registration,
+        scopes: tuple[str, ...],
+    ) -> Tokens:
+        assert self.authorizer is not None
+        server, pkce = found.server, Pkce()
+        redirect_uri = self.authorizer.redirect_uri
+        query = {
+            "response_type": "code",
+            "client_id": registration.client_id,
+            "redirect_uri": redirect_uri,
+            "code_challenge": pkce.challenge,
+            "code_challenge_method": "S256",
+            "state": pkce.state,
+            "resource": found.resource,
+        }
+        if scopes:
+            query["scope"] = " ".join(scopes)
+        separator = "&" if "?" in server.authorization_endpoint else "?"
+        callback = await self.authorizer.authorize(
+            server.authorization_endpoint + separator + urlencode(query)
+        )
+        code = _code_from(callback, pkce.state, server)
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "code_verifier": pkce.verifier,
+            "resource": found.resource,
+        }
+        return await request_tokens(http, server, registration, form, key=self.signing_key)
+
+
+def _code_from(callback: str, state: str, server: AuthServer) -> str:
+    """The code of the redirect back to us, once it is shown to answer our request, from
+    the issuer we asked (RFC 9207: `iss` compared as a plain string)."""
+    params = {k: v[0] for k, v in parse_qs(urlsplit(callback).query).items() if v}
+    if "error" in params:
+        detail = params.get("error_description") or params["error"]
+        raise OAuthError(f"{server.issuer} refused the authorization: {detail}")
+    if params.get("state") != state:
+        raise OAuthError("the authorization response does not answer our request (state)")
+    iss = params.get("iss")
+    if server.from_metadata:
+        if iss is not None and iss != server.issuer:
+            raise OAuthError(
+                f"the authorization response comes from {iss!r}, not {server.issuer!r}"
+            )
+        if iss is None and server.iss_parameter_supported:
+            raise OAuthError(f"{server.issuer} promised an iss parameter and sent none")
+    code = params.get("code")
+    if not code:
+        raise OAuthError("the authorization response carries no code")
+    return code

@@ -1,0 +1,92 @@
+"""Requests to the token endpoint, authenticated the way the client was registered:
+`none` (client_id in the form), `client_secret_basic`, `client_secret_post`, or
+`private_key_jwt` (a JWT signed with the client's key, by PyJWT: RFC 7523)."""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from .discovery import AuthServer
+from .errors import OAuthError
+from .store import Registration, Tokens
+
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    """A private key (PEM) for private_key_jwt, and its algorithm."""
+
+    pem: str
+    algorithm: str = "ES256"
+
+
+def _assertion(client_id: str, audience: str, key: SigningKey) -> str:
+    import jwt  # PyJWT, only for this method
+
+    now = int(time.time())
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + 300,
+        "jti": str(uuid.uuid4()),
+    }
+    return jwt.encode(claims, key.pem, algorithm=key.algorithm)
+
+
+def authenticate(
+    form: dict[str, str],
+    client: Registration,
+    server: AuthServer,
+    key: SigningKey | None = None,
+) -> dict[str, str]:
+    """Add the client's credentials to the form; returns the headers to send with it."""
+    method = client.auth_method
+    if method == "client_secret_basic" and client.client_secret is not None:
+        # RFC 6749 section 2.3.1: each part form-encoded before joining.
+        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
+        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+    form["client_id"] = client.client_id
+    if method == "client_secret_post" and client.client_secret is not None:
+        form["client_secret"] = client.client_secret
+    elif method == "private_key_jwt":
+        if key is None:
+            raise OAuthError("private_key_jwt needs the client's signing key")
+        form["client_assertion_type"] = ASSERTION_TYPE
+        form["client_assertion"] = _assertion(client.client_id, server.issuer, key)
+    return {}
+
+
+async def request_tokens(
+    http: aiohttp.ClientSession,
+    server: AuthServer,
+    client: Registration,
+    form: dict[str, str],
+    *,
+    key: SigningKey | None = None,
+    previous: Tokens | None = None,
+) -> Tokens:
+    headers = {"Accept": "application/json", **authenticate(form, client, server, key)}
+    try:
+        async with http.post(server.token_endpoint, data=form, headers=headers) as resp:
+            body: Any = await resp.json(content_type=None)
+            status = resp.status
+    except (aiohttp.ClientError, ValueError) as exc:
+        raise OAuthError(f"{server.token_endpoint}: token request failed: {exc}") from exc
+    if status >= 400 or not isinstance(body, dict) or "access_token" not in body:
+        detail = (
+            body.get("error_description") or body.get("error") if isinstance(body, dict) else body
+        )
+        raise OAuthError(
+            f"{server.token_endpoint} refused the {form['grant_type']} grant: {detail}"
+        )
+    return Tokens.from_response(body, previous)
