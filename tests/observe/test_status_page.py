@@ -1,0 +1,55 @@
+"""The status page at / in a real headless Chromium: it renders, shows a live session and
+a gateway child that is down, reloads itself (a session opened meanwhile appears without
+our reloading it), and needs the bearer token. The screenshot stays in the test's tmp
+directory (pytest keeps the last runs)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import aiohttp
+from browser import chromium, needs_chromium
+from http_helpers import open_session
+from http_process import HttpProcess
+from observe_helpers import gateway_config
+
+TOKEN = "status-page-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@needs_chromium
+async def test_the_status_page_shows_sessions_and_a_child_that_is_down(tmp_path: Path) -> None:
+    env = {**os.environ, "CODEX_MCP_WRAPPER_CONFIG": str(gateway_config(tmp_path))}
+    server = HttpProcess("--bearer-token", TOKEN, env=env)
+    try:
+        async with aiohttp.ClientSession() as http:
+            await open_session(http, server.url, **AUTH)
+            async with http.get(f"{server.base}/") as refused:
+                assert refused.status == 401  # behind the token, like /mcp
+            async with chromium(headers=AUTH) as browser:
+                page = await browser.new_page()
+                response = await page.goto(f"{server.base}/")
+                assert response is not None and response.status == 200
+                assert "codex-mcp status" in await page.title()
+                assert await page.inner_text('[data-test="version"] b') == "0.1.0"
+                assert await page.locator('[data-test="session"]').count() == 1
+                up = page.locator('[data-test="child"][data-child="up"]')
+                await up.wait_for()
+                assert await up.get_attribute("data-state") == "ready"
+                down = page.locator('[data-test="child"][data-child="down"]')
+                assert await down.get_attribute("data-state") in ("restarting", "failed")
+                assert "command not found" in await down.inner_text()
+                await page.screenshot(path=str(tmp_path / "status-page.png"), full_page=True)
+
+                await open_session(http, server.url, **AUTH)  # the page reloads by itself
+                await page.wait_for_function(
+                    "document.querySelectorAll('[data-test=session]').length === 2",
+                    timeout=20_000,
+                )
+                assert await page.inner_text('[data-test="sessions"] b') == "2"
+    finally:
+        server.stop()
+    shot = tmp_path / "status-page.png"
+    assert shot.stat().st_size > 10_000
+    print(f"status page screenshot: {shot}")
