@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 from http_helpers import call, open_session, text_of
@@ -93,3 +94,94 @@ async def test_workers_of_a_killed_supervisor_stop_serving(redis_server: RedisSe
         for pid in workers:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+FLAKY = str(Path(__file__).parent / "servers/flaky_worker.py")
+
+
+async def _readyz(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
+    try:
+        async with http.get(f"{base}/readyz") as response:
+            return response.status, await response.json()
+    except aiohttp.ClientError:
+        return 0, None  # between a worker's death and the next listener
+
+
+async def test_a_crash_looping_worker_never_stops_the_healthy_one(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "crash"
+    env = {**os.environ, "FLAKY_MARKER": str(marker)}
+    server = HttpProcess(
+        "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
+    )
+    try:
+        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        marker.write_text("1")
+        os.kill(_worker(server.pid, "1"), signal.SIGKILL)  # and it dies on every restart
+        await _until(lambda: server.stderr.count("worker 1 exited") >= 6, 60)
+        assert server.process.poll() is None, server.stderr
+        assert "restarting it in" in server.stderr
+        healthy = _worker(server.pid, "0")
+        connector = aiohttp.TCPConnector(force_close=True)
+        async with aiohttp.ClientSession(connector=connector) as http:
+            session = await open_session(http, server.url)
+            async with http.post(server.url, json=call(1, "whoami", {}), headers=session) as r:
+                assert text_of(await r.json()) == str(healthy)
+            status, ready = await _readyz(http, server.base)
+            assert status == 200 and ready["status"] == "degraded", ready
+            assert ready["workers"]["serving"] <= 1 and ready["workers"]["of"] == 2
+            assert "worker 1 exited with 3" in ready["reason"]
+    finally:
+        assert server.stop() == 0
+
+
+async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    marker = tmp_path / "crash"
+    env = {**os.environ, "FLAKY_MARKER": str(marker)}
+    server = HttpProcess(
+        "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
+    )
+    try:
+        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        marker.write_text("0 1")
+        for index in ("0", "1"):
+            os.kill(_worker(server.pid, index), signal.SIGKILL)
+        async with aiohttp.ClientSession() as http:
+            deadline = time.monotonic() + 30
+            while True:
+                status, body = await _readyz(http, server.base)
+                if status == 503:
+                    break
+                assert time.monotonic() < deadline, (status, body, server.stderr)
+                await asyncio.sleep(0.05)
+            assert body["status"] == "no worker serving"
+            assert "exited with" in body["reason"] and "restarting it in" in body["reason"]
+            marker.unlink()  # the next restarts succeed: the port is the workers' again
+            deadline = time.monotonic() + 60
+            while (await _readyz(http, server.base))[0] != 200:
+                assert time.monotonic() < deadline, server.stderr
+                await asyncio.sleep(0.1)
+    finally:
+        assert server.stop() == 0
+
+
+def _worker(supervisor: int, index: str) -> int:
+    """The pid of the supervisor's live worker number `index`."""
+    for pid in _children(supervisor):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"CODEX_MCP_WORKER_INDEX={index}".encode() in environ and _running(pid):
+            return pid
+    raise AssertionError(f"no live worker {index}")
+
+
+async def _until(check: Any, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "the condition never held"
+        await asyncio.sleep(0.05)

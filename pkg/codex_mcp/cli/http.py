@@ -55,13 +55,13 @@ def main(argv: list[str] | None = None) -> None:
         )
         raise SystemExit(supervisor.run())
     configure_logging(settings.log_level, log_file_for(settings))
-    supervisor_key = None
+    link = None
     if os.environ.get(WORKER_ENV) is not None:
         from ..scale.worker_link import join_supervisor
 
-        supervisor_key = join_supervisor(settings.shutdown_timeout)
+        link = join_supervisor(settings.shutdown_timeout)
     core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
-    configure_core(core, settings, supervisor_key)
+    configure_core(core, settings, link.key if link is not None else None)
     from ..runtime import run
     from ..transports.http import HttpConfig, serve_http
     from ..transports.http.app import announcer
@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
         bearer_tokens=bearer_tokens(settings),
         # A worker of `--workers N` shares its parent's port with its siblings.
         reuse_port=os.environ.get(WORKER_ENV) is not None,
+        workers_status=link.status if link is not None else None,
     )
     run(
         serve_http(core, config, on_listening=announcer("codex-mcp-http")),

@@ -6,6 +6,8 @@ environment, so the processes a worker starts never see it). The worker then wat
 the pipe in a thread: its end means the supervisor is gone, even SIGKILLed, and nothing
 would restart this worker or pass it SIGTERM, so it shuts down as on SIGTERM rather than
 serve the port unsupervised. This works wherever pipes do, unlike a parent-death signal.
+The supervisor also writes a JSON line down it whenever the workers change (how many
+serve, and why not all), which the worker's `/readyz` shows.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import os
 import signal
 import threading
 import time
-from typing import Final
+from typing import Any, Final
+
+import orjson
 
 from ..defaults import WORKER_LINK_ENV
 
@@ -25,19 +29,30 @@ log = logging.getLogger("codex_mcp.workers")
 _EXIT_MARGIN: Final = 10.0
 
 
-def join_supervisor(shutdown_timeout: float) -> str | None:
-    """In a worker: the supervisor's key, and a watch on the supervisor from now on.
-    None outside a worker (or when the supervisor sent no key)."""
+class SupervisorLink:
+    """A worker's view of its supervisor: the key it handed down, and the latest word on
+    the workers (read by `/readyz`)."""
+
+    def __init__(self, key: str | None) -> None:
+        self.key = key
+        self.workers: dict[str, Any] | None = None
+
+    def status(self) -> dict[str, Any] | None:
+        return self.workers
+
+
+def join_supervisor(shutdown_timeout: float) -> SupervisorLink | None:
+    """In a worker: the link to the supervisor, watched from now on. None outside one."""
     raw = os.environ.pop(WORKER_LINK_ENV, None)
     if raw is None:
         return None
     fd = int(raw)
     os.set_inheritable(fd, False)
-    key = _read_line(fd)
+    link = SupervisorLink(_read_line(fd) or None)
     threading.Thread(
-        target=_watch, args=(fd, shutdown_timeout), name="supervisor-link", daemon=True
+        target=_watch, args=(fd, link, shutdown_timeout), name="supervisor-link", daemon=True
     ).start()
-    return key or None
+    return link
 
 
 def _read_line(fd: int) -> str:
@@ -50,9 +65,17 @@ def _read_line(fd: int) -> str:
     return line.decode("ascii", "replace").strip()
 
 
-def _watch(fd: int, shutdown_timeout: float) -> None:
-    while os.read(fd, 4096):
-        pass
+def _watch(fd: int, link: SupervisorLink, shutdown_timeout: float) -> None:
+    pending = b""
+    while chunk := os.read(fd, 4096):
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            try:
+                status = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(status, dict):
+                link.workers = status
     log.warning(
         "the --workers supervisor is gone; worker pid %d stops serving (nothing would "
         "restart it or stop it any more)",
@@ -63,4 +86,4 @@ def _watch(fd: int, shutdown_timeout: float) -> None:
     os._exit(1)  # the graceful stop hung: do not stay behind on the port
 
 
-__all__ = ["join_supervisor"]
+__all__ = ["SupervisorLink", "join_supervisor"]

@@ -4,13 +4,17 @@ The parent binds the port first (so `--port 0` picks one port for all), then sta
 copies of the server, each listening on that port with SO_REUSEPORT: the kernel spreads
 connections across them, so one session's requests reach different workers, which is
 why more than one worker needs `--redis-url`. The parent supervises: a worker that dies
-is started again (a crash loop stops everything), and SIGTERM or SIGINT is passed to
-every worker, which shuts down gracefully; one still running after the shutdown
-timeout is killed.
+is started again, after a delay that doubles while it keeps dying (a crash loop costs
+that worker, never the healthy ones); the workers' `/readyz` says how many serve and
+why not all, and while none does the parent answers on the port with 503 and the
+reason. SIGTERM or SIGINT is passed to every worker, which shuts down gracefully; one
+still running after the shutdown timeout is killed. Each worker holds a pipe from the
+parent (worker_link.py) and exits when the parent is gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -21,14 +25,19 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
+import orjson
+
 from ..core.request_state import generate_key
 from ..defaults import WORKER_ENV, WORKER_LINK_ENV
 from ..observe.workers import SharedMetrics
+from .standby import Standby
 
 log = logging.getLogger("codex_mcp.workers")
 
-#: More restarts than this within RESTART_WINDOW seconds is a crash loop: give up.
-MAX_RESTARTS: Final = 5
+#: The first restart of a worker waits this long; each quick death doubles it, up to
+#: MAX_BACKOFF. A worker that ran RESTART_WINDOW seconds counts as healthy again.
+FIRST_BACKOFF: Final = 0.25
+MAX_BACKOFF: Final = 30.0
 RESTART_WINDOW: Final = 30.0
 
 
@@ -84,10 +93,16 @@ class Supervisor:
         self.children: dict[int, subprocess.Popen[bytes]] = {}
         #: The write end of each worker's link: the worker exits when it closes.
         self.links: dict[int, int] = {}
+        self.started: dict[int, float] = {}
+        #: Per worker: quick deaths in a row, and when it may start again (if dead).
+        self.failures: dict[int, int] = {}
+        self.restart_at: dict[int, float] = {}
+        self.reason = ""
         self.stopping = False
-        self.restarts: list[float] = []
         #: Where the workers' metrics meet, so one scrape shows them all.
         self.metrics = SharedMetrics()
+        self.holder: socket.socket | None = None
+        self.standby: Standby | None = None
 
     def _spawn(self, index: int) -> None:
         command = [
@@ -117,24 +132,28 @@ class Supervisor:
             raise
         finally:
             os.close(read_end)
-        previous = self.links.pop(index, None)
-        if previous is not None:
-            os.close(previous)
+        self._close_link(index)
         self.links[index] = write_end
+        self.started[index] = time.monotonic()
+        self.restart_at.pop(index, None)
+
+    def _close_link(self, index: int) -> None:
+        link = self.links.pop(index, None)
+        if link is not None:
+            os.close(link)
 
     def _stop_all(self, signum: int = signal.SIGTERM) -> None:
         for child in self.children.values():
             if child.poll() is None:
                 child.send_signal(signum)
 
+    def _say(self, line: str) -> None:
+        print(f"codex-mcp-http: {line}", file=sys.stderr, flush=True)
+
     def run(self) -> int:
-        holder = reserve_port(self.host, self.port)
-        self.port = holder.getsockname()[1]
-        print(
-            f"codex-mcp-http: {self.count} workers on port {self.port} (pid {os.getpid()})",
-            file=sys.stderr,
-            flush=True,
-        )
+        self.holder = reserve_port(self.host, self.port)
+        self.port = self.holder.getsockname()[1]
+        self._say(f"{self.count} workers on port {self.port} (pid {os.getpid()})")
         if not self.keys_configured:
             print(KEY_OF_THIS_SUPERVISOR, file=sys.stderr, flush=True)
 
@@ -145,31 +164,9 @@ class Supervisor:
         signal.signal(signal.SIGINT, on_signal)
         for index in range(self.count):
             self._spawn(index)
-        status = 0
         try:
             while not self.stopping:
-                time.sleep(0.1)
-                for index, child in list(self.children.items()):
-                    code = child.poll()
-                    if code is None or self.stopping:
-                        continue
-                    if not self._may_restart():
-                        print(
-                            f"codex-mcp-http: worker {index} keeps exiting (last: {code}); "
-                            "stopping",
-                            file=sys.stderr,
-                            flush=True,
-                        )
-                        self.stopping, status = True, 1
-                        break
-                    print(
-                        f"codex-mcp-http: worker {index} (pid {child.pid}) exited with {code}; "
-                        "starting it again",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                    self.metrics.exited(child.pid)
-                    self._spawn(index)
+                self._supervise()
         finally:
             self._stop_all()
             deadline = time.monotonic() + self.grace + 5
@@ -179,17 +176,76 @@ class Supervisor:
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait()
-            for link in self.links.values():
-                os.close(link)
-            holder.close()
+            for index in list(self.links):
+                self._close_link(index)
+            self._end_standby()
+            if self.holder is not None:
+                self.holder.close()
             self.metrics.close()
-        return status
+        return 0
 
-    def _may_restart(self) -> bool:
+    def _supervise(self) -> None:
+        """One turn: note deaths, start what is due, tell the workers, wait a little."""
         now = time.monotonic()
-        self.restarts = [t for t in self.restarts if now - t < RESTART_WINDOW]
-        self.restarts.append(now)
-        return len(self.restarts) <= MAX_RESTARTS
+        changed = False
+        for index, child in list(self.children.items()):
+            code = child.poll()
+            if code is None or index in self.restart_at:
+                continue
+            changed = True
+            self._close_link(index)
+            self.metrics.exited(child.pid)
+            lived = now - self.started.get(index, now)
+            failures = 1 if lived >= RESTART_WINDOW else self.failures.get(index, 0) + 1
+            self.failures[index] = failures
+            delay = min(FIRST_BACKOFF * 2 ** (failures - 1), MAX_BACKOFF)
+            self.restart_at[index] = now + delay
+            self.reason = (
+                f"worker {index} exited with {code} ({failures} time(s) in a row); "
+                f"restarting it in {delay:g} s"
+            )
+            self._say(f"{self.reason}; {self._serving()} of {self.count} workers serving")
+        for index, due in list(self.restart_at.items()):
+            if due <= now and not self.stopping:
+                self._spawn(index)
+                changed = True
+        if changed:
+            self._tell_workers()
+        serving = self._serving()
+        if serving == 0:
+            if self.standby is None:
+                self._say(f"no worker is serving: {self.reason}")
+                assert self.holder is not None
+                self.standby = Standby(self.holder)
+            retry = min(self.restart_at.values(), default=now) - now
+            self.standby.serve(self.reason, retry, 0.1)
+            return
+        self._end_standby()
+        time.sleep(0.1)
+
+    def _serving(self) -> int:
+        return sum(1 for child in self.children.values() if child.poll() is None)
+
+    def _tell_workers(self) -> None:
+        """Each worker's /readyz says how many serve, and why not all (a JSON line down
+        its link)."""
+        serving = self._serving()
+        status: dict[str, object] = {"serving": serving, "of": self.count}
+        if serving < self.count:
+            status["reason"] = self.reason
+        line = orjson.dumps(status) + b"\n"
+        for link in self.links.values():
+            with contextlib.suppress(OSError):  # a worker that just died
+                os.write(link, line)
+
+    def _end_standby(self) -> None:
+        """A worker is back: the port is theirs again (a fresh, unlistened reservation)."""
+        if self.standby is None:
+            return
+        self.standby = None
+        assert self.holder is not None
+        self.holder.close()
+        self.holder = reserve_port(self.host, self.port)
 
 
 __all__ = ["WORKER_ENV", "Supervisor", "refuse_without_redis", "reserve_port"]

@@ -171,6 +171,14 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
                 return web.json_response(
                     {"status": "connection cap reached", "detail": detail, **stats}, status=503
                 )
+        workers = config.workers_status() if config.workers_status is not None else None
+        if workers is not None:
+            # Some worker serves (this one): ready, and saying whether all do.
+            stats["workers"] = workers
+            if workers.get("serving", 0) < workers.get("of", 0):
+                return web.json_response(
+                    {"status": "degraded", "reason": workers.get("reason"), **stats}
+                )
         return web.json_response({"status": "ready", **stats})
 
     app.router.add_get(f"{prefix}/healthz", healthz)

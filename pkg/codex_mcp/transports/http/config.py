@@ -4,8 +4,9 @@ default, in codex_mcp.defaults), plus the bearer tokens themselves."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ...defaults import HttpOptions
 
@@ -16,6 +17,9 @@ class HttpConfig(HttpOptions):
     bearer_tokens: Sequence[str] = dataclasses.field(default=(), repr=False)
     #: Listen with SO_REUSEPORT (a worker of `codex-mcp-http --workers N`).
     reuse_port: bool = False
+    #: A worker's latest word from its supervisor (how many workers serve, and why not
+    #: all), shown by /readyz; None outside `--workers`.
+    workers_status: Callable[[], dict[str, Any] | None] | None = None
 
     @property
     def prefix(self) -> str:
