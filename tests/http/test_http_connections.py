@@ -99,7 +99,7 @@ async def test_a_slow_body_that_keeps_coming_is_read() -> None:
 async def test_a_body_that_trickles_in_without_stalling_is_cut_off() -> None:
     """A byte every 0.1 s never stalls for body_timeout, but comes at 10 bytes/s: once
     body_timeout has passed, a body slower than body_min_rate gets 408."""
-    async with served(body_timeout=0.5, body_min_rate=100) as port:
+    async with served(body_timeout=1, body_min_rate=100) as port:
         reader, writer = await connect(port)
         writer.write(
             request_bytes("POST", "/mcp", JSON, b"", port).replace(
@@ -126,7 +126,7 @@ async def test_trickling_bodies_cannot_hold_the_connection_cap_and_readyz_says_w
     "ready"); the trickles are cut off by the minimum body rate, and the server is ready
     again. (Seen: 16,000 such connections held a 15,000 cap for ever.)"""
     cap = 4
-    async with served(max_connections=cap, body_timeout=3, body_min_rate=50) as port:
+    async with served(max_connections=cap, body_timeout=5, body_min_rate=50) as port:
         assert (await readyz(port))[1]["max_connections"] == cap
         head = request_bytes("POST", "/mcp", JSON, b"", port).replace(
             b"Content-Length: 0", b"Content-Length: %d" % len(INIT_BODY)
