@@ -88,14 +88,39 @@ def test_a_json_line_on_a_content_length_stream_is_answered(spawn: Any) -> None:
     assert peer.read_frame() == pong(3)
 
 
-def test_a_content_length_frame_on_a_json_lines_stream_costs_only_itself(
+def test_a_content_length_frame_on_a_json_lines_stream_costs_only_its_header_line(
     server: StdioServer,
 ) -> None:
-    """Its header and body used to become two parse errors that swallowed the next line."""
-    server.write(framed(ping(2)) + ping(3) + b"\n")
-    assert_bad_frame(server.read(), "Content-Length", request_id=2)
+    """A header line is one bad message; the line after it is read as usual."""
+    server.write(framed(ping(2)) + b"\n" + ping(3) + b"\n")
+    assert_bad_frame(server.read(), "Content-Length")
+    assert server.read() == pong(2)
     assert server.read() == pong(3)
     server.assert_alive()
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"Content-Length: 999999999999999999", b"Content-Length: 12", b"content-length: abc"],
+)
+def test_a_header_line_on_a_json_lines_stream_skips_nothing(
+    server: StdioServer, header: bytes
+) -> None:
+    """It used to skip the next N bytes, newlines included: 0 of 2,000 pings answered."""
+    server.write(header + b"\n" + b"".join(ping(n) + b"\n" for n in range(2000)))
+    assert_bad_frame(server.read(), "Content-Length")
+    for n in range(2000):
+        assert server.read() == pong(n)
+
+
+def test_a_length_over_the_cap_is_refused_without_waiting_for_its_body(spawn: Any) -> None:
+    """Refused at once, and the next frame is read: the length is not skipped."""
+    peer: StdioServer = spawn("--max-message-bytes", "4096")
+    peer.write(framed(ping(1)) + b"Content-Length: 999999999999999999\r\n\r\n")
+    assert peer.read_frame() == pong(1)
+    assert_bad_frame(peer.read_frame(), "too large")
+    peer.write(framed(ping(2)))
+    assert peer.read_frame() == pong(2)
 
 
 # -- oversized messages: the error names the id when it can be echoed ----------------------

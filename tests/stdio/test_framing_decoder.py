@@ -42,18 +42,27 @@ CONTENT_LENGTH_STREAM = b"".join(
         framed(ping(9)),
         b"Content-Length: -1\r\n\r\n",
         framed(ping(10)),
+        b"Content-Length: 999999999999999999\r\n\r\n",  # refused; skips nothing
+        framed(ping(11)),
+        b"Content-Length: 12\n" + ping(12) + b"\n",  # header mode ends at the JSON line
+        framed(ping(13)),
     ]
 )
+#: The TypeScript SDK writes a response's id last.
+BIG_ID_LAST = b'{"result":{"m":"%s"},"jsonrpc":"2.0","id":"last"}' % (b"y" * 6000)
 JSON_LINES_STREAM = b"".join(
     [
         ping(1) + b"\n",
-        framed(ping(2)),
+        framed(ping(2)) + b"\n",  # the header line is one bad line; the body is a line
         ping(3) + b"\n",
         BIG + b"\n",
         ping(4) + b"\n",
         b"Content-Length: 5\nfoo\n",
         ping(5) + b"\n",
-        framed(BIG),
+        b"Content-Length: 999999999999999999\r\n\r\n",  # skips nothing
+        ping(6) + b"\n",
+        framed(BIG) + b"\n",
+        BIG_ID_LAST + b"\n",
         ping(7) + b"\n",
     ]
 )
@@ -69,7 +78,7 @@ def decode(stream: bytes, sizes: Any) -> list[tuple[str, Any]]:
             if isinstance(frame, bytes):
                 frames.append(("message", orjson.loads(frame)["id"] if frame != b"foo" else frame))
             elif isinstance(frame, Oversized):
-                frames.append(("oversized", sniff_id(frame.head)))
+                frames.append(("oversized", frame.request_id()))
             else:
                 assert isinstance(frame, BadFrame)
                 frames.append(("bad", sniff_id(frame.head)))
@@ -89,26 +98,35 @@ def decode(stream: bytes, sizes: Any) -> list[tuple[str, Any]]:
                 ("bad", None),
                 ("message", 5),
                 ("bad", 6),
-                ("oversized", 77),
+                ("oversized", None),  # refused before its body came
                 ("message", 7),
                 ("bad", None),
                 ("message", 9),
                 ("bad", None),
                 ("message", 10),
+                ("oversized", None),
+                ("message", 11),
+                ("bad", None),
+                ("message", 13),
             ],
         ),
         (
             JSON_LINES_STREAM,
             [
                 ("message", 1),
-                ("bad", 2),
+                ("bad", None),
+                ("message", 2),
                 ("message", 3),
                 ("oversized", 77),
                 ("message", 4),
                 ("bad", None),
                 ("message", b"foo"),
                 ("message", 5),
-                ("bad", 77),
+                ("bad", None),
+                ("message", 6),
+                ("bad", None),
+                ("oversized", 77),
+                ("oversized", "last"),
                 ("message", 7),
             ],
         ),
@@ -140,3 +158,24 @@ def test_every_split_gives_the_same_frames(stream: bytes, expected: list[Any]) -
 )
 def test_sniff_id_finds_only_a_whole_top_level_id(head: bytes, expected: Any) -> None:
     assert sniff_id(head) == expected
+
+
+@pytest.mark.parametrize(
+    ("stream", "expected"),
+    [
+        # A debug print first: not a header block, so the stream is newline-delimited.
+        (b"Content-Length: 12\n" + ping(1) + b"\n" + ping(2) + b"\n", ("ndjson", [1, 2])),
+        (framed(ping(1)) + framed(ping(2)), ("lsp", [1, 2])),
+        (b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}" + framed(ping(2)), ("lsp", [2])),
+    ],
+    ids=["stray-header-line", "content-length", "two-header-lines"],
+)
+def test_the_framing_is_detected_from_the_first_message(stream: bytes, expected: Any) -> None:
+    for size in (1, 3, len(stream)):
+        decoder = FrameDecoder(LIMIT)
+        ids = []
+        for offset in range(0, len(stream), size):
+            for frame in decoder.feed(stream[offset : offset + size]):
+                if isinstance(frame, bytes) and frame != b"{}":
+                    ids.append(orjson.loads(frame)["id"])
+        assert (decoder.mode, ids) == expected

@@ -1,11 +1,19 @@
 """Stdio framing: newline-delimited JSON, or LSP-style Content-Length headers.
 
-The framing is detected from the first bytes a peer sends and used for the
-replies too. Oversized messages are skipped without buffering them whole, and
-reported so the transport can answer them. A frame the decoder cannot use (a
-header with no usable Content-Length, a header block missing its blank line, a
-message in the other framing) is reported once and skipped, and decoding goes
-on with the next frame: one bad frame costs only itself.
+The framing is detected once, from the first message a peer sends (a
+`Content-Length:` line followed by more header lines and a blank line; anything
+else is newline-delimited JSON), and used for the replies too. One decoder reads
+both sides: the servers' stdin and the client's view of a child's stdout.
+
+Oversized messages are skipped without buffering them whole, and reported (with
+their first and last bytes, to name their id) so the transport can answer them.
+A frame the decoder cannot use is reported once and skipped, and decoding goes on
+with the next frame: one bad frame costs only itself. On a newline-delimited
+stream a `Content-Length:` line is such a frame, one bad line (a debug print must
+not make us skip what follows); on a Content-Length stream, header mode ends at
+the first line that cannot be a header, and a length over the cap is refused at
+once, and the decoder looks for the next header instead of skipping a length it
+cannot trust.
 """
 
 from __future__ import annotations
@@ -28,7 +36,8 @@ HEAD_BYTES = 4096
 #: More digits than this is no size a peer could mean (and int() refuses 4,300).
 _MAX_LENGTH_DIGITS = 18
 _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*)", re.IGNORECASE)
-_HEADER_LINE = re.compile(rb"[!-9;-~]+[ \t]*:[^\r\n]*")
+#: A header's name is an HTTP token: a line of JSON (`{"id":1}`) is never a header.
+_HEADER_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:[^\r\n]*")
 _STARTS_WITH_HEADER = re.compile(rb"[ \t]*content-length[ \t]*:", re.IGNORECASE)
 _STARTS_WITH_JSON = re.compile(rb"[ \t\r\n]*[\[{]")
 _OPEN_BRACE = 0x7B  # b"{"
@@ -36,10 +45,21 @@ _OPEN_BRACE = 0x7B  # b"{"
 
 @dataclass(slots=True)
 class Oversized:
-    """A message over the size limit was dropped; `head` is its first bytes."""
+    """A message over the size limit was dropped; `head` is its first bytes, `tail` its
+    last (a newline-delimited one: some peers write the id last)."""
 
     head: bytes
     limit: int
+    tail: bytes = b""
+
+    def request_id(self) -> str | int | None:
+        """Its top-level id, when its head or tail shows it whole."""
+        found = sniff_id(self.head)
+        return found if found is not None else sniff_tail_id(self.tail)
+
+    def kind(self) -> Literal["request", "response"] | None:
+        """What its head says it is (a request or notification has a method), if it says."""
+        return top_level_kind(self.head)
 
 
 @dataclass(slots=True)
@@ -54,72 +74,85 @@ class BadFrame:
 Frame = bytes | Oversized | BadFrame
 
 
+_HEADER_ON_JSON_LINES = (
+    "a Content-Length header on a stream of newline-delimited JSON: send one JSON message per line"
+)
+_LEADING_SPACE = re.compile(rb"[ \t\r\n]*")
+
+
 class FrameDecoder:
     def __init__(self, max_message_bytes: int) -> None:
         self.max = max_message_bytes
         self.mode: Mode | None = None
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer already searched for a newline
-        self._skipping = 0  # bytes of a body still to drop
         self._discarding_line = False  # dropping the rest of an oversized line
-        self._foreign_frame = False  # ndjson mode: a Content-Length frame starts the buffer
-        self._resyncing = False  # lsp mode: after a bad header, junk until the next one
+        self._discarded_head = b""  # that line's first bytes
+        self._resyncing = False  # lsp mode: after a bad frame, junk until the next header
 
     def feed(self, data: bytes) -> Iterator[Frame]:
         if self.mode is None:
             self._buffer += data
-            stripped = self._buffer.lstrip()
-            if not stripped:
+            mode = self._detect()
+            if mode is None:
                 return
-            prefix = bytes(stripped[:15]).lower()
-            if _CONTENT_LENGTH_NAME.startswith(prefix) and len(prefix) < 15:
-                return  # could still be "Content-Length:": wait for more
-            self.mode = "lsp" if prefix == _CONTENT_LENGTH_NAME else "ndjson"
+            self.mode = mode
             data = bytes(self._buffer)
             self._buffer.clear()
             self._scanned = 0
-        if (
-            self.mode == "ndjson"
-            and not self._buffer
-            and not self._discarding_line
-            and not self._skipping
-        ):
+        if self.mode == "ndjson" and not self._buffer and not self._discarding_line:
             yield from self._whole_lines(data)  # the common case: no partial line pending
         else:
             self._buffer += data
             yield from self._drain()
+
+    def _detect(self) -> Mode | None:
+        """The framing of the first message, or None until its first lines show it: a
+        Content-Length line, any other header lines, then a blank line. A Content-Length
+        line followed by a line that cannot be a header is a stray print on a stream of
+        newline-delimited JSON."""
+        buffer = self._buffer
+        start = _LEADING_SPACE.match(buffer).end()  # type: ignore[union-attr]
+        prefix = bytes(buffer[start : start + 15]).lower()
+        if not prefix:
+            return None
+        if prefix != _CONTENT_LENGTH_NAME:
+            return None if _CONTENT_LENGTH_NAME.startswith(prefix) else "ndjson"
+        position = start
+        while (newline := buffer.find(b"\n", position)) >= 0:
+            line = bytes(buffer[position:newline]).rstrip(b"\r")
+            if not line.strip():
+                return "lsp"
+            if not _HEADER_LINE.fullmatch(line):
+                return "ndjson"
+            position = newline + 1
+        return "ndjson" if len(buffer) - start > MAX_HEADER_BYTES else None
 
     def _whole_lines(self, data: bytes) -> Iterator[Frame]:
         """Split a chunk that starts at a line boundary, copying each line once."""
         start = 0
         while (end := data.find(b"\n", start)) >= 0:
             if end - start > self.max:
-                yield Oversized(data[start : start + HEAD_BYTES], self.max)
+                tail = data[max(start, end - HEAD_BYTES) : end]
+                yield Oversized(data[start : start + HEAD_BYTES], self.max, tail)
             elif end > start:
                 if data[start] != _OPEN_BRACE and _STARTS_WITH_HEADER.match(data, start, end):
-                    break  # the peer switched to Content-Length framing: the slow path
-                line = data[start:end]
-                if line.strip():  # empty lines are ignored
-                    yield line
+                    yield BadFrame(_HEADER_ON_JSON_LINES)  # one bad line; the next is read
+                else:
+                    line = data[start:end]
+                    if line.strip():  # empty lines are ignored
+                        yield line
             start = end + 1
         if start < len(data):
             self._buffer += memoryview(data)[start:]
             yield from self._drain()
 
     def _drain(self) -> Iterator[Frame]:
-        """Decode what the buffer holds, one frame kind at a time, until it needs more."""
+        """Decode what the buffer holds until it needs more."""
         buffer = self._buffer
         while buffer:
-            if self._skipping:
-                dropped = min(self._skipping, len(buffer))
-                del buffer[:dropped]
-                self._skipping -= dropped
-                self._scanned = 0
-                continue
             if self.mode == "lsp":
                 more = yield from self._lsp_frame()
-            elif self._foreign_frame:
-                more = yield from self._foreign()
             else:
                 more = yield from self._lines()
             if not more:
@@ -130,19 +163,20 @@ class FrameDecoder:
         start = 0
         search_from = self._scanned  # never rescan bytes already known to hold no newline
         while (end := buffer.find(b"\n", search_from)) >= 0:
-            if self._discarding_line:
-                self._discarding_line = False  # the tail of an oversized line ends here
+            if self._discarding_line:  # the tail of an oversized line ends here
+                self._discarding_line = False
+                tail = bytes(buffer[max(0, end - HEAD_BYTES) : end])
+                yield Oversized(self._discarded_head, self.max, tail)
+                self._discarded_head = b""
             elif end - start > self.max:
-                yield Oversized(bytes(buffer[start : start + HEAD_BYTES]), self.max)
+                head = bytes(buffer[start : start + HEAD_BYTES])
+                yield Oversized(head, self.max, bytes(buffer[max(start, end - HEAD_BYTES) : end]))
             elif (
                 end > start
                 and buffer[start] != _OPEN_BRACE
                 and _STARTS_WITH_HEADER.match(buffer, start, end)
             ):
-                del buffer[:start]
-                self._scanned = 0
-                self._foreign_frame = True
-                return True
+                yield BadFrame(_HEADER_ON_JSON_LINES)
             else:
                 line = bytes(buffer[start:end])
                 if line.strip():  # empty lines are ignored
@@ -150,69 +184,36 @@ class FrameDecoder:
             start = search_from = end + 1
         if start:
             del buffer[:start]
-        if len(buffer) > self.max:
-            if not self._discarding_line:
-                yield Oversized(bytes(buffer[:HEAD_BYTES]), self.max)
-                self._discarding_line = True
-            buffer.clear()
+        if not self._discarding_line and len(buffer) > self.max:
+            self._discarding_line = True
+            self._discarded_head = bytes(buffer[:HEAD_BYTES])
+        if self._discarding_line and len(buffer) > HEAD_BYTES:
+            del buffer[:-HEAD_BYTES]  # keep only what may be the line's tail
         self._scanned = len(buffer)
         return False
-
-    def _foreign(self) -> Generator[Frame, None, bool]:
-        """ndjson mode, a Content-Length header at a line start: report and skip that frame."""
-        buffer = self._buffer
-        position = 0  # the start of the first line not known to be a header line
-        blank = -1
-        while True:
-            newline = buffer.find(b"\n", position)
-            if newline < 0 or newline > MAX_HEADER_BYTES:
-                if newline < 0 and len(buffer) <= MAX_HEADER_BYTES:
-                    return False
-                break
-            line = bytes(buffer[position:newline]).rstrip(b"\r")
-            if not line:
-                blank = newline
-                break
-            if not _HEADER_LINE.fullmatch(line):
-                break
-            position = newline + 1
-        self._foreign_frame = False
-        self._scanned = 0
-        if blank < 0:  # header lines with no blank line after them: drop just those
-            del buffer[:position]
-            yield BadFrame("a Content-Length header with no blank line after it")
-            return True
-        length, problem, _ = _read_header(bytes(buffer[:position]))
-        body_start = blank + 1
-        if length is None:
-            del buffer[:body_start]
-            yield BadFrame(problem)
-            return True
-        if len(buffer) - body_start < min(length, HEAD_BYTES):
-            self._foreign_frame = True
-            return False  # wait for the body's head, to name its id
-        head = bytes(buffer[body_start : body_start + min(length, HEAD_BYTES)])
-        del buffer[:body_start]
-        self._skipping = length
-        yield BadFrame(
-            "Content-Length framing on a stream of newline-delimited JSON: send one JSON "
-            "message per line",
-            head,
-        )
-        return True
 
     def _lsp_frame(self) -> Generator[Frame, None, bool]:
         buffer = self._buffer
         header_end = buffer.find(_HEADER_END)
-        if not self._resyncing and _STARTS_WITH_JSON.match(buffer):
-            newline = buffer.find(b"\n")
-            if newline >= 0 and (header_end < 0 or newline < header_end):
-                head = bytes(buffer[: min(newline, HEAD_BYTES)])
-                del buffer[: newline + 1]
+        if not self._resyncing:
+            if _STARTS_WITH_JSON.match(buffer):
+                newline = buffer.find(b"\n")
+                if newline >= 0 and (header_end < 0 or newline < header_end):
+                    head = bytes(buffer[: min(newline, HEAD_BYTES)])
+                    del buffer[: newline + 1]
+                    yield BadFrame(
+                        "a line of JSON where a Content-Length header was expected: this "
+                        "stream uses Content-Length framing",
+                        head,
+                    )
+                    return True
+            ended = self._end_of_header_lines(header_end)
+            if ended is not None:
+                del buffer[:ended]
+                self._resyncing = True  # what follows is junk until the next header
                 yield BadFrame(
-                    "a line of JSON where a Content-Length header was expected: this "
-                    "stream uses Content-Length framing",
-                    head,
+                    "a line that cannot be a header where a Content-Length header block was "
+                    "expected (a header with no blank line after it, or stray output)"
                 )
                 return True
         if header_end < 0:
@@ -250,12 +251,12 @@ class FrameDecoder:
         body_start = header_end + 4
         available = len(buffer) - body_start
         if length > self.max:
-            if available < min(length, HEAD_BYTES):
-                return False  # wait for the body's head, to name its id
-            head = bytes(buffer[body_start : body_start + HEAD_BYTES])
-            del buffer[: body_start + min(available, length)]
-            self._skipping = max(0, length - available)
-            yield Oversized(head, self.max)
+            # Refused at once, without waiting for any of the body (so its id is unknown),
+            # and the length is not trusted to skip by (a lie would swallow everything
+            # after it): the body is junk until the next header.
+            del buffer[:body_start]
+            self._resyncing = True
+            yield Oversized(b"", self.max)
             return True
         if available < length:
             return False
@@ -263,6 +264,20 @@ class FrameDecoder:
         del buffer[: body_start + length]
         yield body
         return True
+
+    def _end_of_header_lines(self, header_end: int) -> int | None:
+        """Where a header block that cannot be one ends: the first complete line (before
+        the blank line, if one came) that is not a header, when header lines or nothing
+        precede it. None while every line so far can be a header."""
+        buffer = self._buffer
+        limit = header_end if header_end >= 0 else min(len(buffer), MAX_HEADER_BYTES)
+        position = 0
+        while (newline := buffer.find(b"\n", position, limit + 1)) >= 0:
+            line = bytes(buffer[position:newline]).rstrip(b"\r")
+            if line.strip() and not _HEADER_LINE.fullmatch(line):
+                return position or newline + 1  # a junk line alone is one bad frame too
+            position = newline + 1
+        return None
 
 
 def _read_header(block: bytes) -> tuple[int | None, str, int]:
@@ -312,6 +327,26 @@ _MIN_ID, _MAX_ID = -(2**63), 2**64 - 1
 def sniff_id(head: bytes) -> str | int | None:
     """Best effort: the top-level id of a message we could not read whole, so its error
     can name it. None when the head does not show it whole, or it could not be echoed."""
+    for key, after in _top_level_keys(head):
+        if key == b"id":
+            value = _ID_VALUE.match(head, after)
+            return _id_from(value.group(1)) if value is not None else None
+    return None
+
+
+def top_level_kind(head: bytes) -> Literal["request", "response"] | None:
+    """What the first bytes of a message say it is: a request or notification (it has a
+    method), a response (a result or an error), or None when they do not say."""
+    for key, _ in _top_level_keys(head):
+        if key == b"method":
+            return "request"
+        if key in (b"result", b"error"):
+            return "response"
+    return None
+
+
+def _top_level_keys(head: bytes) -> Iterator[tuple[bytes, int]]:
+    """The keys of the outermost object that `head` shows whole, with the offset after each."""
     depth = 0
     string_start = -1  # inside a string since this offset
     escaped_until = -1
@@ -324,10 +359,8 @@ def sniff_id(head: bytes) -> str | int | None:
             if char == 0x5C:  # a backslash: the next byte is escaped
                 escaped_until = at + 2
             elif char == 0x22:
-                if depth == 1 and head[string_start:at] == b"id":
-                    value = _ID_VALUE.match(head, at + 1)
-                    if value is not None:
-                        return _id_from(value.group(1))
+                if depth == 1 and _KEY_COLON.match(head, at + 1):
+                    yield head[string_start:at], at + 1
                 string_start = -1
         elif char == 0x22:
             string_start = at + 1
@@ -335,7 +368,20 @@ def sniff_id(head: bytes) -> str | int | None:
             depth += 1
         elif char in b"}]":
             depth -= 1
-    return None
+
+
+_KEY_COLON = re.compile(rb"[ \t\r\n]*:")
+#: `,"id": value }` at the very end: the top-level object's last member (JSON strings
+#: cannot hold an unescaped quote, so this cannot match inside one).
+_TAIL_ID = re.compile(
+    rb',[ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*(-?\d+|"(?:[^"\\]|\\.)*")[ \t\r\n]*\}[ \t\r\n]*\Z'
+)
+
+
+def sniff_tail_id(tail: bytes) -> str | int | None:
+    """The id of a message that ends with it (the TypeScript SDK writes the id last)."""
+    found = _TAIL_ID.search(tail)
+    return _id_from(found.group(1)) if found is not None else None
 
 
 def _id_from(raw: bytes) -> str | int | None:
