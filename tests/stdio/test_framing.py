@@ -179,9 +179,10 @@ def test_an_oversized_message_is_answered_with_its_own_id(
     assert peer.read() == pong("after")
 
 
-def test_an_oversized_message_whose_id_comes_last_is_answered_with_null(spawn: Any) -> None:
+def test_an_oversized_message_whose_id_comes_last_is_answered_with_it(spawn: Any) -> None:
+    """Its last bytes name it (the TypeScript SDK writes the id last), never the nested id."""
     peer: StdioServer = spawn("--max-message-bytes", "4096")
     peer.initialize()
     peer.send(oversized(12, nested_id_first=True))
-    assert_bad_frame(peer.read(), "too large", request_id=None)
+    assert_bad_frame(peer.read(), "too large", request_id=12)
     peer.assert_alive()

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from codex_mcp.transports.framing import BadFrame, FrameDecoder, Oversized, sniff_id
+from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized, sniff_id
 
 LIMIT = 4096
 

@@ -73,12 +73,17 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
         raise SystemExit(2) from None
 
 
-def gateway_core(config: GatewayConfig) -> ServerCore:
-    """The gateway's core; `DEBUG=1` turns on detailed logs first."""
+def gateway_core(config: GatewayConfig, max_message_bytes: int | None = None) -> ServerCore:
+    """The gateway's core; `DEBUG=1` turns on detailed logs first. `max_message_bytes`
+    (the stdio server's setting) caps what a child may send too."""
+    import dataclasses
+
     from ..gateway.env import GatewayEnv
     from ..gateway.serve import build_core
 
     env = GatewayEnv.read()
+    if max_message_bytes is not None:
+        env = dataclasses.replace(env, max_message_bytes=max_message_bytes)
     if env.debug:
         logging.getLogger().setLevel(logging.DEBUG)
     return build_core(config, env)

@@ -34,7 +34,11 @@ def main(argv: list[str] | None = None) -> None:
     args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp")
     settings = _settings(args)
     configure_logging(settings.log_level, log_file_for(settings))
-    core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
+    core = (
+        gateway_core(gateway, settings.max_message_bytes)
+        if gateway is not None
+        else load_core(settings.serve, settings)
+    )
     configure_core(core, settings)
     from ..runtime import run
     from ..transports.stdio import serve_stdio

@@ -257,6 +257,7 @@ class Child:
             handlers=child_request_handlers(self),
             capabilities=self.client_capabilities,
             timeout=self.startup_timeout,
+            max_message_bytes=self.env.max_message_bytes,
         )
 
     def _failed(self, error: JsonObject) -> None:
@@ -300,6 +301,9 @@ class Child:
             task.cancel()
         if self._stopping:
             return None
+        # Still running when its connection broke: we cut it (or it closed its stdout).
+        # Its exit on the stdin EOF we then send is no clean exit: `on-failure` restarts it.
+        cut = connection.returncode is None
         await connection.close()
         if self._dozing:  # its listing stays served while it is stopped
             tools = self.current_tools
@@ -307,7 +311,7 @@ class Child:
             self._missed.clear()
             self.cached_tools = tools
             return None
-        code = connection.returncode
+        code = None if cut else connection.returncode
         detail = one_line(str(death), 400)
         self._record_error(
             {"message": f"the server stopped: {detail}", "data": {"kind": "server_error"}}

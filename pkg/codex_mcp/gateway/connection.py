@@ -21,6 +21,7 @@ from codex_mcp.client.transports.base import Transport
 from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.versions import LATEST_VERSION
+from codex_mcp.defaults import DEFAULTS
 
 from .config import CHILD_ENV, CONFIG_ENV, SERVER_NAME_ENV
 from .config_model import ServerConfig, StdioTarget
@@ -108,7 +109,16 @@ class Connection:
             self.watchdog.forget(pid)
 
 
-def make_transport(server: ServerConfig, environ: dict[str, str] | None = None) -> Transport:
+#: How a user raises the cap on one child message, for the error that names it.
+MESSAGE_LIMIT_SETTING = "CODEX_MCP_MAX_MESSAGE_BYTES or --max-message-bytes"
+
+
+def make_transport(
+    server: ServerConfig,
+    environ: dict[str, str] | None = None,
+    *,
+    max_message_bytes: int = DEFAULTS.max_message_bytes,
+) -> Transport:
     target = server.target
     if isinstance(target, StdioTarget):
         return StdioTransport(
@@ -118,6 +128,8 @@ def make_transport(server: ServerConfig, environ: dict[str, str] | None = None) 
             cwd=target.cwd,
             preexec_fn=die_with_parent(),
             shutdown_timeout=1.0,
+            max_message_bytes=max_message_bytes,
+            limit_setting=MESSAGE_LIMIT_SETTING,
         )
     # Imported here: aiohttp (~150 ms) is for HTTP children only.
     from codex_mcp.client.transports.legacy_sse import LegacySseTransport
@@ -147,11 +159,12 @@ async def connect(
     handlers: dict[str, RequestHandler],
     capabilities: JsonObject,
     timeout: float,
+    max_message_bytes: int = DEFAULTS.max_message_bytes,
 ) -> Connection:
     """Start the child and run the handshake within `timeout` seconds. Raises StartFailed
     (spawn_error for a child that cannot run, exits or stays silent; the child's own error
     when it refuses the handshake); nothing is left running then."""
-    transport = make_transport(server)
+    transport = make_transport(server, max_message_bytes=max_message_bytes)
     session = ChildSession(transport, on_notification)
     session.request_handlers.update(handlers)
     connection = Connection(session, transport, watchdog)

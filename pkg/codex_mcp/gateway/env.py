@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codex_mcp.defaults import DEFAULTS
+
 from .errors import passthrough_enabled
 from .listing_cache import cache_directory
 
@@ -44,6 +46,9 @@ class GatewayEnv:
     summary: bool = True
     debug: bool = False
     error_passthrough: bool = False
+    #: The largest message a stdio child may send (the stdio server's own
+    #: `--max-message-bytes`); a larger one fails the request it answered.
+    max_message_bytes: int = DEFAULTS.max_message_bytes
     #: Values that could not be read (the default was used), for the log.
     warnings: tuple[str, ...] = ()
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import orjson
 
+from ..core.framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
 from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
 from ..defaults import DEFAULTS
-from .framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
 
 log = logging.getLogger("codex_mcp.stdio")
 
@@ -89,7 +89,7 @@ class _Reader(asyncio.Protocol):
                 if type(frame) is bytes:
                     session.receive_bytes(frame)
                 elif isinstance(frame, Oversized):
-                    request_id = sniff_id(frame.head)
+                    request_id = frame.request_id()
                     log.warning("dropped a message over %d bytes (id %r)", frame.limit, request_id)
                     session.outbound.send(
                         error_response(

@@ -1,9 +1,12 @@
 """stdio transport: the server is a subprocess speaking JSON-RPC on its stdin/stdout.
 
 MCP frames messages as newline-delimited JSON. Some older servers (LSP-style) use
-`Content-Length:` headers instead; we read both forms whatever `framing` says, and write the
-configured one. The server's stderr is kept (the last lines) so that when the process dies
-the error says why; pass `errlog` to also see it live.
+`Content-Length:` headers instead; we read what the server's first message uses (the servers'
+own decoder, `core.framing`: linear in the message size), and write the configured one. One
+bad frame costs one message: a stray `Content-Length:` line or a message over
+`max_message_bytes` is logged and dropped, and the request it answered fails with an error
+that says so. The server's stderr is kept (the last lines) so that when the process dies the
+error says why; pass `errlog` to also see it live.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal, TextIO
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
+from codex_mcp.defaults import DEFAULTS
 
 from ..errors import ConnectionClosed, McpClientError
 from .base import OnClosed, OnMessage, Transport
@@ -26,55 +31,10 @@ from .base import OnClosed, OnMessage, Transport
 log = logging.getLogger("codex_mcp.client.stdio")
 
 Framing = Literal["ndjson", "content-length"]
-_READ_LIMIT = 64 * 1024 * 1024  # one message may be a large tool result
 _STDERR_TAIL = 20
 _STDERR_LINE = 4096  # longer stderr lines are cut (a flood with no newline must not pile up)
-_READ_CHUNK = 256 * 1024
+_READ_CHUNK = 256 * 1024  # also the pipe reader's buffer: past twice this it stops reading
 _WRITE_HIGH_WATER = 1024 * 1024  # past this much unwritten, a sender waits for the pipe
-
-
-class _Frames:
-    """Splits what a server writes into messages: newline-delimited JSON, or LSP-style
-    `Content-Length:` headers, a blank line and the body (read whatever `framing` says)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._rest = b""
-        self._header_length: int | None = None  # in a header block: the body's length
-        self._body_length: int | None = None  # after the blank line: waiting for the body
-
-    def feed(self, data: bytes) -> list[bytes]:
-        if self._rest:
-            data = self._rest + data
-        out: list[bytes] = []
-        start = 0
-        while True:
-            if self._body_length is not None:
-                end = start + self._body_length
-                if end > len(data):
-                    break
-                out.append(data[start:end])
-                start, self._body_length = end, None
-                continue
-            newline = data.find(b"\n", start)
-            if newline < 0:
-                break
-            line = data[start:newline].strip()
-            start = newline + 1
-            if self._header_length is not None:
-                if not line:  # the blank line ends the headers (Content-Type may precede it)
-                    self._body_length, self._header_length = self._header_length, None
-                continue
-            if not line:
-                continue
-            if line[:15].lower() == b"content-length:":
-                self._header_length = int(line[15:].strip())
-                continue
-            out.append(line)
-        self._rest = data[start:]
-        if len(self._rest) > self.limit:
-            raise ValueError(f"a message over {self.limit} bytes")
-        return out
 
 
 class SpawnError(McpClientError):
@@ -93,9 +53,12 @@ class StdioTransport(Transport):
         errlog: TextIO | None = None,
         shutdown_timeout: float = 2.0,
         preexec_fn: Callable[[], object] | None = None,
+        max_message_bytes: int = DEFAULTS.max_message_bytes,
+        limit_setting: str = "max_message_bytes",
     ) -> None:
         """`preexec_fn` runs in the child between fork and exec (the gateway uses it to have
-        the kernel kill the child when we die)."""
+        the kernel kill the child when we die). A message over `max_message_bytes` is
+        dropped; `limit_setting` is how the user raises it, for the error."""
         if not command:
             raise ValueError("empty server command")
         self.command = list(command)
@@ -105,6 +68,11 @@ class StdioTransport(Transport):
         self.errlog = errlog
         self.shutdown_timeout = shutdown_timeout
         self.preexec_fn = preexec_fn
+        self.max_message_bytes = max_message_bytes
+        self.limit_setting = limit_setting
+        #: Awaited (when it returns something) before each read of the server's stdout: a
+        #: relay reads no faster than it can pass the messages on.
+        self.read_gate: Callable[[], Awaitable[object] | None] | None = None
         self.process: asyncio.subprocess.Process | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._tasks: list[asyncio.Task[None]] = []
@@ -113,6 +81,7 @@ class StdioTransport(Transport):
         self._on_closed: OnClosed | None = None
         self._closing = False
         self._garbage_seen = False
+        self._cut: str | None = None  # why we stopped reading a server still running
         self._gone: ConnectionClosed | None = None
 
     def describe(self) -> str:
@@ -128,7 +97,7 @@ class StdioTransport(Transport):
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
-                limit=_READ_LIMIT,
+                limit=_READ_CHUNK,
                 start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
                 preexec_fn=self.preexec_fn,
             )
@@ -198,12 +167,24 @@ class StdioTransport(Transport):
         one wakeup hands over many answers."""
         assert self.process is not None and self.process.stdout is not None
         stdout = self.process.stdout
-        frames = _Frames(_READ_LIMIT)
+        decoder = FrameDecoder(self.max_message_bytes)
         try:
-            while chunk := await stdout.read(_READ_CHUNK):
-                for message in frames.feed(chunk):
-                    self._deliver(message)
+            while True:
+                gate = self.read_gate() if self.read_gate is not None else None
+                if gate is not None:
+                    await gate
+                chunk = await stdout.read(_READ_CHUNK)
+                if not chunk:
+                    break
+                for frame in decoder.feed(chunk):
+                    if type(frame) is bytes:
+                        self._deliver(frame)
+                    elif isinstance(frame, Oversized):
+                        self._oversized(frame)
+                    elif isinstance(frame, BadFrame):
+                        self._say_once("dropped a bad frame from %s: %s", frame.detail)
         except (ValueError, ConnectionError) as exc:
+            self._cut = f"reading its stdout failed: {exc}"
             log.warning("reading from %s failed: %s", self.describe(), exc)
         await self._connection_lost()
 
@@ -212,12 +193,48 @@ class StdioTransport(Transport):
             message = jsonrpc.decode(data)
         except JsonRpcError:
             # Servers that print banners on stdout: say so (once), keep going.
-            level = logging.DEBUG if self._garbage_seen else logging.WARNING
-            self._garbage_seen = True
-            log.log(level, "ignoring non-JSON output from %s: %.200r", self.describe(), data)
+            self._say_once("ignoring non-JSON output from %s: %.200r", data)
             return
         if self._on_message is not None:
             self._on_message(message)
+
+    def _say_once(self, text: str, detail: object) -> None:
+        level = logging.DEBUG if self._garbage_seen else logging.WARNING
+        self._garbage_seen = True
+        log.log(level, text, self.describe(), detail)
+
+    def _oversized(self, frame: Oversized) -> None:
+        """A message over the limit was dropped: the request it answered fails with an error
+        that names the limit, and a request from the server is refused."""
+        request_id = frame.request_id()
+        limit = frame.limit
+        log.warning(
+            "dropped a message over %d bytes from %s (id %r); raise %s to accept it",
+            limit,
+            self.describe(),
+            request_id,
+            self.limit_setting,
+        )
+        if request_id is None:
+            return
+        if frame.kind() == "request":
+            with contextlib.suppress(ConnectionClosed):
+                self.send_nowait(
+                    jsonrpc.error_response(
+                        request_id,
+                        INVALID_REQUEST,
+                        f"Message too large: the limit is {limit} bytes",
+                    )
+                )
+            return
+        error = {
+            "code": INTERNAL_ERROR,
+            "message": f"the answer was over the {limit}-byte limit for one message and was "
+            f"dropped (raise {self.limit_setting})",
+            "data": {"retryable": False, "type": "message_too_large", "limit": limit},
+        }
+        if self._on_message is not None:
+            self._on_message({"jsonrpc": "2.0", "id": request_id, "error": error})
 
     async def _read_stderr(self) -> None:
         """Read the server's stderr to its end (a server blocked on a full stderr pipe would
@@ -273,7 +290,9 @@ class StdioTransport(Transport):
             self._on_closed(self._gone)
 
     def _death_message(self, code: int | None) -> str:
-        if code is None:
+        if self._cut is not None:
+            what = f"was disconnected ({self._cut})"
+        elif code is None:
             what = "closed its stdout"
         elif code < 0:
             try:

@@ -3,7 +3,8 @@
 The framing is detected once, from the first message a peer sends (a
 `Content-Length:` line followed by more header lines and a blank line; anything
 else is newline-delimited JSON), and used for the replies too. One decoder reads
-both sides: the servers' stdin and the client's view of a child's stdout.
+both sides: the servers' stdin and the client's view of a child's stdout (it is
+pure bytes, no I/O, so it lives in the core where both may import it).
 
 Oversized messages are skipped without buffering them whole, and reported (with
 their first and last bytes, to name their id) so the transport can answer them.
