@@ -310,10 +310,13 @@ class Fuzzer:
             )
             if not self.http:
                 return Case("oversized", body, Expect(must=Counter([request_id])))
-        if choice == 1:  # its id past the first bytes
+        if choice == 1:  # its id last: stdio reads it from the message's last bytes
+            request_id = self.fresh_id()
             body = orjson.dumps(
-                {"jsonrpc": "2.0", "method": "ping", "params": {"p": padding}, "id": 7}
+                {"jsonrpc": "2.0", "method": "ping", "params": {"p": padding}, "id": request_id}
             )
+            if not self.http:
+                return Case("oversized", body, Expect(must=Counter([request_id])))
         elif choice == 2:
             body = b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"p":"%s"}}' % (
                 2**64 + self.random.randrange(10**6),
