@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> None:
         max_message_bytes=settings.max_message_bytes,
         shutdown_timeout=settings.shutdown_timeout,
     )
-    if settings.metrics_port is not None or settings.audit_log is not None:
+    from ..observe.tracing import requested as tracing_requested
+
+    if settings.metrics_port is not None or settings.audit_log is not None or tracing_requested():
         main = _observed(main, core, settings)
     run(main, use_uvloop=settings.uvloop, prog="codex-mcp")
 
@@ -56,8 +58,8 @@ def main(argv: list[str] | None = None) -> None:
 def _observed(
     main: Coroutine[Any, Any, Any], core: ServerCore, settings: StdioDefaults
 ) -> Coroutine[Any, Any, Any]:
-    """Metrics (--metrics-port) and the audit log (--audit-log) for the stdio server;
-    imported only when asked, so a plain start stays fast."""
+    """Metrics (--metrics-port), the audit log (--audit-log) and tracing (OTEL_EXPORTER_OTLP_*)
+    for the stdio server; imported only when asked, so a plain start stays fast."""
     from ..observe.enable import observe
 
     observed = observe(

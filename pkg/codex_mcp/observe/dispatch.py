@@ -29,7 +29,9 @@ TOOLS_CALL = "tools/call"
 class Call:
     """One request being served."""
 
-    __slots__ = ("child", "error", "method", "params", "peer", "result", "span", "started", "tool")
+    __slots__ = (
+        "child", "error", "method", "params", "peer", "relay_span", "result", "span", "started", "tool",
+    )  # fmt: skip
 
     def __init__(self, method: str, tool: str, peer: Any, params: Any) -> None:
         self.method = method
@@ -41,6 +43,7 @@ class Call:
         self.result: Any = None
         self.error: BaseException | None = None
         self.span: Any = None  # the tracer's span, when tracing
+        self.relay_span: Any = None  # the span of its relay to a gateway child
 
     @property
     def failed(self) -> bool:

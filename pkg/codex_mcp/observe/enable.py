@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import tracing
 from .dispatch import MetricsSink, Recorder, Sink, instrument
 from .sessions import SessionCounts
 from .state import ServerState
@@ -12,6 +13,7 @@ from .state import ServerState
 if TYPE_CHECKING:
     from ..core.server import ServerCore
     from .audit import AuditLog
+    from .tracing import TracingSink
 
 _OBSERVED = "_codex_mcp_observed"
 
@@ -36,11 +38,18 @@ class Observed:
 
             self.audit = AuditLog(audit_log, audit_arguments)
             sinks.append(self.audit)
+        self.tracing: TracingSink | None = None
+        tracer = tracing.tracer()
+        if tracer is not None:
+            from .tracing import TracingSink
+
+            self.tracing = TracingSink(tracer)
+            sinks.append(self.tracing)
         self.recorder: Recorder | None = instrument(core, sinks) if sinks else None
         if type(core.provider).__module__.startswith("codex_mcp.gateway"):
             from .relay import watch_relay
 
-            watch_relay()
+            watch_relay(self.tracing)
         self.state = ServerState(core, in_flight=self.metrics)
 
 
@@ -52,7 +61,7 @@ def observe(
     existing: Any = getattr(core, _OBSERVED, None)
     if existing is not None:
         return existing  # type: ignore[no-any-return]
-    if not metrics and audit_log is None:
+    if not metrics and audit_log is None and not tracing.requested():
         return None
     observed = Observed(core, metrics=metrics, audit_log=audit_log, audit_arguments=audit_arguments)
     setattr(core, _OBSERVED, observed)

@@ -10,8 +10,14 @@ from .dispatch import CURRENT
 
 _HOOKED = "_codex_mcp_observed"
 
+#: The tracing sink (tracing.py) when tracing: it spans each relayed call.
+tracing: Any = None
 
-def watch_relay(tracer: Any = None) -> None:
+
+def watch_relay(tracing_sink: Any = None) -> None:
+    global tracing
+    if tracing_sink is not None:
+        tracing = tracing_sink
     from ..gateway import relay
 
     original = relay.call_tool
@@ -22,6 +28,8 @@ def watch_relay(tracer: Any = None) -> None:
         call = CURRENT.get()
         if call is not None:
             call.child = child.name
+            if tracing is not None:
+                tracing.relayed(call, child.name, tool, ctx)
         return original(child, tool, arguments, ctx, passthrough)
 
     setattr(call_tool, _HOOKED, True)

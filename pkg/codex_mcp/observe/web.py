@@ -71,6 +71,8 @@ def observe_app(
         if os.environ.get(MULTIPROC_ENV):
             _refresh_gauges_in_background(app, observed)
     app.middlewares.insert(1, noting)  # after the request tracker, before the guard
+    if observed.tracing is not None:  # the request's traceparent header, for its spans
+        app.middlewares.insert(2, observed.tracing.middleware())
     return observed
 
 
