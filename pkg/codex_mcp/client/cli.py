@@ -17,7 +17,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -27,6 +27,9 @@ from ..startup import add_version_flag
 from .client import Client
 from .errors import McpClientError
 from .transports.stdio import Framing
+
+if TYPE_CHECKING:
+    from .oauth import ClientProfile
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,13 +41,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "command",
-        choices=["tools", "call", "resources", "templates", "read", "prompts", "prompt", "info"],
+        choices=[
+            "tools",
+            "call",
+            "resources",
+            "templates",
+            "read",
+            "prompts",
+            "prompt",
+            "info",
+            "login",
+            "logout",
+        ],
         metavar="COMMAND",
         help="tools, call TOOL [ARGS], resources, templates, read URI, prompts, "
-        "prompt NAME [ARGS], or info (what the server said at initialize)",
+        "prompt NAME [ARGS], info (what the server said at initialize), login URL "
+        "(OAuth in the browser; the tokens are kept for later commands), or logout URL",
     )
     parser.add_argument(
-        "target", nargs="?", help="tool name (call), URI (read), prompt name (prompt)"
+        "target",
+        nargs="?",
+        help="tool name (call), URI (read), prompt name (prompt), server URL (login, logout)",
     )
     parser.add_argument("arguments", nargs="?", help="JSON object of arguments (call, prompt)")
     parser.add_argument("--url", help="Streamable HTTP endpoint (or legacy SSE with --sse)")
@@ -73,6 +90,14 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=VALUE",
         help="environment variable for the stdio server (repeatable)",
+    )
+    parser.add_argument("--client-id", help="login: a client registered in advance")
+    parser.add_argument("--client-secret", help="login: that client's secret")
+    parser.add_argument(
+        "--scope", action="append", default=None, help="login: a scope to ask for (repeatable)"
+    )
+    parser.add_argument(
+        "--no-browser", action="store_true", help="login: print the URL instead of opening it"
     )
     parser.add_argument("--verbose", action="store_true", help="show the server's stderr")
     parser.add_argument("--compact", action="store_true", help="one-line JSON output")
@@ -122,8 +147,13 @@ def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:
             if not sep:
                 raise UsageError(f"--header must look like 'Name: value', got {header!r}")
             headers[name.strip()] = value.strip()
-        factory = Client.sse if opts.sse else Client.http
-        return factory(opts.url, headers=headers, **options)
+        if opts.sse:
+            return Client.sse(opts.url, headers=headers, **options)
+        from .oauth import OAuth, TokenStore  # aiohttp: only for HTTP
+
+        # Tokens from `login`, refreshed as they expire; none kept: "needs login".
+        auth = OAuth(store=TokenStore(), profile=_profile(opts))
+        return Client.http(opts.url, headers=headers, auth=auth, **options)
     if not server_command:
         raise UsageError("no server: give -- CMD ARGS... (stdio) or --url URL (HTTP)")
     env = {}
@@ -142,8 +172,34 @@ def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:
     )
 
 
+def _profile(opts: argparse.Namespace) -> ClientProfile:
+    from .oauth import ClientProfile
+
+    return ClientProfile(
+        client_name="codex-mcp-client",
+        client_id=opts.client_id,
+        client_secret=opts.client_secret,
+    )
+
+
+async def _account(opts: argparse.Namespace) -> Any:
+    from .oauth.login import login, logout
+
+    url = opts.target or opts.url
+    if not url:
+        raise UsageError(f"{opts.command} needs the server's URL")
+    if opts.command == "logout":
+        return logout(url)
+    mode = MODERN_VERSIONS[0] if opts.mode == "modern" else opts.mode
+    return await login(
+        url, profile=_profile(opts), scopes=opts.scope, open_browser=not opts.no_browser, mode=mode
+    )
+
+
 async def _run(opts: argparse.Namespace, server_command: list[str]) -> tuple[Any, bool]:
     """The JSON to print, and whether the command failed (isError)."""
+    if opts.command in ("login", "logout"):
+        return await _account(opts), False
     needs_target = {"call": "TOOL", "read": "URI", "prompt": "NAME"}
     if opts.command in needs_target and not opts.target:
         raise UsageError(f"{opts.command} needs {needs_target[opts.command]}")
