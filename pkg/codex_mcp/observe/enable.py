@@ -50,6 +50,12 @@ class Observed:
             from .relay import watch_relay
 
             watch_relay(self.tracing)
+        if self.tracing is not None and type(core.provider).__module__.startswith(
+            "codex_mcp.codex"
+        ):
+            from .codex_turns import watch_codex_turns
+
+            watch_codex_turns(self.tracing)
         self.state = ServerState(core, in_flight=self.metrics)
 
 

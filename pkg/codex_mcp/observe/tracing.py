@@ -4,7 +4,7 @@ One SERVER span per request (method, tool, session label, request id, outcome), 
 taken from `params._meta.traceparent` (and `tracestate`) when the request carries one,
 else from the HTTP request's `traceparent` header; a CLIENT span for each call the gateway
 relays, whose context goes to the child in `_meta.traceparent`, so one trace runs from
-the client through the gateway to the child.
+the client through the gateway to the child; a `codex turn` span for each Codex turn.
 
 On when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set:
 spans are exported with OTLP over HTTP, configured by the standard OTEL_* variables.
@@ -137,6 +137,11 @@ class TracingSink:
         meta.pop(TRACESTATE, None)
         meta.update(carrier)
         ctx.meta = meta
+
+    def child_span(self, call: Call, name: str, attributes: dict[str, Any]) -> Any:
+        """A span under the request's, current while the `with` block runs."""
+        parent = self.trace.set_span_in_context(call.span)
+        return self.tracer.start_as_current_span(name, context=parent, attributes=attributes)
 
     # -- HTTP: the request's traceparent header -------------------------------------
     def middleware(self) -> Any:
