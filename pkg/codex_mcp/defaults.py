@@ -417,6 +417,54 @@ class HttpOptions(ObserveOptions):
             SECURITY,
         ),
     )
+    oauth_issuer: str | None = field(
+        default=None,
+        metadata=about(
+            "Accept OAuth access tokens (JWTs) from this authorization server, checked "
+            "against the keys its metadata publishes (specs/oauth.md, 'The server').",
+            SECURITY,
+            metavar="URL",
+            shown="none",
+        ),
+    )
+    oauth_resource: str | None = field(
+        default=None,
+        metadata=about(
+            "This server's public URL as its tokens name it (their audience), e.g. "
+            "https://mcp.example.com/mcp; needed with --oauth-issuer.",
+            SECURITY,
+            metavar="URI",
+            shown="none",
+        ),
+    )
+    oauth_scope: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "Scopes every OAuth token needs (repeat, or comma-separate).",
+            SECURITY,
+            metavar="SCOPE",
+            shown="none",
+        ),
+    )
+    oauth_tool_scope: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "Scopes a tool needs, as TOOL=SCOPE [SCOPE...] (repeat, or comma-separate); "
+            "TOOL may be a pattern such as github__* (every tool of a gateway child).",
+            SECURITY,
+            metavar="TOOL=SCOPES",
+            shown="none",
+        ),
+    )
+    cors_origin: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "Origins whose web pages may call this server (CORS; repeat, or comma-separate).",
+            SECURITY,
+            metavar="ORIGIN",
+            shown="none: no CORS",
+        ),
+    )
 
 
 @dataclass(frozen=True)
