@@ -9,7 +9,7 @@ import signal
 from typing import Any
 
 import aiohttp
-from http_helpers import call, open_session, text_of
+from http_helpers import SSE_ONLY, call, messages_of, next_event, open_session, text_of
 from scale_setup import RedisServer, Replicas
 
 
@@ -99,3 +99,31 @@ async def unready(http: aiohttp.ClientSession, replica: Any) -> bool:
 
 async def is_ready(http: aiohttp.ClientSession, replica: Any) -> bool:
     return (await ready(http, replica.base))[0] == 200
+
+
+async def test_a_resumed_call_whose_replica_was_killed_ends_with_an_error(
+    replicas: Replicas,
+) -> None:
+    """The replica running a call is SIGKILLed; the client resumes the call's stream on
+    another replica: it gets an error for that request within seconds (the dead replica's
+    heartbeat expired), not keepalives for ever."""
+    a, b = replicas(2, "--keepalive-interval", "0.5")
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url, version="2025-11-25")
+        async with http.post(a.url, json=call(7, "slow", {"seconds": 60}), headers=session) as r:
+            priming = await next_event(r, timeout=10)
+            assert priming is not None and priming["id"].endswith("_0")
+            # The stream opened with the first keepalive; by the second, what the replica
+            # stored on opening it (the request's id) is stored.
+            for _ in range(2):
+                assert await next_event(r, timeout=10) == {"comment": "keepalive"}
+            os.kill(a.pid, signal.SIGKILL)
+        resume = {**session, **SSE_ONLY, "Last-Event-ID": priming["id"]}
+        started = asyncio.get_running_loop().time()
+        async with http.get(b.url, headers=resume) as stream:
+            assert stream.status == 200
+            messages = await messages_of(stream, timeout=20)
+        elapsed = asyncio.get_running_loop().time() - started
+    assert [m.get("id") for m in messages] == [7]
+    assert "stopped before answering" in messages[0]["error"]["message"]
+    assert elapsed < 15

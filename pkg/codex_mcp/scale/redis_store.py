@@ -52,6 +52,8 @@ COMMAND_TIMEOUT: Final = 2.0
 #: For this long after Redis came back, a session it lacks is asked of the other
 #: replicas (one holding it stores it again), each time for up to ASK_TIMEOUT.
 ASK_WINDOW: Final = 15.0
+#: A replica's heartbeat key lives this long (seconds); it is set every second.
+HEARTBEAT_TTL: Final = 3
 ASK_TIMEOUT: Final = 3.0
 
 # KEYS: the replica counter. ARGV: this replica's number.
@@ -144,11 +146,22 @@ class RedisStore:
                 self.mark_down(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
+        await self._beat()  # the heartbeat starts before anything runs here
         self.available = True
         log.info("sessions on Redis %s as replica %d", self.shown_url, self.node)
         await self._watch()
 
+    async def _beat(self) -> None:
+        await self.redis.set(key_of("alive", str(self.node)), b"1", ex=HEARTBEAT_TTL)
+
+    async def replica_alive(self, node: int) -> bool:
+        """Whether replica `node` beat its heart within HEARTBEAT_TTL."""
+        return bool(await self._call(self.redis.exists(key_of("alive", str(node)))))
+
     async def close(self) -> None:
+        if self.available:  # its calls are over: no need to wait for the key to expire
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.redis.delete(key_of("alive", str(self.node))), 1)
         self.writer.close()
         for task in (self._monitor, *self._background):
             if task is not None:
@@ -173,8 +186,10 @@ class RedisStore:
         self.available = False
 
     async def ping(self) -> bool:
+        """A heartbeat: this replica's key, alive for HEARTBEAT_TTL (a resumed stream of
+        one of its calls ends with an error once the key is gone); doubles as the ping."""
         try:
-            await self.redis.ping()
+            await self._beat()
         except (RedisError, OSError) as exc:
             self.mark_down(exc)
             return False

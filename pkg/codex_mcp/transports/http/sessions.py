@@ -21,7 +21,7 @@ from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...core.tasks import TaskStore
 from ...log_tags import session_label
-from .store import SessionRecord, SessionStore
+from .store import OPENED, SessionRecord, SessionStore
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
 log = logging.getLogger("codex_mcp.http")
@@ -171,6 +171,12 @@ class HttpSession:
             finally:
                 if self.saving is saving:
                     self.saving = None
+
+    def opened_sse(self, stream: Stream, request_id: RequestId) -> None:
+        """A request's stream turned SSE (resumable): with a shared store, note whose it
+        is, so a replica resuming it can answer with an error if this one dies."""
+        if self.store is not None and self.id is not None:
+            self.store.append(self.id, stream.key, OPENED, orjson.dumps(request_id), False)
 
     def _mirror(self, key: str, seq: int, data: bytes, final: bool) -> None:
         assert self.store is not None and self.id is not None

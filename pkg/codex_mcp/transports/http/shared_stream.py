@@ -15,26 +15,72 @@ read), so none is lost or repeated.
 from __future__ import annotations
 
 import asyncio
+from typing import Final
 
+import orjson
 from aiohttp import web
 
+from ...core.jsonrpc import INTERNAL_ERROR
 from ...core.versions import V2025_11_25
 from . import sse
 from .config import HttpConfig
 from .errors import error_response
 from .exchange import SESSION_HEADER
 from .sessions import HttpSession
-from .store import StoredEvent
+from .store import OPENED, SessionStore, StoredEvent, StoreUnavailable
 from .streams import STANDALONE, TICK, Ticker
 
 #: What the reader's queue carries: an event, a keepalive tick, or None (the end).
 _Item = StoredEvent | tuple[str, bytes] | None
+#: Put on the reader's queue when the replica running the call is gone.
+_GONE: Final = ("", b"gone")
+#: How often a resumed call's replica is checked, and how long its heartbeat may be
+#: missing (a Redis that just restarted empty has none yet) before the call counts as lost.
+_CHECK_EVERY: Final = 1.0
+_GONE_AFTER: Final = 3.5
 
 
 def _replica_stream(key: str) -> bool:
     """A request stream key minted by a replica sharing the store (`<replica><9 digits>`):
     its call may still be running there, even before it stored an event."""
     return len(key) > 9
+
+
+def _replica_of(key: str) -> int:
+    return int(key[:-9])
+
+
+async def _watch_replica(store: SessionStore, node: int, queue: asyncio.Queue[_Item]) -> None:
+    """Put _GONE on the queue once replica `node`'s heartbeat has been missing a while."""
+    missing_since: float | None = None
+    loop = asyncio.get_running_loop()
+    while True:
+        await asyncio.sleep(_CHECK_EVERY)
+        try:
+            alive = await store.replica_alive(node)
+        except StoreUnavailable:
+            missing_since = None  # Redis is down: that says nothing about the replica
+            continue
+        if alive:
+            missing_since = None
+        elif missing_since is None:
+            missing_since = loop.time()
+        elif loop.time() - missing_since >= _GONE_AFTER - _CHECK_EVERY:
+            queue.put_nowait(_GONE)
+            return
+
+
+def _lost_call(request_id: object, node: int) -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {
+            "code": INTERNAL_ERROR,
+            "message": f"The server replica running this request (replica {node}) stopped "
+            "before answering; its outcome is unknown: send it again if that is safe",
+        },
+    }
+    return orjson.dumps(message)
 
 
 def is_local(session: HttpSession, resume_from: tuple[str, int] | None) -> bool:
@@ -63,6 +109,7 @@ async def follow_stream(
     queue: asyncio.Queue[_Item] = asyncio.Queue()
     follow = await store.follow(session.id, queue.put_nowait)
     ticker: Ticker | None = None
+    watcher: asyncio.Future[None] | None = None
     following_standalone = key == STANDALONE
     if following_standalone:
         if standalone.queue is not None:
@@ -87,10 +134,19 @@ async def follow_stream(
             await response.write(sse.event(event.data, event.event_id))
             if event.final:
                 return response
+        if not following_standalone:
+            node = _replica_of(key)
+            opened = [e for e in stored if e.stream == key and e.seq == OPENED]
+            request_id = orjson.loads(opened[0].data) if opened else None
+            watcher = asyncio.ensure_future(_watch_replica(store, node, queue))
         ticker = Ticker(queue, config.keepalive_interval)  # type: ignore[arg-type]
         while (item := await queue.get()) is not None:
             if item is TICK:
                 await response.write(sse.KEEPALIVE)
+            elif item is _GONE:
+                session.log.warning("replica %d, running request %r, is gone", node, request_id)
+                await response.write(sse.event(_lost_call(request_id, node), None))
+                break
             elif (
                 type(item) is StoredEvent
                 and item.entry > watermark
@@ -105,6 +161,8 @@ async def follow_stream(
     finally:
         if ticker is not None:
             ticker.cancel()
+        if watcher is not None:
+            watcher.cancel()
         follow.close()
         if standalone.queue is queue:
             standalone.queue = None

@@ -35,10 +35,15 @@ class SessionRecord:
     subscriptions: list[str] = field(default_factory=list)
 
 
+#: The seq of a request stream's first stored entry, which carries its request's id.
+OPENED = -1
+
+
 @dataclass(frozen=True, slots=True)
 class StoredEvent:
     """One replayable SSE event as the store keeps it: `entry` orders every event of a
-    session; `stream` and `seq` make its event id; `final` ends a POST stream."""
+    session; `stream` and `seq` make its event id; `final` ends a POST stream. A request
+    stream's seq OPENED entry is no event: its data is the request's id (JSON)."""
 
     entry: tuple[int, int]
     stream: str
@@ -116,6 +121,9 @@ class SessionStore(Protocol):
 
     async def follow(self, session_id: str, callback: EventCallback) -> Follow: ...
 
+    async def replica_alive(self, node: int) -> bool:
+        """Whether replica `node` (request ids and stream keys name it) still lives."""
+
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None: ...
 
     def broadcast_cancel(self, session_id: str, request_id: Any) -> None: ...
@@ -162,6 +170,9 @@ class MemoryStore:
     async def follow(self, session_id: str, callback: EventCallback) -> Follow:
         raise NotImplementedError("a memory store has nobody to follow")
 
+    async def replica_alive(self, node: int) -> bool:
+        return node == self.node
+
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
         pass
 
@@ -170,6 +181,7 @@ class MemoryStore:
 
 
 __all__ = [
+    "OPENED",
     "ClusterHandlers",
     "EventCallback",
     "Follow",

@@ -157,7 +157,7 @@ class StreamableHttp:
             first = await queue.get()
             while first is TICK:
                 if response is None:
-                    response = await self._open_sse(request, session, stream, headers)
+                    response = await self._open_sse(request, session, stream, headers, request_id)
                 await response.write(sse.KEEPALIVE)
                 first = await queue.get()
             if session.saving is not None:
@@ -191,7 +191,7 @@ class StreamableHttp:
                 events = [e for e in (first, *backlog) if e is not None and e[0]]
                 session.streams.keep(stream, events, stream.finished)
             if response is None:
-                response = await self._open_sse(request, session, stream, headers)
+                response = await self._open_sse(request, session, stream, headers, request_id)
             item = first
             while item is not None and item is not CLOSE:
                 if item is TICK:
@@ -216,11 +216,17 @@ class StreamableHttp:
             session.streams.detach(stream, queue)
 
     async def _open_sse(
-        self, request: web.Request, session: HttpSession, stream: Stream, headers: dict[str, str]
+        self,
+        request: web.Request,
+        session: HttpSession,
+        stream: Stream,
+        headers: dict[str, str],
+        request_id: RequestId,
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**sse.SSE_HEADERS, **headers})
         await response.prepare(request)
         stream.replayable = True
+        session.opened_sse(stream, request_id)
         if (session.core_session.protocol_version or "") >= V2025_11_25:
             # Priming event: an id to resume from before anything else (SEP-1699).
             await response.write(sse.retry_hint(1000, f"{stream.key}_0"))
