@@ -276,3 +276,22 @@ async def test_a_sync_tools_update_reaches_a_stream_on_another_replica_and_a_res
             (missed,) = await data_events(stream, 1)
         assert json.loads(missed["data"])["method"] == "notifications/resources/updated"
         assert missed["id"] != update["id"]
+
+
+async def test_one_get_stream_per_session_across_replicas_the_newest_wins(
+    replicas: Replicas,
+) -> None:
+    a, b = replicas(2)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, a.url)
+        json_only = {**session, **JSON_ONLY}
+        async with http.get(a.url, headers={**session, **SSE_ONLY}) as older:
+            assert older.status == 200
+            async with http.get(b.url, headers={**session, **SSE_ONLY}) as newer:
+                assert newer.status == 200
+                # The older stream ends (its client would resume if it still wants one).
+                while (event := await next_event(older, timeout=10)) is not None:
+                    assert not event.get("data"), event
+                await post(http, a.url, call(2, "emit", {"count": 1, "tag": "n"}), json_only)
+                (got,) = await data_events(newer, 1)
+        assert log_data(got) == "n-1"

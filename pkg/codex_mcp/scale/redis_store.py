@@ -34,6 +34,7 @@ from ..log_tags import session_label
 from ..transports.http.store import (
     ClusterHandlers,
     EventCallback,
+    NewReader,
     SessionRecord,
     StoredEvent,
     StoreUnavailable,
@@ -365,6 +366,8 @@ class RedisStore:
             event = parse_published(data)
             if event is not None:
                 callback(event)
+            elif data.startswith(b"R "):
+                callback(NewReader(data[2:].decode()))
 
         try:
             await self.bus.subscribe(channel, listener)
@@ -372,6 +375,9 @@ class RedisStore:
             self.mark_down(exc)
             raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
         return _Follow(self.bus, channel, listener)
+
+    async def announce_reader(self, session_id: str, token: str) -> None:
+        await self._call(self.redis.publish(key_of("ev", session_id), b"R " + token.encode()))
 
     # -- between replicas -------------------------------------------------------------------
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:

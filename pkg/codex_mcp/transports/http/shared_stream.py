@@ -15,6 +15,7 @@ read), so none is lost or repeated.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Final
 
 import orjson
@@ -27,11 +28,11 @@ from .config import HttpConfig
 from .errors import error_response
 from .exchange import SESSION_HEADER
 from .sessions import HttpSession
-from .store import OPENED, SessionStore, StoredEvent, StoreUnavailable
+from .store import OPENED, NewReader, SessionStore, StoredEvent, StoreUnavailable
 from .streams import STANDALONE, TICK, Ticker
 
 #: What the reader's queue carries: an event, a keepalive tick, or None (the end).
-_Item = StoredEvent | tuple[str, bytes] | None
+_Item = StoredEvent | NewReader | tuple[str, bytes] | None
 #: Put on the reader's queue when the replica running the call is gone.
 _GONE: Final = ("", b"gone")
 #: How often a resumed call's replica is checked, and how long its heartbeat may be
@@ -110,6 +111,7 @@ async def follow_stream(
     follow = await store.follow(session.id, queue.put_nowait)
     ticker: Ticker | None = None
     watcher: asyncio.Future[None] | None = None
+    reader, announced = secrets.token_hex(8), False
     following_standalone = key == STANDALONE
     if following_standalone:
         if standalone.queue is not None:
@@ -126,6 +128,10 @@ async def follow_stream(
             # Not a stream of a replica sharing the store (an id of another server): the
             # standalone stream, as one process does for a stream it does not know.
             key, missed, following_standalone = STANDALONE, [], True
+        if following_standalone:
+            # One reader per session across the replicas: this one says so, and one that
+            # opened before it, here or elsewhere, hears it and ends (the newest wins).
+            await store.announce_reader(session.id, reader)
         await response.prepare(request)
         version = session.core_session.protocol_version or ""
         if version >= V2025_11_25 and not missed and resume_from is None:
@@ -143,6 +149,12 @@ async def follow_stream(
         while (item := await queue.get()) is not None:
             if item is TICK:
                 await response.write(sse.KEEPALIVE)
+            elif type(item) is NewReader:
+                if item.token == reader:
+                    announced = True
+                elif announced and following_standalone:
+                    session.log.info("a newer GET stream replaced this one")
+                    break
             elif item is _GONE:
                 session.log.warning("replica %d, running request %r, is gone", node, request_id)
                 await response.write(sse.event(_lost_call(request_id, node), None))

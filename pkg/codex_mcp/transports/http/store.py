@@ -56,10 +56,17 @@ class StoredEvent:
         return f"{self.stream}_{self.seq}"
 
 
-#: Called with each event of a followed session as it is stored, or with None when the
-#: follow ends (the store's connection was lost: the reader should end so its client
-#: resumes from the store).
-EventCallback = Callable[[StoredEvent | None], None]
+@dataclass(frozen=True, slots=True)
+class NewReader:
+    """A GET stream of the session opened (`announce_reader`): an older one ends."""
+
+    token: str
+
+
+#: Called with each event of a followed session as it is stored (or a reader's
+#: announcement), or with None when the follow ends (the store's connection was lost: the
+#: reader should end so its client resumes from the store).
+EventCallback = Callable[[StoredEvent | NewReader | None], None]
 
 
 class Follow(Protocol):
@@ -124,6 +131,10 @@ class SessionStore(Protocol):
     async def replica_alive(self, node: int) -> bool:
         """Whether replica `node` (request ids and stream keys name it) still lives."""
 
+    async def announce_reader(self, session_id: str, token: str) -> None:
+        """Tell every follower of the session (after what was stored before) that a GET
+        stream `token` opened."""
+
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None: ...
 
     def broadcast_cancel(self, session_id: str, request_id: Any) -> None: ...
@@ -172,6 +183,9 @@ class MemoryStore:
 
     async def replica_alive(self, node: int) -> bool:
         return node == self.node
+
+    async def announce_reader(self, session_id: str, token: str) -> None:
+        pass
 
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
         pass
