@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import OAuth, TokenStore
-from servers.oauth_fake import OAuthFake
+from oauth_fake import OAuthFake
 
 CLI = [sys.executable, "-m", "codex_mcp.client.cli"]
 

@@ -27,6 +27,16 @@ class StdioTarget:
 
 
 @dataclass(frozen=True, slots=True)
+class OAuthConfig:
+    """An HTTP child's `"oauth": {...}`: a pre-registered client and the scopes to ask for
+    (all optional; the tokens themselves come from `codex-mcp-client login URL`)."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    scopes: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HttpTarget:
     url: str
     #: Headers to send, already expanded (`${VAR}`), plus `Authorization: Bearer ...` when
@@ -37,6 +47,9 @@ class HttpTarget:
     #: Header name -> environment variable holding its value (Codex's `env_http_headers`).
     env_headers: dict[str, str] = field(default_factory=dict)
     transport: Literal["http", "sse"] = "http"
+    #: Set by `"oauth"`; an HTTP child without it still uses a login's tokens when it
+    #: answers 401 with resource metadata.
+    oauth: OAuthConfig | None = None
 
     def resolved_headers(self, environ: dict[str, str]) -> dict[str, str]:
         """The headers to send now: the static ones, the env-sourced ones, the bearer token."""

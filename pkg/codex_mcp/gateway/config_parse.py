@@ -18,6 +18,7 @@ from typing import Any, Literal, cast
 from .config_model import (
     GatewayConfig,
     HttpTarget,
+    OAuthConfig,
     RepairConfig,
     RestartConfig,
     RestartPolicy,
@@ -238,7 +239,27 @@ def _target(fields: Fields, base_dir: Path | None) -> StdioTarget | HttpTarget:
         bearer_token_env_var=fields.string("bearer_token_env_var", "bearerTokenEnvVar"),
         env_headers=fields.string_map("env_http_headers", "envHttpHeaders") or {},
         transport=transport,
+        oauth=_oauth(fields),
     )
+
+
+def _oauth(fields: Fields) -> OAuthConfig | None:
+    """`"oauth": true` or `{"client_id", "client_secret", "scopes"}` (each optional)."""
+    if fields.raw.get("oauth") is True:
+        fields.seen.add("oauth")
+        return OAuthConfig()
+    found = fields.object("oauth")
+    if found is None:
+        return None
+    sub = Fields(found[1], f"{fields.where}: oauth", fields.environ)
+    config = OAuthConfig(
+        client_id=sub.string("client_id", "clientId", expand=True),
+        client_secret=sub.string("client_secret", "clientSecret", expand=True),
+        scopes=sub.string_list("scopes"),
+    )
+    if sub.unknown():
+        raise ConfigError(f"{sub.where}: unknown key(s) {', '.join(map(repr, sub.unknown()))}")
+    return config
 
 
 def derive_name(target: StdioTarget | HttpTarget) -> str:

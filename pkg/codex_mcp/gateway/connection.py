@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codex_mcp import __version__
 from codex_mcp.client.errors import ConnectionClosed
@@ -24,9 +24,12 @@ from codex_mcp.core.versions import LATEST_VERSION
 from codex_mcp.defaults import DEFAULTS
 
 from .config import CHILD_ENV, CONFIG_ENV, SERVER_NAME_ENV
-from .config_model import ServerConfig, StdioTarget
+from .config_model import HttpTarget, ServerConfig, StdioTarget
 from .errors import exited_error, normalize_exception, spawn_error
 from .lifetime import Watchdog, die_with_parent, kill_group
+
+if TYPE_CHECKING:
+    from codex_mcp.client.oauth import OAuth
 
 #: on_notification(method, params, origin): origin is the id of our request whose stream
 #: carried the notification (Streamable HTTP), or None.
@@ -138,7 +141,29 @@ def make_transport(
     headers = target.resolved_headers(dict(os.environ if environ is None else environ))
     if target.transport == "sse":
         return LegacySseTransport(target.url, headers=headers)
-    return StreamableHttpTransport(target.url, headers=headers)
+    return StreamableHttpTransport(target.url, headers=headers, auth=child_oauth(target, headers))
+
+
+def child_oauth(target: HttpTarget, headers: dict[str, str]) -> OAuth | None:
+    """An HTTP child's tokens come from the user's logins (`codex-mcp-client login URL`),
+    refreshed as they expire; there is no browser here, so a child that needs a login
+    fails to start saying so. A child given its own Authorization header keeps it."""
+    if any(name.lower() == "authorization" for name in headers):
+        return None
+    from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
+
+    config = target.oauth
+    profile = ClientProfile(
+        client_name="codex-mcp gateway",
+        client_id=config.client_id if config else None,
+        client_secret=config.client_secret if config else None,
+    )
+    return OAuth(
+        store=TokenStore(),
+        profile=profile,
+        scopes=config.scopes if config else None,
+        fallback=config is not None,  # unasked, only a 401 that points to OAuth metadata
+    )
 
 
 def child_environment(extra: dict[str, str]) -> dict[str, str]:

@@ -250,6 +250,7 @@ def normalize_exception(
     # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
     # gateway config must not pay at startup just for importing this package.
     from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
+    from codex_mcp.client.oauth.errors import OAuthError
     from codex_mcp.client.transports.stdio import SpawnError
 
     if isinstance(exc, McpError):
@@ -263,6 +264,10 @@ def normalize_exception(
         return spawn_error(exc, server=server, command=command or "?", tool=tool)
     if isinstance(exc, RequestTimeout):
         return timeout_error(exc.timeout, server=server, tool=tool)
+    if isinstance(exc, OAuthError):  # "needs login: run `codex-mcp-client login URL`"
+        original = {"type": type(exc).__name__, "message": str(exc)}
+        message = f"{one_line(exc)} {_context(server, tool)}"
+        return _error(GATEWAY_ERROR, message, "server_error", False, server, tool, original)
     if isinstance(exc, ConnectionClosed):
         return crashed_error(server=server, tool=tool, detail=str(exc))
     if isinstance(exc, TransportError):

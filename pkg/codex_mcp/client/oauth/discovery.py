@@ -176,9 +176,20 @@ class Discovered:
 
 
 async def discover(
-    http: aiohttp.ClientSession, server_url: str, metadata_url: str | None
+    http: aiohttp.ClientSession,
+    server_url: str,
+    metadata_url: str | None,
+    *,
+    fallback: bool = True,
 ) -> Discovered:
+    """Where to authorize; without resource metadata, the 2025-03-26 fallback, or (with
+    `fallback=False`) an error: the 401 was not an OAuth one we know how to answer."""
     prm = await protected_resource(http, server_url, metadata_url)
+    if prm is None and not fallback:
+        raise OAuthError(
+            f"{server_url} asks for authorization but publishes no OAuth resource metadata: "
+            "give it a token (headers, or bearer_token_env_var)"
+        )
     if prm is None:
         issuer = origin(server_url)
         server = await auth_server(http, issuer) or fallback_server(server_url)

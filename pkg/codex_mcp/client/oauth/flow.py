@@ -54,10 +54,13 @@ class OAuth:
         scopes: Sequence[str] | None = None,
         grant: str = "authorization_code",
         signing_key: SigningKey | None = None,
+        fallback: bool = True,
     ) -> None:
         """`grant`: "authorization_code" (needs an `authorizer` to get new tokens; without
         one, a server needing a login raises NeedsLogin) or "client_credentials" (needs a
-        pre-registered client in `profile`). `scopes` overrides the scope selection."""
+        pre-registered client in `profile`). `scopes` overrides the scope selection.
+        `fallback=False` answers only a server that publishes resource metadata (no
+        2025-03-26 guessing: its 401 may want a static token instead)."""
         if grant not in ("authorization_code", "client_credentials"):
             raise ValueError('grant must be "authorization_code" or "client_credentials"')
         self.store: Store = store if store is not None else MemoryStore()
@@ -66,6 +69,7 @@ class OAuth:
         self.scopes = tuple(scopes) if scopes is not None else None
         self.grant = grant
         self.signing_key = signing_key
+        self.fallback = fallback
         self.server_url = ""
         self._state: ServerAuth | None = None
         self._discovered: Discovered | None = None
@@ -148,7 +152,9 @@ class OAuth:
 
     async def _discover(self, http: aiohttp.ClientSession, challenge: Challenge) -> Discovered:
         # Always afresh on a challenge: the server may have moved to another issuer.
-        self._discovered = await discover(http, self.server_url, challenge.resource_metadata)
+        self._discovered = await discover(
+            http, self.server_url, challenge.resource_metadata, fallback=self.fallback
+        )
         return self._discovered
 
     def _select_scopes(self, challenge: Challenge, found: Discovered) -> tuple[str, ...]:
