@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("codex_mcp.session")
 
 # Server-to-client methods and the client capability each needs.
-_CLIENT_CAPABILITY_FOR = {
+CLIENT_CAPABILITY_FOR = {
     "sampling/createMessage": "sampling",
     "elicitation/create": "elicitation",
     "roots/list": "roots",
@@ -155,7 +155,7 @@ class ServerSession(JsonRpcPeer):
         self, method: str, params: JsonObject | None = None, options: CallOptions | None = None
     ) -> JsonObject:
         """Ask the client something; refused at once when it lacks the capability."""
-        needed = _CLIENT_CAPABILITY_FOR.get(method)
+        needed = CLIENT_CAPABILITY_FOR.get(method)
         if needed is not None and needed not in self.client_capabilities:
             raise ClientError(
                 INVALID_REQUEST, f"the client did not declare the '{needed}' capability"

@@ -42,8 +42,12 @@ async def connect(
     request: pytest.FixtureRequest, tmp_path: Path, examples_over_http: str
 ) -> AsyncIterator[Callable[..., Client]]:
     """A factory of clients connected to a gateway whose child `ex` is the examples server
-    (over stdio or HTTP) and `cx` the cancellable one."""
+    (over stdio or HTTP, told its client can do sampling, elicitation and roots) and `cx`
+    the cancellable one."""
     child = stdio(EXAMPLES) if request.param == "stdio child" else {"url": examples_over_http}
+    # Shared children are told what Codex can do unless their entry says more: ours asks
+    # the client for everything the gateway relays.
+    child["client_capabilities"] = {"sampling": {}, "elicitation": {}, "roots": {}}
     config = write_config(tmp_path, {"ex": child, "cx": stdio(CANCELLABLE)})
     if request.param != "http gateway":
         yield lambda **options: gateway(config, **options)

@@ -20,6 +20,7 @@ from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
 
 from .catalog import ToolEntry, prepare_tools
+from .codex.client import codex_client_capabilities
 from .config_model import ServerConfig, StdioTarget
 from .connection import Connection, StartFailed, connect
 from .env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
@@ -92,12 +93,12 @@ class Child:
         #: Messages it sent that no call could be tied to, so no client was given them.
         self.unrouted = 0
         #: What we declare to the child: the front client's capabilities for a per-session
-        #: child, everything we can relay for a shared one.
-        self.client_capabilities = capabilities or {
-            "sampling": {},
-            "elicitation": {},
-            "roots": {"listChanged": True},
-        }
+        #: child; for a shared one, what its entry says, else what Codex 0.169 declares.
+        if capabilities is None:
+            capabilities = server.client_capabilities
+        if capabilities is None:
+            capabilities = codex_client_capabilities()
+        self.client_capabilities = capabilities
         self.state: State = "idle"
         self.connection: Connection | None = None
         self.restarts = 0
@@ -110,7 +111,7 @@ class Child:
         self.cache = cache
         #: The last good tool listing kept on disk (raw, and prepared): served while the
         #: child has not listed yet in this gateway (it starts, or is not started yet).
-        self._cached_raw = cache.load(server) if cache is not None else None
+        self._cached_raw = cache.load(server, capabilities) if cache is not None else None
         self.cached_tools = prepare_tools(server, self._cached_raw or [])
         #: Has it been up since the gateway started?
         self.was_up = False
@@ -417,7 +418,7 @@ class Child:
             replaced = bool(self.cached_tools) and self.cached_tools != self.tools
             if good:
                 if self.cache is not None and items != self._cached_raw:
-                    self.cache.save(self.server, items)
+                    self.cache.save(self.server, self.client_capabilities, items)
                 self._cached_raw, self.cached_tools = items, self.tools
         # Catalogs are rebuilt either way; clients hear of it when they saw the old listing
         # (or listed without it).

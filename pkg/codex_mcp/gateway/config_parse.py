@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from .codex.client import RELAYED_CAPABILITIES
 from .config_model import (
     GatewayConfig,
     HttpTarget,
@@ -189,6 +190,7 @@ def parse_server(
         tools_list_timeout_sec=fields.number("tools_list_timeout_sec", "toolsListTimeoutSec"),
         tool_timeout_sec=fields.number("tool_timeout_sec", "toolTimeoutSec"),
         lazy=bool(fields.boolean("lazy")),
+        client_capabilities=_client_capabilities(fields),
         idle_timeout_sec=fields.number("idle_timeout_sec", "idleTimeoutSec"),
         restart=_restart(fields),
         repair=_repair(fields),
@@ -358,6 +360,19 @@ def _tools(fields: Fields) -> dict[str, ToolSettings]:
         )
         _no_unknown(sub)
     return out
+
+
+def _client_capabilities(fields: Fields) -> dict[str, Any] | None:
+    found = fields.object("client_capabilities", "clientCapabilities")
+    if found is None:
+        return None
+    key, value = found
+    for name, declared in value.items():
+        if name not in RELAYED_CAPABILITIES:
+            raise fields.error(key, f"has {name!r}; it takes {', '.join(RELAYED_CAPABILITIES)}")
+        if not isinstance(declared, dict):
+            raise fields.error(key, f"{name} must be an object, like {{}}")
+    return dict(value)
 
 
 def _no_unknown(fields: Fields) -> None:

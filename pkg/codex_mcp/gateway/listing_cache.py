@@ -6,8 +6,9 @@ slower to start than Codex waits would never be seen. The gateway answers its fi
 replaces the entry whenever the child lists something else.
 
 One file per child under `$XDG_CACHE_HOME/codex-mcp/listings/` (else `~/.cache/...`), named
-by a hash of what starts the child (command, args, env, cwd; or URL, headers, transport):
-the same server under another name shares it, a changed command does not. The file holds
+by a hash of what starts the child (command, args, env, cwd; or URL, headers, transport)
+and what it is told its client can do (a server may list tools by it): the same server
+under another name shares it, a changed command does not. The file holds
 the child's raw listing (repairs and settings run on it as on a live one), never the key's
 parts (an `env` may hold secrets). Reading or writing it never fails the gateway.
 """
@@ -42,11 +43,12 @@ def cache_directory(environ: Mapping[str, str] | None = None) -> Path:
     return root / "codex-mcp" / "listings"
 
 
-def cache_key(server: ServerConfig) -> str:
+def cache_key(server: ServerConfig, capabilities: JsonObject) -> str:
     """What starts the child, hashed: its command line and environment, or its URL and
-    headers."""
+    headers; and the client capabilities it is told."""
     target = dataclasses.asdict(server.target)
-    text = json.dumps([type(server.target).__name__, target], sort_keys=True, default=str)
+    parts = [type(server.target).__name__, target, capabilities]
+    text = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -54,13 +56,13 @@ class ListingCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
 
-    def path(self, server: ServerConfig) -> Path:
-        return self.directory / f"{cache_key(server)}.json"
+    def path(self, server: ServerConfig, capabilities: JsonObject) -> Path:
+        return self.directory / f"{cache_key(server, capabilities)}.json"
 
-    def load(self, server: ServerConfig) -> list[JsonObject] | None:
+    def load(self, server: ServerConfig, capabilities: JsonObject) -> list[JsonObject] | None:
         """The child's last good listing, or None (none kept, or unreadable)."""
         try:
-            document = json.loads(self.path(server).read_text(encoding="utf-8"))
+            document = json.loads(self.path(server, capabilities).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as error:
@@ -71,9 +73,9 @@ class ListingCache:
             return None
         return [tool for tool in tools if isinstance(tool, dict)]
 
-    def save(self, server: ServerConfig, tools: list[JsonObject]) -> None:
+    def save(self, server: ServerConfig, capabilities: JsonObject, tools: list[JsonObject]) -> None:
         """Replace the child's entry (atomically: a reader sees the old or the new one)."""
-        path = self.path(server)
+        path = self.path(server, capabilities)
         try:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")

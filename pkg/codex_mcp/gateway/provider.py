@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
 from codex_mcp.core.log_levels import LOG_LEVELS
 from codex_mcp.core.provider import (
     ListKind,
@@ -29,10 +29,12 @@ from codex_mcp.core.provider import (
     UnknownTool,
 )
 from codex_mcp.core.ready import Ready
+from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from . import relay
 from .catalog import Catalog, build_catalog, outer_uri
 from .child import Child
+from .codex.client import RELAYED_CAPABILITIES, everything_relayed
 from .config_model import GatewayConfig, ServerConfig
 from .env import STARTUP_BUDGET_ENV, GatewayEnv
 from .lifetime import Watchdog
@@ -45,6 +47,18 @@ if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
 log = logging.getLogger("codex_mcp.gateway")
+
+
+def _check_client_can(child: Child, method: str, declared: JsonObject) -> None:
+    """A child's request the front client did not declare it can answer gets an error that
+    says so (Codex 0.169 has no sampling and no roots)."""
+    needed = CLIENT_CAPABILITY_FOR.get(method)
+    if needed is not None and needed not in declared:
+        raise JsonRpcError(
+            INVALID_REQUEST,
+            f"{method}: the gateway's client does not support {needed} (it did not declare "
+            f"it); the server {child.name!r} cannot use it here",
+        )
 
 
 class GatewayProvider(Provider):
@@ -81,8 +95,10 @@ class GatewayProvider(Provider):
             capabilities = {
                 key: value
                 for key, value in owner.session.client_capabilities.items()
-                if key in ("sampling", "elicitation", "roots")
+                if key in RELAYED_CAPABILITIES
             }
+        elif self.passthrough and server.client_capabilities is None:
+            capabilities = everything_relayed()  # a wrapper hides nothing its client may have
         return Child(
             server,
             host=self,
@@ -452,6 +468,7 @@ class GatewayProvider(Provider):
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> JsonObject:
         if call is not None:
+            _check_client_can(child, method, call.client_capabilities)
             return await call.request(method, params)
         owner = child.owner
         session = self.sole_session() if owner is None else owner.session
@@ -469,6 +486,7 @@ class GatewayProvider(Provider):
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
+        _check_client_can(child, method, session.client_capabilities)
         return await session.request(method, params)
 
     def _unrouted(self, child: Child, what: str) -> None:

@@ -23,6 +23,7 @@ from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.inbound import Inbound
 from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from .errors import crashed_error, normalize_exception, normalize_rpc_error
 from .repair import normalize_result
@@ -30,9 +31,6 @@ from .repair import normalize_result
 if TYPE_CHECKING:
     from .child import Child
     from .connection import Connection
-
-#: Requests a child may send its client; we ask ours.
-CLIENT_METHODS = ("sampling/createMessage", "elicitation/create", "roots/list")
 
 
 def call_tool(
@@ -217,4 +215,4 @@ def child_request_handlers(child: Child) -> dict[str, RequestHandler]:
         front = child.call_for(ctx.related_request_id, params)
         return await child.host.child_request(child, ctx.method, params, front)
 
-    return dict.fromkeys(CLIENT_METHODS, relay)
+    return dict.fromkeys(CLIENT_CAPABILITY_FOR, relay)

@@ -1,0 +1,23 @@
+"""What Codex 0.169 declares to an MCP server, as its `initialize` says (captured from the
+CLI, `codex exec`, against a server that recorded it): elicitation (form and URL), no
+sampling, no roots. A shared gateway child is told this unless its entry says otherwise, so
+it offers Codex nothing Codex cannot answer (server-everything's `trigger-sampling-request`).
+"""
+
+from __future__ import annotations
+
+from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
+
+#: What a child may use of its client, which the gateway relays.
+RELAYED_CAPABILITIES = tuple(CLIENT_CAPABILITY_FOR.values())
+
+
+def codex_client_capabilities() -> JsonObject:
+    return {"elicitation": {"form": {}, "url": {}}}
+
+
+def everything_relayed() -> JsonObject:
+    """All the gateway can relay, for a child whose client is unknown until it asks
+    (`codex-mcp -- <server>`): a request the client cannot answer is refused then."""
+    return {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
