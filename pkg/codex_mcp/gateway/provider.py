@@ -40,6 +40,7 @@ from .env import STARTUP_BUDGET_ENV, GatewayEnv
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .naming import SEPARATOR
+from .reload import ConfigWatcher
 from .sessions import Owner, SessionChildren
 from .status import STATUS_TOOL, status_result, status_tool, summary_line
 
@@ -87,6 +88,7 @@ class GatewayProvider(Provider):
         self._warned: set[str] = set()
         self._shared_log_level: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._watcher: ConfigWatcher | None = None
 
     def _child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
@@ -135,6 +137,9 @@ class GatewayProvider(Provider):
         for child in self.shared:
             if not child.server.lazy:
                 child.start()
+        if self.config.path is not None and not self.passthrough:
+            self._watcher = ConfigWatcher(self.config.path, self.reconfigure)
+            self._watcher.start()
         if self.env.summary:
             self._spawn(self._announce())
 
@@ -158,7 +163,51 @@ class GatewayProvider(Provider):
     def settled(self) -> bool:
         return all(child.state not in ("idle", "starting") for child in self._started_with_us)
 
+    def reconfigure(self, config: GatewayConfig) -> None:
+        """Serve `config` from now on: children whose entry changed restart, removed ones
+        stop, new ones start, the others are untouched; clients hear the lists changed.
+        Per-session children already running keep their entry until their session ends."""
+        old = {child.name: child for child in self.shared}
+        servers = config.enabled_servers
+        shared: list[Child] = []
+        started: list[Child] = []
+        restarted: list[str] = []
+        for server in servers:
+            if server.per_session:
+                continue
+            child = old.pop(server.name, None)
+            if child is not None and child.server == server:
+                shared.append(child)
+                continue
+            if child is not None:
+                restarted.append(server.name)
+                self._spawn(child.stop())
+            fresh = self._child(server)
+            shared.append(fresh)
+            started.append(fresh)
+        for child in old.values():
+            self._spawn(child.stop())
+        self.config = config
+        self.shared = shared
+        self.per_session.servers = [server for server in servers if server.per_session]
+        self._order = {server.name: index for index, server in enumerate(servers)}
+        for child in started:
+            if not child.server.lazy:
+                child.start()
+        log.warning(
+            "config reloaded: %d restarted (%s), %d stopped (%s), %d started (%s)",
+            len(restarted), ", ".join(restarted) or "-",
+            len(old), ", ".join(old) or "-",
+            len(started) - len(restarted),
+            ", ".join(c.name for c in started if c.name not in restarted) or "-",
+        )  # fmt: skip
+        self.generation += 1
+        for kind in ("tools", "resources", "prompts"):
+            self.notify_list_changed(kind)
+
     async def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
         await self.per_session.stop_all()
         await asyncio.gather(*(child.stop() for child in self.shared), return_exceptions=True)
         for task in list(self._background):

@@ -1,0 +1,83 @@
+"""Hot reload: the gateway reads its `.mcp.json` again when the file changes or on SIGHUP.
+
+The file is checked once a second (its size, modification time and inode: an editor that
+replaces the file is seen too). A file that no longer parses is reported and the running
+children are kept. What changed is applied by the provider (`GatewayProvider.reconfigure`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+from .config import SERVER_NAME_ENV, read_config, select_server
+from .config_model import GatewayConfig
+from .config_values import ConfigError
+
+log = logging.getLogger("codex_mcp.gateway")
+
+#: How often the file is looked at.
+POLL_SECONDS = 1.0
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino
+
+
+def load_again(path: Path) -> GatewayConfig | None:
+    """The file's config as `codex-mcp` would load it, or None (said why) when it is bad."""
+    try:
+        config = read_config(path)
+        name = os.environ.get(SERVER_NAME_ENV, "").strip()
+        return select_server(config, name) if name else config
+    except ConfigError as error:
+        log.warning("config not reloaded, the running servers are kept: %s", error)
+        return None
+
+
+class ConfigWatcher:
+    """Calls `apply(config)` with the file's new config when it changes, or on SIGHUP."""
+
+    def __init__(self, path: Path, apply: Callable[[GatewayConfig], None]) -> None:
+        self.path = path
+        self.apply = apply
+        self._seen = _signature(path)
+        self._task: asyncio.Task[None] | None = None
+        self._hangup = asyncio.Event()
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGHUP, self._hangup.set)  # main thread only
+        self._task = loop.create_task(self._watch())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+
+    async def _watch(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._hangup.wait()
+            hangup = self._hangup.is_set()
+            self._hangup.clear()
+            seen = _signature(self.path)
+            if not hangup and seen == self._seen:
+                continue
+            self._seen = seen
+            log.info("%s: reloading", self.path)
+            config = load_again(self.path)
+            if config is not None:
+                self.apply(config)
