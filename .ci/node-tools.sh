@@ -38,4 +38,9 @@ fi
 if [ ! -d "$tools/conformance-2026/node_modules/@modelcontextprotocol/conformance" ]; then
   install_into "$tools/conformance-2026" @modelcontextprotocol/conformance@0.2.0-alpha.12
 fi
+# A real OAuth authorization server (JWT access tokens, keys at a JWKS URL) for the
+# resource-server tests (tests/http/test_oauth_server.py).
+if [ ! -d "$tools/oauth-server/node_modules/oauth2-mock-server" ]; then
+  install_into "$tools/oauth-server" oauth2-mock-server@8.2.3
+fi
 echo "node tools ready in $tools" >&2

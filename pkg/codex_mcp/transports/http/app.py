@@ -29,6 +29,7 @@ from .errors import busy_response
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
 from .manager import SessionManager
+from .oauth import RESOURCE_SERVER_KEY
 from .security import OPEN_PATH_SUFFIXES, Guard
 from .sessions import Capacity
 from .single_event import SingleEventSse
@@ -133,6 +134,9 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     if store.shared:
         store.on_fatal = fatal  # type: ignore[attr-defined]
     observe_app(app, core, manager, config)  # /metrics, the status page, refusals noted
+    if guard.oauth is not None:
+        app[RESOURCE_SERVER_KEY] = guard.oauth
+        guard.oauth.add_routes(app)
     prefix = config.prefix
     app.router.add_post(f"{prefix}/mcp", streamable.post)
     app.router.add_get(f"{prefix}/mcp", streamable.get)
@@ -201,6 +205,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
 
     async def stop(_: web.Application) -> None:
         await core.aclose()
+        if guard.oauth is not None:
+            await guard.oauth.close()
         if cluster is not None:
             cluster.detach()
         await store.close()
@@ -249,6 +255,9 @@ async def serve_http(
         raise cannot_listen(config.host, config.port, error) from None
     host = f"[{config.host}]" if ":" in config.host else config.host
     url = f"http://{host}:{site.port}{config.prefix}/mcp"
+    oauth = app.get(RESOURCE_SERVER_KEY)
+    if oauth is not None and oauth.resource_from_listener:
+        oauth.use_resource(url)  # on loopback, the resource is where we listen
     log.info("listening on %s (at most %d connections)", url, limits.max_connections)
     if on_listening is not None:
         on_listening(url)

@@ -12,11 +12,13 @@ import contextlib
 
 from aiohttp import web
 
+from ...core import jsonrpc
 from . import sse
 from .config import HttpConfig
 from .errors import busy_response, error_response
 from .exchange import accepts, find_session, read_body
 from .manager import SessionManager
+from .oauth import GRANT_KEY, scope_check
 from .security import credential_of
 from .sessions import Refused
 from .streams import TICK, Ticker
@@ -68,6 +70,9 @@ class LegacySse:
         body = await read_body(request, self.config.max_body_bytes)
         if isinstance(body, web.Response):
             return body
+        denied = _scope_check(request, body)
+        if denied is not None:
+            return denied
         with found as session:
             try:
                 session.check_room()
@@ -76,3 +81,15 @@ class LegacySse:
             # Every answer, parse errors included, travels on the stream.
             session.core_session.receive_bytes(body)
         return web.Response(status=202, text="Accepted")
+
+
+def _scope_check(request: web.Request, body: bytes) -> web.Response | None:
+    """An OAuth caller's tool call needs its tool's scopes here too (a body that does not
+    parse is left to the core, which answers it on the stream)."""
+    if request.get(GRANT_KEY) is None:
+        return None
+    try:
+        message = jsonrpc.decode(body)
+    except jsonrpc.JsonRpcError:
+        return None
+    return scope_check(request, message)

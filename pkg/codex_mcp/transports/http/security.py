@@ -29,6 +29,7 @@ from yarl import URL
 
 from .config import HttpConfig
 from .errors import error_response
+from .oauth import GRANT_KEY, Refused, ResourceServer
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
@@ -118,6 +119,8 @@ class Guard:
         self.forwarded_hosts = _configured_hosts(list(config.forwarded_hosts), "forwarded_hosts")
         self.allowed_origins = {o.strip().lower().rstrip("/") for o in config.allowed_origins}
         self._token_digests = [hashlib.sha256(t.encode()).digest() for t in config.bearer_tokens]
+        #: OAuth access tokens (JWTs) beside the static tokens, when an issuer is set.
+        self.oauth = ResourceServer(config) if config.oauth_issuer else None
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -125,14 +128,16 @@ class Guard:
         authentication only (unless public_readyz), /healthz nothing."""
         if request.path.endswith(OPEN_PATH_SUFFIXES):
             if request.path.endswith("/readyz") and not self.config.public_readyz:
-                _, denied = self.credential(request)
+                _, denied = await self.credential(request)
                 if denied is not None:
                     return denied
             return await handler(request)
         denied = self.check_host_and_origin(request)
         if denied is not None:
             return denied
-        credential, denied = self.credential(request)
+        if self.oauth is not None and self.oauth.is_metadata(request):
+            return await handler(request)  # public: how to get a token
+        credential, denied = await self.credential(request)
         if denied is not None:
             return denied
         request[CREDENTIAL_KEY] = credential
@@ -184,22 +189,36 @@ class Guard:
                 return None
         return error_response(403, f"Origin {origin!r} is not allowed")
 
-    def credential(self, request: web.Request) -> tuple[str | None, web.Response | None]:
-        """(the credential's fingerprint, or None without auth; an error response or None)."""
-        if not self._token_digests:
+    async def credential(self, request: web.Request) -> tuple[str | None, web.Response | None]:
+        """(the credential's fingerprint, or None without auth; an error response or None).
+        A static token's fingerprint is its SHA-256; an OAuth token's is its issuer and
+        subject's (oauth.Grant.principal), whose grant the request then carries."""
+        if not self._token_digests and self.oauth is None:
             return None, None
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
+            if self.oauth is not None:
+                return None, self.oauth.unauthorized("missing bearer token", token_given=False)
             return None, _unauthorized("missing bearer token", error=None)
         # Header bytes that are not UTF-8 arrive as surrogate escapes: hash them as sent.
         digest = hashlib.sha256(token.strip().encode("utf-8", "surrogateescape")).digest()
         matched = False
         for known in self._token_digests:
             matched |= hmac.compare_digest(digest, known)  # no early exit: constant time
-        if not matched:
+        if matched:
+            return digest.hex(), None
+        if self.oauth is None:
             return None, _unauthorized("invalid bearer token", error="invalid_token")
-        return digest.hex(), None
+        try:
+            grant = await self.oauth.authenticate(token.strip())
+        except Refused as refused:
+            return None, self.oauth.unauthorized(str(refused), refused.status)
+        missing = self.oauth.scopes - grant.scopes
+        if missing:
+            return None, self.oauth.insufficient_scope(grant, frozenset(missing))
+        request[GRANT_KEY] = grant
+        return grant.principal, None
 
 
 def _unauthorized(message: str, error: str | None) -> web.Response:

@@ -35,6 +35,7 @@ from .exchange import (
 )
 from .manager import SessionManager
 from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
+from .oauth import scope_check
 from .security import credential_of
 from .sessions import Exchange, HttpSession, Refused
 from .shared_stream import follow_stream, is_local
@@ -71,6 +72,9 @@ class StreamableHttp:
             message = jsonrpc.decode(body)
         except jsonrpc.JsonRpcError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
+        denied = scope_check(request, message)
+        if denied is not None:
+            return denied
 
         if is_modern_post(message, request.headers.get(VERSION_HEADER)):
             return await self.modern.post(request, message, credential_of(request))

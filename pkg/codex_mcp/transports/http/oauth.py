@@ -1,0 +1,265 @@
+"""OAuth 2.1 resource-server mode (`--oauth-issuer`, `--oauth-resource`): specs/oauth.md.
+
+An access token is a JWT the issuer signed: PyJWT checks its signature against the
+issuer's published keys (issuer_keys.py), its expiry, its issuer (exactly the configured
+one) and its audience (this server's resource URI), and that it names a subject. Its
+`scope` (or `scp`) must hold the scopes every request needs (`--oauth-scope`); a tool
+call needs those of its tool too (`--oauth-tool-scope TOOL=SCOPES`, TOOL a pattern).
+
+The caller is the token's issuer and subject (`Grant.principal`): sessions, 2026-07-28
+state and per-session children are bound to it, so the same user with a refreshed token
+is the same caller. The token itself stays here: nothing passes it on (gateway children
+get only the headers their own config names).
+
+`/.well-known/oauth-protected-resource` (and the form suffixed with the resource's path)
+serves RFC 9728 metadata; a 401 names it in `WWW-Authenticate`, a 403 names the scopes
+the request needs (`error="insufficient_scope"`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import ipaddress
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jwt
+from aiohttp import web
+from yarl import URL
+
+from ...core.jsonrpc import JsonObject
+from ...startup import StartupError
+from .config import HttpConfig
+from .errors import error_response
+from .issuer_keys import ALGORITHMS, IssuerKeys, IssuerUnreachable, UnknownKey
+
+METADATA_PATH: Final = "/.well-known/oauth-protected-resource"
+#: Seconds of clock difference forgiven between us and the issuer (exp, nbf, iat).
+LEEWAY_SECONDS: Final = 30
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a checked access token grants: who (issuer and subject), and which scopes."""
+
+    issuer: str
+    subject: str
+    scopes: frozenset[str]
+
+    @property
+    def principal(self) -> str:
+        """The caller's fingerprint (hex, like a static token's digest, never the token)."""
+        return hashlib.sha256(f"oauth\n{self.issuer}\n{self.subject}".encode()).hexdigest()
+
+
+GRANT_KEY: Final = web.RequestKey("codex_mcp_oauth_grant", Grant)
+
+
+class Refused(Exception):
+    """The token cannot be used: 401 (or 503 when the issuer cannot be reached)."""
+
+    def __init__(self, message: str, status: int = 401) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _scopes_of(claims: dict[str, Any]) -> frozenset[str]:
+    """`scope` (RFC 8693/9068: space-separated) or `scp` (a list, or a string)."""
+    value = claims.get("scope", claims.get("scp", ""))
+    if isinstance(value, str):
+        return frozenset(value.split())
+    if isinstance(value, list):
+        return frozenset(str(each) for each in value)
+    return frozenset()
+
+
+def _quoted(text: str) -> str:
+    """A value safe inside a quoted-string of WWW-Authenticate."""
+    return text.replace("\\", "").replace('"', "'")
+
+
+def _parse_tool_scopes(entries: list[str]) -> list[tuple[str, frozenset[str]]]:
+    rules = []
+    for entry in entries:
+        tool, equals, scopes = entry.partition("=")
+        if not equals or not tool.strip() or not scopes.split():
+            raise StartupError(
+                f"--oauth-tool-scope {entry!r}: write TOOL=SCOPE [SCOPE...], "
+                "e.g. run_query=db.read or 'github__*=repo read:org'"
+            )
+        rules.append((tool.strip(), frozenset(scopes.split())))
+    return rules
+
+
+def _check_url(value: str, flag: str) -> URL:
+    url = URL(value)
+    if url.scheme not in ("http", "https") or not url.host:
+        raise StartupError(f"{flag} {value!r} is not an http(s) URL")
+    if url.scheme == "http" and not _is_loopback(url.host):
+        raise StartupError(f"{flag} {value!r}: use https (plain http only on loopback)")
+    return url
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ResourceServer:
+    def __init__(self, config: HttpConfig) -> None:
+        issuer = config.oauth_issuer or ""
+        _check_url(issuer, "--oauth-issuer")
+        if not config.oauth_resource and not _is_loopback(config.host.strip("[]")):
+            raise StartupError(
+                "--oauth-issuer needs --oauth-resource: this server's public URL as its "
+                "tokens name it, e.g. https://mcp.example.com/mcp"
+            )
+        self.issuer = issuer
+        self.scopes = frozenset(config.oauth_scope)
+        self.tool_rules = _parse_tool_scopes(list(config.oauth_tool_scope))
+        self.keys = IssuerKeys(issuer)
+        self.metadata_paths: list[str] = []
+        self.use_resource(config.oauth_resource or f"http://127.0.0.1{config.prefix}/mcp")
+        #: On loopback without --oauth-resource, the URL the server turns out to listen on
+        #: (its port may be chosen at start): see `use_resource`.
+        self.resource_from_listener = not config.oauth_resource
+
+    def use_resource(self, value: str) -> None:
+        """This server's resource URI (the audience its tokens must name), and from it
+        where its metadata is: the root form and the one suffixed with the resource's
+        path (RFC 9728, section 3.1), which is the one a 401 names."""
+        resource = _check_url(value, "--oauth-resource")
+        path = resource.path.rstrip("/")
+        self.resource = value
+        self.metadata_url = str(resource.with_path(METADATA_PATH + path))
+        self.metadata_paths = sorted({METADATA_PATH, METADATA_PATH + path})
+
+    def add_routes(self, app: web.Application) -> None:
+        for path in self.metadata_paths:
+            app.router.add_get(path, self._metadata)
+
+    async def close(self) -> None:
+        await self.keys.close()
+
+    def is_metadata(self, request: web.Request) -> bool:
+        return request.path in self.metadata_paths
+
+    def metadata(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "resource": self.resource,
+            "authorization_servers": [self.issuer],
+            "bearer_methods_supported": ["header"],
+        }
+        offered = self.scopes.union(*(scopes for _, scopes in self.tool_rules))
+        if offered:
+            document["scopes_supported"] = sorted(offered)
+        return document
+
+    async def _metadata(self, request: web.Request) -> web.Response:
+        return web.json_response(self.metadata(), headers={"Cache-Control": "max-age=300"})
+
+    # -- tokens ------------------------------------------------------------------
+    async def authenticate(self, token: str) -> Grant:
+        """The grant of a valid token. Raises Refused."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.DecodeError:
+            raise Refused("the bearer token is not a JWT") from None
+        algorithm = header.get("alg")
+        if algorithm not in ALGORITHMS:
+            raise Refused(f"tokens signed with {algorithm!r} are not accepted")
+        kid = header.get("kid")
+        try:
+            key = await self.keys.key(kid if isinstance(kid, str) else None, algorithm)
+        except UnknownKey as error:
+            raise Refused(f"invalid token: {error}") from None
+        except IssuerUnreachable as error:
+            raise Refused(f"cannot check tokens now: {error}", status=503) from None
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=[algorithm],
+                audience=self.resource,
+                issuer=self.issuer,
+                leeway=LEEWAY_SECONDS,
+                options={"require": ["exp", "iss", "aud", "sub"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise Refused("the token has expired") from None
+        except jwt.InvalidAudienceError:
+            raise Refused(f"the token is not for this resource ({self.resource})") from None
+        except jwt.InvalidIssuerError:
+            raise Refused(f"the token is not from {self.issuer}") from None
+        except jwt.MissingRequiredClaimError as error:
+            raise Refused(f"the token has no {error.claim!r} claim") from None
+        except jwt.InvalidTokenError as error:
+            raise Refused(f"invalid token: {error}") from None
+        return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims))
+
+    def tool_scopes(self, tool: str) -> frozenset[str]:
+        return frozenset().union(
+            *(scopes for pattern, scopes in self.tool_rules if fnmatch.fnmatchcase(tool, pattern))
+        )
+
+    def missing_for(self, grant: Grant, message: Any) -> frozenset[str]:
+        """The scopes a message (or batch) needs that the grant lacks: the server's own,
+        plus each tools/call's tool's."""
+        needed = set(self.scopes)
+        for each in message if isinstance(message, list) else [message]:
+            if isinstance(each, dict) and each.get("method") == "tools/call":
+                params = each.get("params")
+                name = params.get("name") if isinstance(params, dict) else None
+                if isinstance(name, str):
+                    needed |= self.tool_scopes(name)
+        return frozenset(needed - grant.scopes)
+
+    # -- answers -----------------------------------------------------------------
+    def unauthorized(
+        self, message: str, status: int = 401, token_given: bool = True
+    ) -> web.Response:
+        if status != 401:  # the issuer is unreachable: not the client's fault
+            return error_response(status, message, headers={"Retry-After": "5"})
+        challenge = f'Bearer resource_metadata="{self.metadata_url}"'
+        if self.scopes:
+            challenge += f', scope="{" ".join(sorted(self.scopes))}"'
+        if token_given:
+            challenge += f', error="invalid_token", error_description="{_quoted(message)}"'
+        return error_response(401, message, headers={"WWW-Authenticate": challenge})
+
+    def insufficient_scope(
+        self, grant: Grant, missing: frozenset[str], request_id: Any = None
+    ) -> web.Response:
+        """403 naming every scope the request needs (those held too, so a client that
+        authorizes again for exactly these loses nothing)."""
+        wanted = " ".join(sorted(grant.scopes | missing))
+        message = f"this request needs the scope {' '.join(sorted(missing))}"
+        challenge = (
+            f'Bearer error="insufficient_scope", scope="{wanted}", '
+            f'resource_metadata="{self.metadata_url}", error_description="{message}"'
+        )
+        return error_response(
+            403, message, request_id=request_id, headers={"WWW-Authenticate": challenge}
+        )
+
+
+def scope_check(request: web.Request, message: JsonObject | list[Any]) -> web.Response | None:
+    """403 when the request's OAuth grant lacks a scope the message needs; None otherwise
+    (and always for a static bearer token, or without auth)."""
+    grant = request.get(GRANT_KEY)
+    server = request.app.get(RESOURCE_SERVER_KEY)
+    if grant is None or server is None:
+        return None
+    missing = server.missing_for(grant, message)
+    if not missing:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return server.insufficient_scope(grant, missing, request_id)
+
+
+RESOURCE_SERVER_KEY: Final = web.AppKey("oauth_resource_server", ResourceServer)

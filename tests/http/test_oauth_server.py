@@ -1,0 +1,332 @@
+"""`codex-mcp-http --oauth-issuer` as an OAuth 2.1 resource server, against a real
+authorization server (oauth2-mock-server, npm) and the official Python SDK's OAuth client,
+all real processes on 127.0.0.1 (specs/oauth.md, "The server")."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import aiohttp
+import anyio
+import pytest
+from codex_mcp.startup import StartupError
+from codex_mcp.transports.http import HttpConfig
+from codex_mcp.transports.http.oauth import ResourceServer
+from http_helpers import JSON, call, init, open_session, text_of
+from http_process import ROOT, HttpProcess
+from oauth_helpers import AuthorizationServer
+
+pytest.importorskip("mcp", reason="the official MCP SDK is not installed: pip install mcp")
+
+import httpx2  # the SDK's HTTP client
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+pytestmark = pytest.mark.interop
+
+CALLBACK = "http://127.0.0.1:9/callback"  # never reached: the test reads the redirect
+
+
+@pytest.fixture(scope="module")
+def authorization_server() -> Iterator[AuthorizationServer]:
+    server = AuthorizationServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def resource_server(authorization_server: AuthorizationServer) -> Iterator[HttpProcess]:
+    """Every request needs `mcp`; the echo tool needs `echo.use` too."""
+    server = HttpProcess(
+        "--oauth-issuer",
+        authorization_server.issuer,
+        "--oauth-scope",
+        "mcp",
+        "--oauth-tool-scope",
+        "echo=echo.use",
+    )
+    yield server
+    server.stop()
+
+
+def challenge(reply: aiohttp.ClientResponse) -> dict[str, str]:
+    header = reply.headers.get("WWW-Authenticate", "")
+    assert header.startswith("Bearer "), header
+    return dict(re.findall(r'(\w+)="([^"]*)"', header))
+
+
+class MemoryStorage:
+    """The SDK's TokenStorage, with a client registered beforehand (the mock has no
+    dynamic registration)."""
+
+    def __init__(self, client_id: str) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client = OAuthClientInformationFull(
+            client_id=client_id,
+            redirect_uris=[CALLBACK],  # type: ignore[list-item]
+            token_endpoint_auth_method="none",
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+        )
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class Browser:
+    """Plays the user's browser: opens the authorization URL (the mock approves at once)
+    and hands the code in its redirect to the SDK."""
+
+    def __init__(self) -> None:
+        self.visited: list[str] = []
+        self.redirect: str | None = None
+
+    async def open(self, url: str) -> None:
+        self.visited.append(url)
+        async with httpx2.AsyncClient() as client:
+            reply = await client.get(url)
+        assert reply.status_code == 302, reply.text
+        self.redirect = reply.headers["location"]
+
+    async def callback(self) -> AuthorizationCodeResult:
+        assert self.redirect is not None
+        query = parse_qs(urlsplit(self.redirect).query)
+        return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0])
+
+
+def sdk_provider(url: str, client_id: str = "sdk-client") -> tuple[OAuthClientProvider, Browser]:
+    browser = Browser()
+    provider = OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(
+            redirect_uris=[CALLBACK],  # type: ignore[list-item]
+            token_endpoint_auth_method="none",
+            grant_types=["authorization_code", "refresh_token"],
+        ),
+        storage=MemoryStorage(client_id),
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+    )
+    return provider, browser
+
+
+async def test_the_sdk_client_completes_the_flow_and_steps_up_for_a_tools_scope(
+    resource_server: HttpProcess, authorization_server: AuthorizationServer
+) -> None:
+    provider, browser = sdk_provider(resource_server.url)
+    async with (
+        httpx2.AsyncClient(auth=provider, timeout=30) as http,
+        streamable_http_client(resource_server.url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        with anyio.fail_after(30):
+            await session.initialize()
+            tools = await session.list_tools()
+            assert "echo" in {tool.name for tool in tools.tools}
+            # The first token holds `mcp` only: echo's call gets 403 naming echo.use,
+            # and the SDK authorizes again for it (step-up).
+            result = await session.call_tool("echo", {"message": "through OAuth"})
+    assert not result.is_error
+    assert result.content[0].text == "through OAuth"  # type: ignore[union-attr]
+    first, second = (parse_qs(urlsplit(url).query) for url in browser.visited)
+    # RFC 8707: the token is asked for this resource, with the scopes the server named.
+    assert first["resource"] == [resource_server.url]
+    assert first["scope"] == ["mcp"]
+    assert set(second["scope"][0].split()) == {"mcp", "echo.use"}
+    assert first["code_challenge_method"] == ["S256"]
+
+
+async def test_a_token_is_refused_when_missing_expired_or_for_another_resource(
+    resource_server: HttpProcess, authorization_server: AuthorizationServer
+) -> None:
+    url = resource_server.url
+    issuer = authorization_server
+    cases = {
+        "missing": None,
+        "another audience": await issuer.token(audience="http://127.0.0.1:1/mcp", scope="mcp"),
+        "no audience": await issuer.token(scope="mcp"),
+        "expired": await issuer.token("expired-client", audience=url, scope="mcp"),
+        "not a JWT": "opaque-token",
+    }
+    async with aiohttp.ClientSession() as http:
+        for case, token in cases.items():
+            headers = {**JSON, **({"Authorization": f"Bearer {token}"} if token else {})}
+            async with http.post(url, json=init(), headers=headers) as reply:
+                assert reply.status == 401, case
+                params = challenge(reply)
+                assert params["resource_metadata"].endswith(
+                    "/.well-known/oauth-protected-resource/mcp"
+                )
+                assert params["scope"] == "mcp"
+                if token is None:
+                    assert "error" not in params
+                else:
+                    assert params["error"] == "invalid_token", case
+                body = await reply.json()
+        assert "expired" in body["error"]["message"] or case != "expired"
+        # And a good one passes.
+        good = await issuer.token(audience=url, scope="mcp")
+        session = await open_session(http, url, Authorization=f"Bearer {good}")
+        async with http.post(
+            url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session
+        ) as reply:
+            assert reply.status == 200
+
+
+async def test_a_missing_scope_gets_403_naming_the_scope(
+    resource_server: HttpProcess, authorization_server: AuthorizationServer
+) -> None:
+    url = resource_server.url
+    async with aiohttp.ClientSession() as http:
+        # Without the server-wide scope: refused at the door.
+        bare = await authorization_server.token(audience=url, scope="profile")
+        async with http.post(
+            url, json=init(), headers={**JSON, "Authorization": f"Bearer {bare}"}
+        ) as reply:
+            assert reply.status == 403
+            params = challenge(reply)
+            assert params["error"] == "insufficient_scope"
+            assert set(params["scope"].split()) == {"profile", "mcp"}
+        # With it, but not the tool's: the session works, the echo call is refused.
+        token = await authorization_server.token(audience=url, scope="mcp")
+        session = await open_session(http, url, Authorization=f"Bearer {token}")
+        async with http.post(url, json=call(5, "echo", {"message": "x"}), headers=session) as reply:
+            assert reply.status == 403
+            params = challenge(reply)
+            assert params["error"] == "insufficient_scope"
+            assert set(params["scope"].split()) == {"mcp", "echo.use"}
+            assert (await reply.json())["id"] == 5
+        # A token with both calls it.
+        both = await authorization_server.token(audience=url, scope="mcp echo.use")
+        session = await open_session(http, url, Authorization=f"Bearer {both}")
+        async with http.post(
+            url, json=call(6, "echo", {"message": "ok"}), headers=session
+        ) as reply:
+            assert reply.status == 200
+            assert text_of(await reply.json()) == "ok"
+
+
+async def test_the_protected_resource_metadata_is_served_at_both_paths(
+    resource_server: HttpProcess, authorization_server: AuthorizationServer
+) -> None:
+    base = resource_server.url.removesuffix("/mcp")
+    async with aiohttp.ClientSession() as http:
+        for path in (
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-protected-resource",
+        ):
+            async with http.get(base + path) as reply:
+                assert reply.status == 200, path
+                document = await reply.json()
+            assert document["resource"] == resource_server.url
+            assert document["authorization_servers"] == [authorization_server.issuer]
+            assert document["scopes_supported"] == ["echo.use", "mcp"]
+
+
+async def test_a_session_belongs_to_the_tokens_subject_not_to_the_token(
+    resource_server: HttpProcess, authorization_server: AuthorizationServer
+) -> None:
+    """The same client with a new token keeps its session; another client's token
+    finds no such session."""
+    url = resource_server.url
+    issuer = authorization_server
+    first = await issuer.token("alice", audience=url, scope="mcp echo.use")
+    renewed = await issuer.token("alice", audience=url, scope="echo.use mcp")
+    assert renewed != first  # (in the same second, the same claims sign the same)
+    other = await issuer.token("bob", audience=url, scope="mcp echo.use")
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, url, Authorization=f"Bearer {first}")
+        message = call(7, "echo", {"message": "mine"})
+        async with http.post(
+            url, json=message, headers={**session, "Authorization": f"Bearer {renewed}"}
+        ) as reply:
+            assert reply.status == 200
+        async with http.post(
+            url, json=message, headers={**session, "Authorization": f"Bearer {other}"}
+        ) as reply:
+            assert reply.status == 404
+
+
+async def test_keys_the_issuer_rotates_to_are_fetched(
+    authorization_server: AuthorizationServer,
+) -> None:
+    server = HttpProcess("--oauth-issuer", authorization_server.issuer)
+    try:
+        url = server.url
+        async with aiohttp.ClientSession() as http:
+            before = await authorization_server.token(audience=url)
+            await open_session(http, url, Authorization=f"Bearer {before}")  # keys fetched
+            assert authorization_server.rotate()
+            after = await authorization_server.token(audience=url)
+            # An unknown key id makes the server fetch the keys again, at most every
+            # REFETCH_SECONDS: the token is accepted once that much time has passed.
+            deadline = time.monotonic() + 30
+            while True:
+                async with http.post(
+                    url, json=init(), headers={**JSON, "Authorization": f"Bearer {after}"}
+                ) as reply:
+                    if reply.status == 200:
+                        break
+                    assert reply.status == 401
+                    assert "key" in (await reply.json())["error"]["message"]
+                assert time.monotonic() < deadline, "the rotated key was never fetched"
+                await asyncio.sleep(0.2)
+    finally:
+        server.stop()
+
+
+async def test_static_bearer_tokens_still_work_beside_oauth(
+    authorization_server: AuthorizationServer,
+) -> None:
+    server = HttpProcess(
+        "--oauth-issuer", authorization_server.issuer, "--bearer-token", "static-secret"
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            await open_session(http, server.url, Authorization="Bearer static-secret")
+            token = await authorization_server.token(audience=server.url)
+            await open_session(http, server.url, Authorization=f"Bearer {token}")
+    finally:
+        server.stop()
+
+
+def test_oauth_settings_mistakes_stop_the_start_with_one_line() -> None:
+    mistakes = {
+        ("--oauth-issuer", "http://auth.example.com"): "use https",
+        ("--oauth-issuer", "https://auth.example.com", "--oauth-tool-scope", "echo"): "TOOL=SCOPE",
+    }
+    for args, said in mistakes.items():
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and said in lines[0], result.stderr
+    # Off loopback, the resource cannot be guessed from where the server listens.
+    with pytest.raises(StartupError, match="--oauth-resource"):
+        ResourceServer(HttpConfig(host="0.0.0.0", oauth_issuer="https://auth.example.com"))
