@@ -187,9 +187,12 @@ async def list_and_call(url: str, auth: OAuth) -> None:
     "auth/metadata-issuer-mismatch",
     "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/dpop",
+    "auth/dpop-nonce",
 )
 async def authorization_code(url: str) -> None:
-    """The authorization code flow; a pre-registered client when the context names one."""
+    """The authorization code flow; a pre-registered client when the context names one;
+    DPoP-bound tokens from a server that offers them."""
     given = context()
     profile = ClientProfile(
         client_name="codex-mcp-conformance",
@@ -197,7 +200,7 @@ async def authorization_code(url: str) -> None:
         client_id=given.get("client_id"),
         client_secret=given.get("client_secret"),
     )
-    await list_and_call(url, OAuth(profile=profile, authorizer=FollowRedirect()))
+    await list_and_call(url, OAuth(profile=profile, authorizer=FollowRedirect(), dpop=True))
 
 
 @scenario("auth/client-credentials-basic", "auth/client-credentials-jwt")

@@ -126,8 +126,6 @@ ADAPTER = f"{sys.executable} {ROOT / 'examples/conformance_client.py'}"
 #: Scenarios our client does not pass yet (each names what it lacks); the rest must pass.
 CLIENT_NOT_YET: dict[str, str] = {
     # Extensions, not scored by either requirement set (specs/oauth.md).
-    "auth/dpop": "DPoP-bound tokens (RFC 9449) are not implemented",
-    "auth/dpop-nonce": "DPoP-bound tokens (RFC 9449) are not implemented",
     "auth/enterprise-managed-authorization": "no token exchange (RFC 8693) for an IdP's ID-JAG",
     "auth/wif-jwt-bearer": "no workload identity federation (RFC 7523 jwt-bearer grant)",
 }

@@ -48,6 +48,7 @@ class AuthServer:
     token_auth_methods: tuple[str, ...] | None = None
     client_id_metadata_documents: bool = False
     iss_parameter_supported: bool = False
+    dpop_algorithms: tuple[str, ...] | None = None
     #: False for the 2025-03-26 fallback endpoints: no metadata, no issuer to check.
     from_metadata: bool = True
 
@@ -150,6 +151,7 @@ async def auth_server(http: aiohttp.ClientSession, issuer: str) -> AuthServer | 
             client_id_metadata_documents=body.get("client_id_metadata_document_supported") is True,
             iss_parameter_supported=body.get("authorization_response_iss_parameter_supported")
             is True,
+            dpop_algorithms=_strings(body.get("dpop_signing_alg_values_supported")),
         )
     return None
 

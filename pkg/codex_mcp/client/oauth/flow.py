@@ -23,6 +23,7 @@ import aiohttp
 
 from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
+from .dpop import DpopKey
 from .errors import NeedsLogin, OAuthError
 from .pkce import Pkce
 from .registration import ClientProfile, register
@@ -55,12 +56,14 @@ class OAuth:
         grant: str = "authorization_code",
         signing_key: SigningKey | None = None,
         fallback: bool = True,
+        dpop: bool = False,
     ) -> None:
         """`grant`: "authorization_code" (needs an `authorizer` to get new tokens; without
         one, a server needing a login raises NeedsLogin) or "client_credentials" (needs a
         pre-registered client in `profile`). `scopes` overrides the scope selection.
         `fallback=False` answers only a server that publishes resource metadata (no
-        2025-03-26 guessing: its 401 may want a static token instead)."""
+        2025-03-26 guessing: its 401 may want a static token instead). `dpop=True` asks
+        for DPoP-bound tokens (RFC 9449) from a server that offers them."""
         if grant not in ("authorization_code", "client_credentials"):
             raise ValueError('grant must be "authorization_code" or "client_credentials"')
         self.store: Store = store if store is not None else MemoryStore()
@@ -70,6 +73,8 @@ class OAuth:
         self.grant = grant
         self.signing_key = signing_key
         self.fallback = fallback
+        self.dpop = dpop
+        self._dpop_key: DpopKey | None = None
         self.server_url = ""
         self._state: ServerAuth | None = None
         self._discovered: Discovered | None = None
@@ -142,7 +147,30 @@ class OAuth:
             self.state.tokens = None
             await self._obtain(http, found, self._select_scopes(challenge, found))
 
+    def proof_headers(self, method: str, url: str) -> dict[str, str]:
+        """A fresh DPoP proof for a request carrying a DPoP-bound token (none for Bearer)."""
+        tokens = self.state.tokens
+        if tokens is None or tokens.token_type.lower() != "dpop":
+            return {}
+        return {"DPoP": self._key().proof(method, url, tokens.access_token)}
+
+    def use_nonce(self, url: str, nonce: str | None) -> bool:
+        """The server asked for a DPoP nonce (RFC 9449 section 9): True when the request
+        is worth sending again with it."""
+        return self.dpop and self._key().remember_nonce(url, nonce)
+
     # -- the steps -------------------------------------------------------------------
+    def _key(self) -> DpopKey:
+        if self._dpop_key is None:
+            self._dpop_key = DpopKey(self.state.dpop_key)
+            if self.state.dpop_key is None:
+                self.state.dpop_key = self._dpop_key.pem
+        return self._dpop_key
+
+    def _dpop_for(self, server: AuthServer) -> DpopKey | None:
+        offered = server.dpop_algorithms or ()
+        return self._key() if self.dpop and "ES256" in offered else None
+
     async def _current(self) -> str | None:
         tokens = self.state.tokens
         if tokens is None:
@@ -187,7 +215,13 @@ class OAuth:
         form["resource"] = found.resource
         try:
             state.tokens = await request_tokens(
-                http, found.server, registration, form, key=self.signing_key, previous=tokens
+                http,
+                found.server,
+                registration,
+                form,
+                key=self.signing_key,
+                previous=tokens,
+                dpop=self._dpop_for(found.server),
             )
         except OAuthError as exc:
             log.info(
@@ -206,7 +240,9 @@ class OAuth:
             form = {"grant_type": "client_credentials", "resource": found.resource}
             if scopes:
                 form["scope"] = " ".join(scopes)
-            tokens = await request_tokens(http, server, registration, form, key=self.signing_key)
+            tokens = await request_tokens(
+                http, server, registration, form, key=self.signing_key, dpop=self._dpop_for(server)
+            )
         else:
             if self.authorizer is None:
                 raise NeedsLogin(self.server_url)
@@ -263,7 +299,9 @@ class OAuth:
             "code_verifier": pkce.verifier,
             "resource": found.resource,
         }
-        return await request_tokens(http, server, registration, form, key=self.signing_key)
+        return await request_tokens(
+            http, server, registration, form, key=self.signing_key, dpop=self._dpop_for(server)
+        )
 
 
 def _code_from(callback: str, state: str, server: AuthServer) -> str:

@@ -73,6 +73,8 @@ class ServerAuth:
     #: The scopes last asked for (a step-up asks for these and the new ones).
     scopes: tuple[str, ...] = ()
     registrations: dict[str, Registration] = field(default_factory=dict)
+    #: The private key (PEM) DPoP-bound tokens are bound to.
+    dpop_key: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -88,6 +90,7 @@ class ServerAuth:
                 issuer: Registration(**value)
                 for issuer, value in (data.get("registrations") or {}).items()
             },
+            dpop_key=data.get("dpop_key"),
         )
 
 

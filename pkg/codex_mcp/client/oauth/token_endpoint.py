@@ -14,6 +14,7 @@ from urllib.parse import quote
 import aiohttp
 
 from .discovery import AuthServer
+from .dpop import DpopKey
 from .errors import OAuthError
 from .store import Registration, Tokens
 
@@ -74,14 +75,26 @@ async def request_tokens(
     *,
     key: SigningKey | None = None,
     previous: Tokens | None = None,
+    dpop: DpopKey | None = None,
 ) -> Tokens:
+    """One grant. With `dpop`, the request carries a proof (and is sent once more with
+    the nonce the server asks for: RFC 9449 section 8)."""
     headers = {"Accept": "application/json", **authenticate(form, client, server, key)}
-    try:
-        async with http.post(server.token_endpoint, data=form, headers=headers) as resp:
-            body: Any = await resp.json(content_type=None)
-            status = resp.status
-    except (aiohttp.ClientError, ValueError) as exc:
-        raise OAuthError(f"{server.token_endpoint}: token request failed: {exc}") from exc
+    for _ in range(2):
+        if dpop is not None:
+            headers["DPoP"] = dpop.proof("POST", server.token_endpoint)
+        try:
+            async with http.post(server.token_endpoint, data=form, headers=headers) as resp:
+                body: Any = await resp.json(content_type=None)
+                status = resp.status
+                nonce = resp.headers.get("DPoP-Nonce")
+        except (aiohttp.ClientError, ValueError) as exc:
+            raise OAuthError(f"{server.token_endpoint}: token request failed: {exc}") from exc
+        asked_nonce = isinstance(body, dict) and body.get("error") == "use_dpop_nonce"
+        if not (
+            dpop is not None and asked_nonce and dpop.remember_nonce(server.token_endpoint, nonce)
+        ):
+            break
     if status >= 400 or not isinstance(body, dict) or "access_token" not in body:
         detail = (
             body.get("error_description") or body.get("error") if isinstance(body, dict) else body

@@ -147,6 +147,8 @@ class StreamableHttpTransport(Transport):
         headers = {**self.headers, "Accept": "application/json, text/event-stream"}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
+            if self.auth is not None:
+                headers.update(self.auth.proof_headers("POST", self.url))
         headers[VERSION_HEADER] = version
         method = message.get("method")
         if not isinstance(method, str):
@@ -172,10 +174,12 @@ class StreamableHttpTransport(Transport):
             self._listener.cancel()
             self._listener = None
 
-    def _headers(self, accept: str) -> dict[str, str]:
+    def _headers(self, accept: str, method: str = "POST") -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
+            if self.auth is not None:
+                headers.update(self.auth.proof_headers(method, self.url))
         if self._session_id is not None:
             headers[SESSION_HEADER] = self._session_id
         if self._protocol_version is not None:
@@ -191,14 +195,21 @@ class StreamableHttpTransport(Transport):
     async def send(self, message: JsonObject) -> None:
         http = self._client()
         challenged, step_ups = False, 0
+        nonces = 0
         while True:
             sent = await self._authorize(http)
             refused = await self._post(http, message)
             if refused is None:
                 return
             assert self.auth is not None  # only an authorizing transport is refused here
-            status, challenge = refused
-            if status == 401 and not challenged:
+            status, challenge, nonce = refused
+            if (
+                challenge.error == "use_dpop_nonce"
+                and nonces < 2
+                and self.auth.use_nonce(self.url, nonce)
+            ):
+                nonces += 1  # the same request with the nonce the server asked for
+            elif status == 401 and not challenged:
                 challenged = True
                 await self.auth.unauthorized(http, challenge, sent)
             elif status == 403 and step_ups < _MAX_STEP_UPS:
@@ -216,7 +227,7 @@ class StreamableHttpTransport(Transport):
 
     async def _post(
         self, http: aiohttp.ClientSession, message: JsonObject
-    ) -> tuple[int, Challenge] | None:
+    ) -> tuple[int, Challenge, str | None] | None:
         """POST one message and deliver its answer; with `auth`, a 401, or a 403 for
         lack of scope, is returned (with its challenge) instead."""
         modern = self._modern
@@ -233,7 +244,7 @@ class StreamableHttpTransport(Transport):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
                         await resp.read()
-                        return resp.status, challenge
+                        return resp.status, challenge, resp.headers.get("DPoP-Nonce")
                 if modern is not None and resp.status >= 400 and is_request:
                     body = await resp.read()
                     if self._delivered_error(body, message.get("id")):
@@ -298,7 +309,7 @@ class StreamableHttpTransport(Transport):
         misses = 0
         while position.last_id is not None and self._modern is None and misses < _MAX_RESUMES:
             await asyncio.sleep(position.retry)
-            headers = self._headers("text/event-stream")
+            headers = self._headers("text/event-stream", "GET")
             headers["Last-Event-ID"] = position.last_id
             position.fresh = False
             async with self._client().get(self.url, headers=headers) as resp:
@@ -338,7 +349,7 @@ class StreamableHttpTransport(Transport):
         last_event_id: str | None = None
         delay, failures = 1.0, 0
         while not self._closed and failures < 3:
-            headers = self._headers("text/event-stream")
+            headers = self._headers("text/event-stream", "GET")
             if last_event_id is not None:
                 headers["Last-Event-ID"] = last_event_id
             try:
@@ -374,7 +385,7 @@ class StreamableHttpTransport(Transport):
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                 async with self._http.delete(
                     self.url,
-                    headers=self._headers("application/json"),
+                    headers=self._headers("application/json", "DELETE"),
                     timeout=aiohttp.ClientTimeout(total=2.0),
                 ):
                     pass
