@@ -25,6 +25,7 @@ from .connections import (
     connection_cap,
     track_requests,
 )
+from .cors import Cors
 from .errors import busy_response
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
@@ -134,6 +135,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     if store.shared:
         store.on_fatal = fatal  # type: ignore[attr-defined]
     observe_app(app, core, manager, config)  # /metrics, the status page, refusals noted
+    if config.cors_origin:
+        Cors(config.cors_origin, guard).install(app)
     if guard.oauth is not None:
         app[RESOURCE_SERVER_KEY] = guard.oauth
         guard.oauth.add_routes(app)

@@ -121,6 +121,8 @@ class Guard:
         self._token_digests = [hashlib.sha256(t.encode()).digest() for t in config.bearer_tokens]
         #: OAuth access tokens (JWTs) beside the static tokens, when an issuer is set.
         self.oauth = ResourceServer(config) if config.oauth_issuer else None
+        #: Origins whose pages may call us (cors.py): their Origin passes here too.
+        self.cors_origins = {o.strip().lower().rstrip("/") for o in config.cors_origin}
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -177,6 +179,8 @@ class Guard:
     def _check_origin(self, origin: str, forwarded: Host | None) -> web.Response | None:
         normalized = origin.strip().lower().rstrip("/")
         if "*" in self.allowed_origins or normalized in self.allowed_origins:
+            return None
+        if normalized in self.cors_origins:  # the operator lets its pages call us
             return None
         match = _ORIGIN.fullmatch(normalized)
         host = parse_host(match[2]) if match is not None else None
