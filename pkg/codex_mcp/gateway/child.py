@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from codex_mcp.core.context import RequestContext
@@ -107,6 +107,8 @@ class Child:
         self.up_since: float | None = None
         #: Our requests to the child that are in flight -> the front request they serve.
         self.calls: dict[Hashable, RequestContext] = {}
+        #: How to end such a call for an input-required round of its 2026-07-28 front call.
+        self.interrupts: dict[Hashable, Callable[[BaseException], None]] = {}
         self.tools: list[ToolEntry] = []
         self.cache = cache
         #: The last good tool listing kept on disk (raw, and prepared): served while the

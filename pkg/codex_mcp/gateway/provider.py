@@ -29,6 +29,7 @@ from codex_mcp.core.provider import (
     UnknownTool,
 )
 from codex_mcp.core.ready import Ready
+from codex_mcp.core.rounds import InputRequired
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from . import relay
@@ -518,7 +519,14 @@ class GatewayProvider(Provider):
     ) -> JsonObject:
         if call is not None:
             _check_client_can(child, method, call.client_capabilities)
-            return await call.request(method, params)
+            try:
+                return await call.request(method, params)
+            except InputRequired as question:  # a 2026-07-28 front: asked by a round
+                relay.interrupt(child, call, question)
+                raise JsonRpcError(
+                    INTERNAL_ERROR,
+                    f"{method}: the client answers on a retry of its call, which asks again",
+                ) from None
         owner = child.owner
         session = self.sole_session() if owner is None else owner.session
         if session is None or session.closed:

@@ -13,6 +13,7 @@ that is down fails a call at once, with a retryable error while it restarts.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.inbound import Inbound
 from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from .errors import crashed_error, normalize_exception, normalize_rpc_error
@@ -42,14 +44,18 @@ def call_tool(
     child.activity += 1
     connection = child.connection
     if connection is None or child.call_timeout is not None or not child.is_stdio:
-        return _call_tool(child, tool, arguments, ctx, passthrough)
+        return request(
+            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
+        )
     session = connection.session
     answer = Deferred()
     calls = child.calls
+    interrupts = child.interrupts
     request_id: Any = None
 
     def answered(result: JsonObject | None, error: Exception | None) -> None:
         calls.pop(request_id, None)
+        interrupts.pop(request_id, None)
         if error is None:
             answer.resolve(normalize_result(result))
         elif isinstance(error, McpError):
@@ -60,8 +66,13 @@ def call_tool(
             answer.reject(error)
 
     def cancelled() -> None:  # the client cancelled its call: so do we, with the child
+        interrupts.pop(request_id, None)
         if calls.pop(request_id, None) is not None:
             session.abandon(request_id)
+
+    def abort(question: BaseException) -> None:  # an input-required round for the front
+        cancelled()
+        answer.reject(question)
 
     meta = ctx.meta
     options = None
@@ -80,41 +91,9 @@ def call_tool(
     # The answer cannot come before this: the request is written in a later loop turn.
     calls[request_id] = ctx
     answer.on_cancel = cancelled
+    if getattr(ctx, "rounds", None) is not None:  # a 2026-07-28 call that may need a round
+        interrupts[request_id] = abort
     return answer
-
-
-async def _call_tool(
-    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
-) -> JsonObject:
-    """tools/call, awaited: for a child that is starting, a per-call timeout, or HTTP
-    (whose client re-establishes an expired session); the result's snake-case fixed."""
-    connection = child.connection
-    if connection is None:
-        connection = await connection_for(child, tool)
-    session = connection.session
-    request_id = session.new_request_id()
-    calls = child.calls
-    calls[request_id] = ctx
-    options = CallOptions(
-        child.call_timeout,
-        None if ctx.progress_token is None else _progress_relay(ctx),
-        None if ctx.meta is None else _forwarded_meta(ctx.meta),
-        True,
-        None,
-        request_id,
-    )
-    try:
-        result = await session.request(
-            "tools/call", {"name": tool, "arguments": arguments}, options
-        )
-    except McpError as exc:
-        raise _rpc_error(child, exc, tool, passthrough) from None
-    except McpClientError as exc:
-        raise _client_error(child, exc, tool) from None
-    finally:
-        del calls[request_id]
-    fixed: JsonObject = normalize_result(result)
-    return fixed
 
 
 async def request(
@@ -123,30 +102,64 @@ async def request(
     params: JsonObject,
     ctx: RequestContext,
     passthrough: bool,
-    timeout: float | None = None,
+    tool: str | None = None,
 ) -> JsonObject:
-    """Any other request on the child's side of a front request (resources/read, ...)."""
+    """A request to the child on behalf of a front request, awaited: `tools/call` off the
+    hot path (a child that is starting, a per-call timeout, HTTP, whose client
+    re-establishes an expired session; its result's snake-case fixed), and the others
+    (resources/read, prompts/get, ...), bounded by the child's list timeout."""
     child.activity += 1
     connection = child.connection
     if connection is None:
-        connection = await connection_for(child, None)
+        connection = await connection_for(child, tool)
     session = connection.session
     request_id = session.new_request_id()
-    child.calls[request_id] = ctx
+    calls = child.calls
+    calls[request_id] = ctx
+    is_call = method == "tools/call"
     options = CallOptions(
-        timeout if timeout is not None else child.list_timeout,
+        child.call_timeout if is_call else child.list_timeout,
         None if ctx.progress_token is None else _progress_relay(ctx),
         None if ctx.meta is None else _forwarded_meta(ctx.meta),
         request_id=request_id,
     )
+    task = asyncio.current_task()
+    questions: list[BaseException] = []
+    if task is not None and getattr(ctx, "rounds", None) is not None:
+
+        def abort(question: BaseException) -> None:
+            questions.append(question)
+            task.cancel()
+
+        child.interrupts[request_id] = abort
     try:
-        return await session.request(method, params, options)
+        result = await session.request(method, params, options)
+    except asyncio.CancelledError:
+        if not questions or task is None:
+            raise
+        task.uncancel()
+        raise questions[0] from None
     except McpError as exc:
-        raise _rpc_error(child, exc, None, passthrough) from None
+        raise _rpc_error(child, exc, tool, passthrough) from None
     except McpClientError as exc:
-        raise _client_error(child, exc, None) from None
+        raise _client_error(child, exc, tool) from None
     finally:
-        child.calls.pop(request_id, None)
+        calls.pop(request_id, None)
+        child.interrupts.pop(request_id, None)
+    if is_call:
+        fixed: JsonObject = normalize_result(result)
+        return fixed
+    return result
+
+
+def interrupt(child: Child, call: RequestContext, question: BaseException) -> None:
+    """End the child's calls for the front request `call` with `question` (an input-required
+    round: the front's retry runs them again, and the child's question finds its answer)."""
+    for request_id, owner in list(child.calls.items()):
+        if owner is call:
+            abort = child.interrupts.pop(request_id, None)
+            if abort is not None:
+                abort(question)
 
 
 async def connection_for(child: Child, tool: str | None) -> Connection:
@@ -200,10 +213,12 @@ def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:
 
 
 def _forwarded_meta(meta: JsonObject) -> JsonObject | None:
-    """The front request's `_meta`, without its progress token (the child gets ours)."""
-    if "progressToken" not in meta:
+    """The front request's `_meta`, without its progress token (the child gets ours) and
+    without a 2026-07-28 envelope: the child speaks the era it was started in, and its
+    rounds, tasks and questions are ours to translate for the front client."""
+    if "progressToken" not in meta and ENVELOPE_KEYS.isdisjoint(meta):
         return meta
-    rest = {key: value for key, value in meta.items() if key != "progressToken"}
+    rest = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
     return rest or None
 
 
