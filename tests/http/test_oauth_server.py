@@ -5,20 +5,26 @@ all real processes on 127.0.0.1 (specs/oauth.md, "The server")."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import re
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
 import anyio
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 from codex_mcp.startup import StartupError
-from codex_mcp.transports.http import HttpConfig
+from codex_mcp.transports.http import HttpConfig, create_app
 from codex_mcp.transports.http.oauth import ResourceServer
-from http_helpers import JSON, call, init, open_session, text_of
+from http_helpers import JSON, build_test_server, call, init, open_session, text_of
 from http_process import ROOT, HttpProcess
 from oauth_helpers import AuthorizationServer
 
@@ -330,3 +336,51 @@ def test_oauth_settings_mistakes_stop_the_start_with_one_line() -> None:
     # Off loopback, the resource cannot be guessed from where the server listens.
     with pytest.raises(StartupError, match="--oauth-resource"):
         ResourceServer(HttpConfig(host="0.0.0.0", oauth_issuer="https://auth.example.com"))
+
+
+async def test_a_gateway_child_is_scoped_by_pattern_and_never_sees_the_callers_token(
+    authorization_server: AuthorizationServer, tmp_path: Path
+) -> None:
+    """The gateway over HTTP with OAuth, its child an HTTP MCP server that records the
+    Authorization header of every request it gets: `inner__*` needs `inner.use`, and the
+    caller's token reaches the child on no request."""
+    seen: list[str | None] = []
+
+    @web.middleware
+    async def record(request: web.Request, handler: Any) -> web.StreamResponse:
+        seen.append(request.headers.get("Authorization"))
+        return await handler(request)
+
+    child_app = create_app(build_test_server().core, HttpConfig())
+    child_app.middlewares.insert(0, record)
+    async with TestServer(child_app, host="127.0.0.1") as child:
+        config = tmp_path / ".mcp.json"
+        config.write_text(
+            json.dumps({"mcpServers": {"inner": {"url": str(child.make_url("/mcp"))}}})
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CODEX_MCP_")}
+        gateway = HttpProcess(
+            "--oauth-issuer",
+            authorization_server.issuer,
+            "--oauth-tool-scope",
+            "inner__*=inner.use",
+            env={**env, "CODEX_MCP_WRAPPER_CONFIG": str(config)},
+        )
+        try:
+            url = gateway.url
+            async with aiohttp.ClientSession() as http:
+                lacking = await authorization_server.token(audience=url, scope="mcp")
+                session = await open_session(http, url, Authorization=f"Bearer {lacking}")
+                message = call(3, "inner__echo", {"message": "via the gateway"})
+                async with http.post(url, json=message, headers=session) as reply:
+                    assert reply.status == 403
+                    assert challenge(reply)["scope"] == "inner.use mcp"
+                token = await authorization_server.token(audience=url, scope="inner.use")
+                session = await open_session(http, url, Authorization=f"Bearer {token}")
+                async with http.post(url, json=message, headers=session) as reply:
+                    assert reply.status == 200, await reply.text()
+                    assert text_of(await reply.json()) == "via the gateway"
+        finally:
+            gateway.stop()
+    assert seen, "the child was never called"
+    assert all(header is None for header in seen), seen  # no token at all, ours least
