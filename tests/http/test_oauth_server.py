@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -384,3 +385,28 @@ async def test_a_gateway_child_is_scoped_by_pattern_and_never_sees_the_callers_t
             gateway.stop()
     assert seen, "the child was never called"
     assert all(header is None for header in seen), seen  # no token at all, ours least
+
+
+async def test_an_unreachable_issuer_gets_503_not_401(
+    authorization_server: AuthorizationServer,
+) -> None:
+    """Tokens cannot be checked while the issuer's keys cannot be fetched: that is not the
+    client's fault (503, retry), and the log says why."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    server = HttpProcess("--oauth-issuer", f"http://127.0.0.1:{closed}")
+    try:
+        token = await authorization_server.token(audience=server.url)
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                server.url, json=init(), headers={**JSON, "Authorization": f"Bearer {token}"}
+            ) as reply,
+        ):
+            assert reply.status == 503
+            assert reply.headers["Retry-After"]
+            assert f"127.0.0.1:{closed}" in (await reply.json())["error"]["message"]
+        server.wait_for_line("cannot fetch the keys of http://127.0.0.1", timeout=10)
+    finally:
+        server.stop()

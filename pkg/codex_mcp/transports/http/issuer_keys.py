@@ -104,14 +104,10 @@ class IssuerKeys:
             self._fetching = asyncio.ensure_future(self._fetch())
         try:
             await asyncio.shield(self._fetching)
-        except IssuerUnreachable as error:
+        except IssuerUnreachable:
             if not self._jwks:
                 raise
-            log.warning(
-                "oauth: cannot refresh the keys of %s (%s); using those fetched before",
-                self.issuer,
-                error,
-            )
+            log.warning("oauth: using the keys of %s fetched before", self.issuer)
 
     async def _fetch(self) -> None:
         if self._session is None:
@@ -127,6 +123,7 @@ class IssuerKeys:
                 raise IssuerUnreachable(f"{jwks_uri} is not a JSON Web Key Set")
         except IssuerUnreachable as error:
             self._failure, self._failed_at = str(error), time.monotonic()
+            log.warning("oauth: cannot fetch the keys of %s: %s", self.issuer, error)
             raise
         self._jwks = {
             str(jwk.get("kid", "")): jwk
