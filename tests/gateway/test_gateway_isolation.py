@@ -24,6 +24,7 @@ from .gateway_helpers import (
     STATEFUL,
     alive,
     launch_http_gateway,
+    status,
     stdio,
     stop,
     until,
@@ -247,3 +248,23 @@ async def test_one_credential_gets_its_share_of_the_cap(serve: Any, tokens: str)
     finally:
         for client in [*a, b]:
             await client.aclose()
+
+
+async def test_a_reloaded_config_stops_removed_per_session_children_and_applies_its_caps(
+    serve: Any, tmp_path: Path
+) -> None:
+    echo = stdio(BROKEN, "--tools", "echo", per_session=True)
+    url, _ = serve({"a": echo, "b": echo}, gateway={"max_session_children": 4})
+    async with Client.http(url) as first, Client.http(url) as second:
+        assert (await first.call_tool("a__echo", {"message": "a"}, retries=0)).text == "a"
+        assert (await first.call_tool("b__echo", {"message": "b"}, retries=0)).text == "b"
+        before = await status(first)
+        write_config(tmp_path, {"b": echo}, gateway={"max_session_children": 1})
+        await until(lambda: not alive(before["a"]["pid"]), timeout=20)  # a is gone
+        assert (await first.call_tool("b__echo", {"message": "still"}, retries=0)).text == "still"
+        assert (await status(first))["b"]["pid"] == before["b"]["pid"]
+        first.invalidate_cache()
+        assert [tool.name for tool in await first.list_tools()] == ["b__echo", "gateway_status"]
+        with pytest.raises(McpError) as refused:  # the new cap: one child, first's
+            await second.call_tool("b__echo", {"message": "no room"}, retries=0)
+        assert "too many per-session child servers: 1 are running" in refused.value.message

@@ -190,7 +190,7 @@ class GatewayProvider(Provider):
             self._spawn(child.stop())
         self.config = config
         self.shared = shared
-        self.per_session.servers = [server for server in servers if server.per_session]
+        self.per_session.reconfigure(config, [server for server in servers if server.per_session])
         self._order = {server.name: index for index, server in enumerate(servers)}
         for child in started:
             if not child.server.lazy:

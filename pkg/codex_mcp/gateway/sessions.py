@@ -29,7 +29,7 @@ from codex_mcp.core.jsonrpc import JsonRpcError
 from codex_mcp.core.session import StatelessSession
 from codex_mcp.log_tags import session_label
 
-from .config_model import ServerConfig
+from .config_model import GatewayConfig, ServerConfig
 from .errors import limit_error
 from .naming import SEPARATOR, sanitize_name
 
@@ -97,8 +97,15 @@ class Owner:
 
 class SessionChildren:
     def __init__(self, gateway: GatewayProvider, servers: Sequence[ServerConfig]) -> None:
-        config = gateway.config
         self.gateway = gateway
+        #: Every per-session child alive now, across owners, and how many per principal.
+        self.live: set[Child] = set()
+        self.per_principal: Counter[str | None] = Counter()
+        #: 2026-07-28 callers' owners, by principal.
+        self.principals: dict[str | None, Owner] = {}
+        self._configure(gateway.config, servers)
+
+    def _configure(self, config: GatewayConfig, servers: Sequence[ServerConfig]) -> None:
         self.servers = list(servers)
         # Unset, neither keeps one client from its whole set (stdio has one client).
         self.limit = config.max_session_children or max(
@@ -108,11 +115,19 @@ class SessionChildren:
             len(self.servers), self.limit // 2, 1
         )
         self.idle = config.principal_idle_sec or DEFAULT_PRINCIPAL_IDLE_SEC
-        #: Every per-session child alive now, across owners, and how many per principal.
-        self.live: set[Child] = set()
-        self.per_principal: Counter[str | None] = Counter()
-        #: 2026-07-28 callers' owners, by principal.
-        self.principals: dict[str | None, Owner] = {}
+
+    def reconfigure(self, config: GatewayConfig, servers: Sequence[ServerConfig]) -> None:
+        """A reloaded config: its servers and caps from now on; the children of a server it
+        no longer has stop (those of a changed one keep their entry until their owner ends)."""
+        self._configure(config, servers)
+        names = {server.name for server in servers}
+        for child in list(self.live):
+            owner = child.owner
+            if child.name not in names and owner is not None:
+                if owner.children.get(child.name) is child:
+                    del owner.children[child.name]
+                owner.catalog = None
+                self.gateway._spawn(self._stop(child, owner))
 
     def owner(self, session: ServerSession, *, create: bool = True) -> Owner | None:
         """Whose children `session`'s requests use (made with `create`); a modern caller's
