@@ -22,6 +22,8 @@ import anyio
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from codex_mcp.client import Client
+from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
 from codex_mcp.startup import StartupError
 from codex_mcp.transports.http import HttpConfig, create_app
 from codex_mcp.transports.http.oauth import ResourceServer
@@ -410,3 +412,64 @@ async def test_an_unreachable_issuer_gets_503_not_401(
         server.wait_for_line("cannot fetch the keys of http://127.0.0.1", timeout=10)
     finally:
         server.stop()
+
+
+class ReadRedirect:
+    """Our client's Authorizer playing the user's browser (the mock approves at once)."""
+
+    redirect_uri = CALLBACK
+
+    def __init__(self) -> None:
+        self.visited: list[str] = []
+
+    async def authorize(self, url: str) -> str:
+        self.visited.append(url)
+        async with aiohttp.ClientSession() as http, http.get(url, allow_redirects=False) as page:
+            return page.headers["Location"]
+
+
+async def test_our_client_logs_in_steps_up_and_the_gateway_uses_its_login(
+    resource_server: HttpProcess, authorization_server: AuthorizationServer, tmp_path: Path
+) -> None:
+    """Our own client (codex_mcp.client.oauth) against the same resource server and real
+    authorization server: the flow, then a step-up for echo's scope; then the gateway, its
+    child being that server, calls through with the login the client kept."""
+    url = resource_server.url
+    browser = ReadRedirect()
+    store = TokenStore(tmp_path / "oauth")
+    auth = OAuth(store=store, profile=ClientProfile(client_id="codex-mcp-test"), authorizer=browser)
+    async with Client.http(url, auth=auth) as client:
+        assert "echo" in [tool.name for tool in await client.list_tools()]
+        assert (await client.call_tool("echo", {"message": "ours"})).text == "ours"
+    first, second = (parse_qs(urlsplit(visit).query) for visit in browser.visited)
+    assert first["resource"] == [url] and first["scope"] == ["mcp"]
+    assert set(second["scope"][0].split()) == {"mcp", "echo.use"}
+
+    config = tmp_path / ".mcp.json"
+    child = {"url": url, "oauth": {"client_id": "codex-mcp-test"}}
+    config.write_text(json.dumps({"mcpServers": {"rs": child}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEX_MCP_")}
+    gateway = HttpProcess(
+        env={
+            **env,
+            "CODEX_MCP_WRAPPER_CONFIG": str(config),
+            "CODEX_MCP_OAUTH_DIR": str(store.directory),
+        }
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            session = await open_session(http, gateway.url)
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            deadline = time.monotonic() + 30
+            while True:  # the child starts in the background
+                async with http.post(gateway.url, json=listing, headers=session) as reply:
+                    names = [tool["name"] for tool in (await reply.json())["result"]["tools"]]
+                if "rs__echo" in names:
+                    break
+                assert time.monotonic() < deadline, names
+                await asyncio.sleep(0.2)
+            message = call(3, "rs__echo", {"message": "through the gateway"})
+            async with http.post(gateway.url, json=message, headers=session) as reply:
+                assert text_of(await reply.json()) == "through the gateway"
+    finally:
+        gateway.stop()
