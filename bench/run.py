@@ -15,36 +15,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import platform
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
+from harness import BENCH, ECHO, PY, ROOT, http_server, median_of
 from scale_cases import scale_cases
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-PY = sys.executable
 SDK_PY = str(BENCH / ".venv-sdk/bin/python")
 FASTMCP_PY = str(BENCH / ".venv-fastmcp/bin/python")
 NODE_SDK = BENCH / ".node-sdk"
 EXAMPLES = str(ROOT / "examples/everything_server.py")
-ECHO = {"name": "echo", "arguments": {"message": "hello world"}}
 BLOB = {"name": "blob", "arguments": {"size": 1_000_000}}
 
 
@@ -162,57 +154,6 @@ def install_peers() -> None:
         )
     # Node resolves the SDK from the script's own directory.
     shutil.copy(BENCH / "peers/ts_echo.mjs", NODE_SDK / "ts_echo.mjs")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def http_server(command: list[str], env: dict[str, str]) -> Iterator[tuple[str, int, float]]:
-    """Start an HTTP server; yields (url, pid, seconds until it answered initialize)."""
-    port = free_port()
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [c.replace("{port}", str(port)) for c in command],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        cold = asyncio.run(_wait_ready(url, process, started))
-        yield url, process.pid, cold
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
-async def _wait_ready(url: str, process: subprocess.Popen[bytes], started: float) -> float:
-    async with aiohttp.ClientSession() as http:
-        for _ in range(600):
-            if process.poll() is not None:
-                raise RuntimeError(f"exited with {process.returncode}")
-            with contextlib.suppress(aiohttp.ClientError, OSError):
-                session = http_load.HttpSession(http, url)
-                await session.open()
-                return time.perf_counter() - started
-            await asyncio.sleep(0.02)
-    raise RuntimeError("did not answer within 12 s")
-
-
-def median_of(runs: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    results = [measure() for _ in range(runs)]
-    merged: dict[str, Any] = {}
-    for key in results[0]:
-        values = [r[key] for r in results if isinstance(r.get(key), int | float)]
-        merged[key] = statistics.median(values) if values else results[0][key]
-    return merged
 
 
 def env_with(server: Server | None = None, **extra: str) -> dict[str, str]:
@@ -395,9 +336,7 @@ def main() -> int:
         report["cases"]["progress over SSE"] = {"codex-mcp": progress}
         print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
 
-    for label, rows in scale_cases(
-        chosen, runs=runs, calls=calls, cap=cap, http_server=http_server, median_of=median_of
-    ):
+    for label, rows in scale_cases(chosen, runs=runs, calls=calls, cap=cap):
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
 

@@ -18,19 +18,10 @@ from typing import Any
 import aiohttp
 from codex_mcp.bench import http_load
 from codex_mcp.bench.stats import percentile
+from harness import ECHO, PY, ROOT, free_port, http_server, median_of
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-PY = sys.executable
 HTTP = [PY, str(ROOT / "cmd/http"), "--port", "{port}", "--log-level", "warning"]
-ECHO = {"name": "echo", "arguments": {"message": "hello world"}}
 Rows = list[tuple[str, dict[str, Any]]]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -42,7 +33,7 @@ def redis_server() -> Iterator[str | None]:
     if binary is None:
         yield None
         return
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -78,8 +69,6 @@ def scale_cases(
     runs: int,
     calls: int,
     cap: float,
-    http_server: Any,
-    median_of: Any,
 ) -> Iterator[tuple[str, Rows]]:
     workers_label = "HTTP echo, workers and Redis"
     trip_label = "Redis round trip"
@@ -90,12 +79,12 @@ def scale_cases(
             print("  redis-server not installed: the scale cases are skipped", file=sys.stderr)
             return
         if chosen(workers_label):
-            yield workers_label, _workers(url, runs, calls, cap, http_server, median_of)
+            yield workers_label, _workers(url, runs, calls, cap)
         if chosen(trip_label):
-            yield trip_label, [("codex-mcp", asyncio.run(_round_trip(url, http_server)))]
+            yield trip_label, [("codex-mcp", asyncio.run(_round_trip(url)))]
 
 
-def _workers(url: str, runs: int, calls: int, cap: float, http_server: Any, median_of: Any) -> Rows:
+def _workers(url: str, runs: int, calls: int, cap: float) -> Rows:
     setups = [
         ("1 worker, in memory", HTTP),
         ("1 worker, Redis", [*HTTP, "--redis-url", url]),
@@ -127,7 +116,7 @@ def _workers(url: str, runs: int, calls: int, cap: float, http_server: Any, medi
     return rows
 
 
-async def _round_trip(url: str, http_server: Any) -> dict[str, Any]:
+async def _round_trip(url: str) -> dict[str, Any]:
     """A Redis round trip (PING, and the HGETALL that loads a session), and what loading
     a session costs the first call a replica serves of it, next to a call on a session
     it already holds."""
@@ -147,7 +136,7 @@ async def _round_trip(url: str, http_server: Any) -> dict[str, Any]:
             loads.append(time.perf_counter() - started)
     finally:
         await client.aclose()
-    first, cached = await asyncio.to_thread(_first_and_cached, url, http_server)
+    first, cached = await asyncio.to_thread(_first_and_cached, url)
     return {
         "redis_ping_us_p50": percentile(pings, 0.5) * 1e6,
         "session_load_us_p50": percentile(loads, 0.5) * 1e6,
@@ -156,7 +145,7 @@ async def _round_trip(url: str, http_server: Any) -> dict[str, Any]:
     }
 
 
-def _first_and_cached(url: str, http_server: Any) -> tuple[list[float], list[float]]:
+def _first_and_cached(url: str) -> tuple[list[float], list[float]]:
     command = [*HTTP, "--redis-url", url]
     with http_server(command, None) as (a, _, _), http_server(command, None) as (b, _, _):
         return asyncio.run(_time_first_calls(a, b))
