@@ -65,6 +65,21 @@ end
 """
 
 
+# KEYS: the session's hash, events, counter; the live set; the bus.
+# ARGV: the session id, our key prefix, the bus message.
+_DELETE: Final = """
+local subs = redis.call('HGET', KEYS[1], 'subs')
+if subs then
+  for _, uri in ipairs(cjson.decode(subs)) do
+    redis.call('SREM', ARGV[2] .. 'sub:' .. uri, ARGV[1])
+  end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('PUBLISH', KEYS[5], ARGV[3])
+"""
+
+
 class RedisStore:
     """The SessionStore of replicas that share sessions through Redis."""
 
@@ -113,6 +128,7 @@ class RedisStore:
         self._handlers: ClusterHandlers | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._node_listeners: list[Any] = []
+        self._delete = self.redis.register_script(_DELETE)
         #: Sessions this replica asked the others about, after Redis came back.
         self._wanted: dict[str, asyncio.Future[SessionRecord]] = {}
         self._asking_until = 0.0
@@ -267,36 +283,35 @@ class RedisStore:
             if self._wanted.get(session_id) is wanted:
                 del self._wanted[session_id]
 
-    async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None:
-        """Store the record and tell the other replicas (their copies follow it)."""
+    async def save(
+        self, session_id: str, record: SessionRecord, ttl: float, unsubscribed: list[str]
+    ) -> None:
+        """Store the record (and forget the subscriptions it dropped), and tell the other
+        replicas (their copies follow it): one round trip."""
         seconds = max(1, int(ttl))
         key = key_of("s", session_id)
+        fields = fields_of(record)
         pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(key, mapping=dict(fields_of(record)))  # type: ignore[arg-type]
+        pipe.hset(key, mapping=dict(fields))  # type: ignore[arg-type]
         pipe.expire(key, seconds)
         if record.initialized:
             pipe.zadd(PREFIX + "live", {session_id: time.time()})
         for uri in record.subscriptions:
             pipe.sadd(key_of("sub", uri), session_id)
-        state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
+        for uri in unsubscribed:
+            pipe.srem(key_of("sub", uri), session_id)
+        state = {"t": "state", "s": session_id, "o": self.node, "r": fields}
         pipe.publish(BUS, orjson.dumps(state))
         await self._call(pipe.execute())
 
-    async def unsubscribed(self, session_id: str, uris: list[str]) -> None:
-        pipe = self.redis.pipeline(transaction=False)
-        for uri in uris:
-            pipe.srem(key_of("sub", uri), session_id)
-        await self._call(pipe.execute())
-
     async def delete(self, session_id: str) -> None:
-        record = await self.load(session_id)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.delete(key_of("s", session_id), key_of("e", session_id), key_of("q", session_id))
-        pipe.zrem(PREFIX + "live", session_id)
-        for uri in record.subscriptions if record else ():
-            pipe.srem(key_of("sub", uri), session_id)
-        pipe.publish(BUS, orjson.dumps({"t": "end", "s": session_id, "o": self.node}))
-        await self._call(pipe.execute())
+        """End the session in Redis, its subscriptions included, in one script (the
+        record is not loaded here to learn them), and tell every replica."""
+        end = orjson.dumps({"t": "end", "s": session_id, "o": self.node})
+        keys = [key_of(kind, session_id) for kind in ("s", "e", "q")]
+        await self._call(
+            self._delete(keys=[*keys, PREFIX + "live", BUS], args=[session_id, PREFIX, end])
+        )
 
     def touch(self, session_id: str, ttl: float, initialized: bool) -> None:
         seconds = max(1, int(ttl))

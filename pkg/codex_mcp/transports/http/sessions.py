@@ -158,9 +158,7 @@ class HttpSession:
         record = self.record()
         gone = self._saved_subscriptions - set(record.subscriptions)
         self._saved_subscriptions = set(record.subscriptions)
-        await store.save(self.id, record, self.ttl)
-        if gone:
-            await store.unsubscribed(self.id, sorted(gone))
+        await store.save(self.id, record, self.ttl, sorted(gone))
 
     async def flush(self) -> None:
         """Wait for the state to be saved (raises StoreUnavailable if it cannot be)."""

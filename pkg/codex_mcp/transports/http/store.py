@@ -110,9 +110,10 @@ class SessionStore(Protocol):
 
     async def load(self, session_id: str) -> SessionRecord | None: ...
 
-    async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None: ...
-
-    async def unsubscribed(self, session_id: str, uris: list[str]) -> None: ...
+    async def save(
+        self, session_id: str, record: SessionRecord, ttl: float, unsubscribed: list[str]
+    ) -> None:
+        """Store the session's state; `unsubscribed`: subscriptions it no longer has."""
 
     async def delete(self, session_id: str) -> None: ...
 
@@ -160,10 +161,9 @@ class MemoryStore:
     async def load(self, session_id: str) -> SessionRecord | None:
         return None
 
-    async def save(self, session_id: str, record: SessionRecord, ttl: float) -> None:
-        pass
-
-    async def unsubscribed(self, session_id: str, uris: list[str]) -> None:
+    async def save(
+        self, session_id: str, record: SessionRecord, ttl: float, unsubscribed: list[str]
+    ) -> None:
         pass
 
     async def delete(self, session_id: str) -> None:

@@ -27,7 +27,6 @@ from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
     accepts,
-    find_session,
     is_request,
     locate_session,
     read_body,
@@ -88,9 +87,8 @@ class StreamableHttp:
             except Refused as exc:
                 return busy_response(exc.status, str(exc), _id_of(message))
         else:
-            found = find_session(self.manager, request, session_id)
-            if type(found) is web.Response and self.manager.shared:
-                found = await locate_session(self.manager, request, session_id)  # another replica's
+            # This process's session, or (replicas) one another replica created.
+            found = await locate_session(self.manager, request, session_id)
             if isinstance(found, web.Response):
                 return found
             session = found

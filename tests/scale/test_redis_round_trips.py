@@ -1,0 +1,69 @@
+"""What replicas ask of Redis, counted by Redis itself (INFO commandstats): events are
+appended with EVALSHA and no SCRIPT EXISTS per pipeline (a Redis that lost the script gets
+it again), and ending a session does not load it first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import redis.asyncio as redis
+from http_helpers import SSE_ONLY, call, open_session
+from scale_setup import RedisServer, Replicas
+from test_shared_sessions import JSON_ONLY, data_events, log_data, post
+
+
+async def commands(client: Any) -> dict[str, int]:
+    stats = await client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+
+
+async def test_events_use_evalsha_and_survive_a_flushed_script_cache(
+    replicas: Replicas, redis_server: RedisServer
+) -> None:
+    (a,) = replicas(1)
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        async with aiohttp.ClientSession() as http:
+            session = await open_session(http, a.url)
+            json_only = {**session, **JSON_ONLY}
+            async with http.get(a.url, headers={**session, **SSE_ONLY}) as stream:
+                await post(http, a.url, call(2, "emit", {"count": 3, "tag": "a"}), json_only)
+                assert [log_data(e) for e in await data_events(stream, 3)] == ["a-1", "a-2", "a-3"]
+                await client.script_flush()  # as a restarted Redis would have it
+                await post(http, a.url, call(3, "emit", {"count": 2, "tag": "b"}), json_only)
+                assert [log_data(e) for e in await data_events(stream, 2)] == ["b-1", "b-2"]
+        counted = await commands(client)
+        assert counted.get("script|exists", 0) == 0, counted
+        assert counted.get("evalsha", 0) >= 5
+    finally:
+        await client.aclose()
+
+
+async def test_ending_a_session_does_not_load_it_and_forgets_its_subscriptions(
+    replicas: Replicas, redis_server: RedisServer
+) -> None:
+    a, b = replicas(2)
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        async with aiohttp.ClientSession() as http:
+            session = await open_session(http, a.url)
+            sid = session["Mcp-Session-Id"]
+            for index, uri in enumerate(("note://x", "note://y")):
+                subscribe = {"jsonrpc": "2.0", "id": 10 + index, "method": "resources/subscribe"}
+                subscribe["params"] = {"uri": uri}
+                assert (await post(http, a.url, subscribe, session))[0] == 200
+            unsubscribe = {"jsonrpc": "2.0", "id": 12, "method": "resources/unsubscribe"}
+            unsubscribe["params"] = {"uri": "note://x"}
+            assert (await post(http, b.url, unsubscribe, session))[0] == 200
+            assert await client.smembers("codex-mcp:sub:note://x") == set()
+            assert await client.smembers("codex-mcp:sub:note://y") == {sid.encode()}
+            before = await commands(client)
+            async with http.delete(a.url, headers=session) as response:
+                assert response.status == 200
+            after = await commands(client)
+        assert after.get("hgetall", 0) == before.get("hgetall", 0)
+        assert await client.smembers("codex-mcp:sub:note://y") == set()
+        assert await client.exists(f"codex-mcp:s:{sid}") == 0
+    finally:
+        await client.aclose()
