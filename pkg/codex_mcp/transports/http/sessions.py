@@ -21,7 +21,7 @@ from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...core.tasks import TaskStore
 from ...log_tags import session_label
-from .store import OPENED, SessionRecord, SessionStore
+from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
 log = logging.getLogger("codex_mcp.http")
@@ -109,6 +109,8 @@ class HttpSession:
         #: The save of a state change, awaited before the next answer goes out (the
         #: client's next request may reach another replica, which must find it).
         self.saving: asyncio.Future[None] | None = None
+        #: Standalone events appended to the store since the last flush.
+        self.unstored = False
         if self.store is not None:
             self.ttl = ttl
             self._touched = self.last_seen
@@ -160,8 +162,19 @@ class HttpSession:
         self._saved_subscriptions = set(record.subscriptions)
         await store.save(self.id, record, self.ttl, sorted(gone))
 
+    @property
+    def unflushed(self) -> bool:
+        """A state change or standalone events not yet known to be stored."""
+        return self.saving is not None or self.unstored
+
     async def flush(self) -> None:
-        """Wait for the state to be saved (raises StoreUnavailable if it cannot be)."""
+        """Wait for the state to be saved (raises StoreUnavailable if it cannot be), and
+        for the standalone events sent so far to be stored: an answer never overtakes
+        what its call sent before it, whichever replica the client asks next."""
+        if self.unstored and self.store is not None:
+            self.unstored = False
+            with contextlib.suppress(StoreUnavailable):  # lost, and logged: still answer
+                await self.store.written()
         saving = self.saving
         if saving is not None:
             try:
@@ -199,6 +212,7 @@ class HttpSession:
             if self.store is not None:
                 # Numbered by the store: every replica of the session writes to this stream.
                 self.store.append(self.id, STANDALONE, 0, data, False)  # type: ignore[arg-type]
+                self.unstored = True
                 return
         self.streams.push(stream, data, is_final)
         if is_final:

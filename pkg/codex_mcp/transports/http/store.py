@@ -123,6 +123,9 @@ class SessionStore(Protocol):
         """Keep one event, after every event this replica appended before it (seq 0: the
         store numbers it: the standalone stream, which every replica writes to)."""
 
+    async def written(self) -> None:
+        """Wait until every event appended so far is stored (raises StoreUnavailable)."""
+
     async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
         """Every stored event of the session, oldest first, and the standalone stream's
         last seq."""
@@ -173,6 +176,9 @@ class MemoryStore:
         pass
 
     def append(self, session_id: str, stream: str, seq: int, data: bytes, final: bool) -> None:
+        pass
+
+    async def written(self) -> None:
         pass
 
     async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:

@@ -162,7 +162,7 @@ class StreamableHttp:
                     response = await self._open_sse(request, session, stream, headers, request_id)
                 await response.write(sse.KEEPALIVE)
                 first = await queue.get()
-            if session.saving is not None:
+            if session.unflushed:
                 await session.flush()  # the next request may reach another replica
             if first is None and response is None:
                 if not session.core_session.closed:
@@ -255,7 +255,7 @@ class StreamableHttp:
         try:
             if not session.core_session.receive(message, exchange):
                 session.nothing_to_send(exchange)
-                if session.saving is not None:
+                if session.unflushed:
                     await session.flush()
                 return web.Response(status=202, headers=headers)
             item = await queue.get()
