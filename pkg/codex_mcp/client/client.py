@@ -33,6 +33,7 @@ from .errors import McpClientError, McpError, is_retryable
 from .modern import ModernEra, modern_capabilities
 from .modern_features import ModernFeatures
 from .naming import qualify_tool_name
+from .paging import every_page, page_of
 from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
 from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
@@ -486,24 +487,12 @@ class Client(ModernFeatures):
         raw = await self.session.request(
             method, {"cursor": cursor} if cursor else None, timeout=timeout
         )
-        return _page(raw, key)
+        return page_of(raw, key)
 
     async def _list_all(
         self, method: str, key: str, cursor: str | None, timeout: float | None
     ) -> Page[JsonObject]:
-        items: list[JsonObject] = []
-        seen: set[str] = set()
-        raw: JsonObject = {}
-        while True:
-            raw = await self.session.request(
-                method, {"cursor": cursor} if cursor else None, timeout=timeout
-            )
-            page = _page(raw, key)
-            items.extend(page.items)
-            cursor = page.next_cursor
-            if not cursor or cursor in seen:  # a server repeating a cursor would loop forever
-                return Page(items, None, raw)
-            seen.add(cursor)
+        return await every_page(self.session, method, key, cursor, timeout)
 
     # -- roots and notifications -------------------------------------------------
     def _list_roots(self, _params: JsonObject) -> JsonObject:
@@ -526,13 +515,3 @@ class Client(ModernFeatures):
 def _needs_tool_headers(exc: Exception) -> bool:
     """A modern HTTP server refused a call whose Mcp-Param headers we could not know."""
     return isinstance(exc, McpError) and exc.code == HEADER_MISMATCH and exc.method == "tools/call"
-
-
-def _page(raw: JsonObject, key: str) -> Page[JsonObject]:
-    items = raw.get(key)
-    cursor = raw.get("nextCursor")
-    return Page(
-        [i for i in items if isinstance(i, dict)] if isinstance(items, list) else [],
-        cursor if isinstance(cursor, str) and cursor else None,
-        raw,
-    )

@@ -58,7 +58,16 @@ def prepare_tools(server: ServerConfig, tools: Sequence[JsonObject]) -> list[Too
     return entries
 
 
+#: The definition last checked per (server, tool): a listing that did not change a tool
+#: does not pay for Codex's view of its schema again.
+_checked: dict[tuple[str, str], JsonObject] = {}
+
+
 def _warn_about_codex(server: ServerConfig, name: str, definition: JsonObject) -> None:
+    key = (server.name, name)
+    if _checked.get(key) == definition:
+        return
+    _checked[key] = definition
     seen = codex_parameters(definition.get("inputSchema"), server.repair.schema_max_bytes)
     if seen.rejected:
         log.warning("%s: Codex will skip tool %r: %s", server.name, name, seen.rejected)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from codex_mcp import __version__
 from codex_mcp.client.errors import ConnectionClosed
+from codex_mcp.client.paging import every_page
 from codex_mcp.client.session import ClientSession, RequestHandler
 from codex_mcp.client.transports.base import Transport
 from codex_mcp.client.transports.stdio import StdioTransport
@@ -84,22 +85,9 @@ class Connection:
         return self.transport.stderr_tail if isinstance(self.transport, StdioTransport) else ""
 
     async def list_all(self, method: str, key: str, timeout: float) -> list[JsonObject]:
-        """Every page of one listing (a cursor seen twice ends it)."""
-        items: list[JsonObject] = []
-        cursor: Any = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            page = await self.session.request(
-                method, {"cursor": cursor} if cursor else None, timeout=timeout
-            )
-            found = page.get(key)
-            if isinstance(found, list):
-                items += [item for item in found if isinstance(item, dict)]
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor or cursor in seen:
-                break
-            seen.add(cursor)
-        return items
+        """Every page of one listing (a cursor seen twice, or the hundredth page, ends it)."""
+        page = await every_page(self.session, method, key, timeout=timeout, max_pages=_MAX_PAGES)
+        return page.items
 
     async def close(self) -> None:
         """Stop the child: its session, its process (stdin closed, SIGTERM, SIGKILL), and

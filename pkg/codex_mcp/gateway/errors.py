@@ -243,10 +243,16 @@ def limit_error(
 
 
 def normalize_exception(
-    exc: BaseException, *, server: str, tool: str | None = None, command: str | None = None
+    exc: BaseException,
+    *,
+    server: str,
+    tool: str | None = None,
+    command: str | None = None,
+    passthrough: bool = False,
 ) -> dict[str, Any]:
     """An exception from the library's client (McpError, SpawnError, ConnectionClosed,
-    RequestTimeout, TransportError) or an OSError from starting a child."""
+    RequestTimeout, TransportError) or an OSError from starting a child. `passthrough`
+    keeps a child's own JSON-RPC error as it is (WRAPPER_ERROR_PASSTHROUGH)."""
     # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
     # gateway config must not pay at startup just for importing this package.
     from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
@@ -257,7 +263,7 @@ def normalize_exception(
         error = {"code": exc.code, "message": exc.message}
         if exc.data is not None:
             error["data"] = exc.data
-        return normalize_rpc_error(error, server=server, tool=tool)
+        return normalize_rpc_error(error, server=server, tool=tool, passthrough=passthrough)
     if isinstance(exc, SpawnError | FileNotFoundError | PermissionError) or (
         isinstance(exc, OSError) and command
     ):

@@ -18,24 +18,15 @@ second backend appears. We name tools so Codex never has to touch them:
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+# Codex's own rules (characters, hash suffix), so our names are ones it keeps as they are.
+from .codex.names import hash_suffix, sanitize
+
 SEPARATOR = "__"
+sanitize_name = sanitize
 MAX_NAME_LENGTH = 64
-HASH_LENGTH = 12
-_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
-
-
-def sanitize_name(name: str) -> str:
-    """Every character outside [A-Za-z0-9_] becomes `_` (as Codex does); empty becomes `_`."""
-    return _UNSAFE.sub("_", name) or "_"
-
-
-def hash_suffix(identity: str) -> str:
-    return "_" + hashlib.sha1(identity.encode()).hexdigest()[:HASH_LENGTH]
 
 
 def _identity(server: str, tool: str) -> str:

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from codex_mcp.client.errors import McpClientError, McpError
+from codex_mcp.client.errors import McpClientError
 from codex_mcp.client.session import RequestHandler
 from codex_mcp.core.calls import PROGRESS, CallOptions
 from codex_mcp.core.context import RequestContext
@@ -27,7 +27,7 @@ from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
-from .errors import crashed_error, normalize_exception, normalize_rpc_error
+from .errors import crashed_error, normalize_exception
 from .repair import normalize_result
 
 if TYPE_CHECKING:
@@ -58,10 +58,8 @@ def call_tool(
         interrupts.pop(request_id, None)
         if error is None:
             answer.resolve(normalize_result(result))
-        elif isinstance(error, McpError):
-            answer.reject(_rpc_error(child, error, tool, passthrough))
         elif isinstance(error, McpClientError):
-            answer.reject(_client_error(child, error, tool))
+            answer.reject(_error(child, error, tool, passthrough))
         else:
             answer.reject(error)
 
@@ -87,7 +85,7 @@ def call_tool(
             "tools/call", {"name": tool, "arguments": arguments}, answered, options
         )
     except McpClientError as exc:
-        raise _client_error(child, exc, tool) from None
+        raise _error(child, exc, tool, passthrough) from None
     # The answer cannot come before this: the request is written in a later loop turn.
     calls[request_id] = ctx
     answer.on_cancel = cancelled
@@ -139,10 +137,8 @@ async def request(
             raise
         task.uncancel()
         raise questions[0] from None
-    except McpError as exc:
-        raise _rpc_error(child, exc, tool, passthrough) from None
     except McpClientError as exc:
-        raise _client_error(child, exc, tool) from None
+        raise _error(child, exc, tool, passthrough) from None
     finally:
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
@@ -189,17 +185,10 @@ def unavailable(child: Child, tool: str | None) -> JsonRpcError:
     return JsonRpcError(error["code"], error["message"], error["data"])
 
 
-def _rpc_error(child: Child, exc: McpError, tool: str | None, passthrough: bool) -> JsonRpcError:
-    original: JsonObject = {"code": exc.code, "message": exc.message}
-    if exc.data is not None:
-        original["data"] = exc.data
-    error = normalize_rpc_error(original, server=child.name, tool=tool, passthrough=passthrough)
+def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> JsonRpcError:
+    """The client's exception as the error the front client gets (errors.py)."""
+    error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
     return JsonRpcError(error["code"], error["message"], error.get("data"))
-
-
-def _client_error(child: Child, exc: McpClientError, tool: str | None) -> JsonRpcError:
-    error = normalize_exception(exc, server=child.name, tool=tool)
-    return JsonRpcError(error["code"], error["message"], error["data"])
 
 
 def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:

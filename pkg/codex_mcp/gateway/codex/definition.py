@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..config_values import json_kind
+from ..repair import ANNOTATION_FIELDS
 
-_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_HINTS = tuple(ANNOTATION_FIELDS.values())
 
 
 def definition_problems(tool: Any) -> list[str]:

@@ -31,10 +31,12 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 def sanitize(name: str) -> str:
+    """Every character outside [A-Za-z0-9_] becomes `_`; empty becomes `_`."""
     return _UNSAFE.sub("_", name) or "_"
 
 
-def _suffix(identity: str) -> str:
+def hash_suffix(identity: str) -> str:
+    """`_` and the first 12 hex of the SHA-1 of `identity`: how Codex tells names apart."""
     return "_" + hashlib.sha1(identity.encode()).hexdigest()[:HASH_LENGTH]
 
 
@@ -117,9 +119,9 @@ def _hash_collisions(
             target = keys[-1]
             value = c[target]
             if target == "namespace" and value.endswith(DELIMITER):
-                c[target] = value[: -len(DELIMITER)] + _suffix(c[identity_key]) + DELIMITER
+                c[target] = value[: -len(DELIMITER)] + hash_suffix(c[identity_key]) + DELIMITER
             else:
-                c[target] = value + _suffix(c[identity_key])
+                c[target] = value + hash_suffix(c[identity_key])
             changes[c["identity"]].append(label)
 
 
@@ -134,7 +136,7 @@ def _fit(namespace: str, name: str, identity: str, used: set[str]) -> tuple[str,
     attempt = 0
     while True:
         hash_input = identity if attempt == 0 else f"{identity}\0{attempt}"
-        suffix = _suffix(hash_input)
+        suffix = hash_suffix(hash_input)
         room = MAX_TOOL_NAME_LENGTH - len(namespace) - reserved
         if room >= len(suffix):
             fitted = (namespace, name[: room - len(suffix)] + suffix)

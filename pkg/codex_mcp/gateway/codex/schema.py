@@ -31,7 +31,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_MAX_BYTES = 5000
+from ..config_model import CODEX_SCHEMA_MAX_BYTES
+
+SCHEMA_MAX_BYTES = CODEX_SCHEMA_MAX_BYTES
 _PRIMITIVES = ("string", "number", "boolean", "integer", "object", "array", "null")
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")
