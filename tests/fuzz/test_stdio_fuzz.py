@@ -180,6 +180,8 @@ def run_stdio_fuzz(
             },
         )
         peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if ASK in kinds:
+            answer_one_elicitation(peer)
         fuzz = StdioFuzz(peer, fuzzer, context, bad_replies)
         started = time.monotonic()
         warm_up = max(1, messages // 10)
@@ -205,6 +207,21 @@ def run_stdio_fuzz(
     limit = rss_growth_limit_kib(messages)
     assert rss_after - rss_before < limit, f"{context}: RSS grew over {limit} KiB: {figures}"
     return figures
+
+
+def answer_one_elicitation(peer: StdioServer) -> None:
+    """One elicitation answered before the fuzz: what the server pays once (importing the
+    validator that checks an answer against its schema) is not growth under the fuzz."""
+    call = {"name": "test_elicitation", "arguments": {"message": "m"}}
+    peer.request("warm-up", "tools/call", call)
+    asked = orjson.loads(peer.read_line() or b"null")
+    assert asked["method"] == "elicitation/create", asked
+    content = {"username": "fuzz", "email": "f@z"}
+    peer.send(
+        {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": content}}
+    )
+    answered = orjson.loads(peer.read_line() or b"null")
+    assert answered["id"] == "warm-up" and "result" in answered, answered
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26"])

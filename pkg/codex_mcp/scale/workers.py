@@ -117,6 +117,7 @@ class Supervisor:
         ]
         read_end, write_end = os.pipe()
         os.write(write_end, f"{self.key}\n".encode("ascii"))  # fits the pipe's buffer
+        os.set_blocking(write_end, False)  # a stopped worker never blocks the supervisor
         env = {
             **os.environ,
             **self.metrics.env(),
@@ -235,7 +236,7 @@ class Supervisor:
             status["reason"] = self.reason
         line = orjson.dumps(status) + b"\n"
         for link in self.links.values():
-            with contextlib.suppress(OSError):  # a worker that just died
+            with contextlib.suppress(OSError):  # a worker that just died, or a full pipe
                 os.write(link, line)
 
     def _end_standby(self) -> None:
