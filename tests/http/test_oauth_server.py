@@ -473,3 +473,18 @@ async def test_our_client_logs_in_steps_up_and_the_gateway_uses_its_login(
                 assert text_of(await reply.json()) == "through the gateway"
     finally:
         gateway.stop()
+
+
+def test_scopes_are_read_space_or_comma_separated() -> None:
+    server = ResourceServer(
+        HttpConfig(
+            oauth_issuer="https://auth.example.com",
+            oauth_resource="https://mcp.example.com/mcp",
+            oauth_scope=["mcp read", "write"],  # CODEX_MCP_OAUTH_SCOPE="mcp read,write"
+            oauth_tool_scope=["run_*=exec admin"],
+        )
+    )
+    assert server.scopes == {"mcp", "read", "write"}
+    assert server.tool_scopes("run_query") == {"exec", "admin"}
+    assert server.tool_scopes("echo") == frozenset()
+    assert server.metadata_url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"

@@ -120,7 +120,7 @@ class ResourceServer:
                 "tokens name it, e.g. https://mcp.example.com/mcp"
             )
         self.issuer = issuer
-        self.scopes = frozenset(config.oauth_scope)
+        self.scopes = frozenset(scope for entry in config.oauth_scope for scope in entry.split())
         self.tool_rules = _parse_tool_scopes(list(config.oauth_tool_scope))
         self.keys = IssuerKeys(issuer)
         self.metadata_paths: list[str] = []
