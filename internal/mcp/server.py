@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from .flow import Flow
 from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, legacy
 from .methods.modern import MODERN_ONLY, claim_modern
@@ -85,6 +86,8 @@ class ServerCore:
         self.request_state_ttl = request_state_ttl
         self._request_states: RequestStateCodec | None = None
         self.subscriptions = SubscriptionHub()
+        #: Paused while a transport's writer is over its bound (flow.py).
+        self.flow = Flow()
         #: Where provider events go when replicas share the sessions (a shared store):
         #: it reaches every session and listener of every replica, so this process's own
         #: delivery (`deliver_to_sessions`, `deliver_to_listeners`) is not used. None: this

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, get_args
 LogLevel = Literal["trace", "debug", "info", "warn", "warning", "error", "critical"]
 PostStream = Literal["auto", "upgrade", "header"]
 OnHangup = Literal["auto", "keep", "cancel"]
+SlowClient = Literal["drop", "close"]
 
 ENV_PREFIX: Final = "CODEX_MCP_"
 ENV_FILE: Final = ".env"
@@ -176,7 +177,23 @@ class CommonDefaults(ObserveOptions):
 
 
 @dataclass(frozen=True)
-class StdioDefaults(CommonDefaults):
+class SendingDefaults:
+    """How much may wait for one client that reads slowly (specs/isolation.md)."""
+
+    send_buffer_bytes: int = field(
+        default=8 * 1024 * 1024,
+        metadata=about(
+            "Bytes of messages waiting for one client (stdio output, each SSE stream, a "
+            "session's replay buffer) past which notifications follow --slow-client; answers "
+            "are never dropped.",
+            LIMITS,
+            ge=65536,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class StdioDefaults(CommonDefaults, SendingDefaults):
     """`codex-mcp`, the stdio server."""
 
     max_message_bytes: int = field(
@@ -214,7 +231,7 @@ DEFAULTS: Final = StdioDefaults()
 
 
 @dataclass(frozen=True)
-class HttpOptions(ObserveOptions):
+class HttpOptions(ObserveOptions, SendingDefaults):
     """How the HTTP transport behaves (transports/http/config.py adds the bearer tokens)."""
 
     metrics: bool = field(
@@ -230,6 +247,16 @@ class HttpOptions(ObserveOptions):
         metadata=about(
             "Answer /metrics without the bearer token, for a scraper that cannot send one.",
             OBSERVING,
+        ),
+    )
+    slow_client: SlowClient = field(
+        default="drop",
+        metadata=about(
+            "What an SSE stream over --send-buffer-bytes does: drop (the oldest progress and "
+            "log notifications; repeated list_changed and resources/updated kept once) or "
+            "close (end the stream; the client resumes it with Last-Event-ID).",
+            SESSIONS,
+            metavar="POLICY",
         ),
     )
 

@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> None:
         core,
         max_message_bytes=settings.max_message_bytes,
         shutdown_timeout=settings.shutdown_timeout,
+        send_buffer_bytes=settings.send_buffer_bytes,
     )
     from ..observe.tracing import requested as tracing_requested
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from codex_mcp.core.context import RequestContext
+from codex_mcp.core.flow import Flow
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
 
@@ -50,6 +51,9 @@ _STABLE_SECONDS = 10.0
 
 class ChildHost(Protocol):
     """What a child tells the gateway."""
+
+    #: Paused while the front cannot take more: a stdio child is not read meanwhile.
+    flow: Flow
 
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         """What `child` offers changed (it came up, went down, or listed again): catalogs
@@ -261,6 +265,7 @@ class Child:
             capabilities=self.client_capabilities,
             timeout=self.startup_timeout,
             max_message_bytes=self.env.max_message_bytes,
+            read_gate=self.host.flow.writable,
         )
 
     def _failed(self, error: JsonObject) -> None:

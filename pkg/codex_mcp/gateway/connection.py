@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp import __version__
@@ -173,11 +173,14 @@ async def connect(
     capabilities: JsonObject,
     timeout: float,
     max_message_bytes: int = DEFAULTS.max_message_bytes,
+    read_gate: Callable[[], Awaitable[object] | None] | None = None,
 ) -> Connection:
     """Start the child and run the handshake within `timeout` seconds. Raises StartFailed
     (spawn_error for a child that cannot run, exits or stays silent; the child's own error
     when it refuses the handshake); nothing is left running then."""
     transport = make_transport(server, max_message_bytes=max_message_bytes)
+    if isinstance(transport, StdioTransport):
+        transport.read_gate = read_gate
     session = ChildSession(transport, on_notification)
     session.request_handlers.update(handlers)
     connection = Connection(session, transport, watchdog)

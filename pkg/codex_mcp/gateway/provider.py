@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
+from codex_mcp.core.flow import Flow
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
 from codex_mcp.core.log_levels import LOG_LEVELS
 from codex_mcp.core.provider import (
@@ -74,6 +75,9 @@ class GatewayProvider(Provider):
         self.cache = ListingCache(self.env.cache_dir)
         #: Until then, a listing waits for children in their first start (STARTUP_BUDGET_ENV).
         self._budget_end = 0.0
+        #: The front's flow (the core's, set by build_core): stdio children are read no
+        #: faster than a stdio front takes what they send.
+        self.flow = Flow()
         servers = config.enabled_servers
         self.shared = [self._child(s) for s in servers if not s.per_session]
         self.per_session = SessionChildren(self, [s for s in servers if s.per_session])

@@ -34,6 +34,7 @@ def build_core(config: GatewayConfig, env: GatewayEnv | None = None) -> ServerCo
         log.warning("%s", warning)
     provider = GatewayProvider(config, env)
     core = ServerCore(provider, name="codex-mcp", version=__version__, title="codex-mcp gateway")
+    core.flow = provider.flow
     answer = core.methods["initialize"].handler
 
     def initialize(

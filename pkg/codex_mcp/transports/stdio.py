@@ -3,6 +3,11 @@
 stdout carries protocol messages only: at start the real stdout is moved to a
 private descriptor and fd 1 (and sys.stdout) point at stderr, so a stray
 `print` in a tool, or a chatty C library, cannot corrupt the stream.
+
+A client that stops reading costs at most `send_buffer_bytes` (backpressure.py): while
+the pipe is backed up we stop reading stdin (no new calls), pause the core's flow (a
+gateway stops reading its children), and once more than the bound waits, messages are
+held in order and the oldest progress and log notifications are shed.
 """
 
 from __future__ import annotations
@@ -15,65 +20,165 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Hashable
+from collections import deque
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
 
+from ..core.flow import Flow
 from ..core.framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
 from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
 from ..defaults import DEFAULTS
+from .backpressure import compact, shed
 
 log = logging.getLogger("codex_mcp.stdio")
 
 
 class _Writer(asyncio.Protocol):
-    """Write side: buffers in the event loop; pauses reading while the peer is slow."""
+    """Write side: buffers in the event loop; pauses reading (stdin, and the core's flow)
+    while the peer is slow."""
 
-    def __init__(self) -> None:
+    def __init__(self, flow: Flow | None = None) -> None:
         self.reader: asyncio.ReadTransport | None = None
         self.drained = asyncio.Event()
         self.drained.set()
+        self.paused = False
+        self.flow = flow
+        #: Called when the pipe drains (the outbound writes what it held).
+        self.on_resume: Callable[[], None] | None = None
 
     def pause_writing(self) -> None:
+        self.paused = True
         self.drained.clear()
         if self.reader is not None:
             self.reader.pause_reading()
+        if self.flow is not None:
+            self.flow.pause()
 
     def resume_writing(self) -> None:
+        self.paused = False
+        if self.on_resume is not None:
+            self.on_resume()
+            if self.paused:  # what it wrote filled the pipe again
+                return
         self.drained.set()
         if self.reader is not None and not self.reader.is_closing():
             self.reader.resume_reading()
+        if self.flow is not None:
+            self.flow.resume()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.drained.set()
 
 
+#: Messages sent in one loop turn past which they are written (and the bound checked).
+_FLUSH_EVERY = 1024
+#: Held messages go back to the pipe in writes of about this size.
+_RELEASE_CHUNK = 256 * 1024
+#: What one held message costs beyond its bytes (the bytes object, a deque slot).
+_HELD_OVERHEAD = 48
+
+
 class StdioOutbound:
     """Encodes messages and writes them, coalescing everything sent in one event-loop
-    turn into a single write: under load that is one syscall for many responses."""
+    turn into a single write: under load that is one syscall for many responses.
 
-    def __init__(self, decoder: FrameDecoder, write: Any, loop: asyncio.AbstractEventLoop) -> None:
+    With a `writer` (a pipe), once more than `bound` bytes wait in the pipe's buffer,
+    messages are held here in order, the oldest progress and log notifications shed when
+    what is held passes `bound`, and written again as the pipe drains."""
+
+    def __init__(
+        self,
+        decoder: FrameDecoder,
+        write: Any,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        writer: _Writer | None = None,
+        buffered: Callable[[], int] | None = None,
+        bound: int = DEFAULTS.send_buffer_bytes,
+    ) -> None:
         self._decoder = decoder
         self._write = write
         self._loop = loop
         self._pending: list[bytes] = []
+        self._writer = writer
+        self._buffered = buffered
+        self.bound = bound
+        self._held: deque[bytes] | None = None  # None: the pipe takes what we send
+        self._held_bytes = 0
+        self.shed_bytes = 0  # notifications dropped for a client that did not read
+        if writer is not None:
+            writer.on_resume = self.release
 
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
-        if not self._pending:
+        if self._held is not None:
+            self._hold(self._encode(message))
+            return
+        pending = self._pending
+        if not pending:
             self._loop.call_soon(self.flush)
         if self._decoder.mode == "lsp":
-            self._pending.append(encode_frame(orjson.dumps(message), "lsp"))
+            pending.append(encode_frame(orjson.dumps(message), "lsp"))
         else:
-            self._pending.append(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
+            pending.append(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
+        if len(pending) >= _FLUSH_EVERY:
+            self.flush()  # a task sending without yielding: the bound applies to it too
+
+    def _encode(self, message: JsonObject | list[JsonObject]) -> bytes:
+        if self._decoder.mode == "lsp":
+            return encode_frame(orjson.dumps(message), "lsp")
+        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
 
     def flush(self) -> None:
         pending = self._pending
         if pending:
             self._pending = []
             self._write(pending[0] if len(pending) == 1 else b"".join(pending))
+            writer = self._writer
+            buffered = self._buffered
+            if writer is not None and writer.paused and buffered and buffered() > self.bound:
+                self._held = deque()  # the client is not reading: hold, and shed
+
+    def _hold(self, data: bytes) -> None:
+        held = self._held
+        assert held is not None
+        held.append(compact(data))
+        self._held_bytes += len(data) + _HELD_OVERHEAD
+        if self._held_bytes > self.bound:
+            freed = shed(held, _same, self._held_bytes, self.bound, _HELD_OVERHEAD)
+            if freed and not self.shed_bytes:
+                log.warning(
+                    "the client is not reading stdout: dropping its oldest progress and log "
+                    "notifications past %d bytes (--send-buffer-bytes)",
+                    self.bound,
+                )
+            self._held_bytes -= freed
+            self.shed_bytes += freed
+
+    def release(self) -> None:
+        """The pipe drained: write what was held, until it backs up again."""
+        held = self._held
+        writer = self._writer
+        if held is None or writer is None:
+            return
+        while held and not writer.paused:
+            chunk: list[bytes] = []
+            size = 0
+            while held and size < _RELEASE_CHUNK:
+                data = held.popleft()
+                chunk.append(data)
+                size += len(data)
+            self._held_bytes -= size + len(chunk) * _HELD_OVERHEAD
+            self._write(b"".join(chunk))
+        if not held:
+            self._held = None
+
+
+def _same(data: bytes) -> bytes:
+    return data
 
 
 class _Reader(asyncio.Protocol):
@@ -131,6 +236,7 @@ async def serve_stdio(
     *,
     max_message_bytes: int = DEFAULTS.max_message_bytes,
     shutdown_timeout: float = DEFAULTS.shutdown_timeout,
+    send_buffer_bytes: int = DEFAULTS.send_buffer_bytes,
     stdin_fd: int = 0,
     stdout_fd: int | None = None,
 ) -> None:
@@ -140,7 +246,7 @@ async def serve_stdio(
     decoder = FrameDecoder(max_message_bytes)
     done = asyncio.Event()
 
-    writer = _Writer()
+    writer = _Writer(core.flow)
     write_transport: asyncio.WriteTransport | None = None
     out_file = os.fdopen(out_fd, "wb", buffering=0, closefd=True)
     if _is_pipe(out_fd):
@@ -149,7 +255,14 @@ async def serve_stdio(
     else:  # a regular file or a tty: event loops can't watch those, so write plainly
         write = _blocking_writer(out_fd)
 
-    outbound = StdioOutbound(decoder, write, loop)
+    outbound = StdioOutbound(
+        decoder,
+        write,
+        loop,
+        writer=writer if write_transport is not None else None,
+        buffered=write_transport.get_write_buffer_size if write_transport is not None else None,
+        bound=send_buffer_bytes,
+    )
     await core.start()
     session = core.open_session(outbound)
     reader = _Reader(decoder, session, done)

@@ -4,8 +4,8 @@ stdio, no library, so each tool can put exactly the bytes it wants on stdout.
 Tools: `stray_header` (a `Content-Length: 12` debug line, then its answer), `bad_header`
 (`Content-Length: abc`), `big` (a text result of `bytes` bytes), `big_id_last` (the same, the
 id written last, as the TypeScript SDK does), `close_stdout` (closes stdout and keeps running
-until stdin ends, then exits 0), `flood` (`count` log messages of `size` bytes, then its
-answer), `pid` (the process id).
+until stdin ends, then exits 0), `flood` (`count` log messages of `size` bytes, each naming
+the call's progress token, then its answer), `pid` (the process id).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def text(value: str) -> dict[str, Any]:
 TOOLS = ["stray_header", "bad_header", "big", "big_id_last", "close_stdout", "flood", "pid"]
 
 
-def call(request_id: Any, name: str, arguments: dict[str, Any]) -> None:
+def call(request_id: Any, name: str, arguments: dict[str, Any], meta: dict[str, Any]) -> None:
     if name == "stray_header":
         write(b"Content-Length: 12\n")
         send({"jsonrpc": "2.0", "id": request_id, "result": text("after the stray header")})
@@ -63,13 +63,12 @@ def call(request_id: Any, name: str, arguments: dict[str, Any]) -> None:
         sys.exit(0)
     elif name == "flood":
         data = "y" * int(arguments.get("size", 1024))
+        params: dict[str, Any] = {"level": "info", "data": data}
+        if "progressToken" in meta:  # ties each log line to the call (a shared child's too)
+            params["_meta"] = {"progressToken": meta["progressToken"]}
         chunk = b"".join(
             json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/message",
-                    "params": {"level": "info", "data": data},
-                },
+                {"jsonrpc": "2.0", "method": "notifications/message", "params": params},
                 separators=(",", ":"),
             ).encode()
             + b"\n"
@@ -107,7 +106,9 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": tools}})
         elif method == "tools/call":
             params = message["params"]
-            call(request_id, params["name"], params.get("arguments") or {})
+            call(
+                request_id, params["name"], params.get("arguments") or {}, params.get("_meta") or {}
+            )
         elif method == "logging/setLevel" or method == "ping":
             send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         else:

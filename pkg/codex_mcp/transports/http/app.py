@@ -125,6 +125,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
         json_only=config.json_only,
         capacity=Capacity(config.max_inflight, config.max_session_inflight, core.tasks),
         store=store,
+        send_buffer_bytes=config.send_buffer_bytes,
+        close_slow=config.slow_client == "close",
     )
     streamable = StreamableHttp(manager, config)
     single = SingleEventSse(manager)

@@ -21,6 +21,7 @@ from typing import Any
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
+from ...defaults import DEFAULTS
 from ...log_tags import session_label
 from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore
@@ -39,11 +40,15 @@ class SessionManager:
         json_only: bool,
         capacity: Capacity,
         store: SessionStore | None = None,
+        send_buffer_bytes: int = DEFAULTS.send_buffer_bytes,
+        close_slow: bool = False,
     ) -> None:
         self.core = core
         self.ttl = ttl
         self.max_sessions = max_sessions
         self.replay_events = replay_events
+        self.send_buffer_bytes = send_buffer_bytes
+        self.close_slow = close_slow
         self.json_only = json_only
         self.capacity = capacity
         self.store: SessionStore = store if store is not None else MemoryStore()
@@ -100,6 +105,8 @@ class SessionManager:
             self.json_only,
             store=self.store if shared else None,
             ttl=self.ttl,
+            send_buffer_bytes=self.send_buffer_bytes,
+            close_slow=self.close_slow,
         )
 
     def create(self, credential: str | None, shared: bool = True) -> HttpSession:

@@ -20,6 +20,7 @@ from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...core.tasks import TaskStore
+from ...defaults import DEFAULTS
 from ...log_tags import session_label
 from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
@@ -92,6 +93,9 @@ class HttpSession:
         json_only: bool = False,
         store: SessionStore | None = None,
         ttl: float = 0.0,
+        *,
+        send_buffer_bytes: int = DEFAULTS.send_buffer_bytes,
+        close_slow: bool = False,
     ) -> None:
         self.id = session_id
         self.capacity = capacity
@@ -115,12 +119,19 @@ class HttpSession:
             self.ttl = ttl
             self._touched = self.last_seen
             self._saved_subscriptions: set[str] = set()
-            self.streams = StreamSet(replay_events, key_prefix=str(self.store.node))
+            self.streams = StreamSet(
+                replay_events,
+                key_prefix=str(self.store.node),
+                send_buffer_bytes=send_buffer_bytes,
+                close_slow=close_slow,
+            )
             self.streams.mirror = self._mirror
             self.core_session.number_ids(self.store.node, self.store.stride)
             self.core_session.on_state_change = self._state_changed
         else:
-            self.streams = StreamSet(replay_events)
+            self.streams = StreamSet(
+                replay_events, send_buffer_bytes=send_buffer_bytes, close_slow=close_slow
+            )
 
     # Shared state ----------------------------------------------------------------
     def record(self) -> SessionRecord:

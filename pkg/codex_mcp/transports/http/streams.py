@@ -4,6 +4,11 @@ Every message a session sends goes to exactly one stream: the stream of the
 request it belongs to, or the session's standalone (GET) stream. A stream with
 no reader attached keeps its events in the replay buffer, so a client can
 resume it with Last-Event-ID.
+
+Each reader's queue and the replay buffer are bounded in bytes (`send_buffer_bytes`,
+`backpressure.py`): past the bound a lagging reader's notifications are shed (the
+drop policy), or, with `close_slow`, its stream is ended and the client resumes it
+from the replay buffer with Last-Event-ID.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ import re
 from collections import deque
 from collections.abc import Callable
 from typing import Final
+
+from ...defaults import DEFAULTS
+from ..backpressure import EVENT_OVERHEAD, LAGGING, EventQueue, compact
 
 STANDALONE: Final = "0"
 #: Put on a reader's queue to end its response while the stream lives on.
@@ -60,7 +68,7 @@ class Stream:
         #: Events are kept for resumption once the client has seen event ids on this stream.
         self.replayable = False
         self.seq = 0
-        self.queue: asyncio.Queue[tuple[str, bytes] | None] | None = None
+        self.queue: EventQueue[tuple[str, bytes] | None] | None = None
         self.finished = False
 
 
@@ -69,7 +77,14 @@ Mirror = Callable[[str, int, bytes, bool], None]
 
 
 class StreamSet:
-    def __init__(self, replay_events: int, key_prefix: str = "") -> None:
+    def __init__(
+        self,
+        replay_events: int,
+        key_prefix: str = "",
+        *,
+        send_buffer_bytes: int = DEFAULTS.send_buffer_bytes,
+        close_slow: bool = False,
+    ) -> None:
         self._next_key = 1
         #: Stream keys are `<prefix><9-digit counter>` with a prefix (a replica's number:
         #: replicas sharing a session never mint the same key), plain counters without.
@@ -84,13 +99,31 @@ class StreamSet:
         self.by_key: dict[str, Stream] = {STANDALONE: self.standalone}
         self._replay_events = replay_events
         self._replay: deque[tuple[str, int, bytes]] | None = None
+        self._replay_bytes = 0
+        #: Bytes a reader's queue, or the replay buffer, may hold (backpressure.py).
+        self.bound = send_buffer_bytes
+        self.close_slow = close_slow
+        #: Notifications shed for lagging readers, and streams closed for lagging.
+        self.shed_bytes = 0
+        self.closed_slow = 0
 
     @property
     def replay(self) -> deque[tuple[str, int, bytes]]:
         """The last `replay_events` events of replayable streams, for Last-Event-ID."""
         if self._replay is None:
-            self._replay = deque(maxlen=self._replay_events)
+            self._replay = deque()
         return self._replay
+
+    def _remember(self, key: str, seq: int, data: bytes) -> None:
+        """Into the replay buffer, which keeps the last `replay_events` events, and fewer
+        when they are more than `bound` bytes (the newest always)."""
+        replay = self.replay
+        replay.append((key, seq, data))
+        self._replay_bytes += len(data) + EVENT_OVERHEAD
+        while len(replay) > self._replay_events or (
+            self._replay_bytes > self.bound and len(replay) > 1
+        ):
+            self._replay_bytes -= len(replay.popleft()[2]) + EVENT_OVERHEAD
 
     def follow(self, queue: asyncio.Queue[Item]) -> None:
         if self.followers is None:
@@ -125,7 +158,7 @@ class StreamSet:
         stream.replayable = True
         for index, (event_id, data) in enumerate(events):
             seq = int(event_id.rpartition("_")[2])
-            self.replay.append((stream.key, seq, data))
+            self._remember(stream.key, seq, data)
             if self.mirror is not None:
                 self.mirror(stream.key, seq, data, finished and index == len(events) - 1)
 
@@ -133,11 +166,27 @@ class StreamSet:
         stream.seq += 1
         event_id = f"{stream.key}_{stream.seq}"
         if stream.replayable:
-            self.replay.append((stream.key, stream.seq, data))
+            self._remember(stream.key, stream.seq, data)
             if self.mirror is not None:
                 self.mirror(stream.key, stream.seq, data, final)
-        if stream.queue is not None:
-            stream.queue.put_nowait((event_id, data))
+        queue = stream.queue
+        if queue is not None:
+            if queue.bytes > LAGGING:  # it waits a while: worth its own allocation
+                data = compact(data)
+            queue.put_nowait((event_id, data))
+            if queue.bytes > self.bound:
+                self._lagging(stream, queue)
+
+    def _lagging(self, stream: Stream, queue: EventQueue[tuple[str, bytes] | None]) -> None:
+        """A reader that is `bound` bytes behind: close its stream when the policy says so
+        and the client can resume it (it has seen event ids), else shed notifications."""
+        if self.close_slow and stream.sse and stream.replayable:
+            self.closed_slow += 1
+            queue.clear()
+            queue.put_nowait(CLOSE)
+            stream.queue = None
+            return
+        self.shed_bytes += queue.shed(self.bound)
 
     def finish(self, stream: Stream) -> None:
         stream.finished = True
@@ -147,8 +196,8 @@ class StreamSet:
         if stream is not self.standalone and not stream.replayable:
             self.by_key.pop(stream.key, None)
 
-    def attach(self, stream: Stream) -> asyncio.Queue[tuple[str, bytes] | None]:
-        queue: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
+    def attach(self, stream: Stream) -> EventQueue[tuple[str, bytes] | None]:
+        queue: EventQueue[tuple[str, bytes] | None] = EventQueue()
         if stream.queue is not None:
             stream.queue.put_nowait(None)  # a newer reader replaces the old one
         stream.queue = queue

@@ -1,0 +1,111 @@
+"""What a client that stops reading costs: a bounded number of bytes per outgoing queue.
+
+Every queue of messages for one client (the stdio writer, each SSE stream, a session's replay
+buffer) is bounded by `send_buffer_bytes`. Under the bound the only cost is one integer
+compare per message. Past it, answers and requests are kept whatever they cost (they are
+bounded by the calls in flight, and a stdio server stops reading new ones while its output
+is backed up), and notifications follow the drop policy: the oldest progress and log
+notifications go first, and a notification already waiting (a `list_changed`, an
+`updated` for one URI) is kept once. Shedding goes down to half the bound, so a client that
+stays slow costs one pass per half-bound of new messages, not one per message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import TypeVar
+
+#: How orjson writes a notification the core made (`jsonrpc.notification`): its method first.
+_NOTIFICATION = b'{"jsonrpc":"2.0","method":"notifications/'
+_DROPPABLE = (_NOTIFICATION + b"progress", _NOTIFICATION + b"message")
+
+T = TypeVar("T")
+#: What one waiting event costs beyond its bytes (its tuple, its id string, a deque slot):
+#: counted, so a flood of small notifications is bounded in memory, not only in bytes.
+EVENT_OVERHEAD = 160
+
+
+#: Past this many bytes waiting, a reader lags, and what waits for it is compacted.
+LAGGING = 65536
+
+
+def compact(data: bytes) -> bytes:
+    """`data` in a bytes object of its own size: orjson's output keeps a 4 KB allocation
+    however short it is, so a queue of small notifications would cost 4 KB each."""
+    return bytes(memoryview(data))
+
+
+def is_droppable(data: bytes) -> bool:
+    """A progress or log notification: the newest says as much as the ones it follows."""
+    return data.startswith(_DROPPABLE)
+
+
+def shed(
+    items: deque[T],
+    data: Callable[[T], bytes | None],
+    size: int,
+    bound: int,
+    overhead: int = 0,
+) -> int:
+    """Drop from `items` (oldest first) progress and log notifications, and notifications
+    that repeat one still waiting, until their `size` in bytes is at most half of `bound`.
+    `data(item)` is an item's message (None: not a message, kept); each item counts its
+    length plus `overhead`. Returns the bytes freed; the items kept keep their order."""
+    target = bound // 2
+    freed = 0
+    seen: set[bytes] = set()
+    kept: deque[T] = deque()
+    for item in items:
+        message = data(item)
+        if message is not None and size - freed > target and message.startswith(_NOTIFICATION):
+            if is_droppable(message) or message in seen:
+                freed += len(message) + overhead
+                continue
+            seen.add(message)
+        kept.append(item)
+    items.clear()
+    items.extend(kept)
+    return freed
+
+
+class EventQueue(asyncio.Queue[T]):
+    """A reader's queue of SSE events, `(event id, data)` items (or markers), that counts
+    the bytes it holds so a writer can tell, with one compare, when its reader lags."""
+
+    bytes: int
+    _queue: deque[T]
+
+    def _init(self, maxsize: int) -> None:
+        self._queue = deque()
+        self.bytes = 0
+
+    def _put(self, item: T) -> None:
+        self._queue.append(item)
+        if item is not None:
+            self.bytes += len(item[1]) + EVENT_OVERHEAD  # type: ignore[index]
+
+    def _get(self) -> T:
+        item = self._queue.popleft()
+        if item is not None:
+            self.bytes -= len(item[1]) + EVENT_OVERHEAD  # type: ignore[index]
+        return item
+
+    def shed(self, bound: int) -> int:
+        """Drop notifications per the policy (module doc); returns how many bytes went."""
+        freed = shed(self._queue, _event_data, self.bytes, bound, EVENT_OVERHEAD)
+        self.bytes -= freed
+        return freed
+
+    def clear(self) -> None:
+        """Drop everything waiting (the stream is being closed)."""
+        self._queue.clear()
+        self.bytes = 0
+
+
+def _event_data(item: object) -> bytes | None:
+    if isinstance(item, tuple) and item[0]:  # markers (CLOSE, TICK) have no event id
+        data = item[1]
+        return data if isinstance(data, bytes) else None
+    return None
