@@ -128,6 +128,7 @@ class StdioOutbound:
             self.flush()  # a task sending without yielding: the bound applies to it too
 
     def _encode(self, message: JsonObject | list[JsonObject]) -> bytes:
+        """What send() does inline, on its hot path."""
         if self._decoder.mode == "lsp":
             return encode_frame(orjson.dumps(message), "lsp")
         return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
