@@ -1,5 +1,6 @@
 """A Codex turn is a span of its own under the request's span (OpenTelemetry's in-memory
-exporter), over HTTP with the real Codex CLI against the fake model."""
+exporter), and the app-server it ran on is counted in /metrics; over HTTP with the real
+Codex CLI against the fake model."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E4
 )
 
 TRACE = "5bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def parse(text: str) -> dict[str, float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if not sample.labels
+    }
 
 
 @pytest.fixture
@@ -67,6 +79,9 @@ async def test_a_codex_turn_is_a_child_span_of_its_call(
         async with http.post(url, json=message, headers=headers) as response:
             assert response.status == 200
             await response.read()
+        async with http.get(str(server.make_url("/metrics"))) as scraped:
+            metrics = parse(await scraped.text())
+        assert metrics["codex_mcp_codex_app_servers"] == 1  # the session's app-server
     spans = exported.get_finished_spans()
     (served,) = [s for s in spans if s.name == "tools/call codex"]
     (turn,) = [s for s in spans if s.name == "codex turn"]

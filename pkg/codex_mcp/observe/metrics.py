@@ -95,7 +95,7 @@ APP_SERVERS = Gauge(
 REDIS_UP = Gauge(
     "codex_mcp_redis_available",
     "1 while the shared session store (Redis) answers, 0 while it does not.",
-    multiprocess_mode="min",
+    multiprocess_mode="livemin",
 )
 REDIS_SECONDS = Histogram(
     "codex_mcp_redis_round_trip_seconds",
