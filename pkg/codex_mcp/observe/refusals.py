@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("codex_mcp.http.refused")
 
 REFUSED = frozenset({401, 403, 404, 413, 415, 429, 503})
+PROBES = ("/healthz", "/readyz")
 #: The code of the 404 that means "no such session" (transports/http/errors.py).
 SESSION_NOT_FOUND = -32001
 
@@ -65,8 +66,8 @@ class RefusalLog:
     def check(self, request: web.Request, response: web.StreamResponse) -> None:
         """Note `response` if it refuses the request."""
         status = response.status
-        if status not in REFUSED:
-            return
+        if status not in REFUSED or request.path.endswith(PROBES):
+            return  # a probe's 503 reports the server's state: it refuses nobody
         error = _error_of(response)
         if status == 404 and (error is None or error.get("code") != SESSION_NOT_FOUND):
             return  # an unknown path or method: not a refusal of a client we know
