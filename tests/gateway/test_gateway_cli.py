@@ -246,3 +246,30 @@ def test_the_real_codex_reads_both_printed_forms_alike(tmp_path: Path) -> None:
         seen.append((server["name"], server["transport"]))
     assert seen[0] == seen[1]
     assert seen[0][1]["command"] == PY and seen[0][1]["args"] == [CMD_MCP]
+
+
+def test_print_codex_config_says_what_codex_mcp_add_cannot_set(tmp_path: Path) -> None:
+    write_config(tmp_path, {"brk": stdio(BROKEN, "--tools", "echo")})
+    toml_part = _printed(tmp_path).partition("# Or, with the Codex CLI:")[0]
+    assert "`codex mcp add` cannot set required and startup_timeout_sec" in toml_part
+
+
+def test_the_http_server_prints_a_url_entry(tmp_path: Path) -> None:
+    write_config(tmp_path, {"brk": stdio(BROKEN, "--tools", "echo")})
+    process = subprocess.run(
+        [PY, CMD_HTTP, "--print-codex-config", "--port", "9123", "--base-path", "/tools"],
+        env=_bare_env(tmp_path / "home"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert process.returncode == 0, process.stderr
+    toml_part, _, add_part = process.stdout.partition("# Or, with the Codex CLI:")
+    entry = tomllib.loads(toml_part)["mcp_servers"]["codex-mcp"]
+    assert entry == {
+        "url": "http://127.0.0.1:9123/tools/mcp",
+        "required": True,
+        "startup_timeout_sec": 30,
+    }
+    assert shlex.split(add_part.strip())[-2:] == ["--url", "http://127.0.0.1:9123/tools/mcp"]

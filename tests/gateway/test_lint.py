@@ -298,3 +298,10 @@ def test_lint_says_when_a_shared_stdio_server_should_be_per_session(tmp_path: Pa
     assert [f["severity"] for f in found["shared"]] == ["info"]
     assert 'mark it "per_session": true' in found["shared"][0]["message"]
     assert found["own"] == [] and found["quiet"] == []
+
+
+def test_a_missing_config_file_is_no_such_file(tmp_path: Path, capsys: Any) -> None:
+    missing = str(tmp_path / "nowhere" / ".mcp.json")
+    code, _ = run(missing)
+    assert code == 2
+    assert f"{missing}: no such file" in capsys.readouterr().err

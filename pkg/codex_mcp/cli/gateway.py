@@ -59,6 +59,8 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
     own, command = _split(argv)
     if PRINT_CONFIG in own:
         own = [arg for arg in own if arg != PRINT_CONFIG]
+        if prog == "codex-mcp-http":
+            raise SystemExit(print_http_codex_config(own))
         raise SystemExit(print_codex_config(own, command))
     try:
         if command is not None:
@@ -138,9 +140,53 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
         lines.insert(0, f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp.")
     add = ["codex", "mcp", "add", "codex-mcp"]
     add += [f"--env={key}={value}" for key, value in env.items()]
-    lines += ["", "# Or, with the Codex CLI:", shlex.join([*add, "--", launcher[0], *args])]
+    lines += ["", _ADD_CANNOT, "# Or, with the Codex CLI:"]
+    lines.append(shlex.join([*add, "--", launcher[0], *args]))
     print("\n".join(lines))
     return 0
+
+
+_ADD_CANNOT = (
+    "# `codex mcp add` cannot set required and startup_timeout_sec: after it, add those two\n"
+    "# lines to the [mcp_servers.codex-mcp] table it writes in ~/.codex/config.toml."
+)
+
+
+def print_http_codex_config(own: list[str]) -> int:
+    """`codex-mcp-http --print-codex-config`: the `url =` entry for the server these
+    arguments start (Codex connects to it; it does not launch it)."""
+    from ..defaults import HttpOptions
+
+    defaults = HttpOptions()
+    host = _option(own, "--host") or defaults.host
+    port = _option(own, "--port") or str(defaults.port)
+    base = (_option(own, "--base-path") or defaults.base_path).rstrip("/")
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}{base}/mcp"
+    lines = [
+        f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip(),
+        "# Add to ~/.codex/config.toml:",
+        "[mcp_servers.codex-mcp]",
+        f"url = {json.dumps(url)}",
+        "required = true",
+        "startup_timeout_sec = 30",
+        "",
+        _ADD_CANNOT,
+        "# Or, with the Codex CLI:",
+        shlex.join(["codex", "mcp", "add", "codex-mcp", "--url", url]),
+    ]
+    print("\n".join(lines))
+    return 0
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of `--name V` or `--name=V` in argv (the last one given), else None."""
+    value = None
+    for index, arg in enumerate(argv):
+        if arg == name and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif arg.startswith(name + "="):
+            value = arg.split("=", 1)[1]
+    return value
 
 
 def _launcher() -> list[str]:

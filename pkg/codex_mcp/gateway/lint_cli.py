@@ -106,7 +106,9 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
             else {}
         )
         return [ServerConfig(options.name or derive_name(http), http, where=first, raw=raw)]
-    if len(target) == 1 and Path(first).is_file() and first.endswith(".json"):
+    if len(target) == 1 and first.endswith(".json"):
+        if not Path(first).is_file():
+            raise ConfigError(f"{first}: no such file")
         return _from_config(Path(first), options, environ)
     stdio = StdioTarget(first, tuple(target[1:]))
     raw = {"command": first, "args": list(target[1:])}
