@@ -18,6 +18,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.server import ServerCore
 from ..gateway.config import (
@@ -28,8 +29,10 @@ from ..gateway.config import (
     load_config,
     passthrough_config,
 )
-from ..gateway.config_model import GatewayConfig
 from ..gateway.config_values import ConfigError
+
+if TYPE_CHECKING:
+    from ..gateway.config_model import GatewayConfig
 
 PRINT_CONFIG = "--print-codex-config"
 SERVE_ENV = "CODEX_MCP_SERVE"

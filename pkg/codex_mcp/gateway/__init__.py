@@ -6,37 +6,87 @@ Codex-safe tool names, schema repairs, error normalization, and `codex-mcp lint`
 See specs/gateway.md for the config format and the Codex facts each rule rests on.
 """
 
-from .config import (
-    CONFIG_ENV,
-    SERVER_NAME_ENV,
-    display_path,
-    find_config,
-    load_config,
-    passthrough_config,
-    read_config,
-    select_server,
-)
-from .config_model import (
-    GatewayConfig,
-    HttpTarget,
-    RepairConfig,
-    RestartConfig,
-    ServerConfig,
-    StdioTarget,
-    ToolSettings,
-)
-from .config_values import ConfigError
-from .errors import (
-    crashed_error,
-    exited_error,
-    normalize_exception,
-    normalize_rpc_error,
-    passthrough_enabled,
-    spawn_error,
-    timeout_error,
-)
-from .naming import NamedTool, NameTable, assign_names, exposed_name, sanitize_name
-from .repair import Change, RepairedTool, apply_tool_settings, normalize_result, repair_tool
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import (
+        CONFIG_ENV,
+        SERVER_NAME_ENV,
+        display_path,
+        find_config,
+        load_config,
+        passthrough_config,
+        read_config,
+        select_server,
+    )
+    from .config_model import (
+        GatewayConfig,
+        HttpTarget,
+        RepairConfig,
+        RestartConfig,
+        ServerConfig,
+        StdioTarget,
+        ToolSettings,
+    )
+    from .config_values import ConfigError
+    from .errors import (
+        crashed_error,
+        exited_error,
+        normalize_exception,
+        normalize_rpc_error,
+        passthrough_enabled,
+        spawn_error,
+        timeout_error,
+    )
+    from .naming import NamedTool, NameTable, assign_names, exposed_name, sanitize_name
+    from .repair import Change, RepairedTool, apply_tool_settings, normalize_result, repair_tool
+
+# Loaded on first use: `codex-mcp` imports `gateway.config` at every start to look for a
+# .mcp.json, and must not pay for the config model, repairs and naming when there is none.
+_WHERE = {
+    "CONFIG_ENV": ".config",
+    "SERVER_NAME_ENV": ".config",
+    "display_path": ".config",
+    "find_config": ".config",
+    "load_config": ".config",
+    "passthrough_config": ".config",
+    "read_config": ".config",
+    "select_server": ".config",
+    "GatewayConfig": ".config_model",
+    "HttpTarget": ".config_model",
+    "RepairConfig": ".config_model",
+    "RestartConfig": ".config_model",
+    "ServerConfig": ".config_model",
+    "StdioTarget": ".config_model",
+    "ToolSettings": ".config_model",
+    "ConfigError": ".config_values",
+    "crashed_error": ".errors",
+    "exited_error": ".errors",
+    "normalize_exception": ".errors",
+    "normalize_rpc_error": ".errors",
+    "passthrough_enabled": ".errors",
+    "spawn_error": ".errors",
+    "timeout_error": ".errors",
+    "NamedTool": ".naming",
+    "NameTable": ".naming",
+    "assign_names": ".naming",
+    "exposed_name": ".naming",
+    "sanitize_name": ".naming",
+    "Change": ".repair",
+    "RepairedTool": ".repair",
+    "apply_tool_settings": ".repair",
+    "normalize_result": ".repair",
+    "repair_tool": ".repair",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module, __name__), name)
+
 
 __all__ = [
     "CONFIG_ENV",

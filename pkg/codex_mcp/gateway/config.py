@@ -16,10 +16,15 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .config_model import GatewayConfig, ServerConfig, StdioTarget
-from .config_parse import derive_name, parse_document
 from .config_values import ConfigError
+
+if TYPE_CHECKING:
+    from .config_model import GatewayConfig
+
+# The config model and parser are imported when a file is read: `codex-mcp` looks for a
+# .mcp.json at every start, and most starts find none.
 
 CONFIG_ENV = "CODEX_MCP_WRAPPER_CONFIG"
 SERVER_NAME_ENV = "MCP_WRAPPER_SERVER_NAME"
@@ -77,6 +82,8 @@ def read_config(path: Path, environ: Mapping[str, str] | None = None) -> Gateway
         raise ConfigError(
             f"{source}: not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
         ) from None
+    from .config_parse import parse_document
+
     return parse_document(document, source, path=path, environ=env)
 
 
@@ -106,6 +113,9 @@ def select_server(config: GatewayConfig, name: str) -> GatewayConfig:
 
 def passthrough_config(command: Sequence[str], name: str | None = None) -> GatewayConfig:
     """`codex-mcp -- <server> <args...>`: one stdio child, no file."""
+    from .config_model import GatewayConfig, ServerConfig, StdioTarget
+    from .config_parse import derive_name
+
     if not command:
         raise ConfigError("nothing after --: give the server command to wrap")
     target = StdioTarget(command=command[0], args=tuple(command[1:]))
