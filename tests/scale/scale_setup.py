@@ -88,6 +88,12 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(10)
 
+    def kill(self) -> None:
+        """SIGKILL: gone at once, as a crashed Redis is (nothing saved: it comes back empty)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
 
 Replicas = Callable[..., list[HttpProcess]]
 
