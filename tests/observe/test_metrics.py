@@ -114,7 +114,7 @@ async def test_one_scrape_shows_every_worker(tmp_path: Path) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis.url)
     try:
         for _ in range(400):
-            if server.stderr.count("codex-mcp-http listening on") >= 2:
+            if server.stderr.count("sessions on Redis") >= 2:  # both serve (not just listen)
                 break
             await asyncio.sleep(0.05)
         served: list[str] = []
