@@ -22,7 +22,13 @@ from typing import Any
 
 import aiohttp
 from codex_mcp.client import Client
-from codex_mcp.client.oauth import ClientProfile, OAuth, SigningKey
+from codex_mcp.client.oauth import (
+    ClientProfile,
+    IdJagExchange,
+    OAuth,
+    SigningKey,
+    StaticAssertion,
+)
 
 Scenario = Callable[[str], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -215,6 +221,29 @@ async def client_credentials(url: str) -> None:
         auth_method="private_key_jwt" if key is not None else None,
     )
     await list_and_call(url, OAuth(profile=profile, grant="client_credentials", signing_key=key))
+
+
+@scenario("auth/wif-jwt-bearer")
+async def workload_identity(url: str) -> None:
+    """The workload's JWT, presented with the JWT-bearer grant."""
+    given = context()
+    auth = OAuth(
+        profile=ClientProfile(client_id=given["client_id"]),
+        grant="jwt_bearer",
+        assertion=StaticAssertion(given["valid_jwt"]),
+    )
+    await list_and_call(url, auth)
+
+
+@scenario("auth/enterprise-managed-authorization")
+async def enterprise_managed(url: str) -> None:
+    """The IdP's ID token exchanged for an ID-JAG, presented with the JWT-bearer grant."""
+    given = context()
+    exchange = IdJagExchange(
+        given["idp_token_endpoint"], given["idp_id_token"], client_id=given.get("idp_client_id")
+    )
+    profile = ClientProfile(client_id=given["client_id"], client_secret=given["client_secret"])
+    await list_and_call(url, OAuth(profile=profile, grant="jwt_bearer", assertion=exchange))
 
 
 async def main(url: str) -> int:

@@ -123,12 +123,6 @@ def test_conformance_requirements_2025_11_25_after_the_2026_run(
 
 # -- client mode: the suite's scenario servers against examples/conformance_client.py ----
 ADAPTER = f"{sys.executable} {ROOT / 'examples/conformance_client.py'}"
-#: Scenarios our client does not pass yet (each names what it lacks); the rest must pass.
-CLIENT_NOT_YET: dict[str, str] = {
-    # Extensions, not scored by either requirement set (specs/oauth.md).
-    "auth/enterprise-managed-authorization": "no token exchange (RFC 8693) for an IdP's ID-JAG",
-    "auth/wif-jwt-bearer": "no workload identity federation (RFC 7523 jwt-bearer grant)",
-}
 
 
 def run_client_suite(version: str, tmp_path: Path, *selection: str) -> dict[str, list[str]]:
@@ -166,12 +160,13 @@ def run_client_suite(version: str, tmp_path: Path, *selection: str) -> dict[str,
 def test_conformance_client_mode(
     version: str, requirements: str, at_least: int, tmp_path: Path
 ) -> None:
-    """Every scenario of the revision's requirement set (the extensions and the scenarios
-    added after it included) passes with our client, but those CLIENT_NOT_YET names."""
+    """Every scenario of the revision's requirement set passes with our client, the
+    extensions (client credentials, DPoP, workload identity, enterprise-managed
+    authorization) and the scenarios added after it included."""
     found = run_client_suite(version, tmp_path, "--requirements", requirements)
     assert len(found) >= at_least, sorted(found)
     failing = {name: checks for name, checks in found.items() if checks}
-    assert set(failing) <= set(CLIENT_NOT_YET), failing
+    assert not failing, failing
 
 
 @pytest.mark.parametrize(

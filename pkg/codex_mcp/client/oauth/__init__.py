@@ -11,6 +11,7 @@ async with LoopbackAuthorizer() as browser:
 
 from __future__ import annotations
 
+from .assertions import IdJagExchange, StaticAssertion
 from .browser import LoopbackAuthorizer
 from .challenge import Challenge, parse_challenge
 from .errors import NeedsLogin, OAuthError
@@ -23,6 +24,7 @@ __all__ = [
     "Authorizer",
     "Challenge",
     "ClientProfile",
+    "IdJagExchange",
     "LoopbackAuthorizer",
     "MemoryStore",
     "NeedsLogin",
@@ -31,6 +33,7 @@ __all__ = [
     "Registration",
     "ServerAuth",
     "SigningKey",
+    "StaticAssertion",
     "Store",
     "TokenStore",
     "Tokens",

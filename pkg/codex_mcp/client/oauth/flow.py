@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import aiohttp
 
+from .assertions import JWT_BEARER, AssertionSource
 from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
 from .dpop import DpopKey
@@ -33,6 +34,7 @@ from .token_endpoint import SigningKey, request_tokens
 log = logging.getLogger("codex_mcp.client.oauth")
 
 OFFLINE_ACCESS = "offline_access"
+GRANTS = ("authorization_code", "client_credentials", "jwt_bearer")
 
 
 class Authorizer(Protocol):
@@ -57,15 +59,19 @@ class OAuth:
         signing_key: SigningKey | None = None,
         fallback: bool = True,
         dpop: bool = False,
+        assertion: AssertionSource | None = None,
     ) -> None:
         """`grant`: "authorization_code" (needs an `authorizer` to get new tokens; without
         one, a server needing a login raises NeedsLogin) or "client_credentials" (needs a
         pre-registered client in `profile`). `scopes` overrides the scope selection.
         `fallback=False` answers only a server that publishes resource metadata (no
         2025-03-26 guessing: its 401 may want a static token instead). `dpop=True` asks
-        for DPoP-bound tokens (RFC 9449) from a server that offers them."""
-        if grant not in ("authorization_code", "client_credentials"):
-            raise ValueError('grant must be "authorization_code" or "client_credentials"')
+        for DPoP-bound tokens (RFC 9449) from a server that offers them. "jwt_bearer"
+        presents what `assertion` gives (assertions.py) as a pre-registered client."""
+        if grant not in GRANTS:
+            raise ValueError(f"grant must be one of {', '.join(GRANTS)}")
+        if grant == "jwt_bearer" and assertion is None:
+            raise ValueError('the "jwt_bearer" grant needs an assertion')
         self.store: Store = store if store is not None else MemoryStore()
         self.profile = profile or ClientProfile()
         self.authorizer = authorizer
@@ -74,6 +80,7 @@ class OAuth:
         self.signing_key = signing_key
         self.fallback = fallback
         self.dpop = dpop
+        self.assertion = assertion
         self._dpop_key: DpopKey | None = None
         self.server_url = ""
         self._state: ServerAuth | None = None
@@ -235,9 +242,12 @@ class OAuth:
     ) -> None:
         server = found.server
         state = self.state
-        if self.grant == "client_credentials":
+        if self.grant != "authorization_code":
             registration = await self._registration(http, server, "")
-            form = {"grant_type": "client_credentials", "resource": found.resource}
+            form = {"grant_type": self.grant, "resource": found.resource}
+            if self.assertion is not None:
+                form["grant_type"] = JWT_BEARER
+                form["assertion"] = await self.assertion(http, server.issuer, found.resource)
             if scopes:
                 form["scope"] = " ".join(scopes)
             tokens = await request_tokens(
@@ -259,8 +269,8 @@ class OAuth:
         known = self.state.registrations.get(server.issuer)
         if known is not None and (known.redirect_uri == redirect_uri or not redirect_uri):
             return known
-        if self.grant == "client_credentials" and self.profile.client_id is None:
-            raise OAuthError("the client credentials grant needs a pre-registered client_id")
+        if self.grant != "authorization_code" and self.profile.client_id is None:
+            raise OAuthError(f"the {self.grant} grant needs a pre-registered client_id")
         registration = await register(http, server, self.profile, redirect_uri)
         self.state.registrations[server.issuer] = registration
         self._save()

@@ -1,0 +1,73 @@
+"""Assertions for the JWT-bearer grant (RFC 7523): what a client presents instead of a
+user's authorization when its identity comes from elsewhere.
+
+- `StaticAssertion`: a JWT the platform gave the workload (workload identity federation,
+  SEP-1933).
+- `IdJagExchange`: an enterprise IdP's ID token exchanged at the IdP (RFC 8693 token
+  exchange) for an identity assertion grant (ID-JAG) naming the authorization server and
+  the MCP server (enterprise-managed authorization, SEP-990).
+
+Each is called with the authorization server's issuer (the audience) and the resource.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+from .errors import OAuthError
+
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+
+#: (http, audience, resource) -> the assertion
+AssertionSource = Callable[[aiohttp.ClientSession, str, str], Awaitable[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class StaticAssertion:
+    jwt: str
+
+    async def __call__(self, http: aiohttp.ClientSession, audience: str, resource: str) -> str:
+        return self.jwt
+
+
+@dataclass(frozen=True, slots=True)
+class IdJagExchange:
+    token_endpoint: str
+    id_token: str
+    client_id: str | None = None
+    client_secret: str | None = None
+
+    async def __call__(self, http: aiohttp.ClientSession, audience: str, resource: str) -> str:
+        form = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": self.id_token,
+            "subject_token_type": ID_TOKEN,
+            "requested_token_type": ID_JAG,
+            "audience": audience,
+            "resource": resource,
+        }
+        headers = {"Accept": "application/json"}
+        if self.client_id is not None and self.client_secret is not None:
+            pair = f"{quote(self.client_id, safe='')}:{quote(self.client_secret, safe='')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        elif self.client_id is not None:
+            form["client_id"] = self.client_id
+        try:
+            async with http.post(self.token_endpoint, data=form, headers=headers) as resp:
+                body: Any = await resp.json(content_type=None)
+                status = resp.status
+        except (aiohttp.ClientError, ValueError) as exc:
+            raise OAuthError(f"{self.token_endpoint}: token exchange failed: {exc}") from exc
+        if status >= 400 or not isinstance(body, dict) or "access_token" not in body:
+            detail = body.get("error_description") if isinstance(body, dict) else body
+            raise OAuthError(f"{self.token_endpoint} refused the token exchange: {detail}")
+        return str(body["access_token"])
