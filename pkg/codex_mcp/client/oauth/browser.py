@@ -43,12 +43,8 @@ class LoopbackAuthorizer:
         app.router.add_get("/callback", self._callback)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or ()
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        self.port = self._runner.addresses[0][1]  # the port the system chose for 0
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
