@@ -337,3 +337,47 @@ def test_a_slow_stream_is_closed_and_resumed_with_last_event_id(
         assert answer_of(1) in read_until(get, answer_of(1))
     finally:
         stop(process)
+
+
+def modern_post_and_never_read(url: str, request_id: int) -> socket.socket:
+    """A 2026-07-28 tools/call of stream_progress (no session: the exchange is its stream)."""
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port))
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "never-reads", "version": "1"},
+        "progressToken": request_id,
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "stream_progress", "arguments": {"count": 30_000}, "_meta": meta},
+    }
+    data = json.dumps(body).encode()
+    headers = [
+        f"POST {parts.path} HTTP/1.1",
+        f"Host: {parts.netloc}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: stream_progress",
+        f"Content-Length: {len(data)}",
+    ]
+    sock.sendall(("\r\n".join(headers) + "\r\n\r\n").encode() + data)
+    return sock
+
+
+def test_the_http_server_streaming_to_2026_07_28_clients_that_never_read(
+    sockets: list[socket.socket],
+) -> None:
+    process, url = launch_http(*EVERYTHING)
+    try:
+        baseline = rss(process.pid)
+        sockets.extend(modern_post_and_never_read(url, n) for n in range(1, 11))
+        peak_until_quiet(process.pid, baseline, HTTP_BOUND)
+        assert b'"id":1,"result"' in read_until(sockets[0], b'"id":1,"result"')
+    finally:
+        stop(process)

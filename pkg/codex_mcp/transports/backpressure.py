@@ -13,6 +13,7 @@ stays slow costs one pass per half-bound of new messages, not one per message.
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
@@ -74,6 +75,8 @@ class EventQueue(asyncio.Queue[T]):
     """A reader's queue of SSE events, `(event id, data)` items (or markers), that counts
     the bytes it holds so a writer can tell, with one compare, when its reader lags."""
 
+    #: Where an item holds its message.
+    DATA = 1
     bytes: int
     _queue: deque[T]
 
@@ -84,17 +87,17 @@ class EventQueue(asyncio.Queue[T]):
     def _put(self, item: T) -> None:
         self._queue.append(item)
         if item is not None:
-            self.bytes += len(item[1]) + EVENT_OVERHEAD  # type: ignore[index]
+            self.bytes += len(item[self.DATA]) + EVENT_OVERHEAD  # type: ignore[index]
 
     def _get(self) -> T:
         item = self._queue.popleft()
         if item is not None:
-            self.bytes -= len(item[1]) + EVENT_OVERHEAD  # type: ignore[index]
+            self.bytes -= len(item[self.DATA]) + EVENT_OVERHEAD  # type: ignore[index]
         return item
 
     def shed(self, bound: int) -> int:
         """Drop notifications per the policy (module doc); returns how many bytes went."""
-        freed = shed(self._queue, _event_data, self.bytes, bound, EVENT_OVERHEAD)
+        freed = shed(self._queue, self._data, self.bytes, bound, EVENT_OVERHEAD)
         self.bytes -= freed
         return freed
 
@@ -103,9 +106,15 @@ class EventQueue(asyncio.Queue[T]):
         self._queue.clear()
         self.bytes = 0
 
+    def _data(self, item: T) -> builtins.bytes | None:
+        """An item's message; None for markers (CLOSE, TICK), which are always kept."""
+        if isinstance(item, tuple) and item[0]:  # markers have no event id
+            data = item[self.DATA]
+            return data if isinstance(data, builtins.bytes) else None
+        return None
 
-def _event_data(item: object) -> bytes | None:
-    if isinstance(item, tuple) and item[0]:  # markers (CLOSE, TICK) have no event id
-        data = item[1]
-        return data if isinstance(data, bytes) else None
-    return None
+
+class MessageQueue(EventQueue[T]):
+    """A 2026-07-28 exchange's queue: `(data, final)` items (or markers)."""
+
+    DATA = 0

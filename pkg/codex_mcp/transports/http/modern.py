@@ -30,6 +30,7 @@ from ...core.server import ServerCore
 from ...core.session import StatelessSession
 from ...core.tasks import TASK_METHODS
 from ...core.versions import MODERN_VERSIONS
+from ..backpressure import LAGGING, MessageQueue, compact
 from . import sse
 from .errors import busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
@@ -63,16 +64,24 @@ def method_not_allowed() -> web.Response:
 
 
 class _Exchange:
-    """The core's outbound for one modern POST: everything goes to its response."""
+    """The core's outbound for one modern POST: everything goes to its response, and
+    what waits for a lagging reader is bounded (backpressure.py)."""
 
-    __slots__ = ("queue",)
+    __slots__ = ("bound", "queue")
 
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[_Item | tuple[str, bytes]] = asyncio.Queue()
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.queue: MessageQueue[_Item | tuple[str, bytes]] = MessageQueue()
 
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
         final = type(message) is dict and "method" not in message
-        self.queue.put_nowait((orjson.dumps(message), final))
+        data = orjson.dumps(message)
+        queue = self.queue
+        if queue.bytes > LAGGING:  # it waits a while: worth its own allocation
+            data = compact(data)
+        queue.put_nowait((data, final))
+        if queue.bytes > self.bound:
+            queue.shed(self.bound)
 
 
 class ModernHttp:
@@ -131,7 +140,7 @@ class ModernHttp:
         self, request: web.Request, message: JsonObject, credential: str | None
     ) -> web.StreamResponse:
         request_id = message["id"]
-        exchange = _Exchange()
+        exchange = _Exchange(self.manager.send_buffer_bytes)
         peer = self.core.open_stateless(
             exchange, principal=credential, routing_headers=request.headers
         )
