@@ -41,6 +41,9 @@ GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, OBSERVIN
 #: listens with SO_REUSEPORT on its parent's port. Declared here, where the HTTP
 #: entrypoint can read it without importing the scale-out modules.
 WORKER_ENV: Final = "CODEX_MCP_WORKER_INDEX"
+#: A worker's exit status for a configuration error that restarting cannot fix (EX_CONFIG,
+#: sysexits.h): its supervisor stops instead of restarting it.
+CONFIG_ERROR_STATUS: Final = 78
 #: Not a setting either: the descriptor of the pipe from a worker's supervisor. The worker
 #: reads the supervisor's requestState key from it and exits when it reaches its end
 #: (the supervisor died: no worker serves the port unsupervised).

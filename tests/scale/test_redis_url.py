@@ -16,7 +16,7 @@ from http_process import ROOT, HttpProcess
 from scale_setup import REDIS, SHARED, RedisServer, free_port
 
 
-def run_to_exit(url: str) -> subprocess.CompletedProcess[str]:
+def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -27,6 +27,7 @@ def run_to_exit(url: str) -> subprocess.CompletedProcess[str]:
             SHARED,
             "--redis-url",
             url,
+            *more,
         ],
         capture_output=True,
         text=True,
@@ -48,6 +49,12 @@ def test_not_a_redis_url_exits_with_one_line(url: str) -> None:
     done = run_to_exit(url)
     assert one_line(done).startswith("codex-mcp-http: --redis-url is not a Redis URL")
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_workers_with_a_bad_url_stop_instead_of_restarting_for_ever() -> None:
+    done = run_to_exit("http://127.0.0.1:6379/0", "--workers", "2")
+    assert done.returncode == 78, done.stderr  # EX_CONFIG: restarting cannot fix it
+    assert "is not a Redis URL" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_refused_credentials_exit_with_one_line_and_no_password() -> None:

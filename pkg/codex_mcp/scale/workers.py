@@ -28,7 +28,7 @@ from typing import Final
 import orjson
 
 from ..core.request_state import generate_key
-from ..defaults import WORKER_ENV, WORKER_LINK_ENV
+from ..defaults import CONFIG_ERROR_STATUS, WORKER_ENV, WORKER_LINK_ENV
 from ..observe.workers import SharedMetrics
 from .standby import Standby
 
@@ -99,6 +99,8 @@ class Supervisor:
         self.restart_at: dict[int, float] = {}
         self.reason = ""
         self.stopping = False
+        #: Set when a worker exited with CONFIG_ERROR_STATUS: everything stops with it.
+        self.config_error: int | None = None
         #: Where the workers' metrics meet, so one scrape shows them all.
         self.metrics = SharedMetrics()
         self.holder: socket.socket | None = None
@@ -168,6 +170,8 @@ class Supervisor:
         try:
             while not self.stopping:
                 self._supervise()
+                if self.config_error is not None:
+                    break
         finally:
             self._stop_all()
             deadline = time.monotonic() + self.grace + 5
@@ -183,7 +187,7 @@ class Supervisor:
             if self.holder is not None:
                 self.holder.close()
             self.metrics.close()
-        return 0
+        return 0 if self.config_error is None else CONFIG_ERROR_STATUS
 
     def _supervise(self) -> None:
         """One turn: note deaths, start what is due, tell the workers, wait a little."""
@@ -193,6 +197,11 @@ class Supervisor:
             code = child.poll()
             if code is None or index in self.restart_at:
                 continue
+            if code == CONFIG_ERROR_STATUS:
+                # The worker said why (a bad --redis-url, refused credentials): every
+                # worker would say the same, so stop rather than restart.
+                self.config_error = code
+                return
             changed = True
             self._close_link(index)
             self.metrics.exited(child.pid)

@@ -9,12 +9,13 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.server import ServerCore
+from ...defaults import CONFIG_ERROR_STATUS
 from ...observe.web import observe_app
 from ...startup import cannot_listen
 from .config import HttpConfig
@@ -74,10 +75,16 @@ def open_store(config: HttpConfig) -> SessionStore:
             config.redis_url, replay_events=config.replay_events, session_ttl=config.session_ttl
         )
     except ValueError as exc:  # not a Redis URL: retrying cannot fix it
-        raise SystemExit(
+        config_error(
             f"codex-mcp-http: --redis-url is not a Redis URL ({exc}); "
             "use redis://[:password@]host:port/db, rediss://... or unix:///path"
-        ) from None
+        )
+
+
+def config_error(message: str) -> NoReturn:
+    """Exit with one line and EX_CONFIG: a supervisor (--workers) does not restart it."""
+    print(message, file=sys.stderr, flush=True)
+    raise SystemExit(CONFIG_ERROR_STATUS)
 
 
 def store_gate(store: SessionStore) -> Any:
@@ -285,7 +292,7 @@ async def serve_http(
         await runner.cleanup()
         unwatch()
     if fatal.message is not None:
-        raise SystemExit(fatal.message)
+        config_error(fatal.message)
 
 
 def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any) -> None:
