@@ -60,7 +60,7 @@ async def test_a_child_killed_mid_call_fails_the_call_fast_and_comes_back(tmp_pa
         killed = time.monotonic()
         with pytest.raises(McpError) as caught:
             await call
-        assert time.monotonic() - killed < 1.0
+        assert time.monotonic() - killed < 10  # at once, not at the call's 60 s timeout
         assert caught.value.data["retryable"] is True
         assert caught.value.data["kind"] == "server_error"
         assert caught.value.data["serverName"] == "brk"

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import aiohttp
@@ -17,7 +18,7 @@ import pytest
 from http_helpers import call, open_session, text_of
 from http_process import HttpProcess
 from observe_helpers import ROOT, gateway_config, rpc, scrape, value
-from scale_setup import REDIS, SHARED, RedisServer
+from scale_setup import REDIS, SERVING, SHARED, RedisServer
 
 TOKEN = "s3cret-token-for-metrics"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -113,9 +114,9 @@ async def test_one_scrape_shows_every_worker(tmp_path: Path) -> None:
     redis = RedisServer()
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis.url)
     try:
-        for _ in range(400):
-            if server.stderr.count("sessions on Redis") >= 2:  # both serve (not just listen)
-                break
+        deadline = time.monotonic() + 60  # a loaded machine starts two workers slowly
+        while server.stderr.count(SERVING) < 2:  # both serve (not just listen)
+            assert time.monotonic() < deadline, f"the workers never served:\n{server.stderr}"
             await asyncio.sleep(0.05)
         served: list[str] = []
         connector = aiohttp.TCPConnector(force_close=True)  # the kernel spreads connections
