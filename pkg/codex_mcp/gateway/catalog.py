@@ -14,14 +14,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.jsonrpc import JsonObject
 
 from .codex.schema import codex_parameters
 from .config_model import ServerConfig
 from .naming import NameTable, sanitize_name
-from .repair import apply_tool_settings, repair_tool
+from .repair import RepairedTool, apply_tool_settings, repair_tool
 
 if TYPE_CHECKING:
     from .child import Child
@@ -41,7 +41,7 @@ class ToolEntry:
 def prepare_tools(server: ServerConfig, tools: Sequence[JsonObject]) -> list[ToolEntry]:
     entries = []
     for tool in tools:
-        repaired = repair_tool(tool, server.repair)
+        repaired = _repaired(tool, server)
         if repaired.dropped is not None:
             log.warning("%s: a tool is left out: %s", server.name, repaired.dropped)
             continue
@@ -56,6 +56,39 @@ def prepare_tools(server: ServerConfig, tools: Sequence[JsonObject]) -> list[Too
         _warn_about_codex(server, name, definition)
         entries.append(ToolEntry(name, definition))
     return entries
+
+
+#: Deeper than this, a definition is left out: no real schema nests so far, the repairs
+#: recurse, and orjson refuses to encode more than 254 levels (the listing adds a few).
+MAX_DEFINITION_DEPTH = 128
+
+
+def _repaired(tool: JsonObject, server: ServerConfig) -> RepairedTool:
+    """`repair_tool`, except that a tool it cannot handle is left out on its own: one bad
+    definition never costs the child's other tools."""
+    name = tool.get("name") if isinstance(tool, dict) else None
+    if _depth_over(tool, MAX_DEFINITION_DEPTH):
+        return RepairedTool(
+            {}, [], f"{name!r}: its definition nests over {MAX_DEFINITION_DEPTH} levels"
+        )
+    try:
+        return repair_tool(tool, server.repair)
+    except Exception as exc:  # a repair's bug must cost this tool only
+        return RepairedTool({}, [], f"{name!r}: it could not be repaired ({exc!r})")
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether `value` nests deeper than `limit` (read without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return False
 
 
 #: The definition last checked per (server, tool): a listing that did not change a tool
