@@ -12,7 +12,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 
@@ -30,6 +30,23 @@ def _own_cache_directory(
 ) -> None:
     """Each test starts with an empty cache directory (its gateways inherit it)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+
+
+@pytest.fixture
+def exported() -> Iterator[Any]:
+    """The spans our tracing exports while the test runs (an OpenTelemetry SDK in-memory
+    exporter), for the tests that skip without the SDK."""
+    from codex_mcp.observe import tracing
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.use_provider(provider)
+    yield exporter
+    tracing.use_provider(None)
 
 
 class LaunchedHttp(str):

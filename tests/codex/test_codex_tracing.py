@@ -4,14 +4,12 @@ Codex CLI against the fake model."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 from codex_mcp.codex.provider import CodexProvider
 from codex_mcp.core.server import ServerCore
-from codex_mcp.observe import tracing
 from codex_mcp.transports.http import HttpConfig, create_app
 from interop import fake_responses_provider as fake
 from interop.fake_responses_provider import FakeProvider
@@ -21,8 +19,6 @@ from .raw_http import open_session
 
 pytestmark = [pytest.mark.interop, needs_codex]
 pytest.importorskip("opentelemetry.sdk")
-from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
 )
@@ -39,16 +35,6 @@ def parse(text: str) -> dict[str, float]:
         for sample in family.samples
         if not sample.labels
     }
-
-
-@pytest.fixture
-def exported() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.use_provider(provider)
-    yield exporter
-    tracing.use_provider(None)
 
 
 async def test_a_codex_turn_is_a_child_span_of_its_call(
