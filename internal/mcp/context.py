@@ -34,6 +34,12 @@ class RequestContext(Inbound):
     def client_capabilities(self) -> JsonObject:
         return self.session.client_capabilities
 
+    @property
+    def lifespan_context(self) -> Any:
+        """What the server's lifespan yielded (`Server(lifespan=...)`): the things every
+        request shares, such as one HTTP client for all the server's tools."""
+        return self.session.core.lifespan_context
+
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         self.session.log(level, data, logger, related_request_id=self.request_id)
 

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Literal
 
 from .flow import Flow
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from .context import RequestContext
 
 CacheScope = Literal["public", "private"]
+#: Makes the server's lifespan: entered once when the server starts, exited when it stops;
+#: what it yields is `lifespan_context`, which every request's context reaches.
+Lifespan = Callable[[], AbstractAsyncContextManager[Any]]
 
 log = logging.getLogger("codex_mcp.server")
 
@@ -64,8 +68,13 @@ class ServerCore:
         request_state_ttl: float = DEFAULT_TTL_SECONDS,
         cache_ttl_ms: int = 0,
         cache_scope: CacheScope = "private",
+        lifespan: Lifespan | None = None,
     ) -> None:
         self.provider = provider
+        self.lifespan = lifespan
+        #: What the lifespan yielded (None without one, or before the server starts).
+        self.lifespan_context: Any = None
+        self._lifespan_exit = contextlib.AsyncExitStack()
         self.server_info: JsonObject = {"name": name, "version": version}
         if title:
             self.server_info["title"] = title
@@ -115,10 +124,15 @@ class ServerCore:
 
     # -- lifespan --------------------------------------------------------------
     async def start(self) -> None:
-        """Start the provider (idempotent). Transports call it before serving."""
+        """Enter the lifespan, then start the provider (idempotent). Transports call it
+        before serving."""
         self._loop = asyncio.get_running_loop()
         if not self._started:
             self._started = True
+            if self.lifespan is not None:
+                self.lifespan_context = await self._lifespan_exit.enter_async_context(
+                    self.lifespan()
+                )
             await self.provider.start()
 
     async def aclose(self) -> None:
@@ -137,7 +151,13 @@ class ServerCore:
             log.exception("the stateless scope's cleanup failed")
         if not self._stopped:
             self._stopped = True
-            await self.provider.stop()
+            try:
+                await self.provider.stop()
+            finally:
+                try:  # last: what the lifespan holds outlives every session and the provider
+                    await self._lifespan_exit.aclose()
+                except Exception:
+                    log.exception("the server's lifespan failed while exiting")
 
     # -- sessions --------------------------------------------------------------
     def open_session(self, outbound: Outbound, session_id: str | None = None) -> ServerSession:

@@ -185,3 +185,25 @@ async def _until(check: Any, seconds: float = 20) -> None:
     while not check():
         assert time.monotonic() < deadline, "the condition never held"
         await asyncio.sleep(0.05)
+
+
+LIFESPAN = str(ROOT / "tests/server/servers/lifespan_server.py")
+
+
+async def test_each_worker_enters_the_lifespan_once_and_exits_it_on_sigterm(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    env = {**os.environ, "LIFESPAN_MARKS": str(marks)}
+    server = HttpProcess(
+        "--workers", "2", "--serve", LIFESPAN, "--redis-url", redis_server.url, env=env
+    )
+    try:
+        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        workers = _children(server.pid)
+        entered = sorted(marks.read_text().splitlines())
+        assert entered == sorted(f"enter {pid}" for pid in workers)
+    finally:
+        assert server.stop() == 0
+    left = [line for line in marks.read_text().splitlines() if line.startswith("exit")]
+    assert sorted(left) == sorted(f"exit closed=True {pid}" for pid in workers)

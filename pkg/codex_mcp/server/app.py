@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, TypeVar, overload
 
 from ..core.composite import CompositeProvider
@@ -15,6 +17,9 @@ from .resources import Completer, FunctionResource
 from .tools import FunctionTool
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: `Server(lifespan=...)`: called with the server, an async context manager whose yield is
+#: `ctx.lifespan_context` (e.g. a function decorated with `contextlib.asynccontextmanager`).
+ServerLifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
 class Server:
@@ -29,6 +34,23 @@ class Server:
         return message
 
     server.run()  # stdio; server.run("http", port=8000) for Streamable HTTP
+    ```
+
+    What the tools share lives in a lifespan, entered once when the server starts (each
+    worker of `--workers N` has its own) and exited when it stops:
+
+    ```python
+    @contextlib.asynccontextmanager
+    async def resources(server: Server) -> AsyncIterator[aiohttp.ClientSession]:
+        async with aiohttp.ClientSession() as http:
+            yield http
+
+    server = Server("demo", lifespan=resources)
+
+    @server.tool
+    async def fetch(url: str, ctx: Context) -> str:
+        async with ctx.lifespan_context.get(url) as response:
+            return await response.text()
     ```
     """
 
@@ -45,8 +67,11 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
         request_state_keys: Sequence[bytes | str] | None = None,
+        lifespan: ServerLifespan | None = None,
     ) -> None:
-        """`cache_ttl_ms`/`cache_scope`: how long and for whom 2026-07-28 clients may cache
+        """`lifespan(server)`: an async context manager entered once when the server starts
+        and exited when it stops; what it yields is every request's `ctx.lifespan_context`.
+        An error entering it stops the start with one line naming it. `cache_ttl_ms`/`cache_scope`: how long and for whom 2026-07-28 clients may cache
         lists, reads and discover (a resource may set its own). `request_state_keys`: the
         keys (32 bytes or more; the first signs, all verify) of input-required rounds'
         requestState, shared by every process that serves the same clients; default, a
@@ -61,6 +86,7 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: Literal["public", "private"] = cache_scope
         self.request_state_keys = list(request_state_keys or [])
+        self.lifespan = lifespan
         self._info_extra: JsonObject = {}
         if website_url:
             self._info_extra["websiteUrl"] = website_url
@@ -168,8 +194,25 @@ class Server:
                 request_state_keys=self.request_state_keys,
                 cache_ttl_ms=self.cache_ttl_ms,
                 cache_scope=self.cache_scope,
+                lifespan=self._entered_lifespan if self.lifespan is not None else None,
             )
         return self._core
+
+    @contextlib.asynccontextmanager
+    async def _entered_lifespan(self) -> AsyncIterator[Any]:
+        """The lifespan, with a failure to enter it a start-up error (one line, no traceback)."""
+        from ..startup import StartupError
+
+        assert self.lifespan is not None
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                state = await stack.enter_async_context(self.lifespan(self))
+            except Exception as error:
+                raise StartupError(
+                    f"server {self.name!r}: its lifespan failed to start: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
+            yield state
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
         """Serve until the client goes away (stdio) or a signal arrives (http)."""
