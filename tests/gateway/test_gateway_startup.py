@@ -112,3 +112,15 @@ async def test_an_idle_child_is_stopped_and_started_again_by_a_call(tmp_path: Pa
         assert (await client.call_tool("sleepy__echo", {"message": "b"}, retries=0)).text == "b"
         again = await status(client)
         assert again["sleepy"]["state"] == "ready" and again["sleepy"]["pid"] != pid
+
+
+async def test_a_tool_the_kept_listing_lacks_is_found_in_the_live_one(tmp_path: Path) -> None:
+    """The child gained a tool since its listing was kept (here from the gateway's own
+    environment, which does not key the kept listing): a call to it right after start,
+    before the slow live listing arrived, waits for that listing instead of failing."""
+    config = write_config(tmp_path, {"grows": stdio(BROKEN, "--tools", "echo", "--slow-list", "1")})
+    async with gateway(config) as client:
+        assert _names(await client.list_tools(cache=False)) == ["grows__echo", "gateway_status"]
+    async with gateway(config, env={"BROKEN_EXTRA_TOOLS": "newer"}) as client:
+        result = await client.call_tool("grows__newer", {}, retries=0)
+        assert not result.is_error and result.text == "newer ran", result

@@ -355,13 +355,17 @@ class Child:
         kinds: list[ListKind] = ["tools", "resources", "prompts"]
         return [kind for kind in kinds if self.offers(kind, connection)]
 
-    async def listing(self, kind: str, timeout: float | None = None) -> list[JsonObject] | None:
+    async def listing(
+        self, kind: str, timeout: float | None = None, *, live: bool = False
+    ) -> list[JsonObject] | None:
         """The child's current `kind` listing, or None when it is not up, or not listed
         within `timeout` (default: its tools/list timeout); then the listing keeps going,
-        and clients are told when it arrives."""
+        and clients are told when it arrives. Until the child has listed, its kept tool
+        listing is the answer, unless `live` (a call to a tool the kept one lacks): then
+        the child's own, waited for."""
         timeout = self.list_timeout if timeout is None else timeout
         deadline = asyncio.get_running_loop().time() + timeout
-        if kind == "tools" and self.lists[kind] is None and self.cached_tools:
+        if kind == "tools" and self.lists[kind] is None and self.cached_tools and not live:
             return self._cached_raw  # the live listing replaces it when it comes
         if not await self.wait_up(timeout):
             return None

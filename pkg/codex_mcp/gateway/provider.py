@@ -270,13 +270,16 @@ class GatewayProvider(Provider):
                 log.warning("%s", warning)
         return catalog
 
-    async def _listed(self, kind: str, ctx: RequestContext) -> Catalog:
-        """The catalog once every child listed `kind` (or was skipped as too slow)."""
+    async def _listed(self, kind: str, ctx: RequestContext, *, live: bool = False) -> Catalog:
+        """The catalog once every child listed `kind` (or was skipped as too slow); `live`:
+        from the children's own listings, not the kept ones (see Child.listing)."""
         children = self.children(ctx.session)
         for child in children:
             if child.dormant and not child.cached_tools:
                 child.start()  # lazy with nothing kept: its tools are known only by asking
-        await asyncio.gather(*(child.listing(kind, self._list_wait(child)) for child in children))
+        await asyncio.gather(
+            *(child.listing(kind, self._list_wait(child), live=live) for child in children)
+        )
         if kind == "tools":
             self._report_slow(children)
         return self.catalog(ctx.session)
@@ -333,7 +336,8 @@ class GatewayProvider(Provider):
     async def _call_after_listing(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> JsonObject:
-        catalog = await self._listed("tools", ctx)
+        # Not in the catalog: perhaps not in a kept listing, but in the child's own by now.
+        catalog = await self._listed("tools", ctx, live=True)
         route = catalog.routes.get(name)
         if route is None:
             refused = self.per_session.refusal_for(ctx.session, name, self.passthrough)
