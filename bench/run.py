@@ -30,6 +30,7 @@ from typing import Any
 
 from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
+from gateway_cases import large_results
 from harness import BENCH, ECHO, PY, ROOT, http_server, median_of
 from scale_cases import scale_cases
 
@@ -102,6 +103,7 @@ CASE_NAMES = frozenset(
         "HTTP 1000 concurrent sessions",
         "progress over SSE",
         "stdio gateway echo",
+        "stdio gateway large results",
         "HTTP echo, workers and Redis",
         "Redis round trip",
     }
@@ -124,6 +126,15 @@ def gateway_figures(rows: list[tuple[str, dict[str, Any]]]) -> None:
             figures["x_direct_throughput"] = (
                 figures["throughput_per_s"] / direct["throughput_per_s"]
             )
+
+
+def baseline_gateway(baseline: Server) -> Server:
+    """The gateway as it was at the baseline, relaying to today's child (the same child as
+    every other row: the baseline's PYTHONPATH is not passed on to it)."""
+    assert baseline.stdio is not None
+    child = ["/usr/bin/env", "-u", "PYTHONPATH", *GATEWAY_CHILD]
+    name = baseline.name.replace("codex-mcp", "codex-mcp gateway", 1)
+    return Server(name, [*baseline.stdio, "--", *child], env=baseline.env)
 
 
 def install_peers() -> None:
@@ -247,8 +258,10 @@ def main() -> int:
         "cases": {},
     }
     servers = list(SERVERS)
+    gateway_servers = list(GATEWAY_SERVERS)
     if options.baseline:
         servers.insert(1, baseline_server(options.baseline))
+        gateway_servers.insert(3, baseline_gateway(servers[1]))
     if named:
         servers = [s for s in servers if any(word in s.name for word in named)]
     stdio_servers = [s for s in servers if s.stdio]
@@ -314,7 +327,7 @@ def main() -> int:
         "stdio tools/list, 500 tools": (stdio_servers, stdio_list),
         "HTTP echo": (http_servers, http_echo),
         f"HTTP {sessions} concurrent sessions": (http_servers, http_sessions),
-        "stdio gateway echo": (GATEWAY_SERVERS, stdio_echo),
+        "stdio gateway echo": (gateway_servers, stdio_echo),
     }
     for label, (case_servers, fn) in cases.items():
         if not chosen(label):
@@ -323,6 +336,13 @@ def main() -> int:
         ratios(rows, "floor")
         if label == "stdio gateway echo":
             gateway_figures(rows)
+        report["cases"][label] = dict(rows)
+        print(f"\n## {label}\n{format_table(rows)}", flush=True)
+
+    if chosen("stdio gateway large results"):
+        label = "stdio gateway large results"
+        large = [(s.name, s.stdio or [], s.env) for s in gateway_servers if "fastmcp" not in s.name]
+        rows = large_results(large, quick=options.quick)
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
 
@@ -392,16 +412,24 @@ def main() -> int:
 
 
 def print_before_after(report: dict[str, Any], before: str) -> None:
-    """Each case's figures for the baseline and for today's codex-mcp, side by side."""
+    """Each case's figures for the baseline and for today's codex-mcp (or its gateway), side
+    by side."""
     print(f"\n## before ({before}) and after (codex-mcp), same run")
-    keys = ("throughput_per_s", "p50_ms", "x_floor_throughput", "x_floor_p50", "cpu_us_per_call")
+    keys = (
+        "throughput_per_s", "p50_ms", "x_floor_throughput", "x_floor_p50", "cpu_us_per_call",
+        "added_p50_us", "x_relay_floor", "ms_1mb", "ms_10mb", "ms_50mb", "x_per_mb_largest",
+        "cold_start_ms", "rss_mb", "rss_kb_per_idle_session",
+    )  # fmt: skip
+    gateway_before = before.replace("codex-mcp", "codex-mcp gateway", 1)
     for case, rows in report["cases"].items():
         old, new = rows.get(before), rows.get("codex-mcp")
+        if not old or not new:
+            old, new = rows.get(gateway_before), rows.get("codex-mcp gateway")
         if not old or not new:
             continue
         shown = [
             f"{key} {old[key]:.3g} -> {new[key]:.3g}"
-            for key in (*keys, "cold_start_ms", "rss_mb", "rss_kb_per_idle_session")
+            for key in keys
             if isinstance(old.get(key), int | float) and isinstance(new.get(key), int | float)
         ]
         print(f"  {case}: " + "; ".join(shown))

@@ -1,0 +1,86 @@
+"""The gateway's large-payload case of the benchmark suite (bench/run.py): results of 1, 10 and
+50 MB from the same child (our server's `blob` tool) called directly, through the relay floor
+and through codex-mcp as a gateway, in one run. What counts is that each is linear in the
+size: `x_per_mb_largest` is the time per MB of the largest result over that of the smallest
+(about 1, or below where a call's fixed cost shows at 1 MB; far above 1 is a quadratic
+buffer somewhere on the path)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from codex_mcp.bench import stdio_load
+from codex_mcp.bench.stats import sample_process
+
+MB = 1_000_000
+#: Calls timed at each size (after one that warms up), fewer for the larger ones.
+CALLS_AT = {1: 10, 10: 5, 50: 3}
+Rows = list[tuple[str, dict[str, Any]]]
+
+
+async def _timed_calls(
+    command: Sequence[str], env: dict[str, str], sizes: Sequence[int]
+) -> dict[str, Any]:
+    """One server process: each size called once to warm up, then timed one call at a time."""
+    peer, _ = await stdio_load.spawn(list(command), env)
+    figures: dict[str, Any] = {}
+    try:
+        pid = peer.process.pid
+        for size in sizes:
+            params = {"name": "blob", "arguments": {"size": size * MB}}
+            await _call(peer, params, size)
+            before = sample_process(pid)
+            times = []
+            for _ in range(CALLS_AT[size]):
+                started = time.perf_counter()
+                await _call(peer, params, size)
+                times.append(time.perf_counter() - started)
+            after = sample_process(pid)
+            figures[f"ms_{size}mb"] = statistics.median(times) * 1000
+            if before and after:
+                cpu = (after.cpu_seconds - before.cpu_seconds) / len(times)
+                figures[f"cpu_ms_{size}mb"] = cpu * 1000
+        last = sample_process(pid)
+        if last is not None:
+            figures["rss_mb"] = last.rss_bytes / 1e6
+    finally:
+        await stdio_load.close(peer.process)
+    smallest, largest = sizes[0], sizes[-1]
+    per_mb_small = figures[f"ms_{smallest}mb"] / smallest
+    figures[f"mb_per_s_{largest}mb"] = largest / (figures[f"ms_{largest}mb"] / 1000)
+    figures["x_per_mb_largest"] = figures[f"ms_{largest}mb"] / largest / per_mb_small
+    return figures
+
+
+async def _call(peer: stdio_load.StdioPeer, params: dict[str, Any], size: int) -> None:
+    peer.send("tools/call", params)
+    reply = await peer.response()
+    text = reply.get("result", {}).get("content", [{}])[0].get("text", "")
+    if len(text) != size * MB:
+        raise RuntimeError(f"a {size} MB call came back with {orjson.dumps(reply)[:200]!r}")
+
+
+def large_results(servers: Sequence[tuple[str, list[str], dict[str, str]]], *, quick: bool) -> Rows:
+    """Each (name, command, extra env) server through every size; ratios to the relay floor."""
+    sizes = (1, 10) if quick else (1, 10, 50)
+    rows: Rows = []
+    for name, command, extra in servers:
+        print(f"  stdio gateway large results: {name} ...", file=sys.stderr, flush=True)
+        env = {**os.environ, **extra, "CODEX_MCP_BENCH_TOOLS": "1"}
+        try:
+            rows.append((name, asyncio.run(_timed_calls(command, env, sizes))))
+        except Exception as exc:  # reported, not fatal, like every other case
+            print(f"    skipped {name}: {exc}", file=sys.stderr)
+    floor = dict(rows).get("relay floor")
+    if floor:
+        largest = sizes[-1]
+        for _, figures in rows:
+            figures["x_relay_floor_time"] = figures[f"ms_{largest}mb"] / floor[f"ms_{largest}mb"]
+    return rows
