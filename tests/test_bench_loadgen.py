@@ -9,8 +9,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from codex_mcp.bench import http_load, stdio_load
+import aiohttp
+import pytest
+from codex_mcp.bench import http_load, session_per_call, stdio_load
 from codex_mcp.bench.cli import main as bench_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,3 +92,31 @@ def test_cli_keeps_the_commands_own_separator(capsys: object) -> None:
     assert code == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "throughput_per_s" in out
+
+
+async def test_session_per_call_opens_and_deletes_a_session_per_call(launch_http: Any) -> None:
+    """The TM Dev Lab v2 shape against our server: every call a session of its own, each
+    answer checked, and every session DELETEd (none left open on the server)."""
+    url = launch_http()
+    figures = await session_per_call.measure(
+        url, users=4, seconds=1.0, warmup=0.2, pid=url.pid, calls=session_per_call.echo_calls
+    )
+    assert figures["errors"] == 0
+    assert figures["sessions_per_s"] > 0 and _sane(figures["cpu_us_per_request"])
+    assert figures["p99_ms"] >= figures["p50_ms"] > 0
+    readyz = url.replace("/mcp", "/readyz")
+    async with aiohttp.ClientSession() as http, http.get(readyz) as response:
+        assert (await response.json())["sessions"] == 0
+
+
+async def test_session_per_call_counts_a_wrong_answer_as_an_error(launch_http: Any) -> None:
+    url = launch_http()
+
+    def expecting_something_else(user: int) -> list[session_per_call.Call]:
+        echo = {"name": "echo", "arguments": {"message": "sent"}}
+        return [session_per_call.Call("tools/call", echo, lambda r: r["content"][0]["text"] == "x")]
+
+    with pytest.raises(RuntimeError, match="sessions answered wrongly"):
+        await session_per_call.measure(
+            url, users=2, seconds=0.5, warmup=0.1, calls=expecting_something_else
+        )

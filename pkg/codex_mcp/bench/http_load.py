@@ -15,6 +15,22 @@ from .stdio_load import INITIALIZE
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
+async def read_answer(response: aiohttp.ClientResponse) -> tuple[dict[str, Any], int]:
+    """The JSON-RPC response in a JSON or SSE answer, and how many notifications came first."""
+    if response.content_type != "text/event-stream":
+        return orjson.loads(await response.read()), 0
+    notifications = 0
+    async for raw in response.content:
+        line = raw.strip()
+        if not line.startswith(b"data:") or len(line) <= 5:
+            continue
+        message: dict[str, Any] = orjson.loads(line[5:])
+        if "id" in message and "method" not in message:
+            return message, notifications
+        notifications += 1
+    raise ConnectionError("the SSE stream ended without a response")
+
+
 class HttpSession:
     """One MCP session over Streamable HTTP, parsing JSON or SSE answers."""
 
@@ -49,18 +65,9 @@ class HttpSession:
             return await self._answer(r)
 
     async def _answer(self, response: aiohttp.ClientResponse) -> dict[str, Any]:
-        if response.content_type != "text/event-stream":
-            answer: dict[str, Any] = orjson.loads(await response.read())
-            return answer
-        async for raw in response.content:
-            line = raw.strip()
-            if not line.startswith(b"data:") or len(line) <= 5:
-                continue
-            message: dict[str, Any] = orjson.loads(line[5:])
-            if "id" in message and "method" not in message:
-                return message
-            self.notifications += 1
-        raise ConnectionError("the SSE stream ended without a response")
+        answer, notifications = await read_answer(response)
+        self.notifications += notifications
+        return answer
 
     async def close(self) -> None:
         if "Mcp-Session-Id" in self.headers:
