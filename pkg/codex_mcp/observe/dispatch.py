@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..core.calls import MethodEntry
 from ..core.deferred import Deferred
 from ..core.ready import Ready
-from . import metrics
+from . import call_metrics
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
@@ -66,29 +66,25 @@ CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
 
 
 class MetricsSink:
-    """Requests, errors and latency by method and tool; calls in flight; per-child latency."""
+    """Requests, errors and latency by method and tool; calls in flight; per-child latency
+    (call_metrics.py: plain numbers in one process, prometheus_client's under --workers)."""
 
     def __init__(self) -> None:
-        self.requests = metrics.Labels(metrics.REQUESTS.labels)
-        self.errors = metrics.Labels(metrics.REQUEST_ERRORS.labels)
-        self.seconds = metrics.Labels(metrics.REQUEST_SECONDS.labels)
-        self.child_seconds = metrics.Labels(metrics.CHILD_SECONDS.labels)
-        self.in_flight = metrics.IN_FLIGHT
+        self.calls = call_metrics.calls()
         self.count = 0  # in flight, for the status page
 
     def begin(self, call: Call) -> None:
         self.count += 1
-        self.in_flight.inc()
+        self.calls.started()
 
     def end(self, call: Call, seconds: float) -> None:
         self.count -= 1
-        self.in_flight.dec()
-        self.requests.get(call.method, call.tool).inc()
-        self.seconds.get(call.method, call.tool).observe(seconds)
-        if call.failed:
-            self.errors.get(call.method, call.tool).inc()
+        calls = self.calls
+        calls.ended()
+        failed = call.failed
+        calls.series(call.method, call.tool).observe(seconds, failed)
         if call.child is not None:
-            self.child_seconds.get(call.child).observe(seconds)
+            calls.child(call.child).observe(seconds, failed)
 
 
 class Recorder:

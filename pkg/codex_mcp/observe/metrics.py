@@ -1,6 +1,7 @@
 """The Prometheus metrics, declared once.
 
-Counters and histograms are bumped where things happen (dispatch.py, refusals.py, web.py);
+Counters and histograms are bumped where things happen (dispatch.py, refusals.py, web.py;
+the per-request ones, hot-path figures, live in call_metrics.py);
 gauges of state that lives elsewhere (gateway children, Codex app-servers, Redis) are set
 from a snapshot (state.py) when scraped. Under `--workers` the supervisor gives every
 worker one PROMETHEUS_MULTIPROC_DIR, so any worker's /metrics shows them all (counters and
@@ -33,23 +34,6 @@ OTHER: Final = "other"
 #: Seconds: from a ping's tens of microseconds to a Codex turn's minutes.
 BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)  # fmt: skip
 
-REQUESTS = Counter(
-    "codex_mcp_requests", "Requests answered, by method and tool.", ["method", "tool"]
-)
-REQUEST_ERRORS = Counter(
-    "codex_mcp_request_errors",
-    "Requests answered with an error (a JSON-RPC error, or a tool result with isError).",
-    ["method", "tool"],
-)
-REQUEST_SECONDS = Histogram(
-    "codex_mcp_request_duration_seconds",
-    "Time from a request's arrival to its answer, by method and tool.",
-    ["method", "tool"],
-    buckets=BUCKETS,
-)
-IN_FLIGHT = Gauge(
-    "codex_mcp_requests_in_flight", "Requests being served now.", multiprocess_mode="livesum"
-)
 SESSIONS_LIVE = Gauge(
     "codex_mcp_sessions_live",
     "Sessions open now, by era (session: initialize; stateless: 2026-07-28 and throwaway).",
@@ -80,12 +64,6 @@ CHILD_RESTARTS = Gauge(
     "Restarts of each gateway child server so far.",
     ["child"],
     multiprocess_mode="livesum",
-)
-CHILD_SECONDS = Histogram(
-    "codex_mcp_gateway_child_call_duration_seconds",
-    "Time a tools/call relayed to a child server took, by child.",
-    ["child"],
-    buckets=BUCKETS,
 )
 APP_SERVERS = Gauge(
     "codex_mcp_codex_app_servers",

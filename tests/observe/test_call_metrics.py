@@ -1,0 +1,51 @@
+"""The per-request metrics of one process are plain numbers read at scrape time
+(call_metrics.py): the series they give must be what prometheus_client's own Counter and
+Histogram would give for the same observations, edges of the buckets included."""
+
+from __future__ import annotations
+
+from codex_mcp.observe.call_metrics import ERRORS, LABELS, REQUESTS, SECONDS, LocalCalls
+from codex_mcp.observe.metrics import BUCKETS, MAX_LABELS
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+
+def samples(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = generate_latest(registry).decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if not s.name.endswith("_created")
+    }
+
+
+def test_local_series_match_prometheus_clients_own() -> None:
+    ours = CollectorRegistry()
+    local = LocalCalls()
+    ours.register(local)
+    theirs = CollectorRegistry()
+    requests = Counter(*REQUESTS, LABELS, registry=theirs)
+    errors = Counter(*ERRORS, LABELS, registry=theirs)
+    seconds = Histogram(*SECONDS, LABELS, buckets=BUCKETS, registry=theirs)
+    # Every bound itself (le is inclusive), just past it, zero, and past the last bound.
+    observations = [0.0, *BUCKETS, *(b * 1.001 for b in BUCKETS), 1e4]
+    for index, value in enumerate(observations):
+        labels = ("tools/call", "echo") if index % 2 else ("tools/list", "")
+        failed = index % 3 == 0
+        local.series(*labels).observe(value, failed)
+        requests.labels(*labels).inc()
+        seconds.labels(*labels).observe(value)
+        if failed:
+            errors.labels(*labels).inc()
+    got, want = samples(ours), samples(theirs)
+    got.pop(("codex_mcp_requests_in_flight", ()))
+    assert got == want
+
+
+def test_label_values_past_the_bound_fold_into_other() -> None:
+    local = LocalCalls()
+    for index in range(MAX_LABELS + 5):
+        local.series("tools/call", f"tool{index}").observe(0.001, False)
+    assert len(local.by_label) == MAX_LABELS + 1
+    assert local.by_label[("other", "other")].count == 5
