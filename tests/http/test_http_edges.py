@@ -8,6 +8,7 @@ import json
 from aiohttp import web
 from codex_mcp.transports.http import create_app
 from codex_mcp.transports.http.app import MANAGER_KEY
+from codex_mcp.transports.http.streams import Ticker
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -582,3 +583,65 @@ async def test_a_quick_call_is_still_plain_json(make_client: MakeClient) -> None
     response = await client.post("/mcp", json=ECHO, headers=session)
     assert response.headers["Content-Type"].startswith("application/json")
     assert text_of(await response.json()) == "x"
+
+
+async def test_an_answer_ready_at_once_arms_no_keepalive_timer(make_client: MakeClient) -> None:
+    """A keepalive timer starts only when a POST's reader has to wait: an answer that is
+    ready when the call returns goes out with no timer made and cancelled for it, while a
+    silent call still gets its keepalives (the test above)."""
+    client = await make_client(keepalive_interval=0.1)
+    session = await open_session(client)
+    loop = asyncio.get_running_loop()
+    timers: list[object] = []
+    call_later = loop.call_later
+
+    def counting(delay: float, callback: object, *args: object, **kwargs: object) -> object:
+        if isinstance(getattr(callback, "__self__", None), Ticker):
+            timers.append(callback)
+        return call_later(delay, callback, *args, **kwargs)  # type: ignore[arg-type]
+
+    loop.call_later = counting  # type: ignore[method-assign,assignment]
+    try:
+        for index in range(20):
+            response = await client.post(
+                "/mcp", json=call(100 + index, "echo", {"message": f"m{index}"}), headers=session
+            )
+            assert response.headers["Content-Type"].startswith("application/json")
+            assert text_of(await response.json()) == f"m{index}"
+        assert timers == []
+        response = await client.post(
+            "/mcp", json=call(200, "wait", {"seconds": 0.35}), headers=session
+        )
+        events = []
+        while (event := await next_event(response, timeout=2)) is not None:
+            events.append(event)
+        assert any(e.get("comment") == "keepalive" for e in events)
+        assert timers, "a call that makes its reader wait arms the timer"
+    finally:
+        del loop.call_later  # type: ignore[method-assign]
+
+
+async def test_accept_is_read_the_same_way_for_every_decision(make_client: MakeClient) -> None:
+    """The Accept header, parsed once per POST, still decides each of: 406, JSON or SSE."""
+    client = await make_client()
+    session = await open_session(client)
+    cases = [
+        ("text/html", 406, None),
+        ("application/json", 200, "application/json"),
+        ("text/event-stream", 200, "text/event-stream"),  # only SSE admitted: SSE always
+        ("text/*", 200, "text/event-stream"),
+        ("application/*", 200, "application/json"),
+        ("*/*", 200, "application/json"),
+        ("TEXT/HTML;q=0.9, Application/JSON;q=0.5", 200, "application/json"),
+        ("application/json, text/event-stream", 200, "application/json"),
+    ]
+    for index, (accept, status, content_type) in enumerate(cases):
+        response = await client.post(
+            "/mcp",
+            json=call(300 + index, "echo", {"message": "a"}),
+            headers={**session, "Accept": accept},
+        )
+        assert response.status == status, accept
+        if content_type is not None:
+            assert response.content_type == content_type, accept
+        await response.read()

@@ -35,17 +35,31 @@ def is_client_response(message: JsonObject) -> bool:
     )
 
 
-def accepts(request: web.Request, media_type: str) -> bool:
-    """Does the Accept header admit `media_type`? A missing header admits everything."""
+def accepted(request: web.Request) -> tuple[bool, bool]:
+    """(does the Accept header admit JSON, does it admit SSE), from one pass over it. A
+    missing header admits everything; `*/*` both; `application/*` JSON; `text/*` SSE."""
     header = request.headers.get("Accept")
     if not header:
-        return True
-    major = media_type.split("/")[0]
+        return True, True
+    json = sse = False
     for part in header.split(","):
         value = part.split(";")[0].strip().lower()
-        if value in (media_type, "*/*", f"{major}/*"):
-            return True
-    return False
+        if value == "*/*":
+            return True, True
+        if value in _JSON_TYPES:
+            json = True
+        elif value in _SSE_TYPES:
+            sse = True
+    return json, sse
+
+
+_JSON_TYPES = frozenset({"application/json", "application/*"})
+_SSE_TYPES = frozenset({"text/event-stream", "text/*"})
+
+
+def accepts_sse(request: web.Request) -> bool:
+    """Does the Accept header admit `text/event-stream`?"""
+    return accepted(request)[1]
 
 
 def unsupported_version(request: web.Request) -> web.Response | None:

@@ -16,7 +16,7 @@ from ...core import jsonrpc
 from . import sse
 from .config import HttpConfig
 from .errors import busy_response, error_response
-from .exchange import accepts, find_session, read_body
+from .exchange import accepts_sse, find_session, read_body
 from .manager import SessionManager
 from .oauth import GRANT_KEY, scope_check
 from .security import credential_of
@@ -30,7 +30,7 @@ class LegacySse:
         self.config = config
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
-        if not accepts(request, "text/event-stream"):
+        if not accepts_sse(request):
             return error_response(406, "Not Acceptable: accept text/event-stream")
         try:
             # It lives as long as this process's stream: never shared with other replicas

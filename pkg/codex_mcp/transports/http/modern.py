@@ -36,7 +36,7 @@ from .errors import busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
 from .manager import SessionManager
 from .sessions import Refused
-from .streams import TICK, Ticker
+from .streams import TICK, Ticker, wait
 
 log = logging.getLogger("codex_mcp.http")
 
@@ -158,10 +158,11 @@ class ModernHttp:
         self, request: web.Request, exchange: _Exchange, peer: StatelessSession
     ) -> web.StreamResponse:
         queue = exchange.queue
-        ticker = Ticker(queue, self.keepalive_interval)  # type: ignore[arg-type]
+        # The timer starts when the reader first waits: an answer ready at once has none.
+        ticker = Ticker(queue, self.keepalive_interval, armed=False)
         response: web.StreamResponse | None = None
         try:
-            item = await queue.get()
+            item = queue.get_nowait() if not queue.empty() else await wait(queue, ticker)
             while True:
                 if item is TICK:
                     # A silent call: answer with SSE now and keep the proxy from timing out.
@@ -180,7 +181,7 @@ class ModernHttp:
                     await response.write(sse.event(item[0]))  # type: ignore[arg-type]
                     if item[1] is True:
                         break
-                item = await queue.get()
+                item = await wait(queue, ticker)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response

@@ -145,7 +145,7 @@ async def follow_stream(
             opened = [e for e in stored if e.stream == key and e.seq == OPENED]
             request_id = orjson.loads(opened[0].data) if opened else None
             watcher = asyncio.ensure_future(_watch_replica(store, node, queue))
-        ticker = Ticker(queue, config.keepalive_interval)  # type: ignore[arg-type]
+        ticker = Ticker(queue, config.keepalive_interval)
         while (item := await queue.get()) is not None:
             if item is TICK:
                 await response.write(sse.KEEPALIVE)

@@ -26,7 +26,8 @@ from .errors import SESSION_NOT_FOUND, busy_response, error_response
 from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
-    accepts,
+    accepted,
+    accepts_sse,
     is_request,
     locate_session,
     read_body,
@@ -38,7 +39,7 @@ from .oauth import scope_check
 from .security import credential_of
 from .sessions import Exchange, HttpSession, Refused
 from .shared_stream import follow_stream, is_local
-from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id
+from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id, wait
 
 SEND_JSON = (
     "send the body with Content-Type: application/json "
@@ -60,7 +61,8 @@ class StreamableHttp:
             # Not form types either: a web page may POST those cross-site without a
             # preflight (specs/decisions.md, "form posts"); say what to send instead.
             return error_response(415, f"Unsupported Content-Type {content_type!r}: {SEND_JSON}")
-        if not (accepts(request, "application/json") or accepts(request, "text/event-stream")):
+        admits_json, admits_sse = accepted(request)  # the header parsed once per request
+        if not (admits_json or admits_sse):
             return error_response(
                 406, "Not Acceptable: accept application/json and/or text/event-stream"
             )
@@ -78,7 +80,7 @@ class StreamableHttp:
         if is_modern_post(message, request.headers.get(VERSION_HEADER)):
             return await self.modern.post(request, message, credential_of(request))
         if self.config.stateless:
-            return await self._stateless(request, message)
+            return await self._stateless(request, message, admits_json, admits_sse)
         initializing = type(message) is dict and message.get("method") == "initialize"
         session_id = request.headers.get(SESSION_HEADER)
         if initializing and not session_id:
@@ -99,11 +101,16 @@ class StreamableHttp:
                 return web.Response(status=202, headers={SESSION_HEADER: session_id or ""})
         with session:
             if type(message) is dict and is_request(message):
-                return await self._one(request, session, message)
+                return await self._one(request, session, message, admits_json, admits_sse)
             return await self._through_core(request, session, message)
 
     async def _one(
-        self, request: web.Request, session: HttpSession, message: JsonObject
+        self,
+        request: web.Request,
+        session: HttpSession,
+        message: JsonObject,
+        admits_json: bool,
+        admits_sse: bool,
     ) -> web.StreamResponse:
         """One request with a usable id: answered on its own stream, JSON or SSE."""
         headers = {SESSION_HEADER: session.id} if session.id else {}
@@ -118,14 +125,8 @@ class StreamableHttp:
             session.check_room()
         except Refused as exc:
             return busy_response(exc.status, str(exc), message["id"], headers)
-        wants_sse = (
-            accepts(request, "text/event-stream")
-            and not session.json_only
-            and not self._to_get_stream(session)
-        )
-        force_sse = request.headers.get("X-MCP-POST-STREAM") == "1" or not accepts(
-            request, "application/json"
-        )
+        wants_sse = admits_sse and not session.json_only and not self._to_get_stream(session)
+        force_sse = not admits_json or request.headers.get("X-MCP-POST-STREAM") == "1"
         stream = session.open_request_stream(message["id"], sse=wants_sse or force_sse)
         queue = session.streams.attach(stream)
         session.core_session.receive(message)
@@ -153,10 +154,11 @@ class StreamableHttp:
         # A call that stays silent past the keepalive interval turns its answer into SSE
         # and sends keepalive comments, so a proxy's read timeout (nginx: 60 s) never
         # cuts a long call. A JSON-only client gets its one JSON answer whenever it comes.
-        ticker = Ticker(queue, self.config.keepalive_interval) if stream.sse else None
+        # The timer starts when the reader first waits: an answer ready at once has none.
+        ticker = Ticker(queue, self.config.keepalive_interval, armed=False) if stream.sse else None
         response: web.StreamResponse | None = None
         try:
-            first = await queue.get()
+            first = queue.get_nowait() if not queue.empty() else await wait(queue, ticker)
             while first is TICK:
                 if response is None:
                     response = await self._open_sse(request, session, stream, headers, request_id)
@@ -200,7 +202,7 @@ class StreamableHttp:
                     await response.write(sse.KEEPALIVE)
                 else:
                     await response.write(sse.event(item[1], item[0]))
-                item = backlog.pop(0) if backlog else await queue.get()
+                item = backlog.pop(0) if backlog else await wait(queue, ticker)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response
@@ -276,7 +278,9 @@ class StreamableHttp:
             body=item[1], status=status, content_type="application/json", headers=headers
         )
 
-    async def _stateless(self, request: web.Request, message: Any) -> web.StreamResponse:
+    async def _stateless(
+        self, request: web.Request, message: Any, admits_json: bool, admits_sse: bool
+    ) -> web.StreamResponse:
         if type(message) is not dict:
             return error_response(
                 400, "Invalid Request: stateless mode takes one JSON object per request"
@@ -292,7 +296,7 @@ class StreamableHttp:
             return busy_response(exc.status, str(exc), _id_of(message))
         try:
             if is_request(message):
-                return await self._one(request, session, message)
+                return await self._one(request, session, message, admits_json, admits_sse)
             return await self._through_core(request, session, message)
         finally:
             self.manager.discard(session)
@@ -305,7 +309,7 @@ class StreamableHttp:
             return error_response(
                 405, "Method Not Allowed: stateless mode has no standalone stream"
             )
-        if not accepts(request, "text/event-stream"):
+        if not accepts_sse(request):
             return error_response(
                 406, "Not Acceptable: GET opens an SSE stream; accept text/event-stream"
             )
@@ -379,7 +383,7 @@ class StreamableHttp:
 
 def _nothing_to_answer(request: web.Request, headers: dict[str, str]) -> web.Response:
     """An exchange that ends without a message: an empty SSE stream, or 202 for JSON-only."""
-    if accepts(request, "text/event-stream"):
+    if accepts_sse(request):
         return web.Response(headers={**sse.SSE_HEADERS, **headers})
     return web.Response(status=202, headers=headers)
 

@@ -17,7 +17,7 @@ import asyncio
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from ...defaults import DEFAULTS
 from ..backpressure import EVENT_OVERHEAD, LAGGING, EventQueue, compact
@@ -29,6 +29,7 @@ CLOSE: Final = ("", b"")
 TICK: Final = ("", b"tick")
 
 Item = tuple[str, bytes] | None
+T = TypeVar("T")
 
 #: Our event ids: `<stream>_<seq>`, both decimal (ASCII digits: str.isdigit() would take "²").
 _EVENT_ID = re.compile(r"([0-9]{1,18})_([0-9]{1,18})")
@@ -42,21 +43,37 @@ def parse_event_id(value: str) -> tuple[str, int] | None:
 
 class Ticker:
     """Puts TICK on a reader's queue every `interval` seconds until cancelled: one timer,
-    and the reader's plain `await queue.get()` learns when to send a keepalive."""
+    and the reader's plain `await queue.get()` learns when to send a keepalive. Made
+    unarmed (`armed=False`), its timer starts only when the reader first waits (`wait`):
+    a POST whose answer is ready at once never makes one."""
 
     __slots__ = ("_handle", "_interval", "_queue")
 
-    def __init__(self, queue: asyncio.Queue[Item], interval: float) -> None:
+    def __init__(self, queue: asyncio.Queue[Any], interval: float, *, armed: bool = True) -> None:
         self._queue = queue
         self._interval = interval
-        self._handle = asyncio.get_running_loop().call_later(interval, self._tick)
+        self._handle: asyncio.TimerHandle | None = None
+        if armed:
+            self.arm()
+
+    def arm(self) -> None:
+        if self._handle is None:
+            self._handle = asyncio.get_running_loop().call_later(self._interval, self._tick)
 
     def _tick(self) -> None:
         self._queue.put_nowait(TICK)
         self._handle = asyncio.get_running_loop().call_later(self._interval, self._tick)
 
     def cancel(self) -> None:
-        self._handle.cancel()
+        if self._handle is not None:
+            self._handle.cancel()
+
+
+async def wait(queue: asyncio.Queue[T], ticker: Ticker | None) -> T:
+    """The queue's next item; about to wait for it, the reader's keepalives start."""
+    if ticker is not None and queue.empty():
+        ticker.arm()
+    return await queue.get()
 
 
 class Stream:
