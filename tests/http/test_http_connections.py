@@ -318,3 +318,60 @@ def test_the_limits_are_settings_of_the_command_line() -> None:
         "--max-session-inflight",
     ):
         assert flag in text
+
+
+async def post_on(
+    connection: Connection, port: int, headers: dict[str, str | bytes], target: str = "/mcp"
+) -> int:
+    """An initialize POSTed on a kept-alive connection; its status."""
+    reader, writer = connection
+    fields: dict[str, str | bytes] = {**JSON, "Connection": "keep-alive", **headers}
+    writer.write(request_bytes("POST", target, fields, INIT_BODY, port))
+    await writer.drain()
+    return (await read_reply(reader)).status
+
+
+async def test_host_and_origin_are_checked_on_every_request_of_a_kept_alive_connection() -> None:
+    """A connection remembers the Host and Origin it last admitted (so a keep-alive client
+    does not have them parsed per request), yet any request on it that names another host,
+    another Origin or an absolute-form target is checked in full and refused as before."""
+    async with served() as port:
+        connection = await connect(port)
+        host = f"127.0.0.1:{port}"
+        steps: list[tuple[dict[str, str | bytes], str, int]] = [
+            ({"Host": host}, "/mcp", 200),
+            ({"Host": host}, "/mcp", 200),
+            ({"Host": "evil.example"}, "/mcp", 403),
+            ({"Host": host}, "/mcp", 200),
+            ({"Host": host, "Origin": "http://evil.example"}, "/mcp", 403),
+            ({"Host": host, "Origin": "http://localhost:3000"}, "/mcp", 200),
+            ({"Host": host, "Origin": "http://localhost:3000"}, "/mcp", 200),
+            ({"Host": host, "Origin": "http://evil.example"}, "/mcp", 403),
+            ({"Host": host}, "http://evil.example/mcp", 403),
+            ({"Host": host}, f"http://{host}/mcp", 200),
+            ({"Host": host}, "http://evil.example/mcp", 403),
+            ({"Host": f"{host}@evil.example"}, "/mcp", 400),
+            ({"Host": "localhost"}, "/mcp", 200),
+            ({"Host": host}, "/mcp", 200),
+        ]
+        try:
+            for index, (headers, target, status) in enumerate(steps):
+                got = await post_on(connection, port, headers, target)
+                assert got == status, (index, headers, target)
+        finally:
+            connection[1].close()
+    async with served(forwarded_hosts=["public.example"], allowed_hosts=["internal"]) as port:
+        connection = await connect(port)
+        behind: dict[str, str | bytes] = {
+            "Host": "upstream:9000",
+            "X-Forwarded-Host": "public.example",
+        }
+        try:
+            assert await post_on(connection, port, behind) == 200
+            assert await post_on(connection, port, behind) == 200
+            other = {**behind, "X-Forwarded-Host": "elsewhere.example"}
+            assert await post_on(connection, port, other) == 403
+            assert await post_on(connection, port, behind) == 200
+            assert await post_on(connection, port, {"Host": "upstream:9000"}) == 403
+        finally:
+            connection[1].close()

@@ -165,6 +165,7 @@ class GuardedConnection(RequestHandler):
         "_clock",
         "_deadline",
         "_state",
+        "admitted_headers",
         "limits",
         "slot",
     )
@@ -173,6 +174,9 @@ class GuardedConnection(RequestHandler):
         super().__init__(manager, **kwargs)
         self.limits = limits
         self.slot = _NOTHING
+        #: Host, Origin, X-Forwarded-Host of the last request to pass the Host/Origin
+        #: checks (security.Guard): the same again passes without being parsed again.
+        self.admitted_headers: tuple[str | None, ...] | None = None
         self._state = _WAITING
         self._deadline = 0.0  # when the headers or body being waited for are late
         self._clock: asyncio.TimerHandle | None = None

@@ -21,7 +21,7 @@ import hashlib
 import hmac
 import ipaddress
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -96,6 +96,12 @@ def target_authority(request: web.Request) -> str | None:
         return target  # not a URL: parse_host refuses it
 
 
+#: The attribute of a connection (connections.GuardedConnection) that keeps the Host,
+#: Origin and X-Forwarded-Host of its last request to pass the checks.
+ADMITTED_HEADERS: Final = "admitted_headers"
+#: A connection that keeps none (aiohttp's own, in an in-process test server).
+_UNREMEMBERED: Final = object()
+
 CREDENTIAL_KEY = web.RequestKey("codex_mcp_credential", object)
 #: The health probes: served past the session store's gate, and on the connections let
 #: in past the connection cap. Neither checks Host or Origin (orchestrators probe by
@@ -153,6 +159,26 @@ class Guard:
         return host if host is not None and _allowed(host, self.forwarded_hosts) else None
 
     def check_host_and_origin(self, request: web.Request) -> web.Response | None:
+        """The DNS-rebinding checks. A keep-alive connection (connections.py) remembers the
+        Host, Origin and X-Forwarded-Host its last admitted request had: a later request
+        on it with the very same values (and an origin-form target) is admitted without
+        parsing them again; any other value is checked in full."""
+        headers = request.headers
+        seen = (
+            headers.get("Host"),
+            headers.get("Origin"),
+            headers.get("X-Forwarded-Host") if self.config.forwarded_hosts else None,
+        )
+        connection = request.protocol
+        remembered = getattr(connection, ADMITTED_HEADERS, _UNREMEMBERED)
+        if remembered == seen and request.raw_path.startswith("/"):
+            return None
+        denied = self._check_host_and_origin(request)
+        if denied is None and remembered is not _UNREMEMBERED:
+            setattr(connection, ADMITTED_HEADERS, seen)
+        return denied
+
+    def _check_host_and_origin(self, request: web.Request) -> web.Response | None:
         forwarded = self._trusted_forward(request)
         if self.check_hosts and forwarded is None:
             denied = self._check_host(request.headers.get("Host", ""), "Host header")
