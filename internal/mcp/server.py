@@ -21,6 +21,7 @@ from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, legacy
 from .methods.modern import MODERN_ONLY, claim_modern
 from .methods.modern import dispatch as modern_dispatch
+from .methods.pagination import EncodedPages
 from .peer import MethodTable
 from .provider import Provider
 from .request_meta import TASKS_EXTENSION
@@ -113,6 +114,10 @@ class ServerCore:
         self.stateless_cleanup = contextlib.AsyncExitStack()
         self._background: set[asyncio.Task[Any]] = set()
         self._param_headers: dict[str, tuple[object, tuple[ParamHeader, ...]]] = {}
+        #: tools/list pages, encoded once per listing (emptied by any provider event).
+        self.encoded_tools = EncodedPages()
+        #: The listing `param_headers` last indexed by name, and that index.
+        self._tools_by_name: tuple[object, dict[str, JsonObject]] | None = None
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
         self._teardowns: set[asyncio.Task[None]] = set()
         self._started = False
@@ -252,22 +257,31 @@ class ServerCore:
         return not self.request_state_keys
 
     async def param_headers(self, tool: str, ctx: RequestContext) -> tuple[ParamHeader, ...]:
-        """The `x-mcp-header` arguments of a tool (cached per definition)."""
-        for definition in await self.provider.list_tools(ctx):
-            if definition.get("name") != tool:
-                continue
-            schema = definition.get("inputSchema")
-            cached = self._param_headers.get(tool)
-            if cached is not None and cached[0] is schema:
-                return cached[1]
-            try:
-                found = param_headers(schema)
-            except ValueError as exc:
-                log.warning("tool %s: %s; its Mcp-Param headers are not checked", tool, exc)
-                found = ()
-            self._param_headers[tool] = (schema, found)
-            return found
-        return ()
+        """The `x-mcp-header` arguments of a tool (cached per definition; the listing is
+        indexed by name once per listing, not searched per call)."""
+        listing = await self.provider.list_tools(ctx)
+        indexed = self._tools_by_name
+        if indexed is None or indexed[0] is not listing:
+            by_name: dict[str, JsonObject] = {}
+            for entry in listing:
+                name = entry.get("name")
+                if type(name) is str:
+                    by_name.setdefault(name, entry)  # the first of a name, as a search finds
+            indexed = self._tools_by_name = (listing, by_name)
+        definition = indexed[1].get(tool)
+        if definition is None:
+            return ()
+        schema = definition.get("inputSchema")
+        cached = self._param_headers.get(tool)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        try:
+            found = param_headers(schema)
+        except ValueError as exc:
+            log.warning("tool %s: %s; its Mcp-Param headers are not checked", tool, exc)
+            found = ()
+        self._param_headers[tool] = (schema, found)
+        return found
 
     def _on_task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.task_changed(record.id, record.detailed)
@@ -279,6 +293,8 @@ class ServerCore:
             with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
                 loop.call_soon_threadsafe(self._on_provider_event, kind, uri)
             return
+        self.encoded_tools.clear()  # a listing may have changed where it is kept
+        self._tools_by_name = None
         if self.relay is not None:
             self.relay(kind, uri)
             return

@@ -428,3 +428,33 @@ async def test_listen_streams_count_against_the_session_cap() -> None:
         assert (await _next_event(again))["method"] == "notifications/subscriptions/acknowledged"
         again.close()
         streams[1].close()
+
+
+async def test_x_mcp_header_arguments_follow_a_changed_listing() -> None:
+    """Headers are looked up in an index of the listing made once per listing: a tool
+    replaced by one naming another header is checked against the new one at once."""
+    server = Server("headers")
+
+    def schema(header: str) -> dict[str, Any]:
+        properties = {"region": {"type": "string", "x-mcp-header": header}}
+        return {"type": "object", "properties": properties, "required": ["region"]}
+
+    def located(region: str) -> str:
+        return f"region {region}"
+
+    server.add_tool(located, name="located", input_schema=schema("Region"))
+    call = params(name="located", arguments={"region": "eu-west"})
+    head = headers("tools/call", "located")
+    async with served(server.core) as url, aiohttp.ClientSession() as http:
+        old = {**head, "Mcp-Param-Region": "eu-west"}
+        new = {**head, "Mcp-Param-Zone": "eu-west"}
+        assert (await post(http, url, body(1, "tools/call", call), old))[0] == 200
+        assert (await post(http, url, body(2, "tools/call", call), new))[0] == 400
+        server.remove_tool("located")
+        server.add_tool(located, name="located", input_schema=schema("Zone"))
+        status, ok = await post(http, url, body(3, "tools/call", call), new)
+        assert status == 200 and text_of(ok["result"]) == "region eu-west"
+        assert (await post(http, url, body(4, "tools/call", call), old))[0] == 400
+        server.remove_tool("located")
+        status, gone = await post(http, url, body(5, "tools/call", call), new)
+        assert "error" in gone or gone["result"].get("isError"), gone

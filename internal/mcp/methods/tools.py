@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 
 
 async def list_tools(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
-    tools = await session.core.provider.list_tools(ctx)
-    return paginate(tools, params, session.core.page_size, "tools")
+    core = session.core
+    tools = await core.provider.list_tools(ctx)
+    return paginate(tools, params, core.page_size, "tools", core.encoded_tools)
 
 
 def call_tool(
