@@ -100,6 +100,7 @@ CASE_NAMES = frozenset(
         "stdio 1 MB result",
         "stdio tools/list, 500 tools",
         "HTTP echo",
+        "HTTP tools/list, 1,000 tools",
         "HTTP 200 concurrent sessions",
         "HTTP 1000 concurrent sessions",
         "progress over SSE",
@@ -325,6 +326,21 @@ def main() -> int:
 
         return median_of(runs, once)
 
+    def http_list(s: Server) -> dict[str, Any]:
+        env = env_with(s, CODEX_MCP_BENCH_TOOLS="1000")
+        with http_server(s.http or [], env) as (url, pid, _):
+            return asyncio.run(
+                http_load.measure(
+                    url,
+                    method="tools/list",
+                    sequential=100,
+                    calls=400 if options.quick else 2000,
+                    concurrency=4,
+                    max_seconds=cap,
+                    pid=pid,
+                )
+            )
+
     def http_sessions(s: Server) -> dict[str, Any] | None:
         if not s.sessions:
             return None
@@ -336,6 +352,7 @@ def main() -> int:
         "stdio 1 MB result": (stdio_servers, stdio_blob),
         "stdio tools/list, 500 tools": (stdio_servers, stdio_list),
         "HTTP echo": (http_servers, http_echo),
+        "HTTP tools/list, 1,000 tools": (http_servers, http_list),
         f"HTTP {sessions} concurrent sessions": (http_servers, http_sessions),
         "stdio gateway echo": (gateway_servers, stdio_echo),
     }
