@@ -185,9 +185,15 @@ class ModernContext(RequestContext):
             self._launching = False
         if runner.done():
             return runner.result()
+        return await self.adopt_task(runner)
+
+    async def adopt_task(self, runner: asyncio.Task[JsonObject]) -> JsonObject:
+        """The rest of this call runs as a task: `runner`, already running, is its work,
+        and the client gets the task handle now. For a call that learns late that it is
+        long (the gateway relaying a task its child made). Check `can_create_task` first."""
         try:
             record = self.core.tasks.create(self.principal)
-        except BaseException:  # the room went to another call meanwhile
+        except BaseException:  # no room (or it went to another call meanwhile)
             runner.cancel()
             raise
         record.runner = runner

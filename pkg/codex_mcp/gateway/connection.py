@@ -15,13 +15,16 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp import __version__
-from codex_mcp.client.errors import ConnectionClosed
+from codex_mcp.client.errors import ConnectionClosed, McpError
+from codex_mcp.client.modern import ModernEra, modern_capabilities
 from codex_mcp.client.paging import every_page
 from codex_mcp.client.session import ClientSession, RequestHandler
 from codex_mcp.client.transports.base import Transport
 from codex_mcp.client.transports.stdio import StdioTransport
-from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.core.versions import LATEST_VERSION
+from codex_mcp.client.types import InitializeResult
+from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
+from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
+from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
 from codex_mcp.defaults import DEFAULTS
 
 from .config import CHILD_ENV, CONFIG_ENV, SERVER_NAME_ENV
@@ -189,12 +192,7 @@ async def connect(
             await session.start()
             if connection.pid is not None:
                 watchdog.watch(connection.pid)
-            params: dict[str, Any] = {
-                "protocolVersion": LATEST_VERSION,
-                "capabilities": capabilities,
-                "clientInfo": CLIENT_INFO,
-            }
-            result = await session.initialize(params, None)
+            result = await _handshake(session, capabilities)
     except asyncio.CancelledError:
         await connection.close()
         raise
@@ -206,6 +204,26 @@ async def connect(
     if session.closed:  # it died right after the handshake: report it like any death
         on_closed(session.closed_error())
     return connection
+
+
+async def _handshake(session: ChildSession, capabilities: JsonObject) -> InitializeResult:
+    """`initialize`; a child that refuses it as a 2026-07-28-only server does (-32022, or
+    no such method: it never had a handshake) is spoken to in that era instead, after
+    `server/discover`, with the tasks extension declared (the gateway follows its tasks)."""
+    params: dict[str, Any] = {
+        "protocolVersion": LATEST_VERSION,
+        "capabilities": capabilities,
+        "clientInfo": CLIENT_INFO,
+    }
+    try:
+        return await session.initialize(params, None)
+    except McpError as exc:
+        if exc.code not in (UNSUPPORTED_PROTOCOL_VERSION, METHOD_NOT_FOUND):
+            raise
+        era = ModernEra(MODERN_VERSIONS[0], CLIENT_INFO, modern_capabilities(capabilities))
+        found = await session.discover(era, None, fall_back=False)
+        assert found is not None  # without fall_back it answers or raises
+        return found
 
 
 def _start_error(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.flow import Flow
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
 from codex_mcp.core.log_levels import LOG_LEVELS
 from codex_mcp.core.provider import (
     ListKind,
@@ -31,7 +31,6 @@ from codex_mcp.core.provider import (
 )
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.rounds import InputRequired
-from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from . import relay
 from .catalog import Catalog, build_catalog, outer_uri
@@ -50,18 +49,6 @@ if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
 log = logging.getLogger("codex_mcp.gateway")
-
-
-def _check_client_can(child: Child, method: str, declared: JsonObject) -> None:
-    """A child's request the front client did not declare it can answer gets an error that
-    says so (Codex 0.169 has no sampling and no roots)."""
-    needed = CLIENT_CAPABILITY_FOR.get(method)
-    if needed is not None and needed not in declared:
-        raise JsonRpcError(
-            INVALID_REQUEST,
-            f"{method}: the gateway's client does not support {needed} (it did not declare "
-            f"it); the server {child.name!r} cannot use it here",
-        )
 
 
 class GatewayProvider(Provider):
@@ -526,7 +513,7 @@ class GatewayProvider(Provider):
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> JsonObject:
         if call is not None:
-            _check_client_can(child, method, call.client_capabilities)
+            relay.check_client_can(child, method, call.client_capabilities)
             try:
                 return await call.request(method, params)
             except InputRequired as question:  # a 2026-07-28 front: asked by a round
@@ -551,7 +538,7 @@ class GatewayProvider(Provider):
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
-        _check_client_can(child, method, session.client_capabilities)
+        relay.check_client_can(child, method, session.client_capabilities)
         return await session.request(method, params)
 
     def _unrouted(self, child: Child, what: str) -> None:

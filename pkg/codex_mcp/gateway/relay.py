@@ -23,10 +23,11 @@ from codex_mcp.core.calls import PROGRESS, CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.inbound import Inbound
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INVALID_REQUEST, JsonObject, JsonRpcError
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
+from . import modern_child
 from .errors import crashed_error, normalize_exception
 from .repair import normalize_result
 
@@ -48,6 +49,10 @@ def call_tool(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
     session = connection.session
+    if session.modern is not None:  # rounds and tasks to see through (modern_child.py)
+        return request(
+            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
+        )
     answer = Deferred()
     calls = child.calls
     interrupts = child.interrupts
@@ -131,7 +136,10 @@ async def request(
 
         child.interrupts[request_id] = abort
     try:
-        result = await session.request(method, params, options)
+        if session.modern is None:
+            result = await session.request(method, params, options)
+        else:
+            result = await modern_child.request(child, session, method, params, options, ctx)
     except asyncio.CancelledError:
         if not questions or task is None:
             raise
@@ -140,6 +148,7 @@ async def request(
     except McpClientError as exc:
         raise _error(child, exc, tool, passthrough) from None
     finally:
+        calls.pop(options.request_id, None)  # a 2026-07-28 child's retries use new ids
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
     if is_call:
@@ -209,6 +218,18 @@ def _forwarded_meta(meta: JsonObject) -> JsonObject | None:
         return meta
     rest = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
     return rest or None
+
+
+def check_client_can(child: Child, method: str, declared: JsonObject) -> None:
+    """A child's request the front client did not declare it can answer gets an error that
+    says so (Codex 0.169 has no sampling and no roots)."""
+    needed = CLIENT_CAPABILITY_FOR.get(method)
+    if needed is not None and needed not in declared:
+        raise JsonRpcError(
+            INVALID_REQUEST,
+            f"{method}: the gateway's client does not support {needed} (it did not declare "
+            f"it); the server {child.name!r} cannot use it here",
+        )
 
 
 def child_request_handlers(child: Child) -> dict[str, RequestHandler]:

@@ -1,0 +1,36 @@
+"""Our examples server (examples/everything_server.py) speaking 2026-07-28 only, over stdio:
+`initialize` is refused as a 2026-07-28-only server refuses it, with -32022 and the versions
+it speaks (`--refuse`, the default), or is not there at all (`--stateless`: -32601, a server
+that never had a handshake). Its tools make tasks, ask with input-required rounds, and ask
+inside tasks: what a gateway in front of it must carry to a client of either era."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "pkg"))
+
+from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError  # noqa: E402
+from codex_mcp.core.methods.table import inline  # noqa: E402
+from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION  # noqa: E402
+
+
+def refuse_initialize(_session: object, params: JsonObject, _ctx: object) -> JsonObject:
+    raise JsonRpcError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version: this server speaks 2026-07-28 only",
+        {"supported": ["2026-07-28"], "requested": params.get("protocolVersion")},
+    )
+
+
+if __name__ == "__main__":
+    server = runpy.run_path(str(ROOT / "examples/everything_server.py"))["server"]
+    methods = server.core.methods
+    if "--stateless" in sys.argv[1:]:
+        del methods["initialize"]
+    else:
+        methods["initialize"] = inline(refuse_initialize)
+    server.run()
