@@ -135,6 +135,38 @@ async def test_passthrough_wraps_one_server_under_its_own_names(tmp_path: Path) 
         assert (await client.call_tool("dash_name", {})).text == "dash-name ran"
 
 
+@pytest.mark.parametrize(
+    ("command", "status", "says"),
+    [
+        ("no-such-mcp-server-anywhere", 127, "command not found. Check PATH"),
+        ("./missing/server.py", 127, "command not found. Check PATH"),
+        ("not-executable.py", 126, "permission denied. Check that"),
+    ],
+)
+def test_passthrough_of_a_command_that_cannot_run_exits_saying_so(
+    tmp_path: Path, command: str, status: int, says: str
+) -> None:
+    """The one wrapped server cannot start: one line and a shell's status, not a gateway
+    serving nothing but gateway_status while it retries for ever."""
+    (tmp_path / "not-executable.py").write_text("print('hi')\n")
+    if command == "not-executable.py":
+        command = str(tmp_path / command)
+    for program in (CMD_MCP, CMD_HTTP):
+        process = subprocess.run(
+            [PY, program, "--", command, "--flag"],
+            input="",
+            env=_bare_env(tmp_path),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert process.returncode == status, process.stderr
+        [line] = process.stderr.splitlines()
+        assert says in line and repr(command) in line, line
+        assert process.stdout == ""
+
+
 async def test_codex_mcp_http_wraps_one_server_too(tmp_path: Path) -> None:
     process, url = launch_http("--", *BROKEN, "--tools", "echo", env=_bare_env(tmp_path))
     try:

@@ -5,12 +5,13 @@ the broken server), called with our client."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from codex_mcp.client import McpError
+from codex_mcp.client import Client, McpError
 
 from .gateway_helpers import (
     BROKEN,
@@ -26,6 +27,7 @@ from .gateway_helpers import (
     gateway_env,
     status,
     stdio,
+    until,
     write_config,
 )
 
@@ -126,7 +128,7 @@ async def test_a_child_that_never_starts_is_reported_not_fatal(tmp_path: Path) -
         names = [tool.name for tool in await client.list_tools()]
         assert names == ["ok__echo", "gateway_status"]
         servers = await status(client)
-        assert servers["gone"]["state"] == "failed"
+        assert servers["gone"]["state"] == "not found"
         assert "command not found" in servers["gone"]["last_error"]
         assert servers["dies"]["state"] == "failed"
         assert "exited with code 3 before it was ready" in servers["dies"]["last_error"]
@@ -137,6 +139,50 @@ async def test_a_child_that_never_starts_is_reported_not_fatal(tmp_path: Path) -
         assert caught.value.data["kind"] == "spawn_error"
         assert "Spawn error: command not found" in caught.value.message
         assert (await client.call_tool("ok__echo", {"message": "still here"})).text == "still here"
+
+
+async def test_a_child_whose_command_is_missing_is_not_retried(tmp_path: Path) -> None:
+    """Under the default restart policy: starting it again cannot help, so it is said once
+    (summary, status) and left alone, where it used to restart every few seconds."""
+    config = write_config(
+        tmp_path,
+        {
+            "gone": {"command": "no-such-mcp-server-anywhere"},
+            "ok": stdio(BROKEN, "--tools", "echo"),
+        },
+    )
+    errlog = Lines()
+    async with gateway(config, errlog=errlog) as client:
+        await errlog.wait_for(r"gone: not restarted: its command is not found")
+        summary = await errlog.wait_for(r"^Started 1 child server\(s\): ok; 1 not started: ")
+        assert "gone (Spawn error: command not found" in summary, summary
+        servers = await status(client)
+        assert servers["gone"]["state"] == "not found", servers["gone"]
+        assert servers["gone"]["restarts"] == 0
+        assert (await client.call_tool("ok__echo", {"message": "here"})).text == "here"
+    assert not any("gone: restarting" in line for line in errlog.lines), errlog.text()
+
+
+async def test_no_summary_of_children_stopped_before_they_started(tmp_path: Path) -> None:
+    """Closed while a child still starts: no summary calling the stopping children 'not
+    started' (it read "Started 0 child server(s): -; 2 not started: good (ready), slow
+    (stopped)")."""
+    # `good` is slow to stop (it ignores SIGTERM: it takes the SIGKILL a second later), so
+    # `slow` has stopped first, which woke the summary waiting for the first starts.
+    slow_to_stop = f"trap '' TERM; {shlex.join(BROKEN)} --tools echo; sleep 5"
+    config = write_config(
+        tmp_path,
+        {"good": stdio(["sh", "-c", slow_to_stop]), "slow": stdio(BROKEN, "--slow-init", "30")},
+    )
+    errlog = Lines()
+    env = {"WRAPPER_INIT_TIMEOUT_MS": "0", "WRAPPER_STARTUP_BUDGET_MS": "0"}
+    async with gateway(config, errlog=errlog, env=env) as client:
+        await until(lambda: _ready(client, "good"))
+    assert not any(line.startswith("Started") for line in errlog.lines), errlog.text()
+
+
+async def _ready(client: Client, name: str) -> bool:
+    return bool((await status(client))[name]["state"] == "ready")
 
 
 async def test_summary_line_debug_logs_and_silence(tmp_path: Path) -> None:

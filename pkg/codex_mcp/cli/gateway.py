@@ -67,7 +67,9 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
         raise SystemExit(print_codex_config(own, command))
     try:
         if command is not None:
-            return own, passthrough_config(command)
+            config = passthrough_config(command)
+            _exit_unless_runnable(prog, command[0], config.servers[0].name)
+            return own, config
         if _serve_given(own):
             return own, None
         if os.environ.get(CHILD_ENV) and not os.environ.get(CONFIG_ENV):
@@ -76,6 +78,29 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
     except ConfigError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def _exit_unless_runnable(prog: str, command: str, name: str) -> None:
+    """`codex-mcp -- CMD`: a CMD that cannot run (not found, not executable) is the one
+    server there is; say so and exit (127, 126: a shell's codes) instead of serving none."""
+    import errno
+    import shutil
+
+    if os.sep in command:
+        missing = not os.path.exists(command)
+        runnable = not missing and not os.path.isdir(command) and os.access(command, os.X_OK)
+    else:
+        runnable = shutil.which(command) is not None
+        missing = not runnable and shutil.which(command, mode=os.F_OK) is None
+    if runnable:
+        return
+    from ..gateway.errors import spawn_error
+
+    number = errno.ENOENT if missing else errno.EACCES
+    print(
+        f"{prog}: {spawn_error(number, server=name, command=command)['message']}", file=sys.stderr
+    )
+    raise SystemExit(127 if missing else 126)
 
 
 def gateway_core(config: GatewayConfig, max_message_bytes: int | None = None) -> ServerCore:

@@ -25,7 +25,7 @@ from .codex.client import codex_client_capabilities
 from .config_model import ServerConfig, StdioTarget
 from .connection import Connection, StartFailed, connect
 from .env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
-from .errors import one_line
+from .errors import cannot_run, one_line
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 
@@ -212,6 +212,9 @@ class Child:
                 connection = await self._connect()
             except StartFailed as failure:
                 self._failed(failure.error)
+                if self.cannot_run is not None:  # trying again changes nothing: the user must
+                    log.warning("%s: not restarted: its command is %s", self.name, self.cannot_run)
+                    return
                 exit_code: int | None = None
             else:
                 exit_code = await self._serve(connection)
@@ -278,6 +281,12 @@ class Child:
             self.host.child_changed(self, ["tools"])
         level = logging.DEBUG if again else logging.WARNING  # the same failure: said already
         log.log(level, "%s: could not start: %s", self.name, error["message"])
+
+    @property
+    def cannot_run(self) -> str | None:
+        """ "not found" or "not executable" when its command cannot run at all (it is then
+        not restarted: a config change, or SIGHUP, starts it again), else None."""
+        return cannot_run(self.last_error_data) if self.state == "failed" else None
 
     def _record_error(self, error: JsonObject) -> None:
         self.last_error = error["message"]

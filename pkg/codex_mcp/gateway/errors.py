@@ -20,7 +20,9 @@ import errno
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
+
+from codex_mcp.core.jsonrpc import JsonObject
 
 ErrorKind = Literal["tool_error", "server_error", "spawn_error"]
 PASSTHROUGH_ENV = "WRAPPER_ERROR_PASSTHROUGH"
@@ -157,16 +159,45 @@ def spawn_error(
     SpawnError (whose message says "command not found" / "permission denied")."""
     number = cause if isinstance(cause, int) else getattr(cause, "errno", None)
     text = str(cause) if not isinstance(cause, int) else os.strerror(cause)
-    if number == errno.ENOENT or "command not found" in text or "No such file" in text:
+    why = _cannot_run(number, text)
+    if why == NOT_FOUND:
         detail = f"command not found. Check PATH or use the full path to {command!r}"
-    elif number == errno.EACCES or "permission denied" in text.lower():
+    elif why == NOT_EXECUTABLE and number != errno.ENOEXEC and "Exec format" not in text:
         detail = f"permission denied. Check that {command!r} is executable"
-    elif number == errno.ENOEXEC or "Exec format error" in text:
+    elif why == NOT_EXECUTABLE:
         detail = f"{command!r} is not a program this system can run"
     else:
         detail = text
     original = {"type": type(cause).__name__, "message": text, "errno": number, "command": command}
     return _spawn_error(detail, server, tool, original)
+
+
+#: Why a command cannot run at all: starting it again changes nothing until the user acts.
+NOT_FOUND: Final = "not found"
+NOT_EXECUTABLE: Final = "not executable"
+
+
+def _cannot_run(number: int | None, text: str) -> str | None:
+    if number == errno.ENOENT or "command not found" in text or "No such file" in text:
+        return NOT_FOUND
+    if number in (errno.EACCES, errno.ENOEXEC) or "permission denied" in text.lower():
+        return NOT_EXECUTABLE
+    if "Exec format error" in text:
+        return NOT_EXECUTABLE
+    return None
+
+
+def cannot_run(error: JsonObject | None) -> str | None:
+    """NOT_FOUND or NOT_EXECUTABLE when `error` is a spawn error of a command that cannot
+    run (no such command, not executable, not a program), else None."""
+    data = error.get("data") if error is not None else None
+    if not isinstance(data, dict) or data.get("kind") != "spawn_error":
+        return None
+    original = data.get("original")
+    if not isinstance(original, dict) or "command" not in original:
+        return None
+    number = original.get("errno")
+    return _cannot_run(number if isinstance(number, int) else None, str(original.get("message")))
 
 
 def exited_error(

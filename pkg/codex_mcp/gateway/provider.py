@@ -200,10 +200,12 @@ class GatewayProvider(Provider):
     async def stop(self) -> None:
         if self._watcher is not None:
             self._watcher.stop()
-        await self.per_session.stop_all()
-        await asyncio.gather(*(child.stop() for child in self.shared), return_exceptions=True)
+        # First: the summary waiting for the first starts would take the stopping children
+        # for children that never started.
         for task in list(self._background):
             task.cancel()
+        await self.per_session.stop_all()
+        await asyncio.gather(*(child.stop() for child in self.shared), return_exceptions=True)
         self.watchdog.close()
 
     def open_session(self, session: ServerSession) -> None:

@@ -44,7 +44,7 @@ def child_status(child: Child) -> dict[str, Any]:
         "name": child.name,
         "transport": child.server.transport,
         "per_session": child.server.per_session,
-        "state": child.state,
+        "state": child.cannot_run or child.state,
         "tools": len(child.current_tools),
         "restarts": child.restarts,
         "last_error": child.last_error,
