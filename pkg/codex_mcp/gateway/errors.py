@@ -22,14 +22,18 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonObject,
+)
 
 ErrorKind = Literal["tool_error", "server_error", "spawn_error"]
 PASSTHROUGH_ENV = "WRAPPER_ERROR_PASSTHROUGH"
 
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
-    -32700, -32600, -32601, -32602, -32603,
-)  # fmt: skip
 SERVER_ERROR_RANGE = range(-32099, -32000 + 1)
 #: The code for failures that are ours, not the child's (spawn, crash): implementation range.
 GATEWAY_ERROR = -32000

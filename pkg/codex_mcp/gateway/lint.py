@@ -18,7 +18,8 @@ from typing import Any, Literal
 from .codex.definition import definition_problems
 from .codex.names import CodexName, codex_names
 from .codex.policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
-from .codex.schema import SCHEMA_MAX_BYTES, codex_parameters
+from .codex.schema import codex_parameters
+from .config_model import CODEX_SCHEMA_MAX_BYTES
 
 Severity = Literal["lost", "warn", "info"]
 Status = Literal["kept", "changed", "dropped", "lost with its server"]
@@ -88,7 +89,7 @@ class Listing:
     #: Why nothing could be listed (spawn failure, timeout, ...).
     error: str | None = None
     target: str = ""
-    schema_max_bytes: int = SCHEMA_MAX_BYTES
+    schema_max_bytes: int = CODEX_SCHEMA_MAX_BYTES
     #: A shared stdio server that may send messages outside any call (it declares
     #: `logging`, or sent a log message): why, else None.
     speaks_outside_calls: str | None = None

@@ -35,7 +35,8 @@ ANNOTATION_FIELDS = {
     "open_world_hint": "openWorldHint",
 }
 RESULT_FIELDS = {"is_error": "isError", "structured_content": "structuredContent"}
-_HINTS = tuple(ANNOTATION_FIELDS.values())
+#: The annotation hints, camelCase (booleans in a definition Codex can read).
+ANNOTATION_HINTS = tuple(ANNOTATION_FIELDS.values())
 
 
 @dataclass
@@ -102,7 +103,7 @@ def _fix_definition(tool: dict[str, Any], changes: list[Change]) -> None:
         changes.append(Change("annotations", "not an object, dropped"))
     elif isinstance(annotations, dict):
         fixed = dict(annotations)
-        for hint in _HINTS:
+        for hint in ANNOTATION_HINTS:
             value = fixed.get(hint)
             if value is not None and not isinstance(value, bool):
                 if value in ("true", "false"):

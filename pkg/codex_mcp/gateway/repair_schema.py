@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .codex.schema import codex_parameters
+from .codex.schema import NUMERIC_HINTS, codex_parameters
 from .config_model import RepairConfig
 
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
@@ -29,7 +29,6 @@ _OBJECT_HINTS = (
     "maxProperties",
 )
 _ARRAY_HINTS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
-_NUMBER_HINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +224,7 @@ class _Repairer:
             inferred = "object"
         elif any(k in node for k in _ARRAY_HINTS):
             inferred = "array"
-        elif any(k in node for k in _NUMBER_HINTS):
+        elif any(k in node for k in NUMERIC_HINTS):
             inferred = "number"
         else:
             inferred = "string"

@@ -15,9 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config_values import json_kind
-from ..repair import ANNOTATION_FIELDS
-
-_HINTS = tuple(ANNOTATION_FIELDS.values())
+from ..repair import ANNOTATION_HINTS
 
 
 def definition_problems(tool: Any) -> list[str]:
@@ -48,7 +46,7 @@ def definition_problems(tool: Any) -> list[str]:
                 problems.append('"annotations.title" must be a string')
             problems += [
                 f'"annotations.{hint}" must be true or false, not {json_kind(annotations[hint])}'
-                for hint in _HINTS
+                for hint in ANNOTATION_HINTS
                 if annotations.get(hint) is not None and not isinstance(annotations[hint], bool)
             ]
     icons = tool.get("icons")

@@ -33,11 +33,11 @@ from typing import Any
 
 from ..config_model import CODEX_SCHEMA_MAX_BYTES
 
-SCHEMA_MAX_BYTES = CODEX_SCHEMA_MAX_BYTES
 _PRIMITIVES = ("string", "number", "boolean", "integer", "object", "array", "null")
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")
-_NUMERIC_HINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+#: Keywords that make a typeless schema a number (Codex's inference and our repair).
+NUMERIC_HINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 #: The keys Codex's JsonSchema keeps; everything else is dropped on the way to the model.
 MODELLED_KEYS = (
     "$ref", "type", "description", "enum", "items", "minItems", "properties", "required",
@@ -64,7 +64,7 @@ class CodexSchema:
     lowered: list[str] = field(default_factory=list)
 
 
-def codex_parameters(input_schema: Any, max_bytes: int = SCHEMA_MAX_BYTES) -> CodexSchema:
+def codex_parameters(input_schema: Any, max_bytes: int = CODEX_SCHEMA_MAX_BYTES) -> CodexSchema:
     """The model's view of `input_schema`, or why there is none."""
     if not isinstance(input_schema, dict):
         return CodexSchema(None, "inputSchema is not an object")
@@ -176,7 +176,7 @@ def _infer_type(value: dict[str, Any]) -> str | None:
         return "array"
     if "enum" in value or "format" in value:
         return "string"
-    if any(k in value for k in _NUMERIC_HINTS):
+    if any(k in value for k in NUMERIC_HINTS):
         return "number"
     return None
 
