@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -541,12 +542,31 @@ def env_name(name: str) -> str:
     return ENV_PREFIX + name.upper()
 
 
-def configured_by_environment() -> bool:
-    """Is any stdio setting set as a CODEX_MCP_* variable (case-insensitive, as
-    pydantic-settings reads them) or through a .env file? Other CODEX_MCP_* variables
+def configured_by_environment(declaration: type[Any] = StdioDefaults) -> bool:
+    """Is any of the declaration's settings set as a CODEX_MCP_* variable (case-insensitive,
+    as pydantic-settings reads them), or is there a .env file? Other CODEX_MCP_* variables
     (CODEX_MCP_BENCH_TOOLS, say) are not settings and don't count."""
-    names = {env_name(each.name) for each in fields(StdioDefaults)}
+    names = {env_name(each.name) for each in fields(declaration)}
     return any(key.upper() in names for key in os.environ) or os.path.exists(ENV_FILE)
+
+
+_FIELD_TYPES: dict[type, dict[str, Any]] = {}
+
+
+def field_types(declaration: type) -> dict[str, Any]:
+    """The declaration's field types, evaluated once (they are written as strings)."""
+    types = _FIELD_TYPES.get(declaration)
+    if types is None:
+        types = _FIELD_TYPES[declaration] = typing.get_type_hints(declaration)
+    return types
+
+
+def split_commas(value: object) -> object:
+    """'a,b' (the environment) or ['a,b', 'c'] (repeated flags) -> ['a', 'b', 'c']."""
+    items = [value] if isinstance(value, str) else value
+    if isinstance(items, list | tuple):
+        return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+    return value
 
 
 #: The flags a Codex config usually passes; read here without pydantic-settings.

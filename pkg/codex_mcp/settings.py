@@ -1,68 +1,72 @@
 """Settings read from flags, the environment (CODEX_MCP_*) and a .env file, then validated.
 
-The fields, defaults, help and bounds are the declarations in defaults.py; this module
-turns one into a pydantic-settings model (which reads the environment and .env and
-checks every value) and hands back the plain declaration, filled in. Importing it
-loads pydantic-settings, which is why the stdio entrypoint avoids it when it can.
+The fields, defaults, help and bounds are the declarations in defaults.py. When neither
+the environment nor a .env file sets any of them (the usual start: flags only), the flags
+argparse has already typed are checked against the declared bounds here and filled in
+over the defaults; otherwise the pydantic-settings model (settings_model.py) reads the
+environment and .env and checks everything. Either way the plain declaration comes back,
+filled in, and a bad value raises SettingsError.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import operator
 import typing
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
-from pydantic import BeforeValidator, Field, create_model
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-
-from .defaults import ENV_FILE, ENV_PREFIX
+from .defaults import configured_by_environment, field_types, split_commas
 
 D = TypeVar("D")
 
 
-def _split_commas(value: object) -> object:
-    """'a,b' (the environment) or ['a,b', 'c'] (repeated flags) -> ['a', 'b', 'c']."""
-    items = [value] if isinstance(value, str) else value
-    if isinstance(items, list | tuple):
-        return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
-    return value
+class SettingsError(ValueError):
+    """Bad values: (field name, what is wrong) for each."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__("; ".join(f"{name}: {message}" for name, message in problems))
+        self.problems = problems
 
 
-CommaList = Annotated[list[str], NoDecode, BeforeValidator(_split_commas)]
-
-
-class _SettingsBase(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_file=ENV_FILE, env_file_encoding="utf-8", extra="ignore"
-    )
-
-
-@functools.cache
-def settings_model(declaration: type[Any]) -> type[BaseSettings]:
-    """The pydantic-settings model of a declaration from defaults.py."""
-    hints = typing.get_type_hints(declaration)
-    fields: dict[str, Any] = {}
-    for field in dataclasses.fields(declaration):
-        annotation = hints[field.name]
-        if typing.get_origin(annotation) is Sequence:
-            annotation = CommaList
-        info = field.metadata
-        default = list(field.default) if isinstance(field.default, tuple) else field.default
-        fields[field.name] = (
-            annotation,
-            Field(default, description=info["help"], **info["checks"]),
-        )
-    return create_model(declaration.__name__ + "Settings", __base__=_SettingsBase, **fields)
+#: Each bound's test, and pydantic's wording when it fails (a flag reads the same either way).
+_BOUNDS: dict[str, tuple[Callable[[Any, Any], bool], str]] = {
+    "ge": (operator.ge, "greater than or equal to"),
+    "gt": (operator.gt, "greater than"),
+    "le": (operator.le, "less than or equal to"),
+}
 
 
 def read_settings(declaration: type[D], given: Mapping[str, Any]) -> D:
-    """`given` (the flags on the command line) over the environment and .env over the
-    defaults, validated; raises pydantic.ValidationError naming the bad fields."""
-    model = settings_model(declaration)(**given)  # type: ignore[arg-type]
-    values = {}
+    """`given` (the flags on the command line, typed by argparse) over the environment and
+    .env over the defaults, validated; raises SettingsError naming the bad fields."""
+    if configured_by_environment(declaration):
+        from .settings_model import read_with_model
+
+        return declaration(**read_with_model(declaration, given))
+    hints = field_types(declaration)
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
     for field in dataclasses.fields(declaration):  # type: ignore[arg-type]
-        value = getattr(model, field.name)
-        values[field.name] = tuple(value) if isinstance(value, list) else value
+        if field.name not in given:
+            continue
+        value = _typed(hints[field.name], given[field.name])
+        for check, bound in field.metadata["checks"].items():
+            holds, wording = _BOUNDS[check]
+            if value is not None and not holds(value, bound):
+                problems.append((field.name, f"Input should be {wording} {bound}"))
+        values[field.name] = value
+    if problems:
+        raise SettingsError(problems)
     return declaration(**values)
+
+
+def _typed(hint: Any, value: Any) -> Any:
+    """A flag's value as the declaration types it: argparse gives paths as strings and
+    repeated lists as lists of comma-separated strings."""
+    if typing.get_origin(hint) is Sequence:
+        return tuple(typing.cast(list[str], split_commas(value)))
+    if hint is Path or Path in typing.get_args(hint):
+        return Path(value)
+    return value

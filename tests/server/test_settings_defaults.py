@@ -95,6 +95,41 @@ def test_a_bad_value_names_its_flag_and_variable(
     assert complaint in result.stderr
 
 
+FLAG_SETS = [
+    ["--port", "3333", "--allowed-hosts", "c.example, d.example", "--allowed-hosts", "e"],
+    ["--audit-log", "audit.jsonl", "--no-metrics", "--session-ttl", "5", "--max-inflight", "1"],
+    ["--bearer-token-file", "tokens", "--oauth-scope", "a b,c", "--post-stream", "header"],
+    ["--port", "99999"],
+    ["--header-timeout", "0", "--max-body-bytes", "10", "--workers", "257"],
+]
+
+
+@pytest.mark.parametrize("argv", FLAG_SETS)
+def test_flags_alone_read_as_the_settings_model_reads_them(
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With only flags given the settings are read without pydantic-settings (a faster
+    start); the same flags through the model (the environment sets something, here to
+    its default) come out the same, and so do their complaints."""
+
+    def outcome() -> object:
+        try:
+            return parse(HttpDefaults, argv, "codex-mcp-http", "")
+        except SystemExit:
+            return None
+
+    _unconfigure(monkeypatch, tmp_path)
+    assert not configured_by_environment(HttpDefaults)
+    plain, plain_error = outcome(), capsys.readouterr().err
+    monkeypatch.setenv("CODEX_MCP_LOG_LEVEL", "info")
+    assert configured_by_environment(HttpDefaults)
+    assert (outcome(), capsys.readouterr().err) == (plain, plain_error)
+    assert plain is not None or "Input should be" in plain_error
+
+
 def test_only_real_settings_count_as_configuration(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from ..defaults import ENV_FILE, GROUPS, env_name
+from ..defaults import ENV_FILE, GROUPS, env_name, field_types
 from ..startup import OneLineErrors, add_version_flag
 
 D = TypeVar("D")
@@ -63,7 +63,7 @@ def build_parser(
         formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=30),
     )
     add_version_flag(parser)
-    hints = typing.get_type_hints(declaration)
+    hints = field_types(declaration)
     fields = dataclasses.fields(declaration)
     for group_name in GROUPS:
         members = [f for f in fields if f.metadata["group"] == group_name]
@@ -114,17 +114,13 @@ def parse(
     and a message naming the flag and its variable, as argparse does for its own errors."""
     parser = build_parser(declaration, prog, description, epilog)
     given = vars(parser.parse_args(argv))
-    from pydantic import ValidationError
-
-    from ..settings import read_settings
+    from ..settings import SettingsError, read_settings
 
     try:
         return read_settings(declaration, given)
-    except ValidationError as exc:
-        problems = "; ".join(_explain(error) for error in exc.errors())
-        parser.error(problems)
+    except SettingsError as exc:
+        parser.error("; ".join(_explain(name, message) for name, message in exc.problems))
 
 
-def _explain(error: Any) -> str:
-    name = str(error["loc"][0]) if error["loc"] else ""
-    return f"{flag(name)} / {env_name(name)}: {error['msg']}" if name else str(error["msg"])
+def _explain(name: str, message: str) -> str:
+    return f"{flag(name)} / {env_name(name)}: {message}" if name else message

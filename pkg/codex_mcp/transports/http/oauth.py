@@ -22,9 +22,8 @@ import fnmatch
 import hashlib
 import ipaddress
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import jwt
 from aiohttp import web
 from yarl import URL
 
@@ -32,7 +31,12 @@ from ...core.jsonrpc import JsonObject
 from ...startup import StartupError
 from .config import HttpConfig
 from .errors import error_response
-from .issuer_keys import ALGORITHMS, IssuerKeys, IssuerUnreachable, UnknownKey
+
+if TYPE_CHECKING:
+    from .issuer_keys import IssuerKeys
+
+# PyJWT and the cryptography package under it (issuer_keys.py) take some 60 ms to import:
+# loaded only by a server given --oauth-issuer, when its ResourceServer is made.
 
 METADATA_PATH: Final = "/.well-known/oauth-protected-resource"
 #: Seconds of clock difference forgiven between us and the issuer (exp, nbf, iat).
@@ -122,7 +126,9 @@ class ResourceServer:
         self.issuer = issuer
         self.scopes = frozenset(scope for entry in config.oauth_scope for scope in entry.split())
         self.tool_rules = _parse_tool_scopes(list(config.oauth_tool_scope))
-        self.keys = IssuerKeys(issuer)
+        from .issuer_keys import IssuerKeys
+
+        self.keys: IssuerKeys = IssuerKeys(issuer)
         self.metadata_paths: list[str] = []
         self.use_resource(config.oauth_resource or f"http://127.0.0.1{config.prefix}/mcp")
         #: On loopback without --oauth-resource, the URL the server turns out to listen on
@@ -166,6 +172,10 @@ class ResourceServer:
     # -- tokens ------------------------------------------------------------------
     async def authenticate(self, token: str) -> Grant:
         """The grant of a valid token. Raises Refused."""
+        import jwt
+
+        from .issuer_keys import ALGORITHMS, IssuerUnreachable, UnknownKey
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.DecodeError:

@@ -1,0 +1,235 @@
+"""Each command imports only what it needs (issue 23, "Start-up"): checked on real processes
+started the way users start them, serving a real call, from the `-X importtime` log of
+every module they imported during their whole life (lazy imports included).
+
+- the core imports no transport, no service library and no gateway;
+- `codex-mcp` (stdio) imports no aiohttp, Redis client, Prometheus, OpenTelemetry, JWT
+  library, pydantic-settings or gateway (it looks for a `.mcp.json`, which takes the
+  gateway's small config finder only);
+- a stdio gateway of stdio children imports no aiohttp, Redis client, Prometheus or
+  OpenTelemetry;
+- `codex-mcp-http` without --redis-url, OAuth or a gateway config imports no Redis client,
+  no gateway, no OpenTelemetry, no JWT library and, with only flags given, no
+  pydantic-settings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.request
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ECHO = {"name": "echo", "arguments": {"message": "hi"}}
+INITIALIZE = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "import-cost", "version": "1"},
+}
+
+#: The gateway's config finder: every `codex-mcp` looks for a .mcp.json at start.
+GATEWAY_FINDER = {
+    "codex_mcp.gateway",
+    "codex_mcp.gateway.config",
+    "codex_mcp.gateway.config_values",
+}
+#: What no server needs unless asked for it.
+SERVICES = ("aiohttp", "redis", "prometheus_client", "opentelemetry")
+NO_AUTH = ("jwt", "cryptography")
+NO_SETTINGS_MODEL = ("pydantic_settings",)
+
+
+def _clean_environment(home: Path) -> dict[str, str]:
+    """No CODEX_MCP_* settings, no tracing variables, no .mcp.json to find."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.upper().startswith(("CODEX_MCP_", "OTEL_", "MCP_WRAPPER_"))
+    }
+    env["HOME"] = str(home)
+    return env
+
+
+def _imported(log: Iterable[str]) -> set[str]:
+    """The modules an `-X importtime` log names."""
+    found = set()
+    for line in log:
+        if line.startswith("import time:") and "|" in line:
+            found.add(line.rsplit("|", 1)[-1].strip())
+    found.discard("package")  # the log's header line
+    return found
+
+
+def _offending(imported: set[str], forbidden: Iterable[str], allowed: set[str]) -> list[str]:
+    prefixes = tuple(forbidden)
+    return sorted(
+        name
+        for name in imported - allowed
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+    )
+
+
+def _stdio_run(command: list[str], cwd: Path, request: dict[str, object] | None = None) -> set[str]:
+    """Start a stdio server with -X importtime, initialize it and send `request` (a call
+    of echo by default), close its stdin; the modules it imported."""
+    request = request or {"method": "tools/call", "params": ECHO}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, **request},
+    ]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *command],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=_clean_environment(cwd),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    answer = next(a for a in answers if a.get("id") == 2 and "method" not in a)
+    assert "result" in answer, answer
+    if request["method"] == "tools/call":
+        assert answer["result"]["content"][0]["text"].endswith("hi"), answer
+    return _imported(done.stderr.splitlines())
+
+
+def _drain(stream: IO[str], lines: list[str]) -> None:
+    lines.extend(stream)
+
+
+def _post(url: str, body: dict[str, object], session: str | None = None) -> tuple[str, Any]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+        if not text:  # a notification's 202
+            return session or "", None
+        if text.startswith(("event:", "data:", "id:")):  # one SSE event
+            text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+        return response.headers.get("Mcp-Session-Id", session or ""), json.loads(text)
+
+
+def _http_run(args: list[str], cwd: Path) -> set[str]:
+    """Start `codex-mcp-http --port 0 ARGS` with -X importtime, initialize and call echo,
+    stop it; the modules it imported."""
+    process = subprocess.Popen(
+        [sys.executable, "-X", "importtime", str(ROOT / "cmd/http"), "--port", "0", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=_clean_environment(cwd),
+    )
+    assert process.stderr is not None
+    log: list[str] = []
+    url = None
+    try:
+        for line in process.stderr:
+            log.append(line)
+            found = re.search(r"listening on (http://\S+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url is not None, "the HTTP server did not start:\n" + "".join(log[-20:])
+        drain = threading.Thread(target=_drain, args=(process.stderr, log), daemon=True)
+        drain.start()
+        session, _ = _post(
+            url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
+        )
+        _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        _, answer = _post(
+            url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": ECHO}, session
+        )
+        assert answer["result"]["content"][0]["text"].endswith("hi"), answer
+    finally:
+        process.terminate()
+        process.wait(30)
+    drain.join(10)
+    return _imported(log)
+
+
+def test_the_core_imports_no_transport_service_library_or_gateway(tmp_path: Path) -> None:
+    program = (
+        "import importlib, pkgutil, sys\n"
+        "import codex_mcp.core as core\n"
+        "for each in pkgutil.walk_packages(core.__path__, 'codex_mcp.core.'):\n"
+        "    importlib.import_module(each.name)\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=_clean_environment(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    imported = set(done.stdout.split())
+    assert "codex_mcp.core.server" in imported
+    forbidden = (
+        *SERVICES,
+        *NO_AUTH,
+        *NO_SETTINGS_MODEL,
+        "codex_mcp.gateway",
+        "codex_mcp.transports",
+        "codex_mcp.client",
+    )
+    assert _offending(imported, forbidden, set()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "request_"),
+    [([], None), (["--serve", "codex"], {"method": "tools/list"})],  # listing starts no Codex
+    ids=["builtin", "codex"],
+)
+def test_the_stdio_server_imports_no_service_library_or_gateway(
+    args: list[str], request_: dict[str, object] | None, tmp_path: Path
+) -> None:
+    imported = _stdio_run([str(ROOT / "cmd/mcp"), *args], tmp_path, request_)
+    assert "codex_mcp.cli.stdio" in imported
+    forbidden = (
+        *SERVICES,
+        *NO_AUTH,
+        *NO_SETTINGS_MODEL,
+        "codex_mcp.gateway",
+        "codex_mcp.transports.http",
+        "codex_mcp.scale",
+    )
+    assert _offending(imported, forbidden, GATEWAY_FINDER) == []
+
+
+def test_a_stdio_gateway_of_stdio_children_imports_no_service_library(tmp_path: Path) -> None:
+    child = [sys.executable, str(ROOT / "cmd/mcp")]
+    imported = _stdio_run([str(ROOT / "cmd/mcp"), "--", *child], tmp_path)
+    assert "codex_mcp.gateway.serve" in imported  # it is a gateway
+    assert _offending(imported, (*SERVICES, *NO_SETTINGS_MODEL), set()) == []
+
+
+def test_a_plain_http_server_imports_no_redis_gateway_tracing_or_auth(tmp_path: Path) -> None:
+    imported = _http_run([], tmp_path)
+    assert "codex_mcp.transports.http.app" in imported
+    forbidden = (
+        "redis",
+        "codex_mcp.scale",
+        "codex_mcp.gateway",
+        "opentelemetry",
+        *NO_AUTH,
+        *NO_SETTINGS_MODEL,
+    )
+    assert _offending(imported, forbidden, GATEWAY_FINDER) == []
