@@ -53,6 +53,19 @@ SSE_EVENTS_QUEUED = Gauge(
     "Events waiting in open SSE streams for their client.",
     multiprocess_mode="livesum",
 )
+SSE_EVENTS_DROPPED = Counter(
+    "codex_mcp_sse_events_dropped",
+    "Progress and log notifications dropped for SSE readers that lagged past "
+    "--send-buffer-bytes (--slow-client drop).",
+)
+SSE_BYTES_DROPPED = Counter(
+    "codex_mcp_sse_dropped_bytes", "The bytes of those dropped notifications."
+)
+SSE_STREAMS_CLOSED_SLOW = Counter(
+    "codex_mcp_sse_streams_closed_slow",
+    "SSE streams ended because their reader lagged past --send-buffer-bytes "
+    "(--slow-client close); the client resumes them with Last-Event-ID.",
+)
 CHILDREN = Gauge(
     "codex_mcp_gateway_children",
     "Gateway child servers, by state.",

@@ -30,6 +30,8 @@ class ServerState:
         self.manager = manager
         #: Calls being served now (dispatch's MetricsSink keeps the count).
         self.in_flight = in_flight
+        #: The slow-reader totals already added to their counters.
+        self._slow_reported = (0, 0, 0)
 
     def snapshot(self) -> dict[str, Any]:
         now = time.time()
@@ -47,6 +49,10 @@ class ServerState:
             state["max_sessions"] = stats["max_sessions"]
             state["session_list"] = self._sessions(now)
             state["sse_streams"], state["sse_queued"] = self._streams()
+            slow = self.manager.slow_readers
+            state["sse_dropped_events"] = slow.shed_events
+            state["sse_dropped_bytes"] = slow.shed_bytes
+            state["sse_closed_slow"] = slow.closed_streams
             store = self.manager.store
             if getattr(store, "shared", False):
                 state["store"] = {
@@ -136,6 +142,21 @@ class ServerState:
         if "sse_streams" in state:
             metrics.SSE_STREAMS.set(state["sse_streams"])
             metrics.SSE_EVENTS_QUEUED.set(state["sse_queued"])
+            # Totals kept by the transport: their counters get what was added since.
+            totals = (
+                state["sse_dropped_events"],
+                state["sse_dropped_bytes"],
+                state["sse_closed_slow"],
+            )
+            counters = (
+                metrics.SSE_EVENTS_DROPPED,
+                metrics.SSE_BYTES_DROPPED,
+                metrics.SSE_STREAMS_CLOSED_SLOW,
+            )
+            for counter, total, reported in zip(counters, totals, self._slow_reported, strict=True):
+                if total > reported:
+                    counter.inc(total - reported)
+            self._slow_reported = totals
         if "codex_app_servers" in state:
             metrics.APP_SERVERS.set(state["codex_app_servers"])
         store = state.get("store")

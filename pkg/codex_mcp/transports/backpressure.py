@@ -71,6 +71,19 @@ def shed(
     return freed
 
 
+class SlowReaders:
+    """What readers that lagged past their bound have cost so far, across every stream of
+    a server: notifications dropped (how many, how many bytes) and streams closed. Kept
+    for the metrics; one integer add or two when it happens, nothing otherwise."""
+
+    __slots__ = ("closed_streams", "shed_bytes", "shed_events")
+
+    def __init__(self) -> None:
+        self.shed_events = 0
+        self.shed_bytes = 0
+        self.closed_streams = 0
+
+
 class EventQueue(asyncio.Queue[T]):
     """A reader's queue of SSE events, `(event id, data)` items (or markers), that counts
     the bytes it holds so a writer can tell, with one compare, when its reader lags."""
@@ -95,10 +108,15 @@ class EventQueue(asyncio.Queue[T]):
             self.bytes -= len(item[self.DATA]) + EVENT_OVERHEAD  # type: ignore[index]
         return item
 
-    def shed(self, bound: int) -> int:
-        """Drop notifications per the policy (module doc); returns how many bytes went."""
+    def shed(self, bound: int, tally: SlowReaders | None = None) -> int:
+        """Drop notifications per the policy (module doc); returns how many bytes went
+        (and adds them, and the events dropped, to `tally`)."""
+        waiting = len(self._queue)
         freed = shed(self._queue, self._data, self.bytes, bound, EVENT_OVERHEAD)
         self.bytes -= freed
+        if tally is not None:
+            tally.shed_bytes += freed
+            tally.shed_events += waiting - len(self._queue)
         return freed
 
     def clear(self) -> None:

@@ -23,6 +23,7 @@ from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...defaults import DEFAULTS
 from ...log_tags import session_label
+from ..backpressure import SlowReaders
 from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore
 
@@ -49,6 +50,8 @@ class SessionManager:
         self.replay_events = replay_events
         self.send_buffer_bytes = send_buffer_bytes
         self.close_slow = close_slow
+        #: What lagging SSE readers have cost, over every stream (the metrics read it).
+        self.slow_readers = SlowReaders()
         self.json_only = json_only
         self.capacity = capacity
         self.store: SessionStore = store if store is not None else MemoryStore()
@@ -107,6 +110,7 @@ class SessionManager:
             ttl=self.ttl,
             send_buffer_bytes=self.send_buffer_bytes,
             close_slow=self.close_slow,
+            slow_readers=self.slow_readers,
         )
 
     def create(self, credential: str | None, shared: bool = True) -> HttpSession:

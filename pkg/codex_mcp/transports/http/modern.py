@@ -30,7 +30,7 @@ from ...core.server import ServerCore
 from ...core.session import StatelessSession
 from ...core.tasks import TASK_METHODS
 from ...core.versions import MODERN_VERSIONS
-from ..backpressure import LAGGING, MessageQueue, compact
+from ..backpressure import LAGGING, MessageQueue, SlowReaders, compact
 from . import sse
 from .errors import busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
@@ -67,10 +67,11 @@ class _Exchange:
     """The core's outbound for one modern POST: everything goes to its response, and
     what waits for a lagging reader is bounded (backpressure.py)."""
 
-    __slots__ = ("bound", "queue")
+    __slots__ = ("bound", "queue", "slow_readers")
 
-    def __init__(self, bound: int) -> None:
+    def __init__(self, bound: int, slow_readers: SlowReaders | None = None) -> None:
         self.bound = bound
+        self.slow_readers = slow_readers
         self.queue: MessageQueue[_Item | tuple[str, bytes]] = MessageQueue()
 
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
@@ -81,7 +82,7 @@ class _Exchange:
             data = compact(data)
         queue.put_nowait((data, final))
         if queue.bytes > self.bound:
-            queue.shed(self.bound)
+            queue.shed(self.bound, self.slow_readers)
 
 
 class ModernHttp:
@@ -140,7 +141,7 @@ class ModernHttp:
         self, request: web.Request, message: JsonObject, credential: str | None
     ) -> web.StreamResponse:
         request_id = message["id"]
-        exchange = _Exchange(self.manager.send_buffer_bytes)
+        exchange = _Exchange(self.manager.send_buffer_bytes, self.manager.slow_readers)
         peer = self.core.open_stateless(
             exchange, principal=credential, routing_headers=request.headers
         )

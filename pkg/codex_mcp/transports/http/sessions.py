@@ -22,6 +22,7 @@ from ...core.session import ServerSession
 from ...core.tasks import TaskStore
 from ...defaults import DEFAULTS
 from ...log_tags import session_label
+from ..backpressure import SlowReaders
 from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
@@ -96,6 +97,7 @@ class HttpSession:
         *,
         send_buffer_bytes: int = DEFAULTS.send_buffer_bytes,
         close_slow: bool = False,
+        slow_readers: SlowReaders | None = None,
     ) -> None:
         self.id = session_id
         self.capacity = capacity
@@ -124,13 +126,17 @@ class HttpSession:
                 key_prefix=str(self.store.node),
                 send_buffer_bytes=send_buffer_bytes,
                 close_slow=close_slow,
+                slow_readers=slow_readers,
             )
             self.streams.mirror = self._mirror
             self.core_session.number_ids(self.store.node, self.store.stride)
             self.core_session.on_state_change = self._state_changed
         else:
             self.streams = StreamSet(
-                replay_events, send_buffer_bytes=send_buffer_bytes, close_slow=close_slow
+                replay_events,
+                send_buffer_bytes=send_buffer_bytes,
+                close_slow=close_slow,
+                slow_readers=slow_readers,
             )
 
     # Shared state ----------------------------------------------------------------

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from ...defaults import DEFAULTS
-from ..backpressure import EVENT_OVERHEAD, LAGGING, EventQueue, compact
+from ..backpressure import EVENT_OVERHEAD, LAGGING, EventQueue, SlowReaders, compact
 
 STANDALONE: Final = "0"
 #: Put on a reader's queue to end its response while the stream lives on.
@@ -101,6 +101,7 @@ class StreamSet:
         *,
         send_buffer_bytes: int = DEFAULTS.send_buffer_bytes,
         close_slow: bool = False,
+        slow_readers: SlowReaders | None = None,
     ) -> None:
         self._next_key = 1
         #: Stream keys are `<prefix><9-digit counter>` with a prefix (a replica's number:
@@ -120,9 +121,9 @@ class StreamSet:
         #: Bytes a reader's queue, or the replay buffer, may hold (backpressure.py).
         self.bound = send_buffer_bytes
         self.close_slow = close_slow
-        #: Notifications shed for lagging readers, and streams closed for lagging.
-        self.shed_bytes = 0
-        self.closed_slow = 0
+        #: Notifications shed for lagging readers, and streams closed for lagging (the
+        #: server's tally, shared by its sessions: the metrics read it).
+        self.slow_readers = slow_readers if slow_readers is not None else SlowReaders()
 
     @property
     def replay(self) -> deque[tuple[str, int, bytes]]:
@@ -198,12 +199,12 @@ class StreamSet:
         """A reader that is `bound` bytes behind: close its stream when the policy says so
         and the client can resume it (it has seen event ids), else shed notifications."""
         if self.close_slow and stream.sse and stream.replayable:
-            self.closed_slow += 1
+            self.slow_readers.closed_streams += 1
             queue.clear()
             queue.put_nowait(CLOSE)
             stream.queue = None
             return
-        self.shed_bytes += queue.shed(self.bound)
+        queue.shed(self.bound, self.slow_readers)
 
     def finish(self, stream: Stream) -> None:
         stream.finished = True
