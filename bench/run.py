@@ -32,6 +32,8 @@ from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
 from gateway_cases import large_results
 from harness import BENCH, ECHO, PY, ROOT, http_server, median_of
+from observation_case import LABEL as OBSERVATION
+from observation_case import observation_case
 from scale_cases import scale_cases
 from session_cases import ECHO_LABEL, TM_LABEL, install_tm_peer, session_cases
 
@@ -101,6 +103,7 @@ CASE_NAMES = frozenset(
         "stdio tools/list, 500 tools",
         "HTTP echo",
         "HTTP tools/list, 1,000 tools",
+        "HTTP echo, observation on and off",
         "HTTP 200 concurrent sessions",
         "HTTP 1000 concurrent sessions",
         "progress over SSE",
@@ -382,6 +385,11 @@ def main() -> int:
             progress = asyncio.run(http_load.progress_rate(url, 2000 if options.quick else 10000))
         report["cases"]["progress over SSE"] = {"codex-mcp": progress}
         print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
+
+    if chosen(OBSERVATION):
+        rows = observation_case(runs, calls, cap)
+        report["cases"][OBSERVATION] = dict(rows)
+        print(f"\n## {OBSERVATION}\n{format_table(rows)}", flush=True)
 
     for label, rows in scale_cases(chosen, runs=runs, calls=calls, cap=cap):
         report["cases"][label] = dict(rows)
