@@ -1,20 +1,29 @@
-"""Both protocol eras through the gateway. Its children are spoken to in the era they were
-started in (legacy `initialize`): a 2026-07-28 front request's envelope is not passed on, so a
-dual-era child answers as a legacy server, and its questions to the client are the gateway's
-to translate. For a 2026-07-28 front, a child's `elicitation/create` (or sampling, roots)
-becomes an input-required round: the call is answered `input_required`, and its retry runs
-the child's call again, whose question then finds its answer. Real gateway, real children."""
+"""Both protocol eras through the gateway, over real child processes, with fronts of both eras
+(our client in either era, the official SDK's client, the real Codex CLI).
+
+A legacy child (our examples server, spoken to with `initialize`): under a 2026-07-28 front
+its `elicitation/create` (sampling, roots) becomes an input-required round, or, when the front
+declared tasks, makes the call the gateway's task with the question in its input_required.
+A 2026-07-28-only child (tests/gateway/servers/modern_only.py): its rounds are answered by
+the front (`elicitation/create` for a legacy one), and its tasks are the gateway's own task
+for a 2026-07-28 front, bound to that caller, or followed within the call for a legacy one."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from codex_mcp.client import Client, McpError
+from codex_mcp.client.modern import settle
+from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.peer import JsonRpcPeer
+from codex_mcp.core.request_meta import CLIENT_CAPABILITIES_KEY
 
+from .codex_harness import CODEX, ToolCall, run_codex, stdio_server_toml
 from .gateway_helpers import (
     CMD_MCP,
     EXAMPLES,
@@ -219,3 +228,94 @@ async def test_a_modern_only_child_behind_the_official_sdk_client(tmp_path: Path
     assert deleted.content[0].text == "s.txt: deleted"  # type: ignore[union-attr]
     assert computed.content[0].text == "computed nothing in 0.2 s"  # type: ignore[union-attr]
     assert asked == ["What is your name?", "Delete s.txt?"]
+
+
+@pytest.mark.interop
+@pytest.mark.skipif(not CODEX.exists(), reason="the Codex CLI is not installed (scripts/setup.sh)")
+@pytest.mark.parametrize(
+    ("tool", "arguments", "answer"),
+    [
+        # The child makes a task; the gateway follows it within Codex's call.
+        ("slow_compute", {"seconds": 0.3, "label": "codex"}, "computed codex in 0.3 s"),
+        # The child's round is Codex's elicitation/create; `codex exec` declines it (no
+        # content), which the tool reports as a name of None.
+        ("test_input_required_result_elicitation", {}, "Hello, None!"),
+        # A question inside the child's task: asked of Codex too, declined, nothing deleted.
+        ("confirm_delete", {"filename": "c.txt"}, "c.txt: kept"),
+    ],
+)
+async def test_codex_calls_a_modern_only_child(
+    tmp_path: Path, tool: str, arguments: JsonObject, answer: str
+) -> None:
+    config = _modern_child(tmp_path)
+    toml = stdio_server_toml("codex-mcp", PY, [CMD_MCP])
+    cache = f'XDG_CACHE_HOME = "{os.environ["XDG_CACHE_HOME"]}"'
+    toml += f'required = true\nenv = {{ CODEX_MCP_WRAPPER_CONFIG = "{config}", {cache} }}\n'
+    run = await run_codex(
+        tmp_path / "home", toml, call=ToolCall("mcp__codex_mcp", f"mo__{tool}", arguments)
+    )
+    assert run.returncode == 0, run.output
+    [output] = run.model.tool_outputs()
+    assert output[-1] == {"type": "input_text", "text": answer}, run.output
+
+
+# -- a legacy child, a 2026-07-28 front -------------------------------------------------------
+
+
+async def test_a_legacy_childs_question_makes_a_task_for_a_front_with_tasks(
+    tmp_path: Path,
+) -> None:
+    """The child asks mid-call: the call becomes the gateway's task, the question waits in
+    its input_required, and the child's call goes on unbroken once tasks/update answers."""
+
+    def not_asked(_params: JsonObject, _ctx: Any) -> JsonObject:
+        raise AssertionError("the question is the task's, answered with tasks/update")
+
+    async with gateway(_config(tmp_path), mode=MODERN, elicitation_handler=not_asked) as client:
+        created = await client.session.request(
+            "tools/call", {"name": "ex__test_elicitation", "arguments": {"message": "Who?"}}
+        )
+        assert created["resultType"] == "task", created
+        task_id = created["taskId"]
+        waiting = await _task_until(client, task_id, "input_required")
+        [(key, asked)] = waiting["inputRequests"].items()
+        assert asked["method"] == "elicitation/create" and asked["params"]["message"] == "Who?"
+        answer = {"action": "accept", "content": {"username": "ada", "email": "a@b.c"}}
+        await client.session.request(
+            "tasks/update", {"taskId": task_id, "inputResponses": {key: answer}}
+        )
+        done = await _task_until(client, task_id, "completed")
+        text = done["result"]["content"][0]["text"]
+        assert "action=accept" in text and "ada" in text, done
+        # Cancelled while it waits for its answer: the task ends cancelled.
+        again = await client.session.request(
+            "tools/call", {"name": "ex__test_elicitation", "arguments": {"message": "Again?"}}
+        )
+        await _task_until(client, again["taskId"], "input_required")
+        await client.cancel_task(again["taskId"])
+        await _task_until(client, again["taskId"], "cancelled")
+        # A call that asks nothing is answered as it always was: no task.
+        added = await client.session.request(
+            "tools/call", {"name": "ex__add", "arguments": {"a": 1, "b": 2}}
+        )
+        assert added.get("resultType", "complete") == "complete", added
+
+
+async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
+    tmp_path: Path,
+) -> None:
+    def elicit(_params: JsonObject, _ctx: Any) -> JsonObject:
+        return {"action": "accept", "content": {"username": "bo", "email": "b@o.c"}}
+
+    async with gateway(_config(tmp_path), mode=MODERN, elicitation_handler=elicit) as client:
+        era = client.session.modern
+        assert era is not None
+        no_tasks = {"elicitation": {}}  # this request declares no tasks extension
+        options = era.stamp(CallOptions(meta={CLIENT_CAPABILITIES_KEY: no_tasks}), True)
+        params: JsonObject = {"name": "ex__test_elicitation", "arguments": {"message": "Who?"}}
+        first = await JsonRpcPeer.request(client.session, "tools/call", params, options)
+        assert first["resultType"] == "input_required", first
+        [asked] = first["inputRequests"].values()
+        assert asked["method"] == "elicitation/create"
+        result = await settle(client.session, "tools/call", params, options, first)
+        assert "bo" in result["content"][0]["text"], result

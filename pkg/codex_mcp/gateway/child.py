@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
     from .sessions import Owner
+    from .tasks import Handoff
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -113,6 +114,8 @@ class Child:
         self.calls: dict[Hashable, RequestContext] = {}
         #: How to end such a call for an input-required round of its 2026-07-28 front call.
         self.interrupts: dict[Hashable, Callable[[BaseException], None]] = {}
+        #: Calls of 2026-07-28 fronts that become tasks at the child's first question.
+        self.handoffs: dict[RequestContext, Handoff] = {}
         self.tools: list[ToolEntry] = []
         self.cache = cache
         #: The last good tool listing kept on disk (raw, and prepared): served while the

@@ -32,7 +32,7 @@ from codex_mcp.core.provider import (
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.rounds import InputRequired
 
-from . import relay
+from . import relay, tasks
 from .catalog import Catalog, build_catalog, outer_uri
 from .child import Child
 from .codex.client import RELAYED_CAPABILITIES, everything_relayed
@@ -516,6 +516,8 @@ class GatewayProvider(Provider):
     ) -> JsonObject:
         if call is not None:
             relay.check_client_can(child, method, call.client_capabilities)
+            if child.handoffs:
+                await tasks.before_question(child, call)
             try:
                 return await call.request(method, params)
             except InputRequired as question:  # a 2026-07-28 front: asked by a round

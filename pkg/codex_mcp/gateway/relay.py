@@ -27,7 +27,7 @@ from codex_mcp.core.jsonrpc import INVALID_REQUEST, JsonObject, JsonRpcError
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
-from . import modern_child
+from . import modern_child, tasks
 from .errors import crashed_error, normalize_exception
 from .repair import normalize_result
 
@@ -44,6 +44,12 @@ def call_tool(
     task, no future, no loop turn between (core/deferred.py)."""
     child.activity += 1
     connection = child.connection
+    if ctx.can_create_task and (connection is None or connection.session.modern is None):
+        # A 2026-07-28 front that declared tasks: a question from the child makes it one.
+        work = request(
+            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
+        )
+        return tasks.call_with_handoff(child, work, ctx)  # type: ignore[arg-type]
     if connection is None or child.call_timeout is not None or not child.is_stdio:
         return request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
@@ -204,7 +210,7 @@ def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:
     token = ctx.progress_token
 
     def relay(params: JsonObject) -> None:
-        if not ctx.cancelled:
+        if not ctx.cancelled and not ctx.in_task:  # a task's call was answered long ago
             ctx.peer.notify(PROGRESS, {**params, "progressToken": token}, ctx.request_id)
 
     return relay

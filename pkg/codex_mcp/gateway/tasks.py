@@ -14,6 +14,13 @@ the gateway: it is held here, by the work that follows it.
 For any other front (Codex, a legacy client) the call itself waits for the child's task,
 and its questions are asked on the call (`elicitation/create` to a legacy front), so the
 front sees one request to its end.
+
+A legacy child makes no tasks, but its call may need one: when it asks the front something
+(`elicitation/create`, sampling, roots) while serving a 2026-07-28 front that declared
+tasks, the call becomes the gateway's task there (`call_with_handoff`): the front gets the
+handle, the question waits in the task's `input_required` for the front's `tasks/update`,
+and the child's call goes on unbroken. (Without tasks the question is an input-required
+round, which cancels the child's call and runs it again on the front's retry.)
 """
 
 from __future__ import annotations
@@ -56,6 +63,63 @@ async def follow(
     if isinstance(ctx, ModernContext) and ctx.can_create_task:
         return await ctx.adopt_task(asyncio.get_running_loop().create_task(work))
     return await work
+
+
+class Handoff:
+    """A call to a legacy child that becomes a task when the child first asks something."""
+
+    __slots__ = ("adopted", "asked")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        #: Set by the child's first question.
+        self.asked: asyncio.Future[None] = loop.create_future()
+        #: Set once the call is a task (None), or could not become one (the error).
+        self.adopted: asyncio.Future[BaseException | None] = loop.create_future()
+
+
+async def call_with_handoff(
+    child: Child, call: Coroutine[Any, Any, JsonObject], ctx: ModernContext
+) -> JsonObject:
+    """`call` (the relay of a tools/call to a legacy child) for a front that may get a task:
+    its result, or, once the child asks the front something, the gateway's task handle,
+    the call running on as the task's work."""
+    inner = asyncio.ensure_future(call)
+    handoff = Handoff(asyncio.get_running_loop())
+    child.handoffs[ctx] = handoff
+    try:
+        try:
+            await asyncio.wait((inner, handoff.asked), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            inner.cancel()
+            raise
+        if inner.done():
+            return inner.result()
+        try:
+            handle = await ctx.adopt_task(inner)
+        except Exception as exc:  # no room for a task: the call fails, the question too
+            handoff.adopted.set_result(exc)
+            raise
+        handoff.adopted.set_result(None)
+        return handle
+    finally:
+        child.handoffs.pop(ctx, None)
+        if not handoff.adopted.done():
+            handoff.adopted.set_result(
+                JsonRpcError(INTERNAL_ERROR, "Internal error: the call has ended")
+            )
+
+
+async def before_question(child: Child, call: RequestContext) -> None:
+    """A legacy child is about to ask `call`'s client something: a call that may become a
+    task becomes one first, so the question goes through the task."""
+    handoff = child.handoffs.get(call)
+    if handoff is None:
+        return
+    if not handoff.asked.done():
+        handoff.asked.set_result(None)
+    failed = await handoff.adopted
+    if failed is not None:
+        raise failed
 
 
 async def _follow(
