@@ -148,7 +148,9 @@ async def test_a_real_spawn_failure_from_the_client_library() -> None:
         async with Client.stdio(["/nonexistent/server-binary"]):
             pass
     error = normalize_exception(caught.value, server="ghost", command="/nonexistent/server-binary")
-    assert error["message"].startswith("Spawn error: command not found. Check PATH")
+    assert error["message"].startswith(
+        "Spawn error: no such file '/nonexistent/server-binary'. Check the path"
+    )
     assert data(error)[:2] == ("spawn_error", False)
 
 

@@ -139,7 +139,7 @@ async def test_passthrough_wraps_one_server_under_its_own_names(tmp_path: Path) 
     ("command", "status", "says"),
     [
         ("no-such-mcp-server-anywhere", 127, "command not found. Check PATH"),
-        ("./missing/server.py", 127, "command not found. Check PATH"),
+        ("./missing/server.py", 127, "no such file './missing/server.py'. Check the path"),
         ("not-executable.py", 126, "permission denied. Check that"),
     ],
 )

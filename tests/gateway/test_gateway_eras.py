@@ -125,6 +125,10 @@ async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: st
         )
         done = await _task_until(client, task_id, "completed")
         assert done["result"]["content"][0]["text"] == "f.txt: deleted", done
+        for gone in ("tasks/result", "tasks/list"):  # 2025-11-25's; not in 2026-07-28
+            with pytest.raises(McpError) as missing:
+                await client.session.request(gone, {"taskId": task_id})
+            assert missing.value.code == -32601, missing.value
         # Our client follows a task to its end by itself, too.
         followed = await client.call_tool("mo__slow_compute", {"seconds": 0.3, "label": "it"})
         assert followed.text == "computed it in 0.3 s", followed.text

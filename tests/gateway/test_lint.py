@@ -199,7 +199,8 @@ def test_lint_a_config_file_with_a_server_that_cannot_start(tmp_path: Path) -> N
     assert (good["server"], bad["server"], ghost["server"]) == ("good", "bad", "ghost")
     assert good["tools"][0]["codexName"] == "mcp__good__echo"
     assert by_tool(document, 1)["null_root"]["status"] == "dropped"
-    assert ghost["error"].startswith("Spawn error: command not found. Check PATH")
+    # A path that is not there is no such file (not a command PATH lacks).
+    assert ghost["error"].startswith("Spawn error: no such file '/nonexistent/mcp-server'.")
     code, document = run_json(str(path), "--server", "good")
     assert code == 0 and len(document["servers"]) == 1
 

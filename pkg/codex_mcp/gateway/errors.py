@@ -164,7 +164,9 @@ def spawn_error(
     number = cause if isinstance(cause, int) else getattr(cause, "errno", None)
     text = str(cause) if not isinstance(cause, int) else os.strerror(cause)
     why = _cannot_run(number, text)
-    if why == NOT_FOUND:
+    if why == NOT_FOUND and os.sep in command:  # a path: PATH was never searched
+        detail = f"no such file {command!r}. Check the path"
+    elif why == NOT_FOUND:
         detail = f"command not found. Check PATH or use the full path to {command!r}"
     elif why == NOT_EXECUTABLE and number != errno.ENOEXEC and "Exec format" not in text:
         detail = f"permission denied. Check that {command!r} is executable"
