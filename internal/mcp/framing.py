@@ -87,6 +87,10 @@ class FrameDecoder:
         self.mode: Mode | None = None
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer already searched for a newline
+        #: A newline-delimited line still open, as the chunks it came in (joined once when
+        #: it ends: a 50 MB line costs one copy, not an append, a slice and a copy each).
+        self._parts: list[bytes] = []
+        self._parts_size = 0
         self._discarding_line = False  # dropping the rest of an oversized line
         self._discarded_head = b""  # that line's first bytes
         self._resyncing = False  # lsp mode: after a bad frame, junk until the next header
@@ -102,10 +106,45 @@ class FrameDecoder:
             self._buffer.clear()
             self._scanned = 0
         if self.mode == "ndjson" and not self._buffer and not self._discarding_line:
-            yield from self._whole_lines(data)  # the common case: no partial line pending
+            start = 0
+            if self._parts:  # a line is open: does this chunk end it?
+                end = data.find(b"\n")
+                if end < 0:
+                    self._open_line(data)
+                    return
+                self._parts.append(data[:end])
+                line = b"".join(self._parts)
+                self._parts, self._parts_size = [], 0
+                frame = self._line_frame(line)
+                if frame is not None:
+                    yield frame
+                start = end + 1
+            yield from self._whole_lines(data, start)  # no partial line pending now
         else:
             self._buffer += data
             yield from self._drain()
+
+    def _open_line(self, part: bytes) -> None:
+        """Keep the start of a line that has not ended; past the limit, drop it (keeping
+        its first and last bytes) the way `_lines` drops an oversized line."""
+        self._parts.append(part)
+        self._parts_size += len(part)
+        if self._parts_size > self.max:
+            joined = b"".join(self._parts)
+            self._parts, self._parts_size = [], 0
+            self._discarding_line = True
+            self._discarded_head = joined[:HEAD_BYTES]
+            self._buffer += joined[-HEAD_BYTES:]  # what may be the line's tail
+            self._scanned = len(self._buffer)
+
+    def _line_frame(self, line: bytes) -> Frame | None:
+        """What one whole line (without its newline) is: a message, a bad frame, or
+        nothing (an empty line)."""
+        if len(line) > self.max:
+            return Oversized(line[:HEAD_BYTES], self.max, line[-HEAD_BYTES:])
+        if line and line[0] != _OPEN_BRACE and _STARTS_WITH_HEADER.match(line):
+            return BadFrame(_HEADER_ON_JSON_LINES)
+        return line if line.strip() else None
 
     def _detect(self) -> Mode | None:
         """The framing of the first message, or None until its first lines show it: a
@@ -129,9 +168,8 @@ class FrameDecoder:
             position = newline + 1
         return "ndjson" if len(buffer) - start > MAX_HEADER_BYTES else None
 
-    def _whole_lines(self, data: bytes) -> Iterator[Frame]:
-        """Split a chunk that starts at a line boundary, copying each line once."""
-        start = 0
+    def _whole_lines(self, data: bytes, start: int = 0) -> Iterator[Frame]:
+        """Split a chunk that starts at a line boundary (at `start`), copying each line once."""
         while (end := data.find(b"\n", start)) >= 0:
             if end - start > self.max:
                 tail = data[max(start, end - HEAD_BYTES) : end]
@@ -145,8 +183,7 @@ class FrameDecoder:
                         yield line
             start = end + 1
         if start < len(data):
-            self._buffer += memoryview(data)[start:]
-            yield from self._drain()
+            self._open_line(data[start:] if start else data)
 
     def _drain(self) -> Iterator[Frame]:
         """Decode what the buffer holds until it needs more."""
@@ -179,7 +216,8 @@ class FrameDecoder:
             ):
                 yield BadFrame(_HEADER_ON_JSON_LINES)
             else:
-                line = bytes(buffer[start:end])
+                with memoryview(buffer) as view:  # one copy, not a slice and a copy
+                    line = bytes(view[start:end])
                 if line.strip():  # empty lines are ignored
                     yield line
             start = search_from = end + 1
@@ -261,7 +299,8 @@ class FrameDecoder:
             return True
         if available < length:
             return False
-        body = bytes(buffer[body_start : body_start + length])
+        with memoryview(buffer) as view:  # one copy, not a slice and a copy
+            body = bytes(view[body_start : body_start + length])
         del buffer[: body_start + length]
         yield body
         return True
