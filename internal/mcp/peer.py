@@ -244,7 +244,7 @@ class JsonRpcPeer(Requester):
             self._reply(request_id, result_response(request_id, work.value), batch)
             return
         self._in_flight[request_id] = ctx
-        if type(work) is Deferred:  # answered when it is resolved: no task either
+        if isinstance(work, Deferred):  # answered when it is resolved: no task either
             ctx.task = work
             work.bind(functools.partial(self._answer_deferred, request_id, ctx, batch))
             return
@@ -397,10 +397,10 @@ class JsonRpcPeer(Requester):
         """Let incoming requests finish (bounded), then cancel what is left."""
         waits: list[asyncio.Future[Any]] = []
         for ctx in self._in_flight.values():
-            if type(ctx.task) is Deferred:
+            if isinstance(ctx.task, Deferred):
                 waits.append(ctx.task.finished())
             elif ctx.task is not None:
-                waits.append(ctx.task)  # type: ignore[arg-type]
+                waits.append(ctx.task)
         if waits:
             _, pending = await asyncio.wait(waits, timeout=timeout)
             if pending:

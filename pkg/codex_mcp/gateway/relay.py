@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.client.errors import McpClientError
-from codex_mcp.client.session import RequestHandler
+from codex_mcp.client.session import ClientSession, RequestHandler
 from codex_mcp.core.calls import PROGRESS, CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
@@ -41,7 +41,7 @@ def call_tool(
 ) -> Awaitable[JsonObject]:
     """tools/call on the child. The hot path (a stdio child that is up, no per-call timeout)
     sends at once and answers the front request from the child's answer as it is read: no
-    task, no future, no loop turn between (core/deferred.py)."""
+    task, no future, no loop turn between (core/deferred.py), one `RelayedCall` per call."""
     child.activity += 1
     connection = child.connection
     if ctx.can_create_task and (connection is None or connection.session.modern is None):
@@ -59,30 +59,7 @@ def call_tool(
         return request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
-    answer = Deferred()
-    calls = child.calls
-    interrupts = child.interrupts
-    request_id: Any = None
-
-    def answered(result: JsonObject | None, error: Exception | None) -> None:
-        calls.pop(request_id, None)
-        interrupts.pop(request_id, None)
-        if error is None:
-            answer.resolve(normalize_result(result))
-        elif isinstance(error, McpClientError):
-            answer.reject(_error(child, error, tool, passthrough))
-        else:
-            answer.reject(error)
-
-    def cancelled() -> None:  # the client cancelled its call: so do we, with the child
-        interrupts.pop(request_id, None)
-        if calls.pop(request_id, None) is not None:
-            session.abandon(request_id)
-
-    def abort(question: BaseException) -> None:  # an input-required round for the front
-        cancelled()
-        answer.reject(question)
-
+    call = RelayedCall(child, session, tool, ctx, passthrough)
     meta = ctx.meta
     options = None
     if meta is not None:  # its progress token becomes ours; the rest of _meta goes along
@@ -92,17 +69,74 @@ def call_tool(
             meta=_forwarded_meta(meta),
         )
     try:
-        request_id = session.request_nowait(
-            "tools/call", {"name": tool, "arguments": arguments}, answered, options
+        request_id = call.session.request_nowait(
+            "tools/call", {"name": tool, "arguments": arguments}, call, options
         )
     except McpClientError as exc:
         raise _error(child, exc, tool, passthrough) from None
     # The answer cannot come before this: the request is written in a later loop turn.
-    calls[request_id] = ctx
-    answer.on_cancel = cancelled
-    if getattr(ctx, "rounds", None) is not None:  # a 2026-07-28 call that may need a round
-        interrupts[request_id] = abort
-    return answer
+    call.request_id = request_id
+    child.calls[request_id] = ctx
+    if type(ctx) is not RequestContext and getattr(ctx, "rounds", None) is not None:
+        child.interrupts[request_id] = call.abort  # a 2026-07-28 call that may need a round
+    return call
+
+
+class RelayedCall(Deferred):
+    """One tools/call relayed on the hot path, all in one object: the front request's
+    answer (a Deferred the core answers from), the child's answer callback (calling it),
+    and what cancelling it does to the child's call."""
+
+    __slots__ = ("child", "ctx", "passthrough", "request_id", "session", "tool")
+
+    def __init__(
+        self,
+        child: Child,
+        session: ClientSession,
+        tool: str,
+        ctx: RequestContext,
+        passthrough: bool,
+    ) -> None:
+        super().__init__()
+        self.child = child
+        self.session = session
+        self.tool = tool
+        self.ctx = ctx
+        self.passthrough = passthrough
+        self.request_id: Any = None
+
+    def __call__(self, result: JsonObject | None, error: Exception | None) -> None:
+        """The child answered (or its connection closed): answer the front request."""
+        child = self.child
+        child.calls.pop(self.request_id, None)
+        if child.interrupts:
+            child.interrupts.pop(self.request_id, None)
+        if error is None:
+            if result is not None and ("is_error" in result or "structured_content" in result):
+                result = normalize_result(result)  # seed 000's snake case
+            self._finish(result, None)
+        elif isinstance(error, McpClientError):
+            self.reject(_error(child, error, self.tool, self.passthrough))
+        else:
+            self.reject(error)
+
+    def cancel(self, msg: Any = None) -> bool:
+        """The client cancelled its call (or its session closed): so do we, with the child."""
+        if self.done:
+            return False
+        self._abandon()
+        return super().cancel(msg)
+
+    def abort(self, question: BaseException) -> None:
+        """An input-required round for the front call: the child's call ends with it."""
+        self._abandon()
+        self.reject(question)
+
+    def _abandon(self) -> None:
+        child = self.child
+        child.interrupts.pop(self.request_id, None)
+        if child.calls.pop(self.request_id, None) is not None:
+            self.session.abandon(self.request_id)
 
 
 async def request(

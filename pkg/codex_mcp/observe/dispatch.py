@@ -149,7 +149,7 @@ class Recorder:
             if kind is Ready:
                 end(call, work.value, None)
                 return work
-            if kind is Deferred:
+            if isinstance(work, Deferred):
                 return _answered_later(work, call, end)
             return _awaited(work, call, end)
 

@@ -24,7 +24,9 @@ writes `slow: started` to stderr first, so tests can wait on it), `fail` (a JSON
 with the code it is given), `add_tool` (lists one more tool and sends list_changed),
 `background` (schedules work outside any call: a log line and an elicitation carrying its
 `message`) and `hold` (does that work while it is in flight, then says how the elicitation
-was answered): what a shared child does for one client while serving another.
+was answered): what a shared child does for one client while serving another;
+`stray_answers` first answers an id its client never used, then its own call with the id
+written as a string (as the TypeScript SDK echoes it).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from typing import Any
 
 JsonObject = dict[str, Any]
 
+#: The id of the answer `stray_answers` sends to no request of its client's.
+STRAY_ID = 987654321
 LONG_NAME = "a_tool_whose_name_is_far_too_long_for_codex_to_keep_it_whole_when_qualified"
 
 _write_lock = threading.Lock()
@@ -293,6 +297,10 @@ TOOLS: dict[str, tuple[JsonObject, Handler]] = {
     "add_tool": ({"inputSchema": _object({}), "annotations": READ_ONLY}, _add_tool),
     "background": ({"inputSchema": MESSAGE, "annotations": READ_ONLY}, _background),
     "hold": ({"inputSchema": _object({}), "annotations": READ_ONLY}, _hold),
+    "stray_answers": (
+        {"inputSchema": _object({}), "annotations": READ_ONLY},
+        _ran("stray_answers"),  # answered in _call: it needs its request's id
+    ),
 }
 
 
@@ -311,6 +319,10 @@ def _call(request_id: Any, params: JsonObject) -> None:
     try:
         if name not in TOOLS:
             raise RpcError(-32602, f"Unknown tool: {name}")
+        if name == "stray_answers":  # an answer nobody asked for, then its own id as a string
+            _send({"jsonrpc": "2.0", "id": STRAY_ID, "result": _text("for nobody")})
+            _send({"jsonrpc": "2.0", "id": str(request_id), "result": _text("mine")})
+            return
         result = TOOLS[name][1](arguments)
         _send({"jsonrpc": "2.0", "id": request_id, "result": result})
     except RpcError as error:

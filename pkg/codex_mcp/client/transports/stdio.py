@@ -20,6 +20,8 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal, TextIO
 
+import orjson
+
 from codex_mcp.core import jsonrpc
 from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
@@ -178,7 +180,13 @@ class StdioTransport(Transport):
                     break
                 for frame in decoder.feed(chunk):
                     if type(frame) is bytes:
-                        self._deliver(frame)
+                        try:  # _deliver, inline: this runs for every message of a relay
+                            message = orjson.loads(frame)
+                        except orjson.JSONDecodeError:
+                            self._deliver(frame)  # says what it could not read
+                            continue
+                        if self._on_message is not None:
+                            self._on_message(message)
                     elif isinstance(frame, Oversized):
                         self._oversized(frame)
                     elif isinstance(frame, BadFrame):
