@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -148,6 +149,60 @@ async def test_one_scrape_shows_every_worker(tmp_path: Path) -> None:
     finally:
         server.stop()
         redis.stop()
+
+
+# Run in a fresh interpreter (the metrics take their value class when made): counts
+# os.getpid's calls while a worker's request metrics are updated, and checks a forked child still gets its own file.
+_WORKER_UPDATES = """
+import os, sys
+calls = [0]
+real_getpid = os.getpid
+def counting_getpid():
+    calls[0] += 1
+    return real_getpid()
+os.getpid = counting_getpid  # before prometheus_client is imported: it keeps this one
+from codex_mcp.observe.call_metrics import calls as request_metrics
+from prometheus_client import CollectorRegistry, multiprocess
+shared = request_metrics()
+series = shared.series("tools/call", "echo")
+before = calls[0]
+for _ in range(1000):
+    shared.started(); series.observe(0.001, False); shared.ended()
+print("getpid per update:", (calls[0] - before) / 5000)
+child = os.fork()
+if child == 0:
+    for _ in range(5):
+        series.observe(0.001, False)
+    os._exit(0)
+os.waitpid(child, 0)
+registry = CollectorRegistry()
+multiprocess.MultiProcessCollector(registry)
+total = registry.get_sample_value(
+    "codex_mcp_requests_total", {"method": "tools/call", "tool": "echo"}
+)
+print("files:", sorted(os.listdir(sys.argv[1])))
+print("requests:", total)
+"""
+
+
+def test_worker_metrics_update_without_a_system_call_and_survive_a_fork(tmp_path: Path) -> None:
+    """Under --workers, prometheus_client keeps each process's values in its own file and,
+    by default, asks os.getpid() on every update (five per request) to notice a fork; ours
+    asks once, and again only in a forked child, whose updates still land in its own file."""
+    shared = tmp_path / "metrics"
+    shared.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _WORKER_UPDATES, str(shared)],
+        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(shared)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "getpid per update: 0.0" in done.stdout, done.stdout
+    assert "requests: 1005.0" in done.stdout, done.stdout
+    files = re.search(r"files: (.*)", done.stdout)
+    assert files is not None and files[1].count("counter_") == 2, done.stdout
 
 
 def test_stdio_gateway_serves_metrics_on_a_loopback_port(tmp_path: Path) -> None:
