@@ -66,7 +66,11 @@ async def _wait_ready(url: str, process: subprocess.Popen[bytes], started: float
 
 
 def median_of(runs: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    results = [measure() for _ in range(runs)]
+    return medians([measure() for _ in range(runs)])
+
+
+def medians(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the runs (a figure that is not a number: the first run's)."""
     merged: dict[str, Any] = {}
     for key in results[0]:
         values = [r[key] for r in results if isinstance(r.get(key), int | float)]

@@ -391,7 +391,11 @@ def main() -> int:
         report["cases"][OBSERVATION] = dict(rows)
         print(f"\n## {OBSERVATION}\n{format_table(rows)}", flush=True)
 
-    for label, rows in scale_cases(chosen, runs=runs, calls=calls, cap=cap):
+    before = next((s for s in servers if s.name.startswith("codex-mcp @") and s.http), None)
+    baseline = (
+        (before.name.removeprefix("codex-mcp "), before.http or [], before.env) if before else None
+    )
+    for label, rows in scale_cases(chosen, runs=runs, calls=calls, cap=cap, baseline=baseline):
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -18,9 +19,10 @@ from typing import Any
 import aiohttp
 from codex_mcp.bench import http_load
 from codex_mcp.bench.stats import percentile
-from harness import ECHO, PY, ROOT, free_port, http_server, median_of
+from harness import ECHO, PY, ROOT, free_port, http_server, medians
 
-HTTP = [PY, str(ROOT / "cmd/http"), "--port", "{port}", "--log-level", "warning"]
+SERVE = [PY, str(ROOT / "cmd/http"), "--port", "{port}"]
+HTTP = [*SERVE, "--log-level", "warning"]
 Rows = list[tuple[str, dict[str, Any]]]
 
 
@@ -63,12 +65,19 @@ async def _commands(url: str) -> int:
         await client.aclose()
 
 
+#: A codex-mcp to measure: its name in the rows ("" for today's), the command that starts
+#: its HTTP server ("{port}" to fill in) and its extra environment (a baseline's PYTHONPATH).
+Target = tuple[str, list[str], dict[str, str]]
+TODAY: Target = ("", SERVE, {})
+
+
 def scale_cases(
     chosen: Callable[[str], bool],
     *,
     runs: int,
     calls: int,
     cap: float,
+    baseline: Target | None = None,
 ) -> Iterator[tuple[str, Rows]]:
     workers_label = "HTTP echo, workers and Redis"
     trip_label = "Redis round trip"
@@ -79,41 +88,101 @@ def scale_cases(
             print("  redis-server not installed: the scale cases are skipped", file=sys.stderr)
             return
         if chosen(workers_label):
-            yield workers_label, _workers(url, runs, calls, cap)
+            targets = [TODAY] if baseline is None else [TODAY, baseline]
+            yield workers_label, _workers(url, runs, calls, cap, targets)
         if chosen(trip_label):
             yield trip_label, [("codex-mcp", asyncio.run(_round_trip(url)))]
 
 
-def _workers(url: str, runs: int, calls: int, cap: float) -> Rows:
-    setups = [
-        ("1 worker, in memory", HTTP),
-        ("1 worker, Redis", [*HTTP, "--redis-url", url]),
-        ("2 workers, Redis", [*HTTP, "--workers", "2", "--redis-url", url]),
-        ("4 workers, Redis", [*HTTP, "--workers", "4", "--redis-url", url]),
+def _workers(url: str, runs: int, calls: int, cap: float, targets: list[Target]) -> Rows:
+    """Each setup for each target, interleaved run by run (the machine's drift hits them
+    alike); the median of the runs per row. The last two rows (today's code only) are one
+    in-memory process with the share of the 32 clients each of 2 and of 4 workers gets:
+    what a process costs per call at that load, without any worker or Redis."""
+    redis = ["--redis-url", url]
+    setups = [  # name, options, workers, clients, for the baseline too
+        ("1 worker, in memory", [], 1, 32, True),
+        ("1 worker, Redis", redis, 1, 32, True),
+        ("2 workers, Redis", ["--workers", "2", *redis], 2, 32, True),
+        ("4 workers, Redis", ["--workers", "4", *redis], 4, 32, True),
+        ("1 worker, in memory, 16 clients", [], 1, 16, False),
+        ("1 worker, in memory, 8 clients", [], 1, 8, False),
     ]
-    rows: Rows = []
-    for name, command in setups:
-        print(f"  {name} ...", file=sys.stderr, flush=True)
-
-        def once(
-            command: list[str] = command, shared: bool = "--redis-url" in command
-        ) -> dict[str, Any]:
-            with http_server(command, None) as (mcp_url, pid, _):
-                before = asyncio.run(_commands(url)) if shared else 0
-                figures: dict[str, Any] = asyncio.run(
-                    http_load.measure(mcp_url, params=ECHO, calls=calls, max_seconds=cap, pid=pid)
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for run in range(runs):
+        for name, options, workers, clients, compared in setups:
+            for label, command, env in targets if compared else targets[:1]:
+                row = f"{name} {label}".strip()
+                print(f"  {row} (run {run + 1} of {runs}) ...", file=sys.stderr, flush=True)
+                figures = _measure(
+                    [*command, "--log-level", "warning", *options],
+                    env,
+                    url,
+                    workers,
+                    clients,
+                    calls,
+                    cap,
                 )
-                if shared:
-                    made = 100 + figures["sequential_calls"] + figures["concurrent_calls"]
-                    figures["redis_cmds_per_call"] = (asyncio.run(_commands(url)) - before) / made
-                return figures
-
-        rows.append((name, median_of(runs, once)))
-    base = rows[0][1].get("throughput_per_s")
-    for _, figures in rows:
-        if base and figures.get("throughput_per_s"):
-            figures["x_in_memory"] = figures["throughput_per_s"] / base
+                results.setdefault((label, name), []).append(figures)
+    rows: Rows = []
+    for (label, name), found in results.items():
+        figures = medians(found)
+        base = medians(results[label, setups[0][0]])
+        if base.get("throughput_per_s") and figures.get("throughput_per_s"):
+            figures["x_in_memory"] = figures["throughput_per_s"] / base["throughput_per_s"]
+        if base.get("cpu_us_per_call") and figures.get("cpu_us_per_call"):
+            figures["cpu_x_in_memory"] = figures["cpu_us_per_call"] / base["cpu_us_per_call"]
+            # What one core serves at this CPU per call: the projection's unit.
+            figures["calls_per_core_s"] = 1e6 / figures["cpu_us_per_call"]
+        rows.append((f"{name} {label}".strip(), figures))
     return rows
+
+
+def _measure(
+    command: list[str],
+    env: dict[str, str],
+    url: str,
+    workers: int,
+    clients: int,
+    calls: int,
+    cap: float,
+) -> dict[str, Any]:
+    shared = "--redis-url" in command
+    with http_server(command, {**os.environ, **env}) as (mcp_url, pid, _):
+        asyncio.run(_every_worker_ready(mcp_url.removesuffix("/mcp"), workers))
+        before = asyncio.run(_commands(url)) if shared else 0
+        figures: dict[str, Any] = asyncio.run(
+            http_load.measure(
+                mcp_url,
+                params=ECHO,
+                calls=calls,
+                concurrency=clients,
+                max_seconds=cap,
+                pid=pid,
+            )
+        )
+        if shared:
+            made = 100 + figures["sequential_calls"] + figures["concurrent_calls"]
+            figures["redis_cmds_per_call"] = (asyncio.run(_commands(url)) - before) / made
+        return figures
+
+
+async def _every_worker_ready(base: str, workers: int) -> None:
+    """The first worker answering is not all of them: each takes its own time to reach
+    Redis (503 until then). Fresh connections reach a worker the kernel picks, so 8 ready
+    answers per worker in a row leave a worker still starting a chance of (1 - 1/n)^8n."""
+    needed, deadline = 8 * workers if workers > 1 else 1, time.monotonic() + 60
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        in_a_row = 0
+        while in_a_row < needed:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the {workers} workers were not all ready within 60 s")
+            async with http.get(f"{base}/readyz") as response:
+                ready = response.status == 200 and (await response.json())["status"] == "ready"
+            in_a_row = in_a_row + 1 if ready else 0
+            if not ready:
+                await asyncio.sleep(0.05)
 
 
 async def _round_trip(url: str) -> dict[str, Any]:
