@@ -31,7 +31,7 @@ from typing import Any
 from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
 from gateway_cases import large_results
-from harness import BENCH, ECHO, PY, ROOT, http_server, median_of
+from harness import BENCH, ECHO, PY, ROOT, compiled, http_server, median_of
 from observation_case import LABEL as OBSERVATION
 from observation_case import observation_case
 from scale_cases import scale_cases
@@ -187,6 +187,7 @@ def baseline_server(ref: str) -> Server:
             ["git", "-C", str(ROOT), "worktree", "add", "--quiet", "--detach", str(path), ref],
             check=True,
         )
+    compiled(path)
     label = f"codex-mcp @{ref if len(ref) < 12 else ref[:10]}"
     return Server(
         label,
@@ -262,6 +263,7 @@ def main() -> int:
         install_peers()
         if chosen(TM_LABEL):
             install_tm_peer()
+    compiled(ROOT)
     runs = 1 if options.quick else 3
     calls = 5000 if options.quick else 20000
     cap = 8.0 if options.quick else 20.0
