@@ -129,6 +129,11 @@ async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: st
             with pytest.raises(McpError) as missing:
                 await client.session.request(gone, {"taskId": task_id})
             assert missing.value.code == -32601, missing.value
+        # A tool that may run either way runs as a task for a front that declared tasks.
+        where = await client.session.request("tools/call", {"name": "mo__where", "arguments": {}})
+        assert where["resultType"] == "task", where
+        ran = await _task_until(client, where["taskId"], "completed")
+        assert ran["result"]["content"][0]["text"] == "task"
         # Our client follows a task to its end by itself, too.
         followed = await client.call_tool("mo__slow_compute", {"seconds": 0.3, "label": "it"})
         assert followed.text == "computed it in 0.3 s", followed.text
@@ -160,6 +165,9 @@ async def test_a_modern_only_child_behind_a_legacy_front(tmp_path: Path) -> None
         # The child's task is followed within the call; its question is elicitation/create.
         deleted = await client.call_tool("mo__confirm_delete", {"filename": "f.txt"}, retries=0)
         assert deleted.text == "f.txt: deleted", deleted.text
+        # A tool that may run either way runs as a plain call for a legacy front (no task
+        # to poll between it and its result).
+        assert (await client.call_tool("mo__where", {}, retries=0)).text == "call"
         # A task-only tool, asking before its task exists, then working on as one.
         tasked = await client.call_tool("mo__test_tool_with_task", {}, retries=0)
         assert tasked.text == "Hello, ada, from a task", tasked.text
@@ -239,8 +247,9 @@ async def test_a_modern_only_child_behind_the_official_sdk_client(tmp_path: Path
 @pytest.mark.parametrize(
     ("tool", "arguments", "answer"),
     [
-        # The child makes a task; the gateway follows it within Codex's call.
-        ("slow_compute", {"seconds": 0.3, "label": "codex"}, "computed codex in 0.3 s"),
+        # A task-only tool: it asks first (a round, Codex's elicitation/create, which `codex
+        # exec` declines), then works on as a task the gateway follows within Codex's call.
+        ("test_tool_with_task", {}, "Hello, None, from a task"),
         # The child's round is Codex's elicitation/create; `codex exec` declines it (no
         # content), which the tool reports as a name of None.
         ("test_input_required_result_elicitation", {}, "Hello, None!"),

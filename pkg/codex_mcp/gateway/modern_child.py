@@ -2,8 +2,10 @@
 one front request, whichever era the front speaks.
 
 Each request carries the envelope, with the front's own capabilities (so the child asks
-only what the front can answer) and the tasks extension when the gateway can follow a task
-for this front (every front but a 2026-07-28 one that did not declare it). The child's
+only what the front can answer); the tasks extension only when the front declared it, so
+a tool that may run either way runs as a plain call for Codex (no polling between it and
+its result). A tool that must run as a task (-32021 naming the extension) is asked again
+with it, for a legacy front, and its task followed within the call. The child's
 input-required rounds are answered by the front: a legacy front (Codex) is sent the
 `elicitation/create` (sampling, roots) on its call's stream; a 2026-07-28 front gets the
 question as its own input-required round, and on its retry the child is asked again, from
@@ -19,6 +21,7 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from codex_mcp.client.errors import McpError
 from codex_mcp.client.modern import MAX_ROUNDS
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
@@ -26,6 +29,7 @@ from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
 from codex_mcp.core.peer import JsonRpcPeer
 from codex_mcp.core.request_meta import (
     CLIENT_CAPABILITIES_KEY,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     RESULT_COMPLETE,
     RESULT_INPUT_REQUIRED,
     RESULT_TASK,
@@ -39,24 +43,38 @@ if TYPE_CHECKING:
     from .connection import ChildSession
 
 
-def follows_tasks(ctx: RequestContext) -> bool:
-    """Whether the gateway can see a child's task through for this front request: adopted
-    as its own for a 2026-07-28 front that declared tasks, followed within the call for a
-    legacy one. A 2026-07-28 front without tasks answers questions only by re-running its
-    call, which would start the child's task again: the child is told no tasks then."""
+def front_has_tasks(ctx: RequestContext) -> bool:
+    """Whether the front request declared the tasks extension (a 2026-07-28 one)."""
     meta = getattr(ctx, "request_meta", None)
-    return meta is None or bool(meta.supports_extension(TASKS_EXTENSION))
+    return meta is not None and bool(meta.supports_extension(TASKS_EXTENSION))
 
 
-def envelope(session: ChildSession, ctx: RequestContext, options: CallOptions) -> CallOptions:
-    """`options` with the child's 2026-07-28 envelope: the front's capabilities, and the
-    tasks extension when the gateway follows tasks for this front."""
+def needs_tasks(exc: Exception, ctx: RequestContext) -> bool:
+    """The child refused a call without the tasks extension (-32021 naming it), for a
+    legacy front, whose call can wait for the task. (A 2026-07-28 front without tasks
+    answers questions only by re-running its call, which would start the task again.)"""
+    if not isinstance(exc, McpError) or exc.code != MISSING_REQUIRED_CLIENT_CAPABILITY:
+        return False
+    required = exc.data.get("requiredCapabilities") if isinstance(exc.data, dict) else None
+    extensions = required.get("extensions") if isinstance(required, dict) else None
+    return (
+        isinstance(extensions, dict)
+        and TASKS_EXTENSION in extensions
+        and (getattr(ctx, "request_meta", None) is None)
+    )
+
+
+def envelope(
+    session: ChildSession, ctx: RequestContext, options: CallOptions, tasks: bool
+) -> CallOptions:
+    """`options` with the child's 2026-07-28 envelope: the front's capabilities, with the
+    tasks extension or without it."""
     era = session.modern
     assert era is not None
     capabilities = {**ctx.client_capabilities}
     extensions = capabilities.get("extensions")
     extensions = dict(extensions) if isinstance(extensions, dict) else {}
-    if follows_tasks(ctx):
+    if tasks:
         extensions[TASKS_EXTENSION] = {}
     else:
         extensions.pop(TASKS_EXTENSION, None)
@@ -75,34 +93,53 @@ async def request(
     ctx: RequestContext,
 ) -> JsonObject:
     """`method` on the 2026-07-28 child until its result is complete: its rounds answered by
-    the front, its task followed (tasks.py). `options.request_id` is in `child.calls`;
-    each retry goes under a new id, registered there too while it runs."""
-    options = envelope(session, ctx, options)
+    the front, its task followed (tasks.py). `options.request_id` is in `child.calls` (the
+    caller takes it out); each retry goes under a new id, there while it runs."""
+    with_tasks = front_has_tasks(ctx)
+    stamped = envelope(session, ctx, options, with_tasks)
     retry = params
-    for _ in range(MAX_ROUNDS):
-        result = await JsonRpcPeer.request(session, method, retry, options)
-        kind = result.get("resultType", RESULT_COMPLETE)
-        if kind == RESULT_TASK:
-            from .tasks import follow
+    try:
+        for _ in range(MAX_ROUNDS):
+            try:
+                result = await JsonRpcPeer.request(session, method, retry, stamped)
+            except McpError as exc:
+                if with_tasks or not needs_tasks(exc, ctx):
+                    raise
+                with_tasks = True
+                stamped = envelope(session, ctx, _renewed(child, session, stamped), True)
+                result = await JsonRpcPeer.request(session, method, retry, stamped)
+            kind = result.get("resultType", RESULT_COMPLETE)
+            if kind == RESULT_TASK:
+                from .tasks import follow
 
-            return await follow(child, session, ctx, result)
-        if kind != RESULT_INPUT_REQUIRED:
-            return plain(result)
-        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        asked = result.get("inputRequests")
-        if isinstance(asked, dict) and asked:
-            retry["inputResponses"] = await answer(child, ctx, asked)
-        state = result.get("requestState")
-        if isinstance(state, str):
-            retry["requestState"] = state
-        request_id = session.new_request_id()
-        child.calls.pop(options.request_id, None)
-        child.calls[request_id] = ctx
-        options = dataclasses.replace(options, request_id=request_id)
+                return await follow(child, session, ctx, result)
+            if kind != RESULT_INPUT_REQUIRED:
+                return plain(result)
+            retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            asked = result.get("inputRequests")
+            if isinstance(asked, dict) and asked:
+                retry["inputResponses"] = await answer(child, ctx, asked)
+            state = result.get("requestState")
+            if isinstance(state, str):
+                retry["requestState"] = state
+            stamped = _renewed(child, session, stamped)
+    finally:
+        if stamped.request_id != options.request_id:
+            child.calls.pop(stamped.request_id, None)
     raise JsonRpcError(
         INTERNAL_ERROR,
         f"Internal error: {child.name!r} still asked for input after {MAX_ROUNDS} rounds",
     )
+
+
+def _renewed(child: Child, session: ChildSession, options: CallOptions) -> CallOptions:
+    """`options` under a new request id, in `child.calls` instead of the old one (a request
+    is sent once per id)."""
+    request_id = session.new_request_id()
+    ctx = child.calls.pop(options.request_id, None)
+    if ctx is not None:
+        child.calls[request_id] = ctx
+    return dataclasses.replace(options, request_id=request_id)
 
 
 async def answer(child: Child, ctx: RequestContext, asked: JsonObject) -> JsonObject:

@@ -188,7 +188,6 @@ async def request(
     except McpClientError as exc:
         raise _error(child, exc, tool, passthrough) from None
     finally:
-        calls.pop(options.request_id, None)  # a 2026-07-28 child's retries use new ids
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
     if is_call:

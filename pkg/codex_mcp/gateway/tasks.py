@@ -127,7 +127,7 @@ async def _follow(
 ) -> JsonObject:
     from .modern_child import answer, envelope
 
-    options = envelope(session, ctx, CallOptions(timeout=TASK_REQUEST_TIMEOUT))
+    options = envelope(session, ctx, CallOptions(timeout=TASK_REQUEST_TIMEOUT), True)
 
     async def child_request(method: str, params: JsonObject) -> JsonObject:
         return await session.request(method, {"taskId": task_id, **params}, options)

@@ -6,6 +6,7 @@ inside tasks: what a gateway in front of it must carry to a client of either era
 
 from __future__ import annotations
 
+import asyncio
 import runpy
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "pkg"))
 
+from codex_mcp import Context  # noqa: E402
 from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError  # noqa: E402
 from codex_mcp.core.methods.table import inline  # noqa: E402
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION  # noqa: E402
@@ -26,8 +28,16 @@ def refuse_initialize(_session: object, params: JsonObject, _ctx: object) -> Jso
     )
 
 
+async def where(ctx: Context) -> str:
+    """Waits a moment, then says whether it ran as a task (for a client that declared tasks)
+    or as a plain call."""
+    await asyncio.sleep(0.01)
+    return "task" if ctx.in_task else "call"
+
+
 if __name__ == "__main__":
     server = runpy.run_path(str(ROOT / "examples/everything_server.py"))["server"]
+    server.tool(read_only=True, task="optional")(where)
     methods = server.core.methods
     if "--stateless" in sys.argv[1:]:
         del methods["initialize"]
