@@ -16,6 +16,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from codex_mcp.observe.call_metrics import FLUSH_SECONDS
 from http_helpers import call, open_session, text_of
 from http_process import HttpProcess
 from observe_helpers import ROOT, gateway_config, rpc, scrape, value
@@ -131,9 +132,18 @@ async def test_one_scrape_shows_every_worker(tmp_path: Path) -> None:
                     server.url, json=call(index, "whoami", {}), headers=session
                 ) as r:
                     served.append(text_of(await r.json()))
+        # A worker writes its requests to the shared files at most FLUSH_SECONDS later
+        # (the scraped one at once): a scrape shows both workers' within that.
+        whoami = {"method": "tools/call", "tool": "whoami"}
+        deadline = time.monotonic() + 30
+        while True:
+            samples = await scrape(f"{server.base}/metrics")
+            if value(samples, "codex_mcp_requests_total", **whoami) == len(served):
+                break
+            assert time.monotonic() < deadline, "a worker's requests never reached a scrape"
+            await asyncio.sleep(FLUSH_SECONDS / 2)
         for _ in range(4):  # whichever worker answers the scrape, it shows both
             samples = await scrape(f"{server.base}/metrics")
-            whoami = {"method": "tools/call", "tool": "whoami"}
             assert value(samples, "codex_mcp_requests_total", **whoami) == len(served)
             assert value(samples, "codex_mcp_request_duration_seconds_count", **whoami) == len(
                 served
@@ -151,44 +161,75 @@ async def test_one_scrape_shows_every_worker(tmp_path: Path) -> None:
         redis.stop()
 
 
-# Run in a fresh interpreter (the metrics take their value class when made): counts
-# os.getpid's calls while a worker's request metrics are updated, and checks a forked child still gets its own file.
+# Run in a fresh interpreter (the metrics take their value class when made) with a
+# PROMETHEUS_MULTIPROC_DIR, as a worker of --workers does.
 _WORKER_UPDATES = """
-import os, sys
+import os, re, sys
 calls = [0]
 real_getpid = os.getpid
 def counting_getpid():
     calls[0] += 1
     return real_getpid()
 os.getpid = counting_getpid  # before prometheus_client is imported: it keeps this one
-from codex_mcp.observe.call_metrics import calls as request_metrics
-from prometheus_client import CollectorRegistry, multiprocess
-shared = request_metrics()
-series = shared.series("tools/call", "echo")
+from codex_mcp.observe import call_metrics, metrics
+from codex_mcp.observe.metrics import BUCKETS
+from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+from prometheus_client.parser import text_string_to_metric_families
+
+def samples(registry):
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in family.samples
+        if s.name.startswith(("codex_mcp_request", "codex_mcp_gateway_child_call"))
+        and not s.name.endswith("_created") and "in_flight" not in s.name
+    }
+
+def shared():
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return samples(registry)
+
+worker = call_metrics.calls()
+reference = call_metrics.LocalCalls()  # one process's plain numbers, checked elsewhere
+observations = [0.0, *BUCKETS, *(b * 1.001 for b in BUCKETS), 1e4]
 before = calls[0]
-for _ in range(1000):
-    shared.started(); series.observe(0.001, False); shared.ended()
-print("getpid per update:", (calls[0] - before) / 5000)
+for round in range(2):  # two flushes: the second writes only what changed since the first
+    for index, value in enumerate(observations[round::2]):
+        labels = ("tools/call", "echo") if index % 2 else ("tools/list", "")
+        for metrics_of in (worker, reference):
+            metrics_of.started()
+            metrics_of.series(*labels).observe(value, index % 3 == 0)
+            metrics_of.child("up").observe(value, False)
+            metrics_of.ended()
+    if round == 0:
+        print("written per request:", sum(v for k, v in shared().items() if "_count" in k[0]))
+        print("getpid per request:", (calls[0] - before) / len(observations))
+    worker.flush()
+mine = CollectorRegistry()
+mine.register(reference)
+print("the same series:", shared() == samples(mine))
+worker.started()
+scraped = metrics.exposition()[0].decode()  # a scrape writes this worker's latest first
+print("in flight:", re.findall(r"^codex_mcp_requests_in_flight (.*)$", scraped, re.M))
+worker.ended()
 child = os.fork()
 if child == 0:
     for _ in range(5):
-        series.observe(0.001, False)
-    os._exit(0)
+        worker.series("tools/call", "echo").observe(0.001, False)
+    sys.exit(0)  # written at exit, to the child's own file
 os.waitpid(child, 0)
-registry = CollectorRegistry()
-multiprocess.MultiProcessCollector(registry)
-total = registry.get_sample_value(
-    "codex_mcp_requests_total", {"method": "tools/call", "tool": "echo"}
-)
+echo = ("codex_mcp_requests_total", (("method", "tools/call"), ("tool", "echo")))
+print("requests after the child:", shared()[echo] - samples(mine)[echo])
 print("files:", sorted(os.listdir(sys.argv[1])))
-print("requests:", total)
 """
 
 
-def test_worker_metrics_update_without_a_system_call_and_survive_a_fork(tmp_path: Path) -> None:
-    """Under --workers, prometheus_client keeps each process's values in its own file and,
-    by default, asks os.getpid() on every update (five per request) to notice a fork; ours
-    asks once, and again only in a forked child, whose updates still land in its own file."""
+def test_worker_request_metrics_are_written_in_batches(tmp_path: Path) -> None:
+    """Under --workers a worker counts requests as plain numbers, as one process does, and
+    writes them to its file in the shared directory every FLUSH_SECONDS, when scraped and at
+    exit (not five locked file writes and os.getpid() calls per request): the series are
+    the same, and a forked child writes its own file."""
     shared = tmp_path / "metrics"
     shared.mkdir()
     done = subprocess.run(
@@ -199,8 +240,11 @@ def test_worker_metrics_update_without_a_system_call_and_survive_a_fork(tmp_path
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert "getpid per update: 0.0" in done.stdout, done.stdout
-    assert "requests: 1005.0" in done.stdout, done.stdout
+    assert "written per request: 0" in done.stdout, done.stdout
+    assert "getpid per request: 0.0" in done.stdout, done.stdout
+    assert "the same series: True" in done.stdout, done.stdout
+    assert "in flight: ['1.0']" in done.stdout, done.stdout
+    assert "requests after the child: 5.0" in done.stdout, done.stdout
     files = re.search(r"files: (.*)", done.stdout)
     assert files is not None and files[1].count("counter_") == 2, done.stdout
 

@@ -5,12 +5,14 @@ They are bumped on every request, so their cost is the metrics' cost on the hot 
 single process they are plain numbers (a few additions per request, no lock: the event
 loop's thread is the only writer) that a collector hands to prometheus_client when
 scraped, in the same series its Counter, Histogram and Gauge would give. Under `--workers`
-(prometheus_client's multiprocess mode) every worker's values must reach the shared files
-as they change, so they are prometheus_client's own metrics there.
+(prometheus_client's multiprocess mode) each worker counts the same way and writes what
+changed to its file in the shared directory every FLUSH_SECONDS, when scraped and at exit.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import os
 import time
 from bisect import bisect_left
@@ -45,6 +47,8 @@ CHILD_SECONDS: Final = (
 )
 IN_FLIGHT: Final = ("codex_mcp_requests_in_flight", "Requests being served now.")
 LABELS: Final = ("method", "tool")
+#: Under --workers, how often a worker writes its request metrics to the shared files.
+FLUSH_SECONDS: Final = 0.25
 #: Each bucket's `le` label, as prometheus_client writes it.
 _BOUNDS: Final = tuple(floatToGoString(b) for b in (*BUCKETS, float("inf")))  # type: ignore[no-untyped-call]
 
@@ -128,75 +132,89 @@ class LocalCalls(Collector):
         yield children
 
 
-class SharedSeries:
-    """One label set's requests in prometheus_client's metrics (multiprocess mode)."""
-
-    __slots__ = ("_errors", "_requests", "_seconds")
-
-    def __init__(self, requests: Any, errors: Any, seconds: Any) -> None:
-        self._requests = requests
-        self._errors = errors
-        self._seconds = seconds
-
-    def observe(self, seconds: float, failed: bool) -> None:
-        self._requests.inc()
-        self._seconds.observe(seconds)
-        if failed:
-            self._errors.inc()
-
-
-class SharedCalls:
-    """The request metrics in prometheus_client's own metrics, for --workers: each worker
-    writes them to the shared directory as they change."""
+class SharedCalls(LocalCalls):
+    """The request metrics under --workers: counted as plain numbers like one process's,
+    and written to this worker's file in the shared directory (prometheus_client's
+    multiprocess values) at most every FLUSH_SECONDS, when this worker is scraped and at
+    exit, not on every request (five locked file writes: 4 us of a worker's request). A
+    scrape shows another worker's requests within FLUSH_SECONDS."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._requests = Counter(*REQUESTS, LABELS)
         self._errors = Counter(*ERRORS, LABELS)
         self._seconds = Histogram(*SECONDS, LABELS, buckets=BUCKETS)
         self._child_seconds = Histogram(*CHILD_SECONDS, ["child"], buckets=BUCKETS)
         self._in_flight = Gauge(*IN_FLIGHT, multiprocess_mode="livesum")
-        self.by_label: dict[tuple[str, str], SharedSeries] = {}
-        self.by_child: dict[str, Any] = {}
+        #: What each series had when last written: (count, errors, sum, buckets).
+        self._written: dict[Series, tuple[int, int, float, list[int]]] = {}
+        self._due: asyncio.TimerHandle | None = None
+        atexit.register(self.flush)
 
     def started(self) -> None:
-        self._in_flight.inc()
+        self.in_flight += 1
+        if self._due is None:
+            self._schedule()
 
     def ended(self) -> None:
-        self._in_flight.dec()
+        self.in_flight -= 1
+        if self._due is None:  # a call longer than FLUSH_SECONDS: its end is written too
+            self._schedule()
 
-    def series(self, method: str, tool: str) -> SharedSeries:
-        key = (method, tool)
-        found = self.by_label.get(key)
-        if found is None:
-            if len(self.by_label) >= MAX_LABELS:
-                key = (OTHER, OTHER)
-                found = self.by_label.get(key)
-            if found is None:
-                found = self.by_label[key] = SharedSeries(
-                    self._requests.labels(*key),
-                    self._errors.labels(*key),
-                    self._seconds.labels(*key),
-                )
-        return found
+    def _schedule(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop in this thread: written at the next scrape or exit
+            return
+        self._due = loop.call_later(FLUSH_SECONDS, self.flush)
 
-    def child(self, name: str) -> Any:
-        found = self.by_child.get(name)
-        if found is None:
-            found = self.by_child[name] = _ChildSeries(self._child_seconds.labels(name))
-        return found
+    def flush(self) -> None:
+        """Write what changed since the last flush to this worker's files."""
+        if self._due is not None:
+            self._due.cancel()
+            self._due = None
+        self._in_flight.set(self.in_flight)
+        for key, series in list(self.by_label.items()):
+            if self._changed(series):
+                self._write(series, self._requests.labels(*key), self._errors.labels(*key))
+                self._write_seconds(series, self._seconds.labels(*key))
+                self._remember(series)
+        for name, series in list(self.by_child.items()):
+            if self._changed(series):
+                self._write_seconds(series, self._child_seconds.labels(name))
+                self._remember(series)
 
+    def _changed(self, series: Series) -> bool:
+        written = self._written.get(series)
+        return written is None or written[0] != series.count
 
-class _ChildSeries:
-    __slots__ = ("_seconds",)
+    def _write(self, series: Series, requests: Any, errors: Any) -> None:
+        count, failed, _, _ = self._written.get(series, (0, 0, 0.0, []))
+        requests.inc(series.count - count)
+        if series.errors != failed:
+            errors.inc(series.errors - failed)
 
-    def __init__(self, seconds: Any) -> None:
-        self._seconds = seconds
+    def _write_seconds(self, series: Series, histogram: Any) -> None:
+        _, _, total, buckets = self._written.get(series, (0, 0, 0.0, [0] * len(series.buckets)))
+        # A histogram child takes one observation at a time; a batch goes straight to its
+        # values (the same multiprocess values its observe() bumps).
+        histogram._sum.inc(series.sum - total)
+        for index, (now, before) in enumerate(zip(series.buckets, buckets, strict=True)):
+            if now != before:
+                histogram._buckets[index].inc(now - before)
 
-    def observe(self, seconds: float, failed: bool) -> None:
-        self._seconds.observe(seconds)
+    def _remember(self, series: Series) -> None:
+        self._written[series] = (series.count, series.errors, series.sum, list(series.buckets))
 
 
 _CALLS: LocalCalls | SharedCalls | None = None
+
+
+def flush() -> None:
+    """Under --workers, write this worker's request metrics now (before a scrape reads
+    every worker's files)."""
+    if isinstance(_CALLS, SharedCalls):
+        _CALLS.flush()
 
 
 def calls() -> LocalCalls | SharedCalls:

@@ -142,6 +142,9 @@ def exposition() -> tuple[bytes, str]:
     if os.environ.get(MULTIPROC_ENV):
         from prometheus_client import multiprocess
 
+        from .call_metrics import flush
+
+        flush()  # this worker's latest; the others' are at most FLUSH_SECONDS old
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry), CONTENT_TYPE_LATEST
