@@ -156,10 +156,13 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def launch_http(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
-    """`codex-mcp-http --port 0 ARGS`; returns the process and its /mcp URL."""
+def launch_http(
+    *args: str, env: dict[str, str] | None = None, command: list[str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """`codex-mcp-http --port 0 ARGS` (or `command`, an HTTP server that says where it
+    listens); returns the process and its /mcp URL."""
     process = subprocess.Popen(
-        [PY, CMD_HTTP, "--port", "0", *args],
+        command or [PY, CMD_HTTP, "--port", "0", *args],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -31,6 +31,7 @@ from .gateway_helpers import (
     ROOT,
     gateway,
     gateway_env,
+    launch_http,
     launch_http_gateway,
     stdio,
     stop,
@@ -332,3 +333,21 @@ async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
         assert asked["method"] == "elicitation/create"
         result = await settle(client.session, "tools/call", params, options, first)
         assert "bo" in result["content"][0]["text"], result
+
+
+@pytest.mark.parametrize("how", ["--refuse", "--stateless"])
+async def test_a_modern_only_child_over_http(tmp_path: Path, how: str) -> None:
+    """The same child over Streamable HTTP, for a front of either era."""
+    child, url = launch_http(command=[*MODERN_ONLY, how, "--http"])
+    try:
+        config = write_config(tmp_path, {"mo": {"url": url}})
+        for mode in (MODERN, "legacy"):
+            async with gateway(config, mode=mode, elicitation_handler=_answer) as client:
+                rounded = await client.call_tool("mo__test_input_required_result_elicitation", {})
+                assert rounded.text == "Hello, ada!", (mode, rounded.text)
+                deleted = await client.call_tool("mo__confirm_delete", {"filename": "h.txt"})
+                assert deleted.text == "h.txt: deleted", (mode, deleted.text)
+                tasked = await client.call_tool("mo__test_tool_with_task", {}, retries=0)
+                assert tasked.text == "Hello, ada, from a task", (mode, tasked.text)
+    finally:
+        stop(child)

@@ -1,7 +1,7 @@
 """Our examples server (examples/everything_server.py) speaking 2026-07-28 only, over stdio:
 `initialize` is refused as a 2026-07-28-only server refuses it, with -32022 and the versions
 it speaks (`--refuse`, the default), or is not there at all (`--stateless`: -32601, a server
-that never had a handshake). Its tools make tasks, ask with input-required rounds, and ask
+that never had a handshake); over stdio, or Streamable HTTP with `--http`. Its tools make tasks, ask with input-required rounds, and ask
 inside tasks: what a gateway in front of it must carry to a client of either era."""
 
 from __future__ import annotations
@@ -43,4 +43,7 @@ if __name__ == "__main__":
         del methods["initialize"]
     else:
         methods["initialize"] = inline(refuse_initialize)
-    server.run()
+    if "--http" in sys.argv[1:]:  # Streamable HTTP on a free port of 127.0.0.1
+        server.run("http", port=0)
+    else:
+        server.run()
