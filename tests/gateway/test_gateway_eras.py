@@ -29,6 +29,7 @@ from .gateway_helpers import (
     EXAMPLES,
     PY,
     ROOT,
+    Lines,
     gateway,
     gateway_env,
     launch_http,
@@ -105,7 +106,14 @@ async def _task_until(client: Client, task_id: str, status: str) -> JsonObject:
 
 @pytest.mark.parametrize("how", ["--refuse", "--stateless"])
 async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: str) -> None:
-    client = gateway(_modern_child(tmp_path, how), mode=MODERN, elicitation_handler=_answer)
+    errlog = Lines()  # with DEBUG=1 the gateway's stderr has its children's
+    client = gateway(
+        _modern_child(tmp_path, how),
+        mode=MODERN,
+        elicitation_handler=_answer,
+        errlog=errlog,
+        env={"DEBUG": "1"},
+    )
     async with client:
         greeted = await client.call_tool("mo__greet", {"name": "x"}, retries=0)
         assert greeted.text == "Hello, x!", greeted.text
@@ -138,12 +146,11 @@ async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: st
         # Our client follows a task to its end by itself, too.
         followed = await client.call_tool("mo__slow_compute", {"seconds": 0.3, "label": "it"})
         assert followed.text == "computed it in 0.3 s", followed.text
-        # Cancelled at the gateway, the task ends cancelled.
-        slow = await client.session.request(
-            "tools/call", {"name": "mo__slow_compute", "arguments": {"seconds": 60}}
-        )
+        # Cancelled at the gateway, the task ends cancelled, and so does the child's.
+        slow = await client.session.request("tools/call", {"name": "mo__long_job", "arguments": {}})
         await client.cancel_task(slow["taskId"])
         await _task_until(client, slow["taskId"], "cancelled")
+        await errlog.wait_for(r"modern_only: long_job cancelled")
         # A failed task keeps the child's error.
         failing = await client.session.request(
             "tools/call", {"name": "mo__protocol_error_job", "arguments": {}}

@@ -35,9 +35,20 @@ async def where(ctx: Context) -> str:
     return "task" if ctx.in_task else "call"
 
 
+async def long_job(ctx: Context) -> str:
+    """Runs until cancelled (as a task), and says on stderr that it was."""
+    try:
+        await asyncio.sleep(600)
+    except asyncio.CancelledError:
+        print("modern_only: long_job cancelled", file=sys.stderr, flush=True)
+        raise
+    return "finished"
+
+
 if __name__ == "__main__":
     server = runpy.run_path(str(ROOT / "examples/everything_server.py"))["server"]
     server.tool(read_only=True, task="optional")(where)
+    server.tool(read_only=True, task="required")(long_job)
     methods = server.core.methods
     if "--stateless" in sys.argv[1:]:
         del methods["initialize"]
