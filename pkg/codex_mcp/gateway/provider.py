@@ -263,6 +263,10 @@ class GatewayProvider(Provider):
         """The catalog once every child listed `kind` (or was skipped as too slow); `live`:
         from the children's own listings, not the kept ones (see Child.listing)."""
         children = self.children(ctx.session)
+        if all(child.lists[kind] is not None for child in children):
+            # Each has its own listing (so each is up): nothing to wait for, and nothing to
+            # run per call (the core looks a 2026-07-28 call's tool up here over HTTP).
+            return self.catalog(ctx.session)
         for child in children:
             if child.dormant and not child.cached_tools:
                 child.start()  # lazy with nothing kept: its tools are known only by asking
