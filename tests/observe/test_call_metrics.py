@@ -49,3 +49,58 @@ def test_label_values_past_the_bound_fold_into_other() -> None:
         local.series("tools/call", f"tool{index}").observe(0.001, False)
     assert len(local.by_label) == MAX_LABELS + 1
     assert local.by_label[("other", "other")].count == 5
+
+
+async def test_calls_answered_at_once_and_later_are_counted_alike() -> None:
+    """The metrics-only path (no Call made for an answer ready at once) and the path of
+    calls that run on give the same series: requests, errors, and calls in flight."""
+    import asyncio
+
+    from codex_mcp import Server
+    from codex_mcp.client import Client
+    from codex_mcp.observe.call_metrics import calls
+    from codex_mcp.observe.enable import observe
+
+    server = Server("counted")
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    @server.tool
+    def quick(message: str) -> str:
+        return message
+
+    @server.tool
+    async def slow() -> str:
+        started.set()
+        await release.wait()
+        return "done"
+
+    @server.tool
+    def broken() -> str:
+        raise ValueError("no")
+
+    observed = observe(server.core, metrics=True)
+    assert observed is not None and observed.recorder is not None
+    assert observed.recorder.counting is not None  # the fast path is the one under test
+    local = calls()
+    assert isinstance(local, LocalCalls)
+    before = {key: (s.count, s.errors) for key, s in local.by_label.items()}
+
+    def gained(tool: str) -> tuple[int, int]:
+        count, errors = before.get(("tools/call", tool), (0, 0))
+        series = local.by_label[("tools/call", tool)]
+        return series.count - count, series.errors - errors
+
+    async with Client.memory(server) as client:
+        for _ in range(3):
+            assert (await client.call_tool("quick", {"message": "hi"})).text == "hi"
+        assert (await client.call_tool("broken", {})).is_error
+        running = asyncio.create_task(client.call_tool("slow", {}))
+        await started.wait()
+        assert local.in_flight == 1
+        release.set()
+        assert (await running).text == "done"
+        assert local.in_flight == 0
+    assert gained("quick") == (3, 0)
+    assert gained("broken") == (1, 1)
+    assert gained("slow") == (1, 0)

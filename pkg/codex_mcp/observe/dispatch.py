@@ -47,10 +47,12 @@ class Call:
 
     @property
     def failed(self) -> bool:
-        if self.error is not None:
-            return True
-        result = self.result
-        return type(result) is dict and result.get("isError") is True
+        return self.error is not None or _is_error(self.result)
+
+
+def _is_error(result: Any) -> bool:
+    """A tool result that reports a failure (isError)."""
+    return type(result) is dict and result.get("isError") is True
 
 
 class Sink(Protocol):
@@ -67,31 +69,44 @@ CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar(
 
 class MetricsSink:
     """Requests, errors and latency by method and tool; calls in flight; per-child latency
-    (call_metrics.py: plain numbers in one process, prometheus_client's under --workers)."""
+    (call_metrics.py: plain numbers, written to the shared files under --workers)."""
 
     def __init__(self) -> None:
         self.calls = call_metrics.calls()
         self.count = 0  # in flight, for the status page
 
-    def begin(self, call: Call) -> None:
+    def begin(self, call: Call | None = None) -> None:
         self.count += 1
         self.calls.started()
 
     def end(self, call: Call, seconds: float) -> None:
+        self.record(call.method, call.tool, seconds, call.failed, call.child)
+
+    def record(
+        self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
+    ) -> None:
+        """A request answered (begun with `begin`)."""
         self.count -= 1
         calls = self.calls
         calls.ended()
-        failed = call.failed
-        calls.series(call.method, call.tool).observe(seconds, failed)
-        if call.child is not None:
-            calls.child(call.child).observe(seconds, failed)
+        calls.series(method, tool).observe(seconds, failed)
+        if child is not None:
+            calls.child(child).observe(seconds, failed)
 
 
 class Recorder:
-    """Starts and ends `Call`s for the sinks."""
+    """Starts and ends `Call`s for the sinks. With `calls_seen` False (no gateway relay or
+    Codex turn reads the current call: no tracing, no gateway) and the metrics as the only
+    sink, a request answered at once is counted without a `Call` or the context variable
+    (the default HTTP server's hot path)."""
 
-    def __init__(self, sinks: list[Sink]) -> None:
+    def __init__(self, sinks: list[Sink], calls_seen: bool = True) -> None:
         self.sinks = sinks
+        self.calls_seen = calls_seen
+        only = sinks[0] if len(sinks) == 1 else None
+        self.counting: MetricsSink | None = (
+            only if isinstance(only, MetricsSink) and not calls_seen else None
+        )
 
     def begin(self, method: str, peer: Any, params: Any) -> Call:
         tool = ""
@@ -135,6 +150,10 @@ class Recorder:
 
             return observed_inline
 
+        counting = self.counting
+        if counting is not None:
+            return self._counted(handler, method, counting)
+
         def observed(peer: Any, params: Any, ctx: Any) -> Any:
             call = begin(method or ctx.method, peer, params)
             token = CURRENT.set(call)
@@ -154,6 +173,40 @@ class Recorder:
             return _awaited(work, call, end)
 
         return observed
+
+    def _counted(
+        self, handler: Callable[..., Any], method: str | None, sink: MetricsSink
+    ) -> Callable[..., Any]:
+        """`handler` observed by the metrics alone: a request answered at once (inline,
+        Ready, or raising) is recorded straight away; one that runs on gets its `Call`."""
+        end = self.end
+        record = sink.record
+        perf_counter = time.perf_counter
+
+        def counted(peer: Any, params: Any, ctx: Any) -> Any:
+            started = perf_counter()
+            name = method or ctx.method
+            tool = ""
+            if name == TOOLS_CALL:
+                called = params.get("name")
+                tool = called if type(called) is str else ""
+            sink.begin()
+            try:
+                work = handler(peer, params, ctx)
+            except BaseException:
+                record(name, tool, perf_counter() - started, True)
+                raise
+            kind = type(work)
+            if kind is Ready:
+                record(name, tool, perf_counter() - started, _is_error(work.value))
+                return work
+            call = Call(name, tool, peer, params)
+            call.started = started
+            if kind is Deferred:
+                return _answered_later(work, call, end)
+            return _awaited(work, call, end)
+
+        return counted
 
 
 def _answered_later(inner: Deferred, call: Call, end: Callable[..., None]) -> Deferred:
@@ -182,9 +235,10 @@ async def _awaited(work: Any, call: Call, end: Callable[..., None]) -> Any:
     return result
 
 
-def instrument(core: ServerCore, sinks: list[Sink]) -> Recorder:
-    """Observe every request `core` serves from now on (call before sessions open)."""
-    recorder = Recorder(sinks)
+def instrument(core: ServerCore, sinks: list[Sink], calls_seen: bool = True) -> Recorder:
+    """Observe every request `core` serves from now on (call before sessions open);
+    `calls_seen`: something reads the current call (CURRENT) while a handler runs."""
+    recorder = Recorder(sinks, calls_seen)
     core.methods = {name: recorder.entry(entry, name) for name, entry in core.methods.items()}
     claim = core.modern_claim
     observed_entries: dict[int, MethodEntry] = {}

@@ -45,8 +45,11 @@ class Observed:
 
             self.tracing = TracingSink(tracer)
             sinks.append(self.tracing)
-        self.recorder: Recorder | None = instrument(core, sinks) if sinks else None
-        if type(core.provider).__module__.startswith("codex_mcp.gateway"):
+        gateway = type(core.provider).__module__.startswith("codex_mcp.gateway")
+        # The gateway's relay and the tracer's spans read the call being served.
+        calls_seen = gateway or self.tracing is not None
+        self.recorder: Recorder | None = instrument(core, sinks, calls_seen) if sinks else None
+        if gateway:
             from .relay import watch_relay
 
             watch_relay(self.tracing)
