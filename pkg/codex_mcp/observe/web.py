@@ -33,9 +33,16 @@ GAUGE_REFRESH_SECONDS = 5.0
 
 
 def observe_app(
-    app: web.Application, core: ServerCore, manager: Any, config: HttpConfig
+    app: web.Application,
+    core: ServerCore,
+    manager: Any,
+    config: HttpConfig,
+    tracker: Any = None,
 ) -> Observed | None:
-    """Add /metrics, / and the refusal middleware to `app` (before its guard)."""
+    """Add /metrics and / to `app`, and note its refused requests: `tracker` (the app's
+    first middleware, connections.RequestTracker) tells each answer when given, else a
+    middleware of ours does; with --public-metrics a middleware answers /metrics before
+    the guard."""
     observed = observe(
         core,
         metrics=config.metrics,
@@ -52,11 +59,16 @@ def observe_app(
     metrics_path = f"{prefix}/metrics"
     scrape, status_page = pages(observed.state)
     public_metrics = config.public_metrics and config.metrics
+    watched = tracker is not None
+    if watched:
+        tracker.watcher = refusals.check
 
     @web.middleware
     async def noting(request: web.Request, handler: Handler) -> web.StreamResponse:
         if public_metrics and request.path == metrics_path and request.method == "GET":
             return await scrape(request)
+        if watched:
+            return await handler(request)
         try:
             response = await handler(request)
         except web.HTTPException as error:  # aiohttp's own refusals (a body over the cap)
@@ -70,9 +82,12 @@ def observe_app(
         app.router.add_get(f"{prefix}/", status_page)
         if os.environ.get(MULTIPROC_ENV):
             _refresh_gauges_in_background(app, observed)
-    app.middlewares.insert(1, noting)  # after the request tracker, before the guard
+    place = 1  # after the request tracker, before the guard
+    if public_metrics or not watched:
+        app.middlewares.insert(place, noting)
+        place += 1
     if observed.tracing is not None:  # the request's traceparent header, for its spans
-        app.middlewares.insert(2, observed.tracing.middleware())
+        app.middlewares.insert(place, observed.tracing.middleware())
     return observed
 
 

@@ -23,8 +23,8 @@ from .connections import (
     ConnectionLimits,
     GuardedConnection,
     GuardedSite,
+    RequestTracker,
     connection_cap,
-    track_requests,
 )
 from .cors import Cors
 from .errors import busy_response
@@ -120,7 +120,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     config = config or HttpConfig()
     guard = Guard(config)
     store = open_store(config)
-    middlewares = [track_requests, guard.middleware]
+    tracker = RequestTracker()
+    middlewares = [tracker.middleware, guard.middleware]
     if store.shared:
         middlewares.append(store_gate(store))
     app = web.Application(client_max_size=config.max_body_bytes, middlewares=middlewares)
@@ -143,7 +144,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     app[FATAL_KEY] = fatal = Fatal()
     if store.shared:
         store.on_fatal = fatal  # type: ignore[attr-defined]
-    observe_app(app, core, manager, config)  # /metrics, the status page, refusals noted
+    # /metrics, the status page, and refusals noted (told each answer by the tracker).
+    observe_app(app, core, manager, config, tracker)
     if config.cors_origin:
         Cors(config.cors_origin, guard).install(app)
     if guard.oauth is not None:

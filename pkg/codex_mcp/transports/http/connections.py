@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -317,28 +318,53 @@ class GuardedConnection(RequestHandler):
             body.set_exception(BodyTimeout(message))
 
 
-@web.middleware
-async def track_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Tells the connection when a request starts and ends (for its clocks and the cap),
-    and serves a probe-reserve connection nothing but health probes."""
-    connection = request.protocol
-    if not isinstance(connection, GuardedConnection):  # an in-process test server
-        return await handler(request)
-    connection.request_started(request)
-    try:
-        if connection.probe_only and not request.path.endswith(OPEN_PATH_SUFFIXES):
-            response = error_response(
-                503,
-                f"Too many connections (at most {connection.limits.max_connections}); "
-                "try again later",
-                TRANSPORT_ERROR,
-                headers={"Retry-After": "1"},
-            )
-            response.force_close()
-            return response
-        return await handler(request)
-    finally:
-        connection.request_finished()
+#: Told of each answer the app gives (or aiohttp's HTTPException) after the first
+#: middleware: how observation notes refused requests without a middleware of its own.
+ResponseWatcher = Callable[[web.Request, web.StreamResponse], None]
+
+
+class RequestTracker:
+    """The first middleware: tells the connection when a request starts and ends (for its
+    clocks and the cap), serves a probe-reserve connection nothing but health probes, and
+    hands each answer to `watcher` when one is set."""
+
+    __slots__ = ("watcher",)
+
+    def __init__(self) -> None:
+        self.watcher: ResponseWatcher | None = None
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        connection = request.protocol
+        if not isinstance(connection, GuardedConnection):  # an in-process test server
+            return await self._answer(request, handler)
+        connection.request_started(request)
+        try:
+            if connection.probe_only and not request.path.endswith(OPEN_PATH_SUFFIXES):
+                response = error_response(
+                    503,
+                    f"Too many connections (at most {connection.limits.max_connections}); "
+                    "try again later",
+                    TRANSPORT_ERROR,
+                    headers={"Retry-After": "1"},
+                )
+                response.force_close()
+                return response
+            return await self._answer(request, handler)
+        finally:
+            connection.request_finished()
+
+    async def _answer(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        watcher = self.watcher
+        if watcher is None:
+            return await handler(request)
+        try:
+            response = await handler(request)
+        except web.HTTPException as error:  # aiohttp's own refusals (a body over the cap)
+            watcher(request, error)
+            raise
+        watcher(request, response)
+        return response
 
 
 class GuardedSite(web.BaseSite):
