@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.server import ServerCore
 from ..gateway.config import (
     CHILD_ENV,
     CONFIG_ENV,
@@ -32,6 +31,7 @@ from ..gateway.config import (
 from ..gateway.config_values import ConfigError
 
 if TYPE_CHECKING:
+    from ..core.server import ServerCore
     from ..gateway.config_model import GatewayConfig
 
 PRINT_CONFIG = "--print-codex-config"

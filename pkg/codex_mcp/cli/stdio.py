@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.server import ServerCore
 from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
-from .common import configure_core, configure_logging, load_core, log_file_for
 from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP, gateway_core, intercept
+
+if TYPE_CHECKING:
+    from ..core.server import ServerCore
 
 DESCRIPTION = (
     "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
@@ -33,6 +34,14 @@ def _settings(argv: list[str]) -> StdioDefaults:
 def main(argv: list[str] | None = None) -> None:
     args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp")
     settings = _settings(args)
+    if gateway is not None:
+        # Before the imports below (the core, the client, the relay): its children start
+        # meanwhile, on another core (gateway/early.py).
+        from ..gateway.early import start_children
+
+        start_children(gateway)
+    from .common import configure_core, configure_logging, load_core, log_file_for
+
     configure_logging(settings.log_level, log_file_for(settings))
     core = (
         gateway_core(gateway, settings.max_message_bytes)

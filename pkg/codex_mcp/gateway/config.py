@@ -34,6 +34,16 @@ CHILD_ENV = "CODEX_MCP_GATEWAY_CHILD"
 CONFIG_FILENAME = ".mcp.json"
 
 
+def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
+    """A stdio child's environment: ours, without what selects our config (a child that is
+    a codex-mcp would serve it again), marked as a gateway's child, with the entry's own
+    `env` over it."""
+    inherited = {
+        key: value for key, value in os.environ.items() if key not in (CONFIG_ENV, SERVER_NAME_ENV)
+    }
+    return {**inherited, CHILD_ENV: "1", **extra}
+
+
 def display_path(path: Path, home: Path | None = None) -> str:
     """`~/.codex/.mcp.json` rather than `/home/me/.codex/.mcp.json`, for messages."""
     home = home or Path.home()

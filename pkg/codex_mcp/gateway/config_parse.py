@@ -15,7 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .codex.client import RELAYED_CAPABILITIES
 from .config_model import (
     GatewayConfig,
     HttpTarget,
@@ -367,6 +366,10 @@ def _client_capabilities(fields: Fields) -> dict[str, Any] | None:
     if found is None:
         return None
     key, value = found
+    # Imported here: it names the core's capabilities, and the core is not needed to read a
+    # config (the gateway starts its children before it imports the core: early.py).
+    from .codex.client import RELAYED_CAPABILITIES
+
     for name, declared in value.items():
         if name not in RELAYED_CAPABILITIES:
             raise fields.error(key, f"has {name!r}; it takes {', '.join(RELAYED_CAPABILITIES)}")

@@ -27,7 +27,8 @@ from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
 from codex_mcp.defaults import DEFAULTS
 
-from .config import CHILD_ENV, CONFIG_ENV, SERVER_NAME_ENV
+from . import early
+from .config import child_environment
 from .config_model import HttpTarget, ServerConfig, StdioTarget
 from .errors import exited_error, normalize_exception, spawn_error
 from .lifetime import Watchdog, die_with_parent, kill_group
@@ -134,15 +135,17 @@ def make_transport(
 ) -> Transport:
     target = server.target
     if isinstance(target, StdioTarget):
+        env = child_environment(target.env)
         return StdioTransport(
             [target.command, *target.args],
-            env=child_environment(target.env),
+            env=env,
             inherit_env=False,
             cwd=target.cwd,
             preexec_fn=die_with_parent(),
             shutdown_timeout=1.0,
             max_message_bytes=max_message_bytes,
             limit_setting=MESSAGE_LIMIT_SETTING,
+            started=early.take(server.name, target, env),
         )
     # Imported here: aiohttp (~150 ms) is for HTTP children only.
     from codex_mcp.client.transports.legacy_sse import LegacySseTransport
@@ -174,15 +177,6 @@ def child_oauth(target: HttpTarget, headers: dict[str, str]) -> OAuth | None:
         scopes=config.scopes if config else None,
         fallback=config is not None,  # unasked, only a 401 that points to OAuth metadata
     )
-
-
-def child_environment(extra: dict[str, str]) -> dict[str, str]:
-    """Ours, without what selects our config (a child that is a codex-mcp would serve it
-    again), marked as a gateway's child, with the entry's own `env` over it."""
-    inherited = {
-        key: value for key, value in os.environ.items() if key not in (CONFIG_ENV, SERVER_NAME_ENV)
-    }
-    return {**inherited, CHILD_ENV: "1", **extra}
 
 
 async def connect(

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 import orjson
 
@@ -28,7 +28,11 @@ from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, 
 from codex_mcp.defaults import DEFAULTS
 
 from ..errors import ConnectionClosed, McpClientError
+from .adopted import AdoptedProcess, adopt
 from .base import OnClosed, OnMessage, Transport
+
+if TYPE_CHECKING:
+    import subprocess
 
 log = logging.getLogger("codex_mcp.client.stdio")
 
@@ -57,10 +61,13 @@ class StdioTransport(Transport):
         preexec_fn: Callable[[], object] | None = None,
         max_message_bytes: int = DEFAULTS.max_message_bytes,
         limit_setting: str = "max_message_bytes",
+        started: subprocess.Popen[bytes] | None = None,
     ) -> None:
         """`preexec_fn` runs in the child between fork and exec (the gateway uses it to have
         the kernel kill the child when we die). A message over `max_message_bytes` is
-        dropped; `limit_setting` is how the user raises it, for the error."""
+        dropped; `limit_setting` is how the user raises it, for the error. `started` is
+        this command already running (with pipes for stdin, stdout and stderr), to use
+        instead of starting it (adopted.py)."""
         if not command:
             raise ValueError("empty server command")
         self.command = list(command)
@@ -75,7 +82,8 @@ class StdioTransport(Transport):
         #: Awaited (when it returns something) before each read of the server's stdout: a
         #: relay reads no faster than it can pass the messages on.
         self.read_gate: Callable[[], Awaitable[object] | None] | None = None
-        self.process: asyncio.subprocess.Process | None = None
+        self.started = started
+        self.process: asyncio.subprocess.Process | AdoptedProcess | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._tasks: list[asyncio.Task[None]] = []
         self._pending: list[bytes] = []
@@ -91,18 +99,22 @@ class StdioTransport(Transport):
 
     async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
         self._on_message, self._on_closed = on_message, on_closed
+        started, self.started = self.started, None
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=self.env,
-                cwd=self.cwd,
-                limit=_READ_CHUNK,
-                start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
-                preexec_fn=self.preexec_fn,
-            )
+            if started is not None:
+                self.process = await adopt(started, _READ_CHUNK)
+            else:
+                self.process = await asyncio.create_subprocess_exec(
+                    *self.command,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    env=self.env,
+                    cwd=self.cwd,
+                    limit=_READ_CHUNK,
+                    start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
+                    preexec_fn=self.preexec_fn,
+                )
         except FileNotFoundError:
             raise SpawnError(
                 f"cannot start MCP server: command not found: {self.command[0]}"

@@ -1,0 +1,84 @@
+"""A server process started before the event loop ran (`subprocess.Popen`), behind the part
+of `asyncio.subprocess.Process` the stdio transport uses: its pipes as asyncio streams, and
+its exit awaited through a pidfd (Linux), so no thread waits for it.
+
+The gateway starts its stdio children this way as the very first thing it does, so they
+start while it imports the rest of itself (gateway/early.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+
+
+class AdoptedProcess:
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+    ) -> None:
+        self._popen = popen
+        self.stdin: asyncio.StreamWriter | None = stdin
+        self.stdout: asyncio.StreamReader | None = stdout
+        self.stderr: asyncio.StreamReader | None = stderr
+        self._exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exited)
+
+    def send_signal(self, sig: int) -> None:
+        if self._popen.returncode is None:
+            self._popen.send_signal(sig)
+
+    def terminate(self) -> None:
+        self.send_signal(15)
+
+    def kill(self) -> None:
+        self.send_signal(9)
+
+    def _watch_exit(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            pidfd = os.pidfd_open(self._popen.pid)
+        except OSError:  # already reaped (cannot be: we are its only waiter) or gone
+            self._exited.set_result(self._popen.wait())
+            return
+
+        def exited() -> None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            if not self._exited.done():
+                self._exited.set_result(self._popen.wait())
+
+        loop.add_reader(pidfd, exited)
+
+
+async def adopt(popen: subprocess.Popen[bytes], limit: int) -> AdoptedProcess:
+    """Wrap a process started with stdin, stdout and stderr pipes."""
+    assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+    loop = asyncio.get_running_loop()
+    readers = []
+    for pipe in (popen.stdout, popen.stderr):
+        reader = asyncio.StreamReader(limit=limit, loop=loop)
+        await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r), pipe)  # type: ignore[misc]
+        readers.append(reader)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin,
+        popen.stdin,
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    process = AdoptedProcess(popen, writer, readers[0], readers[1])
+    process._watch_exit()
+    return process

@@ -1,0 +1,78 @@
+"""The stdio children started first thing, while the gateway imports the rest of itself.
+
+`codex-mcp` with a config spends most of its start importing (the core, the client, the
+relay) before its event loop runs and its children start; a child that is itself a Python
+server spends as long again starting, and Codex waits for both in turn. Started here, right
+after the config is read (this module imports only the config finder and the process
+lifetime helpers), a child starts while the gateway imports, on another core. Its
+connection then adopts the running process instead of starting another one
+(`StdioTransport(started=...)`); everything else about it (the handshake, supervision,
+restarts, which start it the usual way) is unchanged.
+
+Only what the gateway starts at once is started early: enabled, shared (not per-session),
+not lazy, stdio children, and only where the running process can be handed to the event
+loop (a pidfd: Linux). A process nobody adopts (its entry changed meanwhile) is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from typing import TYPE_CHECKING
+
+from .config import child_environment
+from .lifetime import die_with_parent
+
+if TYPE_CHECKING:
+    from .config_model import GatewayConfig, StdioTarget
+
+#: server name -> (how it was started, the running process)
+_started: dict[str, tuple[tuple[object, ...], subprocess.Popen[bytes]]] = {}
+
+
+def _identity(target: StdioTarget, env: dict[str, str]) -> tuple[object, ...]:
+    return (target.command, target.args, target.cwd, tuple(sorted(env.items())))
+
+
+def start_children(config: GatewayConfig) -> None:
+    """Start the children the gateway would start at once (see the module's docstring)."""
+    from .config_model import StdioTarget
+
+    if not hasattr(os, "pidfd_open"):  # the transport waits on a pidfd for an adopted child
+        return
+    for server in config.enabled_servers:
+        target = server.target
+        if server.per_session or server.lazy or not isinstance(target, StdioTarget):
+            continue
+        env = child_environment(target.env)
+        try:
+            process = subprocess.Popen(
+                [target.command, *target.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=target.cwd,
+                start_new_session=True,  # as StdioTransport starts it
+                preexec_fn=die_with_parent(),
+            )
+        except OSError:  # the usual start says what is wrong, in the usual words
+            continue
+        _started[server.name] = (_identity(target, env), process)
+
+
+def take(name: str, target: StdioTarget, env: dict[str, str]) -> subprocess.Popen[bytes] | None:
+    """The child `name` started early with exactly this command, arguments, directory and
+    environment, once; None when there is none (then it is started the usual way)."""
+    found = _started.pop(name, None)
+    if found is None:
+        return None
+    identity, process = found
+    if identity != _identity(target, env) or process.poll() is not None:
+        with contextlib.suppress(OSError):  # its entry changed, or it is gone: start afresh
+            process.kill()
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            process.wait(1)
+        return None
+    return process

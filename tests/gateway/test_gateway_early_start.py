@@ -1,0 +1,91 @@
+"""The gateway starts its stdio children before it imports the core, the client and the relay
+(gateway/early.py), so a child starts while the gateway does, and its connection adopts that
+process: one process per child, serving calls as any other.
+
+The child here (a shell, up in a millisecond) stops the gateway (SIGSTOP) the moment it
+starts, so what the gateway had imported by then can be read from its `-X importtime` log;
+then it becomes our echo server (exec), and the test lets the gateway go on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Notes its start, stops its parent (the gateway), then runs our echo server.
+CHILD = 'echo $$ >> "$0"; kill -STOP $PPID; exec "$1" "$2"'
+
+
+def _until(condition: object, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.01)
+
+
+def _stopped(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+def test_a_child_starts_before_the_gateway_has_imported_itself(tmp_path: Path) -> None:
+    starts, log = tmp_path / "starts", tmp_path / "gateway.log"
+    config = tmp_path / ".mcp.json"
+    command = ["/bin/sh", "-c", CHILD, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
+    config.write_text(
+        json.dumps({"mcpServers": {"echo": {"command": command[0], "args": command[1:]}}})
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CODEX_MCP_")}
+    env["CODEX_MCP_WRAPPER_CONFIG"] = str(config)
+    with log.open("w") as stderr:
+        gateway = subprocess.Popen(
+            [sys.executable, "-X", "importtime", str(ROOT / "cmd/mcp")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+    try:
+        _until(lambda: starts.exists() and _stopped(gateway.pid), "the child stopped the gateway")
+        imported_then = log.read_text()
+        gateway.send_signal(signal.SIGCONT)
+        assert "codex_mcp.cli.stdio" in imported_then  # the log is there
+        # What comes last, after the core and the client (before: the child started after it).
+        assert "| codex_mcp.gateway.serve\n" not in imported_then
+
+        assert gateway.stdin is not None and gateway.stdout is not None
+        messages = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "early", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "echo__echo", "arguments": {"message": "adopted"}}},
+        ]  # fmt: skip
+        gateway.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        gateway.stdin.flush()
+        answer: dict[str, object] = {}
+        while answer.get("id") != 2:
+            line = gateway.stdout.readline()
+            assert line, "the gateway closed its stdout:\n" + log.read_text()[-2000:]
+            answer = json.loads(line)
+        assert "adopted" in json.dumps(answer["result"]), answer
+        # The early process is the child: the gateway did not start another one.
+        assert len(starts.read_text().split()) == 1
+    finally:
+        gateway.send_signal(signal.SIGCONT)
+        if gateway.stdin is not None:
+            gateway.stdin.close()
+        try:
+            gateway.wait(30)
+        except subprocess.TimeoutExpired:
+            gateway.kill()
+            gateway.wait()
