@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..log_tags import session_label
+
 if TYPE_CHECKING:
     from aiohttp import web
     from aiohttp.typedefs import Handler
@@ -97,8 +99,6 @@ class TracingSink:
             attributes["gen_ai.tool.name"] = call.tool
         session_id = getattr(call.peer, "session_id", None)
         if session_id:
-            from ..log_tags import session_label
-
             attributes["mcp.session.id"] = session_label(session_id)
         call.span = self.tracer.start_span(
             name, context=parent, kind=self.server_kind, attributes=attributes
