@@ -86,3 +86,16 @@ def medians(results: list[dict[str, Any]]) -> dict[str, Any]:
         values = [r[key] for r in results if isinstance(r.get(key), int | float)]
         merged[key] = statistics.median(values) if values else results[0][key]
     return merged
+
+
+def write_block(doc: Path, name: str, text: str) -> None:
+    """Replace the text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` in `doc`
+    (the README, a spec): figures written by the bench, never by hand."""
+    content = doc.read_text()
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    if start not in content or end not in content:
+        print(f"  {doc.name} has no {start} block: not written", file=sys.stderr)
+        return
+    head, rest = content.split(start, 1)
+    tail = rest.split(end, 1)[1]
+    doc.write_text(f"{head}{start}\n{text}\n{end}{tail}")

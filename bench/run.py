@@ -31,10 +31,10 @@ from typing import Any
 from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
 from gateway_cases import large_results
-from harness import BENCH, ECHO, PY, ROOT, compiled, http_server, median_of
+from harness import BENCH, ECHO, PY, ROOT, compiled, http_server, median_of, write_block
 from observation_case import LABEL as OBSERVATION
 from observation_case import observation_case
-from scale_cases import scale_cases
+from scale_cases import scale_cases, scale_markdown
 from session_cases import ECHO_LABEL, TM_LABEL, install_tm_peer, session_cases
 
 SDK_PY = str(BENCH / ".venv-sdk/bin/python")
@@ -233,7 +233,7 @@ def main() -> int:
     parser.add_argument(
         "--readme",
         action="store_true",
-        help="write the README's generated speed rows (the TM Dev Lab v2 table) from this run",
+        help="write the generated tables from this run: the README's TM Dev Lab v2 rows and specs/scale.md's workers and Redis figures",
     )
     parser.add_argument(
         "--baseline", metavar="REF", help="also run codex-mcp as it was at this git ref or path"
@@ -400,6 +400,9 @@ def main() -> int:
     for label, rows in scale_cases(chosen, runs=runs, calls=calls, cap=cap, baseline=baseline):
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
+        block, table = scale_markdown(label, rows, report)
+        if options.readme:  # specs/scale.md holds the scale figures; the README points there
+            write_block(ROOT / "specs/scale.md", block, table)
 
     with_sessions = [s for s in http_servers if s.sessions]
     for label, rows in session_cases(
@@ -412,7 +415,7 @@ def main() -> int:
             print(f"\nREADME rows ({'written' if options.readme else '--readme writes them'}):")
             print(table)
             if options.readme:
-                write_readme_block("tm-v2", table)
+                write_block(ROOT / "README.md", "tm-v2", table)
 
     print("\n## targets (ratios measured in this run)")
     ours_stdio = report["cases"].get("stdio echo", {}).get("codex-mcp", {})
@@ -507,19 +510,6 @@ def tm_markdown(rows: list[tuple[str, dict[str, Any]]], report: dict[str, Any]) 
             f"| {'-' if ratio is None else f'{ratio:.2f}'} |"
         )
     return "\n".join(lines)
-
-
-def write_readme_block(name: str, text: str) -> None:
-    """Replace the README's text between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`."""
-    readme = ROOT / "README.md"
-    content = readme.read_text()
-    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-    if start not in content or end not in content:
-        print(f"  README.md has no {start} block: not written", file=sys.stderr)
-        return
-    head, rest = content.split(start, 1)
-    tail = rest.split(end, 1)[1]
-    readme.write_text(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 if __name__ == "__main__":

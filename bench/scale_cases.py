@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -96,34 +97,29 @@ def scale_cases(
 
 def _workers(url: str, runs: int, calls: int, cap: float, targets: list[Target]) -> Rows:
     """Each setup for each target, interleaved run by run (the machine's drift hits them
-    alike); the median of the runs per row. The last two rows (today's code only) are one
-    in-memory process with the share of the 32 clients each of 2 and of 4 workers gets:
-    what a process costs per call at that load, without any worker or Redis."""
+    alike); the median of the runs per row. The last rows (today's code only) tell what
+    more processes cost apart from what a worker does: two independent replicas (no
+    supervisor, no shared port) with 16 clients each, and one in-memory process with the
+    share of the 32 clients each of 2 and of 4 workers gets."""
     redis = ["--redis-url", url]
-    setups = [  # name, options, workers, clients, for the baseline too
-        ("1 worker, in memory", [], 1, 32, True),
-        ("1 worker, Redis", redis, 1, 32, True),
-        ("2 workers, Redis", ["--workers", "2", *redis], 2, 32, True),
-        ("4 workers, Redis", ["--workers", "4", *redis], 4, 32, True),
-        ("1 worker, in memory, 16 clients", [], 1, 16, False),
-        ("1 worker, in memory, 8 clients", [], 1, 8, False),
+    setups = [  # name, options, processes started, workers, clients each, for the baseline too
+        ("1 worker, in memory", [], 1, 1, 32, True),
+        ("1 worker, Redis", redis, 1, 1, 32, True),
+        ("2 workers, Redis", ["--workers", "2", *redis], 1, 2, 32, True),
+        ("4 workers, Redis", ["--workers", "4", *redis], 1, 4, 32, True),
+        ("2 replicas, Redis, 16 clients each", redis, 2, 1, 16, False),
+        ("1 worker, in memory, 16 clients", [], 1, 1, 16, False),
+        ("1 worker, in memory, 8 clients", [], 1, 1, 8, False),
     ]
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run in range(runs):
-        for name, options, workers, clients, compared in setups:
+        for name, options, replicas, workers, clients, compared in setups:
             for label, command, env in targets if compared else targets[:1]:
                 row = f"{name} {label}".strip()
                 print(f"  {row} (run {run + 1} of {runs}) ...", file=sys.stderr, flush=True)
-                figures = _measure(
-                    [*command, "--log-level", "warning", *options],
-                    env,
-                    url,
-                    workers,
-                    clients,
-                    calls,
-                    cap,
-                )
-                results.setdefault((label, name), []).append(figures)
+                command = [*command, "--log-level", "warning", *options]
+                load = Load(url, replicas, workers, clients, calls, cap)
+                results.setdefault((label, name), []).append(_measure(command, env, load))
     rows: Rows = []
     for (label, name), found in results.items():
         figures = medians(found)
@@ -138,33 +134,68 @@ def _workers(url: str, runs: int, calls: int, cap: float, targets: list[Target])
     return rows
 
 
-def _measure(
-    command: list[str],
-    env: dict[str, str],
-    url: str,
-    workers: int,
-    clients: int,
-    calls: int,
-    cap: float,
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Load:
+    redis_url: str
+    #: Servers started side by side, each with `workers` workers and `clients` clients.
+    replicas: int
+    workers: int
+    clients: int
+    calls: int
+    cap: float
+
+
+def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, Any]:
     shared = "--redis-url" in command
-    with http_server(command, {**os.environ, **env}) as (mcp_url, pid, _):
-        asyncio.run(_every_worker_ready(mcp_url.removesuffix("/mcp"), workers))
-        before = asyncio.run(_commands(url)) if shared else 0
-        figures: dict[str, Any] = asyncio.run(
-            http_load.measure(
-                mcp_url,
-                params=ECHO,
-                calls=calls,
-                concurrency=clients,
-                max_seconds=cap,
-                pid=pid,
+    with contextlib.ExitStack() as servers:
+        started = [
+            servers.enter_context(http_server(command, {**os.environ, **env}))
+            for _ in range(load.replicas)
+        ]
+        for mcp_url, _, _ in started:
+            asyncio.run(_every_worker_ready(mcp_url.removesuffix("/mcp"), load.workers))
+        before = asyncio.run(_commands(load.redis_url)) if shared else 0
+
+        async def together() -> list[dict[str, Any]]:
+            each: list[dict[str, Any]] = await asyncio.gather(
+                *(
+                    http_load.measure(
+                        mcp_url,
+                        params=ECHO,
+                        calls=load.calls // load.replicas,
+                        concurrency=load.clients,
+                        max_seconds=load.cap,
+                        pid=pid,
+                    )
+                    for mcp_url, pid, _ in started
+                )
             )
-        )
+            return each
+
+        figures = _together(asyncio.run(together()))
         if shared:
-            made = 100 + figures["sequential_calls"] + figures["concurrent_calls"]
-            figures["redis_cmds_per_call"] = (asyncio.run(_commands(url)) - before) / made
+            made = 100 * load.replicas + figures["sequential_calls"] + figures["concurrent_calls"]
+            after = asyncio.run(_commands(load.redis_url))
+            figures["redis_cmds_per_call"] = (after - before) / made
         return figures
+
+
+def _together(each: list[dict[str, Any]]) -> dict[str, Any]:
+    """Side-by-side servers' figures as one's: calls, rates and memory add up, CPU per call
+    is their total over all calls, latencies are the mean."""
+    if len(each) == 1:
+        return each[0]
+    calls = sum(f["concurrent_calls"] for f in each)
+    merged = {key: sum(f[key] for f in each) for key in each[0] if key != "cpu_us_per_call"}
+    for key in ("p50_ms", "p99_ms"):
+        merged[key] /= len(each)
+    cpu = [f["cpu_us_per_call"] for f in each]
+    merged["cpu_us_per_call"] = None
+    if None not in cpu and calls:
+        merged["cpu_us_per_call"] = (
+            sum(c * f["concurrent_calls"] for c, f in zip(cpu, each, strict=True)) / calls
+        )
+    return merged
 
 
 async def _every_worker_ready(base: str, workers: int) -> None:
@@ -233,3 +264,60 @@ async def _time_first_calls(a: str, b: str) -> tuple[list[float], list[float]]:
                     await response.read()
                 timings.append(time.perf_counter() - started)
     return first, cached
+
+
+#: The rows whose CPU per call the projection multiplies by cores.
+PROJECTED = ("1 worker, in memory", "2 workers, Redis", "4 workers, Redis")
+
+
+def scale_markdown(label: str, rows: Rows, report: dict[str, Any]) -> tuple[str, str]:
+    """specs/scale.md's block for a scale case (today's rows only): its name and text."""
+    stamp = f"<!-- generated by bench/run.py --readme ({report['date']}, {report['machine']}) -->"
+    found = {name: figures for name, figures in rows if " @" not in name}
+    if label == "Redis round trip":
+        trip = found.get("codex-mcp", {})
+        return "scale-round-trip", "\n".join(
+            [
+                stamp,
+                "| Redis round trip (asyncio client, loopback) | p50 |",
+                "|---|---|",
+                f"| PING | {trip.get('redis_ping_us_p50', 0):.0f} µs |",
+                "| HGETALL of a session (what loading one costs) | "
+                f"{trip.get('session_load_us_p50', 0):.0f} µs |",
+                "| a session's first call on a replica that must load it | "
+                f"{trip.get('first_call_elsewhere_ms_p50', 0):.2f} ms |",
+                "| a call on a replica that holds it | "
+                f"{trip.get('cached_call_ms_p50', 0):.2f} ms |",
+            ]
+        )
+    lines = [
+        stamp,
+        "| HTTP echo | p50 | calls/s | x in memory | server CPU per call | x in memory "
+        "| calls/s per core | Redis commands per call |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, f in found.items():
+        lines.append(
+            f"| {name} | {f['p50_ms']:.2f} ms | {f['throughput_per_s']:,.0f} "
+            f"| {_shown(f.get('x_in_memory'), '.2f')} "
+            f"| {_shown(f.get('cpu_us_per_call'), '.0f', ' µs')} "
+            f"| {_shown(f.get('cpu_x_in_memory'), '.2f')} "
+            f"| {_shown(f.get('calls_per_core_s'), ',.0f')} "
+            f"| {_shown(f.get('redis_cmds_per_call'), '.2f')} |"
+        )
+    projected = [name for name in PROJECTED if found.get(name, {}).get("calls_per_core_s")]
+    lines += [
+        "",
+        "| cores, one worker each | "
+        + " | ".join(f"at the CPU per call of {name}" for name in projected)
+        + " |",
+        "|---" * (len(projected) + 1) + "|",
+    ]
+    for cores in (1, 2, 4, 8, 16):
+        cells = [f"{cores * found[name]['calls_per_core_s']:,.0f} calls/s" for name in projected]
+        lines.append(f"| {cores} | " + " | ".join(cells) + " |")
+    return "scale-workers", "\n".join(lines)
+
+
+def _shown(value: float | None, spec: str, unit: str = "") -> str:
+    return "-" if value is None else f"{value:{spec}}{unit}"
