@@ -304,9 +304,9 @@ def test_stdio_gateway_serves_metrics_on_a_loopback_port(tmp_path: Path) -> None
         assert value(samples, "codex_mcp_gateway_children", state="ready") == 1
         down = sum(
             value(samples, "codex_mcp_gateway_children", state=state)
-            for state in ("starting", "restarting", "failed")
+            for state in ("starting", "restarting", "failed", "not found")
         )
-        assert down == 1  # `down` never starts: retried with backoff
+        assert down == 1  # `down` never starts: its command does not exist
         assert value(samples, "codex_mcp_sessions_live", era="session") == 1
     finally:
         process.stdin.close()

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 STARTED = time.time()
 STDERR_TAIL_CHARS = 2000
-CHILD_STATES = ("idle", "starting", "ready", "restarting", "failed", "stopped")
+#: A child whose command cannot run at all is "not found" or "not executable" (never retried).
+CHILD_STATES = (
+    "idle", "starting", "ready", "restarting", "failed", "stopped", "not found", "not executable",
+)  # fmt: skip
 
 
 class ServerState:
