@@ -84,6 +84,9 @@ class CompositeProvider(Provider):
         for provider in reversed(self.providers):
             await _quietly(provider.close_session(session), provider)
 
+    def closes_sessions(self) -> bool:
+        return any(provider.closes_sessions() for provider in self.providers)
+
     def roots_changed(self, session: ServerSession) -> None:
         for provider in self.providers:
             try:

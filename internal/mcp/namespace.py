@@ -74,6 +74,9 @@ class Namespaced(Provider):
     async def close_session(self, session: ServerSession) -> None:
         await self.inner.close_session(session)
 
+    def closes_sessions(self) -> bool:
+        return self.inner.closes_sessions()
+
     def roots_changed(self, session: ServerSession) -> None:
         self.inner.roots_changed(session)
 

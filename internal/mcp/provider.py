@@ -92,6 +92,12 @@ class Provider:
     async def close_session(self, session: ServerSession) -> None:
         """A session ended (closed, deleted or expired), before its cleanup stack unwinds."""
 
+    def closes_sessions(self) -> bool:
+        """Whether `close_session` has work to do: a session ending with none, and nothing
+        on its cleanup stack, is torn down on the spot (no task; every session of a
+        session-per-call client ends)."""
+        return type(self).close_session is not Provider.close_session
+
     # -- tools -----------------------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return ()

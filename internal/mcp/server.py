@@ -172,8 +172,11 @@ class ServerCore:
         return session
 
     def end_session(self, session: ServerSession) -> asyncio.Task[None] | None:
-        """Called by a closing session: forget it and start its teardown."""
+        """Called by a closing session: forget it and start its teardown (None: there
+        is nothing to tear down)."""
         self._sessions.discard(session)
+        if not session.has_cleanup and not self.provider.closes_sessions():
+            return None
         try:
             task = asyncio.get_running_loop().create_task(self._teardown(session))
         except RuntimeError:  # no loop (a session closed at interpreter exit): nothing to run

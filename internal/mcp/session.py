@@ -97,6 +97,11 @@ class ServerSession(JsonRpcPeer):
             self._cleanup = contextlib.AsyncExitStack()
         return self._cleanup
 
+    @property
+    def has_cleanup(self) -> bool:
+        """Whether anything was ever pushed on the cleanup stack."""
+        return self._cleanup is not None
+
     async def run_cleanup(self) -> None:
         """Unwind the cleanup stack (if anything was ever pushed on it)."""
         if self._cleanup is not None:

@@ -126,9 +126,9 @@ async def test_the_sdk_calls_codex_over_http_and_the_log_names_the_session(
         await call_codex(s, events, "over http")
     # Seed 004's file log, each line about a session tagged with its id.
     log = (codex_home / "log/codex-rmcp.log").read_text()
-    [session_id] = re.findall(r"\[session (\S+)\] session opened", log)
-    assert re.search(rf"codex_mcp\.codex: \[session {re.escape(session_id)}\] Codex app-server "
-                     r"started \(pid \d+\)", log), log  # fmt: skip
+    [session_id] = re.findall(
+        r"codex_mcp\.codex: \[session (\S+)\] Codex app-server started \(pid \d+\)", log
+    )
     # The SDK's DELETE ended the session; its app-server stops right after.
     await logged(codex_home, f"[session {session_id}] Codex app-server stopped")
 

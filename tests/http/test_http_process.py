@@ -151,6 +151,28 @@ async def test_stderr_lines_name_the_session_by_a_prefix_of_its_id(http_process:
     assert sid not in server.stderr and sid[:9] not in server.stderr
 
 
+async def test_a_session_per_call_logs_nothing_at_info_and_an_expired_one_does(
+    http_process: Start,
+) -> None:
+    """A client that opens and DELETEs a session per call would otherwise log two lines per
+    call at the default level; a session that expires is news, and is logged."""
+    server = http_process("--session-ttl", "1")
+    async with aiohttp.ClientSession() as http:
+        for index in range(3):
+            session = await open_session(http, server.url)
+            async with http.post(
+                server.url, json=call(index, "echo", {"message": "x"}), headers=session
+            ) as response:
+                assert text_of(await response.json()) == "x"
+            async with http.delete(server.url, headers=session) as response:
+                assert response.status in (200, 204)
+        left = await open_session(http, server.url)  # never deleted: it expires
+    ended = server.wait_for_line("session ended: idle", timeout=20)
+    assert f"[session {left['Mcp-Session-Id'][:8]}]" in ended
+    assert "session opened" not in server.stderr, server.stderr
+    assert "deleted by the client" not in server.stderr, server.stderr
+
+
 async def test_file_log_has_session_ids_and_no_bearer_tokens(
     http_process: Start, tmp_path: Path
 ) -> None:
@@ -172,7 +194,7 @@ async def test_file_log_has_session_ids_and_no_bearer_tokens(
     server.stop()
     text = log_file.read_text()
     sid = session["Mcp-Session-Id"]
-    assert f"[session {sid[:8]}] session opened" in text, text
+    assert f"[session {sid[:8]}] session ended: server shutting down" in text, text
     assert sid not in text
     assert "tool says: Authorization: Bearer ****" in text, text
     assert "tok-123456" not in text

@@ -28,6 +28,8 @@ from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore
 
 log = logging.getLogger("codex_mcp.http")
+#: Why a session the client DELETEd ended.
+DELETED = "deleted by the client"
 
 
 class SessionManager:
@@ -120,7 +122,9 @@ class SessionManager:
         session_id = secrets.token_urlsafe(24)  # 192 bits, visible ASCII
         session = self._new(session_id, credential, shared)
         self.sessions[session_id] = session
-        session.log.info("session opened (%d live)", len(self.sessions))
+        # A session's ordinary life (opened, deleted) is logged at debug: a client that
+        # makes a session per call would make it two lines per call.
+        session.log.debug("session opened (%d live)", len(self.sessions))
         return session
 
     def ephemeral(self, protocol_version: str | None) -> HttpSession:
@@ -180,7 +184,7 @@ class SessionManager:
         session = self._new(session_id, record.credential, shared=True)
         session.apply(record)
         self.sessions[session_id] = session
-        session.log.info("session loaded from the shared store (%d here)", len(self.sessions))
+        session.log.debug("session loaded from the shared store (%d here)", len(self.sessions))
         return session
 
     def get(self, session_id: str) -> HttpSession | None:
@@ -192,7 +196,8 @@ class SessionManager:
         if session is None:
             return False
         session.close()
-        session.log.info("session ended: %s (%d live)", reason, len(self.sessions))
+        level = logging.DEBUG if reason == DELETED else logging.INFO
+        session.log.log(level, "session ended: %s (%d live)", reason, len(self.sessions))
         return True
 
     async def delete(self, session: HttpSession) -> None:
@@ -200,7 +205,7 @@ class SessionManager:
         assert session.id is not None
         if session.store is not None:
             await self.store.delete(session.id)
-        self.end(session.id, "deleted by the client")
+        self.end(session.id, DELETED)
 
     def evict_idle(self) -> int:
         """End sessions idle past the TTL. A shared session's copy is only dropped here:
