@@ -65,6 +65,33 @@ end
 """
 
 
+# KEYS: the session's hash, the live set, the bus.
+# ARGV: the TTL, the session id, its score in the live set ("": not initialized), the bus
+# message whose "r" is the hash's fields, "1" to publish it, our key prefix, and the
+# subscriptions the session dropped (a JSON list). Few arguments: packing each costs.
+_SAVE: Final = """
+local fields = cjson.decode(ARGV[4])['r']
+local flat = {}
+for name, value in pairs(fields) do
+  flat[#flat + 1] = name
+  flat[#flat + 1] = value
+end
+redis.call('HSET', KEYS[1], unpack(flat))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+if ARGV[3] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+end
+for _, uri in ipairs(cjson.decode(fields['subs'])) do
+  redis.call('SADD', ARGV[6] .. 'sub:' .. uri, ARGV[2])
+end
+for _, uri in ipairs(cjson.decode(ARGV[7])) do
+  redis.call('SREM', ARGV[6] .. 'sub:' .. uri, ARGV[2])
+end
+if ARGV[5] == '1' then
+  redis.call('PUBLISH', KEYS[3], ARGV[4])
+end
+"""
+
 # KEYS: the session's hash, events, counter; the live set; the bus.
 # ARGV: the session id, our key prefix, the bus message.
 _DELETE: Final = """
@@ -128,6 +155,7 @@ class RedisStore:
         self._handlers: ClusterHandlers | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._node_listeners: list[Any] = []
+        self._save = self.redis.register_script(_SAVE)
         self._delete = self.redis.register_script(_DELETE)
         #: Sessions this replica asked the others about, after Redis came back.
         self._wanted: dict[str, asyncio.Future[SessionRecord]] = {}
@@ -284,25 +312,27 @@ class RedisStore:
                 del self._wanted[session_id]
 
     async def save(
-        self, session_id: str, record: SessionRecord, ttl: float, unsubscribed: list[str]
+        self,
+        session_id: str,
+        record: SessionRecord,
+        ttl: float,
+        unsubscribed: list[str],
+        announce: bool = True,
     ) -> None:
-        """Store the record (and forget the subscriptions it dropped), and tell the other
-        replicas (their copies follow it): one round trip."""
-        seconds = max(1, int(ttl))
-        key = key_of("s", session_id)
-        fields = fields_of(record)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(key, mapping=dict(fields))  # type: ignore[arg-type]
-        pipe.expire(key, seconds)
-        if record.initialized:
-            pipe.zadd(PREFIX + "live", {session_id: time.time()})
-        for uri in record.subscriptions:
-            pipe.sadd(key_of("sub", uri), session_id)
-        for uri in unsubscribed:
-            pipe.srem(key_of("sub", uri), session_id)
-        state = {"t": "state", "s": session_id, "o": self.node, "r": fields}
-        pipe.publish(BUS, orjson.dumps(state))
-        await self._call(pipe.execute())
+        """Store the record (and forget the subscriptions it dropped), and, if `announce`,
+        tell the other replicas (their copies follow it): one command, one round trip."""
+        state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
+        args = (
+            max(1, int(ttl)),
+            session_id,
+            repr(time.time()) if record.initialized else "",
+            orjson.dumps(state),
+            "1" if announce else "",
+            PREFIX,
+            orjson.dumps(unsubscribed),
+        )
+        keys = (key_of("s", session_id), PREFIX + "live", BUS)
+        await self._call(self._save(keys=keys, args=args))
 
     async def delete(self, session_id: str) -> None:
         """End the session in Redis, its subscriptions included, in one script (the

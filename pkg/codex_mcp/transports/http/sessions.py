@@ -117,6 +117,10 @@ class HttpSession:
         self.saving: asyncio.Future[None] | None = None
         #: Standalone events appended to the store since the last flush.
         self.unstored = False
+        #: Whether another replica may hold a copy, so a save must be announced: not
+        #: before this replica's first save of a session it created (its id was not
+        #: given out yet), always for one it loaded.
+        self.copies_elsewhere = False
         if self.store is not None:
             self.ttl = ttl
             self._touched = self.last_seen
@@ -161,6 +165,7 @@ class HttpSession:
         core.initialized = record.initialized
         core.log_threshold = record.log_threshold
         core.subscriptions = set(record.subscriptions)
+        self.copies_elsewhere = True
         if self.store is not None:
             self._saved_subscriptions = set(record.subscriptions)
 
@@ -177,7 +182,8 @@ class HttpSession:
         record = self.record()
         gone = self._saved_subscriptions - set(record.subscriptions)
         self._saved_subscriptions = set(record.subscriptions)
-        await store.save(self.id, record, self.ttl, sorted(gone))
+        announce, self.copies_elsewhere = self.copies_elsewhere, True
+        await store.save(self.id, record, self.ttl, sorted(gone), announce)
 
     @property
     def unflushed(self) -> bool:

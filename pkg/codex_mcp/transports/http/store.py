@@ -111,9 +111,15 @@ class SessionStore(Protocol):
     async def load(self, session_id: str) -> SessionRecord | None: ...
 
     async def save(
-        self, session_id: str, record: SessionRecord, ttl: float, unsubscribed: list[str]
+        self,
+        session_id: str,
+        record: SessionRecord,
+        ttl: float,
+        unsubscribed: list[str],
+        announce: bool = True,
     ) -> None:
-        """Store the session's state; `unsubscribed`: subscriptions it no longer has."""
+        """Store the session's state; `unsubscribed`: subscriptions it no longer has;
+        `announce`: tell the other replicas (False: none can hold a copy yet)."""
 
     async def delete(self, session_id: str) -> None: ...
 
@@ -165,7 +171,12 @@ class MemoryStore:
         return None
 
     async def save(
-        self, session_id: str, record: SessionRecord, ttl: float, unsubscribed: list[str]
+        self,
+        session_id: str,
+        record: SessionRecord,
+        ttl: float,
+        unsubscribed: list[str],
+        announce: bool = True,
     ) -> None:
         pass
 
