@@ -109,13 +109,22 @@ def session_cases(
 
     if chosen(ECHO_LABEL):
         rows: Rows = []
-        for server in echo_servers:
-            print(f"  {ECHO_LABEL}: {server.name} ...", file=sys.stderr, flush=True)
-            try:
-                env = {**os.environ, **server.env}
-                rows.append((server.name, load(server.http, env, session_per_call.echo_calls, 0.0)))
-            except Exception as exc:
-                print(f"    skipped {server.name}: {exc}", file=sys.stderr)
+        with redis_server() as redis_url:
+            setups = [(server.name, server, []) for server in echo_servers]
+            if redis_url is not None:  # ours again, with the sessions on Redis
+                setups += [
+                    (f"{server.name}, Redis", server, ["--redis-url", redis_url])
+                    for server in echo_servers
+                    if server.name.startswith("codex-mcp")
+                ]
+            for name, server, extra in setups:
+                print(f"  {ECHO_LABEL}: {name} ...", file=sys.stderr, flush=True)
+                try:
+                    env = {**os.environ, **server.env}
+                    command = [*server.http, *extra]
+                    rows.append((name, load(command, env, session_per_call.echo_calls, 0.0)))
+                except Exception as exc:
+                    print(f"    skipped {name}: {exc}", file=sys.stderr)
         yield ECHO_LABEL, rows
     if not chosen(TM_LABEL):
         return
