@@ -18,7 +18,7 @@ class AdoptedProcess:
         self,
         popen: subprocess.Popen[bytes],
         stdin: asyncio.StreamWriter,
-        stdout: asyncio.StreamReader,
+        stdout: asyncio.StreamReader | None,
         stderr: asyncio.StreamReader,
     ) -> None:
         self._popen = popen
@@ -65,15 +65,23 @@ class AdoptedProcess:
         loop.add_reader(pidfd, exited)
 
 
-async def adopt(popen: subprocess.Popen[bytes], limit: int) -> AdoptedProcess:
-    """Wrap a process started with stdin, stdout and stderr pipes."""
+async def adopt(
+    popen: subprocess.Popen[bytes], limit: int, stdout: asyncio.Protocol | None = None
+) -> AdoptedProcess:
+    """Wrap a process started with stdin, stdout and stderr pipes; `stdout`, when given,
+    is the protocol its stdout is read with (then `process.stdout` is None)."""
     assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
     loop = asyncio.get_running_loop()
-    readers = []
+    readers: list[asyncio.StreamReader | None] = []
     for pipe in (popen.stdout, popen.stderr):
+        if pipe is popen.stdout and stdout is not None:
+            await loop.connect_read_pipe(lambda: stdout, pipe)
+            readers.append(None)
+            continue
         reader = asyncio.StreamReader(limit=limit, loop=loop)
         await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r), pipe)  # type: ignore[misc]
         readers.append(reader)
+    assert readers[1] is not None
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin,
         popen.stdin,

@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, cast
 
 import orjson
 
@@ -41,6 +41,52 @@ _STDERR_TAIL = 20
 _STDERR_LINE = 4096  # longer stderr lines are cut (a flood with no newline must not pile up)
 _READ_CHUNK = 256 * 1024  # also the pipe reader's buffer: past twice this it stops reading
 _WRITE_HIGH_WATER = 1024 * 1024  # past this much unwritten, a sender waits for the pipe
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The process's protocol: stdout goes to `on_stdout` as it is read, not into a
+    StreamReader for a task to wake up and copy out; stderr and the exit as asyncio's."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_stdout: Callable[[bytes], None],
+        on_stdout_end: Callable[[Exception | None], None],
+    ) -> None:
+        super().__init__(limit=_READ_CHUNK, loop=loop)
+        self._on_stdout = on_stdout
+        self._on_stdout_end = on_stdout_end
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self._on_stdout(data)  # type: ignore[arg-type]
+        else:
+            super().pipe_data_received(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        super().pipe_connection_lost(fd, exc)
+        if fd == 1:
+            self._on_stdout_end(exc)
+
+
+class _StdoutPipe(asyncio.Protocol):
+    """An adopted process's stdout, read the same way (adopted.py)."""
+
+    def __init__(
+        self, on_stdout: Callable[[bytes], None], on_end: Callable[[Exception | None], None]
+    ) -> None:
+        self.on_stdout = on_stdout
+        self.on_end = on_end
+        self.transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.on_stdout(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.on_end(exc)
 
 
 class SpawnError(McpClientError):
@@ -93,28 +139,39 @@ class StdioTransport(Transport):
         self._garbage_seen = False
         self._cut: str | None = None  # why we stopped reading a server still running
         self._gone: ConnectionClosed | None = None
+        self._stdout: asyncio.ReadTransport | None = None
 
     def describe(self) -> str:
         return " ".join(self.command)
 
     async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
         self._on_message, self._on_closed = on_message, on_closed
+        loop = asyncio.get_running_loop()
+        decoder = FrameDecoder(self.max_message_bytes)
+
+        def on_stdout(data: bytes) -> None:
+            self._stdout_data(decoder, data)
+
         started, self.started = self.started, None
         try:
             if started is not None:
-                self.process = await adopt(started, _READ_CHUNK)
+                stdout = _StdoutPipe(on_stdout, self._stdout_end)
+                self.process = await adopt(started, _READ_CHUNK, stdout)
+                self._stdout = stdout.transport
             else:
-                self.process = await asyncio.create_subprocess_exec(
+                transport, made = await loop.subprocess_exec(
+                    lambda: _Protocol(loop, on_stdout, self._stdout_end),
                     *self.command,
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
                     env=self.env,
                     cwd=self.cwd,
-                    limit=_READ_CHUNK,
                     start_new_session=True,  # our Ctrl-C is not the server's; we stop it ourselves
                     preexec_fn=self.preexec_fn,
                 )
+                self.process = asyncio.subprocess.Process(transport, made, loop)
+                self._stdout = cast(asyncio.ReadTransport, transport.get_pipe_transport(1))
         except FileNotFoundError:
             raise SpawnError(
                 f"cannot start MCP server: command not found: {self.command[0]}"
@@ -123,9 +180,7 @@ class StdioTransport(Transport):
             raise SpawnError(
                 f"cannot start MCP server: permission denied: {self.command[0]}"
             ) from None
-        loop = asyncio.get_running_loop()
         self._tasks = [
-            loop.create_task(self._read_stdout()),
             loop.create_task(self._read_stderr()),
             loop.create_task(self._watch_exit()),
         ]
@@ -176,37 +231,42 @@ class StdioTransport(Transport):
             log.debug("writing to %s failed: %s", self.describe(), exc)
 
     # -- reading ---------------------------------------------------------------
-    async def _read_stdout(self) -> None:
-        """Read stdout in chunks and deliver every message a chunk completes: under load
-        one wakeup hands over many answers."""
-        assert self.process is not None and self.process.stdout is not None
-        stdout = self.process.stdout
-        decoder = FrameDecoder(self.max_message_bytes)
-        try:
-            while True:
-                gate = self.read_gate() if self.read_gate is not None else None
-                if gate is not None:
-                    await gate
-                chunk = await stdout.read(_READ_CHUNK)
-                if not chunk:
-                    break
-                for frame in decoder.feed(chunk):
-                    if type(frame) is bytes:
-                        try:  # _deliver, inline: this runs for every message of a relay
-                            message = orjson.loads(frame)
-                        except orjson.JSONDecodeError:
-                            self._deliver(frame)  # says what it could not read
-                            continue
-                        if self._on_message is not None:
-                            self._on_message(message)
-                    elif isinstance(frame, Oversized):
-                        self._oversized(frame)
-                    elif isinstance(frame, BadFrame):
-                        self._say_once("dropped a bad frame from %s: %s", frame.detail)
-        except (ValueError, ConnectionError) as exc:
+    def _stdout_data(self, decoder: FrameDecoder, chunk: bytes) -> None:
+        """What the server wrote, as the pipe hands it over (no reader task to wake): every
+        message it completes is delivered at once, so under load one read hands over many
+        answers. While the read gate says wait, the pipe is not read."""
+        for frame in decoder.feed(chunk):
+            try:
+                if type(frame) is bytes:
+                    try:  # _deliver, inline: this runs for every message of a relay
+                        message = orjson.loads(frame)
+                    except orjson.JSONDecodeError:
+                        self._deliver(frame)  # says what it could not read
+                        continue
+                    if self._on_message is not None:
+                        self._on_message(message)
+                elif isinstance(frame, Oversized):
+                    self._oversized(frame)
+                elif isinstance(frame, BadFrame):
+                    self._say_once("dropped a bad frame from %s: %s", frame.detail)
+            except Exception:  # a bug in handling one message costs that message alone
+                log.exception("handling a message from %s failed", self.describe())
+        gate = self.read_gate() if self.read_gate is not None else None
+        if gate is not None and self._stdout is not None:
+            self._stdout.pause_reading()
+            self._tasks.append(asyncio.get_running_loop().create_task(self._resume(gate)))
+
+    async def _resume(self, gate: Awaitable[object]) -> None:
+        await gate
+        if self._stdout is not None and not self._stdout.is_closing():
+            self._stdout.resume_reading()
+
+    def _stdout_end(self, exc: Exception | None) -> None:
+        """The server's stdout closed (or could not be read): the connection is over."""
+        if exc is not None:
             self._cut = f"reading its stdout failed: {exc}"
             log.warning("reading from %s failed: %s", self.describe(), exc)
-        await self._connection_lost()
+        self._tasks.append(asyncio.get_running_loop().create_task(self._connection_lost()))
 
     def _deliver(self, data: bytes) -> None:
         try:
