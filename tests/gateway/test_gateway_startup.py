@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
+
+import pytest
+from codex_mcp.client import McpError
 
 from .gateway_helpers import BROKEN, Lines, alive, gateway, status, stdio, until, write_config
 
@@ -124,3 +128,22 @@ async def test_a_tool_the_kept_listing_lacks_is_found_in_the_live_one(tmp_path: 
     async with gateway(config, env={"BROKEN_EXTRA_TOOLS": "newer"}) as client:
         result = await client.call_tool("grows__newer", {}, retries=0)
         assert not result.is_error and result.text == "newer ran", result
+
+
+async def test_a_call_that_outwaits_a_first_start_is_retryable(tmp_path: Path) -> None:
+    """A lazy child, listed from what was kept, takes longer to start than its call may
+    wait: the call fails saying it is still starting, retryably (it was `retryable: false`,
+    as for a child that is down for good)."""
+    slow = tmp_path / "slow-now"  # present: the child takes 30 s to start
+    script = f"if [ -e {slow} ]; then sleep 30; fi; exec {shlex.join(BROKEN)} --tools echo"
+    entry = {"command": "sh", "args": ["-c", script], "lazy": True, "startup_timeout_sec": 1}
+    config = write_config(tmp_path, {"late": entry})
+    async with gateway(config) as client:  # quick this time: its listing is kept
+        assert (await client.call_tool("late__echo", {"message": "kept"})).text == "kept"
+    slow.touch()
+    async with gateway(config) as client:
+        assert _names(await client.list_tools(cache=False)) == ["late__echo", "gateway_status"]
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("late__echo", {"message": "too soon"}, retries=0)
+        assert "is starting" in caught.value.message, caught.value.message
+        assert caught.value.data["retryable"] is True, caught.value.data

@@ -229,7 +229,8 @@ def unavailable(child: Child, tool: str | None) -> JsonRpcError:
             f" (last error: {child.last_error})" if child.last_error else ""
         )
         error = crashed_error(server=child.name, tool=tool, detail=detail)
-        error["data"]["retryable"] = False
+        # Still starting (a call outwaited its first start): a retry may find it up.
+        error["data"]["retryable"] = child.state == "starting"
     return JsonRpcError(error["code"], error["message"], error["data"])
 
 
