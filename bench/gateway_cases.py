@@ -3,7 +3,8 @@
 and through codex-mcp as a gateway, in one run. What counts is that each is linear in the
 size: `x_per_mb_largest` is the time per MB of the largest result over that of the smallest
 (about 1, or below where a call's fixed cost shows at 1 MB; far above 1 is a quadratic
-buffer somewhere on the path)."""
+buffer somewhere on the path), and `x_cpu_per_mb_largest` the same by CPU against 10 MB
+(steadier than wall time on a shared machine)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,11 @@ async def _timed_calls(
     per_mb_small = figures[f"ms_{smallest}mb"] / smallest
     figures[f"mb_per_s_{largest}mb"] = largest / (figures[f"ms_{largest}mb"] / 1000)
     figures["x_per_mb_largest"] = figures[f"ms_{largest}mb"] / largest / per_mb_small
+    if largest > 10 and figures.get("cpu_ms_10mb") and figures.get(f"cpu_ms_{largest}mb"):
+        # The same by CPU (the server's and its child's), against 10 MB: the first size
+        # whose CPU the 10 ms clock tick resolves. Wall time swings on a loaded machine.
+        per_mb_10 = figures["cpu_ms_10mb"] / 10
+        figures["x_cpu_per_mb_largest"] = figures[f"cpu_ms_{largest}mb"] / largest / per_mb_10
     return figures
 
 
