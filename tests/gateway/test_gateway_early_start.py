@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,11 @@ def _until(condition: object, what: str, seconds: float = 60) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, f"timed out waiting until {what}"
         time.sleep(0.01)
+
+
+def _listening(log: Path) -> str | None:
+    found = re.search(r"listening on (http://\S+)", log.read_text())
+    return found.group(1) if found else None
 
 
 def _stopped(pid: int) -> bool:
@@ -84,6 +91,61 @@ def test_a_child_starts_before_the_gateway_has_imported_itself(tmp_path: Path) -
         gateway.send_signal(signal.SIGCONT)
         if gateway.stdin is not None:
             gateway.stdin.close()
+        try:
+            gateway.wait(30)
+        except subprocess.TimeoutExpired:
+            gateway.kill()
+            gateway.wait()
+
+
+def test_codex_mcp_http_starts_its_children_before_importing_itself(tmp_path: Path) -> None:
+    starts, log = tmp_path / "starts", tmp_path / "gateway.log"
+    config = tmp_path / ".mcp.json"
+    command = ["/bin/sh", "-c", CHILD, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
+    config.write_text(
+        json.dumps({"mcpServers": {"echo": {"command": command[0], "args": command[1:]}}})
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CODEX_MCP_")}
+    env["CODEX_MCP_WRAPPER_CONFIG"] = str(config)
+    with log.open("w") as stderr:
+        gateway = subprocess.Popen(
+            [sys.executable, "-X", "importtime", str(ROOT / "cmd/http"), "--port", "0"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+            cwd=tmp_path,
+        )
+    try:
+        _until(lambda: starts.exists() and _stopped(gateway.pid), "the child stopped the gateway")
+        imported_then = log.read_text()
+        gateway.send_signal(signal.SIGCONT)
+        assert "codex_mcp.cli.http" in imported_then  # the log is there
+        assert "| codex_mcp.gateway.serve\n" not in imported_then
+        assert "| aiohttp.web\n" not in imported_then
+
+        _until(lambda: _listening(log) is not None, "the gateway listened")
+        url = _listening(log)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "early", "version": "1"}}}  # fmt: skip
+        assert url is not None
+        request = urllib.request.Request(url, json.dumps(initialize).encode(), headers)
+        with urllib.request.urlopen(request, timeout=60) as response:
+            headers["Mcp-Session-Id"] = response.headers["Mcp-Session-Id"]
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "echo__echo", "arguments": {"message": "adopted"}}}  # fmt: skip
+        request = urllib.request.Request(url, json.dumps(call).encode(), headers)
+        with urllib.request.urlopen(request, timeout=60) as response:
+            assert "adopted" in response.read().decode()
+        assert len(starts.read_text().split()) == 1  # no second child
+    finally:
+        gateway.send_signal(signal.SIGCONT)
+        gateway.terminate()
         try:
             gateway.wait(30)
         except subprocess.TimeoutExpired:

@@ -8,13 +8,6 @@ import sys
 
 from ..defaults import WORKER_ENV, HttpDefaults, HttpOptions
 from ..log_tags import RedactBearer
-from .common import (
-    configure_core,
-    configure_logging,
-    load_core,
-    log_file_for,
-    request_state_keys,
-)
 from .gateway import GATEWAY_HELP, gateway_core, intercept
 from .options import parse
 
@@ -43,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
     if settings.workers > 1:
         from ..scale.workers import Supervisor, refuse_without_redis
+        from .common import request_state_keys
 
         refuse_without_redis(settings.workers, settings.redis_url)
         supervisor = Supervisor(
@@ -54,6 +48,14 @@ def main(argv: list[str] | None = None) -> None:
             keys_configured=bool(request_state_keys(settings)),
         )
         raise SystemExit(supervisor.run())
+    if gateway is not None:
+        # Before the imports below (aiohttp, the core, the client): its children start
+        # meanwhile, on another core (gateway/early.py).
+        from ..gateway.early import start_children
+
+        start_children(gateway)
+    from .common import configure_core, configure_logging, load_core, log_file_for
+
     configure_logging(settings.log_level, log_file_for(settings))
     link = None
     if os.environ.get(WORKER_ENV) is not None:
