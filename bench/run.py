@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import platform
@@ -186,6 +187,12 @@ def baseline_server(ref: str) -> Server:
         subprocess.run(
             ["git", "-C", str(ROOT), "worktree", "add", "--quiet", "--detach", str(path), ref],
             check=True,
+        )
+        # Gone with the run: each run used to leave its baseline worktree registered.
+        atexit.register(
+            subprocess.run,
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
+            check=False,
         )
     compiled(path)
     label = f"codex-mcp @{ref if len(ref) < 12 else ref[:10]}"
