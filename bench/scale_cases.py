@@ -292,7 +292,7 @@ def scale_markdown(label: str, rows: Rows, report: dict[str, Any]) -> tuple[str,
         )
     lines = [
         stamp,
-        "| HTTP echo | p50 | calls/s | x in memory | server CPU per call | x in memory "
+        "| HTTP echo | p50 | calls/s | calls/s x in memory | server CPU per call | CPU x in memory "
         "| calls/s per core | Redis commands per call |",
         "|---|---|---|---|---|---|---|---|",
     ]
