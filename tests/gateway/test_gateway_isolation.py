@@ -130,6 +130,19 @@ async def test_a_callers_children_stop_when_it_goes_idle_and_free_their_slot(
         assert pid_b != pid_a and alive(pid_b)
 
 
+async def test_a_caller_whose_call_waits_on_its_childs_listing_is_not_idle(serve: Any) -> None:
+    """principal_idle_sec runs from a caller's last request, but a caller whose call waits on
+    its child's tools/list (a slow child, or a loaded machine) is not idle: before, its
+    children were stopped under the call (1 failure in a full suite run on a loaded machine:
+    "the handler was cancelled")."""
+    url, _ = serve(
+        {"brk": stdio(BROKEN, "--tools", "echo", "--slow-list", "2.5", per_session=True)},
+        gateway={"principal_idle_sec": 1},
+    )
+    async with Client.http(url, mode=MODERN) as client:
+        assert (await client.call_tool("brk__echo", {"message": "hi"}, retries=0)).text == "hi"
+
+
 async def test_a_callers_child_list_changed_goes_out_on_no_call_stream(serve: Any) -> None:
     url, _ = serve({"dyn": stdio(BROKEN, "--tools", "echo,add_tool", per_session=True)})
     heard: list[str] = []

@@ -367,6 +367,11 @@ class Child:
         kinds: list[ListKind] = ["tools", "resources", "prompts"]
         return [kind for kind in kinds if self.offers(kind, connection)]
 
+    @property
+    def busy(self) -> bool:
+        """A call, its start or a listing in flight: whoever waits on it is not idle."""
+        return bool(self.calls) or self.state == "starting" or bool(self._fetches)
+
     async def listing(
         self, kind: str, timeout: float | None = None, *, live: bool = False
     ) -> list[JsonObject] | None:

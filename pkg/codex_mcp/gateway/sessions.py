@@ -203,7 +203,8 @@ class SessionChildren:
     def _expire_if_idle(self, owner: Owner) -> None:
         owner.timer = None
         loop = asyncio.get_running_loop()
-        busy = any(child.calls or child.state == "starting" for child in owner.children.values())
+        # A call waiting on a child (its start, its listing, the call itself) is activity.
+        busy = any(child.busy for child in owner.children.values())
         left = owner.last_used + self.idle - loop.time()
         if busy or left > 0:
             owner.timer = loop.call_later(max(left, 0.0) or self.idle, self._expire_if_idle, owner)
