@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import resource
+import select
 import socket
 import subprocess
 import sys
@@ -165,6 +166,39 @@ async def test_trickling_bodies_cannot_hold_the_connection_cap_and_readyz_says_w
         assert (
             await send(port, request_bytes("POST", "/mcp", JSON, INIT_BODY, port))
         ).status == 200
+
+
+def keep_sending_after_the_answer(port: int, head: bytes, extra_sends: int) -> bytes:
+    """A slow client on a blocking socket: trickles its body until an answer is there to
+    read, sends `extra_sends` more bytes without reading it (it is busy, or slow), then
+    reads everything until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head)
+        deadline = time.monotonic() + 20
+        while not select.select([sock], [], [], 0.1)[0]:  # nothing to read yet
+            assert time.monotonic() < deadline, "no answer to a body far too slow"
+            sock.sendall(b" ")
+        for _ in range(extra_sends):
+            sock.sendall(b" ")  # a reset here is the defect this guards against
+            select.select([], [], [], 0.05)  # the trickle's pace, not a wait for a condition
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
+async def test_a_client_still_sending_after_its_408_can_read_it() -> None:
+    """A body cut for being too slow is answered 408, then the server half-closes and
+    drops what still comes for a moment instead of closing at once: closed at once, the
+    client's next bytes draw a TCP reset that can wipe the unread 408 (a slow client on a
+    loaded machine saw ECONNRESET instead of its answer)."""
+    async with served(body_timeout=0.5, body_min_rate=10_000) as port:
+        head = request_bytes("POST", "/mcp", JSON, b"", port).replace(
+            b"Content-Length: 0", b"Content-Length: 100000"
+        )
+        answer = await asyncio.to_thread(keep_sending_after_the_answer, port, head, 10)
+        assert answer.startswith(b"HTTP/1.1 408 Request Timeout"), answer
+        assert b"slower than 10000 bytes/s" in answer
 
 
 async def test_an_idle_keep_alive_connection_is_closed() -> None:

@@ -44,6 +44,9 @@ log = logging.getLogger("codex_mcp.http")
 PROBE_RESERVE: Final = 8
 #: The listen backlog (aiohttp's default).
 BACKLOG: Final = 128
+#: How long a connection cut for a slow request keeps reading (and dropping) what its
+#: client still sends after the 408, so the client can read the 408 (see _linger).
+LINGER_SECONDS: Final = 2.0
 
 # Connection states.
 _WAITING: Final = "waiting for headers"
@@ -165,6 +168,7 @@ class GuardedConnection(RequestHandler):
         "_body_started",
         "_clock",
         "_deadline",
+        "_linger_after_answer",
         "_state",
         "admitted_headers",
         "limits",
@@ -185,6 +189,7 @@ class GuardedConnection(RequestHandler):
         self._body_started = 0.0  # when its request's headers were complete
         self._body_bytes = 0  # how much of it (and anything after it) has come since
         self._body_last = 0.0  # when its last bytes came
+        self._linger_after_answer = False  # its body was cut: see finish_response
 
     @property
     def probe_only(self) -> bool:
@@ -240,6 +245,28 @@ class GuardedConnection(RequestHandler):
         response = error_response(status, f"{HTTPStatus(status).phrase}: {detail}")
         response.force_close()
         return response
+
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        answered = await super().finish_response(request, resp, start_time)
+        if self._linger_after_answer:
+            self._linger()
+        return answered
+
+    def _linger(self) -> None:
+        """Close a connection whose client is still sending, without a reset: send what
+        is queued and a FIN, then drop what still comes for LINGER_SECONDS. Closed at
+        once, the client's next bytes are answered with a TCP reset, which can make the
+        client lose the answer it has not read yet (RFC 9112, 9.6)."""
+        transport = self.transport
+        if transport is None or transport.is_closing() or not transport.can_write_eof():
+            self.force_close()
+            return
+        self.transport = None  # so aiohttp does not close it now: the clock below does
+        self.force_close()  # aiohttp drops whatever else arrives
+        transport.write_eof()
+        self._loop.call_later(LINGER_SECONDS, transport.close)
 
     def log_exception(self, *args: Any, **kwargs: Any) -> None:
         """After a body we could not read has been answered (400), aiohttp reads the rest
@@ -302,7 +329,7 @@ class GuardedConnection(RequestHandler):
         elif body is None:
             log.debug("closing a connection whose request headers are late")
             self.transport.write(self.limits.too_slow)
-            self.force_close()
+            self._linger()
         else:
             self._body = None
             limits = self.limits
@@ -315,6 +342,7 @@ class GuardedConnection(RequestHandler):
                 )
             else:
                 message = f"Request Timeout: the body stalled for {limits.body_timeout:g} s"
+            self._linger_after_answer = True
             body.set_exception(BodyTimeout(message))
 
 
