@@ -9,23 +9,8 @@ __version__ = "0.1.0"
 
 # The server library's names load on first use (PEP 562): every module of ours imports this
 # package first, and a command that serves no library server (the gateway, the client, lint)
-# need not import it, nor the core under it, before it can start its work.
-_SERVER_NAMES = (
-    "Audio",
-    "Content",
-    "Context",
-    "EmbeddedResource",
-    "Image",
-    "McpHandler",
-    "Message",
-    "ResourceContents",
-    "ResourceLink",
-    "Server",
-    "Text",
-    "ToolError",
-    "ToolResult",
-    "serve_handler",
-)
+# need not import it, nor the core under it, before it can start its work. They are the
+# names of __all__ (below) but __version__.
 
 if TYPE_CHECKING:
     from .server import (
@@ -47,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _SERVER_NAMES:
+    if name not in __all__ or name == "__version__":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(".server", __name__), name)
     globals()[name] = value
@@ -55,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_SERVER_NAMES])
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [
