@@ -16,25 +16,35 @@ from session_cases import ECHO_LABEL, TM_LABEL
 
 Rows = dict[str, dict[str, Any]]
 
-#: How each server is named in the README (a name not here is shown as the run names it).
+#: How each server is named in the README (a name not here is shown as the run names it);
+#: {mcp}, {fastmcp} and {ts} take the peer's version from the report, when it has one.
 STDIO_NAMES = {
     "codex-mcp": "**codex-mcp**",
     "floor": "asyncio + orjson floor",
-    "official SDK": "official SDK (`mcp`)",
+    "official SDK": "official SDK (`mcp`{mcp})",
+    "fastmcp": "fastmcp{fastmcp}",
 }
 HTTP_NAMES = {
     "codex-mcp": "**codex-mcp**",
     "floor": "bare aiohttp floor",
-    "official SDK": "official SDK, defaults",
-    "official SDK json": "official SDK, json_response",
-    "official TS SDK": "official TypeScript SDK",
-    "official TS SDK json": "official TypeScript SDK, JSON responses",
+    "official SDK": "official SDK{mcp}, defaults",
+    "official SDK json": "official SDK{mcp}, json_response",
+    "fastmcp": "fastmcp{fastmcp}",
+    "official TS SDK": "official TypeScript SDK{ts}",
+    "official TS SDK json": "official TypeScript SDK{ts}, JSON responses",
 }
 GATEWAY_NAMES = {
     "relay floor": "relay floor (copies bytes, parses nothing)",
     "codex-mcp gateway": "**codex-mcp gateway**",
-    "fastmcp proxy": "fastmcp `create_proxy`",
+    "fastmcp proxy": "fastmcp{fastmcp} `create_proxy`",
 }
+
+
+def _named(names: dict[str, str], name: str, report: dict[str, Any]) -> str:
+    versions = report.get("versions", {})
+    return names.get(name, name).format(
+        **{key: f" {versions[key]}" if key in versions else "" for key in ("mcp", "fastmcp", "ts")}
+    )
 
 
 def _today(rows: Rows) -> Rows:
@@ -65,7 +75,7 @@ def stdio_table(report: dict[str, Any]) -> str | None:
     ]
     for name, f in rows.items():
         lines.append(
-            f"| {STDIO_NAMES.get(name, name)} | {_cell(f.get('p50_ms'), '.2f', ' ms')} "
+            f"| {_named(STDIO_NAMES, name, report)} | {_cell(f.get('p50_ms'), '.2f', ' ms')} "
             f"| {_cell(f.get('throughput_per_s'), ',.0f')} "
             f"| {_cell(f.get('cold_start_ms'), '.0f', ' ms')} | {_cell(f.get('rss_mb'), '.0f', ' MB')} |"
         )
@@ -97,7 +107,7 @@ def http_table(report: dict[str, Any]) -> str | None:
     for name in [*echo, *(name for name in sessions if name not in echo)]:
         e, s = echo.get(name, {}), sessions.get(name, {})
         lines.append(
-            f"| {HTTP_NAMES.get(name, name)} | {_cell(e.get('p50_ms'), '.2f', ' ms')} "
+            f"| {_named(HTTP_NAMES, name, report)} | {_cell(e.get('p50_ms'), '.2f', ' ms')} "
             f"| {_cell(e.get('throughput_per_s'), ',.0f')} "
             f"| {_cell(s.get('rss_kb_per_idle_session'), '.1f', ' KB')} "
             f"| {_cell(s.get('calls_per_s'), ',.0f')} |"
@@ -117,7 +127,7 @@ def gateway_table(report: dict[str, Any]) -> str | None:
     for name, f in _today(rows).items():
         added = None if name == "direct" else f.get("added_p50_us")
         lines.append(
-            f"| {GATEWAY_NAMES.get(name, name)} | {_cell(f.get('p50_ms'), '.2f', ' ms')} "
+            f"| {_named(GATEWAY_NAMES, name, report)} | {_cell(f.get('p50_ms'), '.2f', ' ms')} "
             f"| {_cell(added, '+,.0f', ' µs')} | {_cell(f.get('throughput_per_s'), ',.0f')} "
             f"| {_share(f.get('x_direct_throughput'))} |"
         )
@@ -204,7 +214,7 @@ def speed_blocks(report: dict[str, Any]) -> list[tuple[str, str]]:
         blocks.append(
             (
                 "speed-run",
-                f"last written {report['date']} on {report['machine']}, {report['machine_note']}",
+                f"{report['date']} on {report['machine']}, {report['machine_note']}",
             )
         )
     return blocks

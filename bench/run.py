@@ -176,6 +176,21 @@ def install_peers() -> None:
     shutil.copy(BENCH / "peers/ts_echo.mjs", NODE_SDK / "ts_echo.mjs")
 
 
+def peer_versions() -> dict[str, str]:
+    """The installed peers' versions (major.minor), for the README's names of them."""
+    found = {}
+    for key, python in (("mcp", SDK_PY), ("fastmcp", FASTMCP_PY)):
+        if Path(python).exists():
+            code = f"import importlib.metadata as m; print(m.version({key!r}))"
+            done = subprocess.run([python, "-c", code], capture_output=True, text=True)
+            if done.returncode == 0:
+                found[key] = ".".join(done.stdout.strip().split(".")[:2])
+    package = NODE_SDK / "node_modules/@modelcontextprotocol/sdk/package.json"
+    if package.exists():
+        found["ts"] = ".".join(json.loads(package.read_text())["version"].split(".")[:2])
+    return found
+
+
 def env_with(server: Server | None = None, **extra: str) -> dict[str, str]:
     return {**os.environ, **(server.env if server else {}), **extra}
 
@@ -280,7 +295,8 @@ def main() -> int:
     report: dict[str, Any] = {
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "machine_note": f"medians of {runs} runs" if runs > 1 else "single runs (--quick)",
+        "machine_note": f"medians of {runs} runs" if runs > 1 else "single runs, --quick",
+        "versions": peer_versions(),
         "cases": {},
     }
     servers = list(SERVERS)

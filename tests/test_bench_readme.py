@@ -23,6 +23,7 @@ def _report(cases: dict[str, Any]) -> dict[str, Any]:
         "date": "2031-02-03",
         "machine": "x86_64, 2 cores, Python 3.11.7",
         "machine_note": "medians of 3 runs",
+        "versions": {"mcp": "2.3", "fastmcp": "4.1"},
         "cases": cases,
     }
 
@@ -33,6 +34,7 @@ FULL = {
         "codex-mcp": {**ECHO, "in_flight": 32},
         "codex-mcp @main": {**ECHO, "p50_ms": 9.99},
         "floor": {**ECHO, "p50_ms": 0.07},
+        "fastmcp": {**ECHO, "p50_ms": 0.95},
     },
     "HTTP echo": {
         "codex-mcp": {"p50_ms": 0.321, "throughput_per_s": 13208.4, "concurrency": 32},
@@ -114,6 +116,7 @@ def test_a_full_run_writes_every_figure_of_the_speed_section(readme: Path) -> No
     assert "(2031-02-03, x86_64, 2 cores, Python 3.11.7, medians of 3 runs)" in stdio
     assert "| **codex-mcp** | 0.09 ms | 123,457 | 92 ms | 32 MB |" in stdio
     assert "| asyncio + orjson floor | 0.07 ms |" in stdio
+    assert "| fastmcp 4.1 | 0.95 ms |" in stdio
     assert "9.99" not in stdio  # a --baseline row stays out of the README
 
     http = _block(text, "speed-http")
@@ -121,12 +124,12 @@ def test_a_full_run_writes_every_figure_of_the_speed_section(readme: Path) -> No
     assert "| **codex-mcp** | 0.32 ms | 13,208 | 3.1 KB | 11,991 |" in http
     assert "| bare aiohttp floor | 0.25 ms | 11,774 | - | - |" in http
     # in the sessions case only: its echo columns are "-"
-    assert "| official SDK, defaults | - | - | 42.0 KB | 373 |" in http
+    assert "| official SDK 2.3, defaults | - | - | 42.0 KB | 373 |" in http
 
     gateway = _block(text, "speed-gateway")
     assert "| direct | 0.09 ms | - | 156,742 | 1.00 |" in gateway
     assert "| **codex-mcp gateway** | 0.20 ms | +107 µs | 44,619 | 0.28 |" in gateway
-    assert "| fastmcp `create_proxy` | 1.81 ms | +1,716 µs | 587 | 0.004 |" in gateway
+    assert "| fastmcp 4.1 `create_proxy` | 1.81 ms | +1,716 µs | 587 | 0.004 |" in gateway
 
     assert _block(text, "also-stdio-1mb") == "2.10 ms p50, the official SDK 3.50 ms"
     assert _block(text, "also-stdio-list") == "0.70 ms p50, the official SDK -"
@@ -139,7 +142,9 @@ def test_a_full_run_writes_every_figure_of_the_speed_section(readme: Path) -> No
     assert _block(text, "also-session-per-call").startswith(
         "codex-mcp 2,500 requests/s (1,200 with its sessions on Redis), the official SDK 300"
     )
-    assert "2031-02-03" in _block(text, "speed-run")
+    assert _block(text, "speed-run") == (
+        "2031-02-03 on x86_64, 2 cores, Python 3.11.7, medians of 3 runs"
+    )
 
     # One source of figures: outside the generated blocks, the section quotes no measurement.
     section = text.split("\n## Speed\n", 1)[1].split("\n## ", 1)[0]
