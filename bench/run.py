@@ -250,7 +250,7 @@ def ratios(rows: list[tuple[str, dict[str, Any]]], floor: str = "floor") -> None
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--quick", action="store_true", help="one run per case, fewer calls (~2 min)"
+        "--quick", action="store_true", help="one run per case, fewer calls (~5 min)"
     )
     parser.add_argument("--skip-install", action="store_true", help="don't install the peers")
     parser.add_argument(
