@@ -94,6 +94,21 @@ def test_cli_keeps_the_commands_own_separator(capsys: object) -> None:
     assert "throughput_per_s" in out
 
 
+async def test_many_sessions_times_a_first_call_apart_from_the_phases(launch_http: Any) -> None:
+    """The concurrent-sessions case: a server's first tools/call (its one-time work) on a
+    session of its own, deleted, then every session opened and called once, each answer its
+    own, with the server's CPU for the call phase."""
+    url = launch_http()
+    figures = await http_load.many_sessions(url, sessions=20, pid=url.pid, parallel=5)
+    assert figures["correct_answers"] == 20
+    assert _sane(figures["first_call_ms"])
+    assert _sane(figures["open_per_s"]) and _sane(figures["calls_per_s"])
+    assert figures["cpu_us_per_call"] >= 0
+    readyz = url.replace("/mcp", "/readyz")
+    async with aiohttp.ClientSession() as http, http.get(readyz) as response:
+        assert (await response.json())["sessions"] == 20  # the first call's session is gone
+
+
 async def test_session_per_call_opens_and_deletes_a_session_per_call(launch_http: Any) -> None:
     """The TM Dev Lab v2 shape against our server: every call a session of its own, each
     answer checked, and every session DELETEd (none left open on the server)."""
