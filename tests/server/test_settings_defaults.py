@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from codex_mcp.cli.options import parse
+from codex_mcp.cli.options import build_parser, parse, plain_flags
 from codex_mcp.defaults import (
     DEFAULTS,
     HttpDefaults,
@@ -128,6 +128,51 @@ def test_flags_alone_read_as_the_settings_model_reads_them(
     assert configured_by_environment(HttpDefaults)
     assert (outcome(), capsys.readouterr().err) == (plain, plain_error)
     assert plain is not None or "Input should be" in plain_error
+
+
+PLAIN_FLAG_SETS = [
+    *FLAG_SETS,
+    [],
+    ["--port=0", "--host", "::1", "--metrics", "--no-public-metrics"],
+    ["--port", "1", "--port", "2"],  # the last one wins
+    ["--session-ttl", "1e3", "--workers", "2", "--log-level", "debug"],
+    ["--host=a=b", "--allowed-origins", "", "--allowed-origins=x"],
+]
+
+
+@pytest.mark.parametrize("declaration", [HttpDefaults, StdioDefaults])
+@pytest.mark.parametrize("argv", PLAIN_FLAG_SETS)
+def test_plain_flags_read_what_argparse_reads(argv: list[str], declaration: type) -> None:
+    """The start without building the parser reads every flag set it takes exactly as
+    argparse does (a set with another command's flag is left to argparse, which refuses it)."""
+    parser = build_parser(declaration, "prog", "")
+    try:
+        expected: object = vars(parser.parse_args(argv))
+    except SystemExit:
+        expected = None
+    assert plain_flags(declaration, argv) == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["--po", "80"],  # an abbreviation: argparse's to accept or refuse
+        ["--port"],
+        ["--port", "-1"],
+        ["--port", "x"],
+        ["--port", "1.5"],
+        ["--metrics=yes"],
+        ["--log-level", "loud"],
+        ["--log-level", "--port", "1"],
+        ["--", "server"],
+        ["server.py"],
+        ["-h"],
+    ],
+)
+def test_plain_flags_leave_everything_else_to_argparse(argv: list[str]) -> None:
+    assert plain_flags(HttpDefaults, argv) is None
 
 
 def test_only_real_settings_count_as_configuration(
