@@ -10,7 +10,8 @@ every module they imported during their whole life (lazy imports included).
   OpenTelemetry;
 - `codex-mcp-http` without --redis-url, OAuth or a gateway config imports no Redis client,
   no gateway, no OpenTelemetry, no JWT library and, with only flags given, no
-  pydantic-settings.
+  pydantic-settings; until /metrics is first scraped, no prometheus_client (its counters
+  are plain numbers until then).
 """
 
 from __future__ import annotations
@@ -221,14 +222,19 @@ def test_a_stdio_gateway_of_stdio_children_imports_no_service_library(tmp_path: 
     assert _offending(imported, (*SERVICES, *NO_SETTINGS_MODEL), set()) == []
 
 
-def test_a_plain_http_server_imports_no_redis_gateway_tracing_or_auth(tmp_path: Path) -> None:
+def test_a_plain_http_server_imports_no_redis_gateway_tracing_auth_or_prometheus(
+    tmp_path: Path,
+) -> None:
     imported = _http_run([], tmp_path)
     assert "codex_mcp.transports.http.app" in imported
+    assert "codex_mcp.observe.plain_metrics" in imported  # it counts, all the same
     forbidden = (
         "redis",
         "codex_mcp.scale",
         "codex_mcp.gateway",
         "opentelemetry",
+        "prometheus_client",
+        "codex_mcp.observe.metrics",
         *NO_AUTH,
         *NO_SETTINGS_MODEL,
     )

@@ -1,12 +1,20 @@
-"""The per-request metrics of one process are plain numbers read at scrape time
-(call_metrics.py): the series they give must be what prometheus_client's own Counter and
-Histogram would give for the same observations, edges of the buckets included."""
+"""The metrics bumped while serving are, in one process, plain numbers read at scrape time
+(call_metrics.py: per request; plain_metrics.py: sessions, refused requests): the series
+they give must be what prometheus_client's own Counter, Gauge and Histogram would give for
+the same observations, edges of the buckets included."""
 
 from __future__ import annotations
 
 from codex_mcp.observe.call_metrics import ERRORS, LABELS, REQUESTS, SECONDS, LocalCalls
 from codex_mcp.observe.metrics import BUCKETS, MAX_LABELS
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from codex_mcp.observe.plain_metrics import (
+    REFUSED,
+    SESSIONS_ENDED,
+    SESSIONS_LIVE,
+    Declared,
+    Family,
+)
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 
@@ -41,6 +49,46 @@ def test_local_series_match_prometheus_clients_own() -> None:
     got, want = samples(ours), samples(theirs)
     got.pop(("codex_mcp_requests_in_flight", ()))
     assert got == want
+
+
+class _Families:
+    def __init__(self, *families: Family) -> None:
+        self.families = families
+
+    def collect(self) -> object:
+        return (each.metric() for each in self.families)
+
+
+def test_plain_families_match_prometheus_clients_own() -> None:
+    declared: tuple[Declared, ...] = (SESSIONS_LIVE, SESSIONS_ENDED, REFUSED)
+    ours = CollectorRegistry()
+    families = [Family(each) for each in declared]
+    ours.register(_Families(*families))  # type: ignore[arg-type]
+    theirs = CollectorRegistry()
+    live = Gauge(*SESSIONS_LIVE[:3], registry=theirs)
+    ended = Counter(*SESSIONS_ENDED[:3], registry=theirs)
+    refused = Counter(*REFUSED[:3], registry=theirs)
+    mine_live, mine_ended, mine_refused = families
+    for era in ("session", "stateless"):
+        for _ in range(3):
+            live.labels(era).inc()
+            mine_live.get(era).inc()
+        live.labels(era).dec()
+        mine_live.get(era).dec()
+        ended.labels(era, "expired").inc()
+        mine_ended.get(era, "expired").inc()
+    refused.labels("401").inc(2)
+    mine_refused.get("401").inc(2)
+    for status in range(MAX_LABELS + 3):  # past the bound: "other"
+        mine_refused.get(str(status)).inc()
+        refused.labels(str(status) if status < MAX_LABELS - 1 else "other").inc()
+    assert samples(ours) == samples(theirs)
+    created = {
+        s.name
+        for f in text_string_to_metric_families(generate_latest(ours).decode())
+        for s in f.samples
+    }
+    assert "codex_mcp_http_refused_created" in created  # a counter's creation time, as theirs
 
 
 def test_label_values_past_the_bound_fold_into_other() -> None:

@@ -149,6 +149,9 @@ async def test_one_scrape_shows_every_worker(tmp_path: Path) -> None:
                 served
             )
             assert value(samples, "codex_mcp_redis_round_trip_seconds_count") >= 1
+            # Sessions are counted in the shared files too (prometheus_client's own metrics
+            # under --workers, plain numbers in one process).
+            assert value(samples, "codex_mcp_sessions_created_total", era="session") >= 1
         # Each worker finds Redis up at its next refresh (a few seconds): the least of them.
         for _ in range(300):
             samples = await scrape(f"{server.base}/metrics")

@@ -6,7 +6,9 @@ app's middleware, the session manager, the gateway's relay), so the serving code
 no observation code of its own, and nothing here runs when it is off:
 
 - dispatch.py   times each request (method, tool, outcome) and tells the sinks
-- metrics.py    the Prometheus metrics (multiprocess under --workers)
+- metrics.py    the Prometheus metrics (multiprocess under --workers), read at a scrape
+- plain_metrics.py / call_metrics.py  what is counted while serving: plain numbers until
+                scraped (one process), so nothing imports prometheus_client before then
 - refusals.py   refused HTTP requests: logged (rate-limited), counted, audited
 - audit.py      the audit log (JSON lines)
 - state.py      a snapshot of the server (sessions, children, app-servers, Redis)

@@ -19,17 +19,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any, Final
 
-from prometheus_client import REGISTRY, Counter, Gauge, Histogram
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
-from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
-
-from .metrics import BUCKETS, MAX_LABELS, OTHER
+from .plain_metrics import BUCKETS, MAX_LABELS, OTHER
 from .workers import MULTIPROC_ENV
 
 REQUESTS: Final = ("codex_mcp_requests", "Requests answered, by method and tool.")
@@ -49,8 +39,16 @@ IN_FLIGHT: Final = ("codex_mcp_requests_in_flight", "Requests being served now."
 LABELS: Final = ("method", "tool")
 #: Under --workers, how often a worker writes its request metrics to the shared files.
 FLUSH_SECONDS: Final = 0.25
-#: Each bucket's `le` label, as prometheus_client writes it.
-_BOUNDS: Final = tuple(floatToGoString(b) for b in (*BUCKETS, float("inf")))  # type: ignore[no-untyped-call]
+_BOUNDS: list[str] = []
+
+
+def _bounds() -> list[str]:
+    """Each bucket's `le` label, as prometheus_client writes it (read at a scrape)."""
+    if not _BOUNDS:
+        from prometheus_client.utils import floatToGoString
+
+        _BOUNDS.extend(floatToGoString(b) for b in (*BUCKETS, float("inf")))  # type: ignore[no-untyped-call]
+    return _BOUNDS
 
 
 class Series:
@@ -76,14 +74,15 @@ class Series:
     def cumulative(self) -> list[tuple[str, float]]:
         total = 0
         out: list[tuple[str, float]] = []
-        for bound, count in zip(_BOUNDS, self.buckets, strict=True):
+        for bound, count in zip(_bounds(), self.buckets, strict=True):
             total += count
             out.append((bound, total))
         return out
 
 
-class LocalCalls(Collector):
-    """This process's request metrics, as plain numbers (one process: no --workers)."""
+class LocalCalls:
+    """This process's request metrics, as plain numbers (one process: no --workers),
+    collected by metrics.py at a scrape."""
 
     def __init__(self) -> None:
         self.in_flight = 0
@@ -113,7 +112,13 @@ class LocalCalls(Collector):
             found = self.by_child[name] = Series()
         return found
 
-    def collect(self) -> Iterator[Metric]:
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import (
+            CounterMetricFamily,
+            GaugeMetricFamily,
+            HistogramMetricFamily,
+        )
+
         requests = CounterMetricFamily(*REQUESTS, labels=LABELS)
         errors = CounterMetricFamily(*ERRORS, labels=LABELS)
         seconds = HistogramMetricFamily(*SECONDS, labels=LABELS)
@@ -141,6 +146,11 @@ class SharedCalls(LocalCalls):
 
     def __init__(self) -> None:
         super().__init__()
+        from prometheus_client import Counter, Gauge, Histogram
+
+        # metrics.py before any metric: it sets prometheus_client's multiprocess values up.
+        from . import metrics  # noqa: F401
+
         self._requests = Counter(*REQUESTS, LABELS)
         self._errors = Counter(*ERRORS, LABELS)
         self._seconds = Histogram(*SECONDS, LABELS, buckets=BUCKETS)
@@ -218,13 +228,14 @@ def flush() -> None:
 
 
 def calls() -> LocalCalls | SharedCalls:
-    """The process's request metrics (made and registered on first use), in the mode
+    """The process's request metrics (made on first use), in the mode
     `metrics.exposition` reads: multiprocess when PROMETHEUS_MULTIPROC_DIR is set."""
     global _CALLS
     if _CALLS is None:
-        if os.environ.get(MULTIPROC_ENV):
-            _CALLS = SharedCalls()
-        else:
-            _CALLS = LocalCalls()
-            REGISTRY.register(_CALLS)
+        _CALLS = SharedCalls() if os.environ.get(MULTIPROC_ENV) else LocalCalls()
     return _CALLS
+
+
+def local_calls() -> LocalCalls | None:
+    """The process's request metrics when they are plain numbers only (no --workers)."""
+    return None if isinstance(_CALLS, SharedCalls) else _CALLS

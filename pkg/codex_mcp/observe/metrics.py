@@ -1,21 +1,19 @@
-"""The Prometheus metrics, declared once.
+"""The Prometheus metrics, declared once; imported at the first scrape (or under
+`--workers`), never by a server that nobody scrapes (decision 42).
 
-Counters and histograms are bumped where things happen (dispatch.py, refusals.py, web.py;
-the per-request ones, hot-path figures, live in call_metrics.py);
-gauges of state that lives elsewhere (gateway children, Codex app-servers, Redis) are set
-from a snapshot (state.py) when scraped. Under `--workers` the supervisor gives every
-worker one PROMETHEUS_MULTIPROC_DIR, so any worker's /metrics shows them all (counters and
-histograms summed, gauges summed over live workers).
-
-Label values are bounded: methods and tools beyond `MAX_LABELS` distinct values count as
-"other", so a client inventing names cannot grow the series without end.
+The counters bumped while serving are plain numbers until scraped: the per-request ones
+in call_metrics.py, sessions and refused requests in plain_metrics.py; they are collected
+from here. Gauges of state that lives elsewhere (gateway children, Codex app-servers,
+Redis, SSE streams) are set from a snapshot (state.py) when scraped. Under --workers the
+supervisor gives every worker one PROMETHEUS_MULTIPROC_DIR, so any worker's /metrics
+shows them all (counters and histograms summed, gauges summed over live workers).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -27,8 +25,13 @@ from prometheus_client import (
     generate_latest,
     values,
 )
+from prometheus_client.registry import Collector
 
+from . import call_metrics, plain_metrics
+from .plain_metrics import BUCKETS, MAX_LABELS, OTHER, Declared, Labels
 from .workers import MULTIPROC_ENV
+
+__all__ = ["BUCKETS", "MAX_LABELS", "OTHER", "Labels", "exposition", "shared"]
 
 
 class _ThisProcess:
@@ -51,24 +54,6 @@ class _ThisProcess:
 if os.environ.get(MULTIPROC_ENV):  # before any metric below is made: they take this class
     values.ValueClass = values.MultiProcessValue(_ThisProcess())  # type: ignore[no-untyped-call]
 
-MAX_LABELS: Final = 200
-OTHER: Final = "other"
-#: Seconds: from a ping's tens of microseconds to a Codex turn's minutes.
-BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)  # fmt: skip
-
-SESSIONS_LIVE = Gauge(
-    "codex_mcp_sessions_live",
-    "Sessions open now, by era (session: initialize; stateless: 2026-07-28 and throwaway).",
-    ["era"],
-    multiprocess_mode="livesum",
-)
-SESSIONS_CREATED = Counter("codex_mcp_sessions_created", "Sessions opened, by era.", ["era"])
-SESSIONS_ENDED = Counter(
-    "codex_mcp_sessions_ended",
-    "Sessions ended, by era and reason (expired, deleted, shutdown, closed).",
-    ["era", "reason"],
-)
-REFUSED = Counter("codex_mcp_http_refused", "HTTP requests refused, by status code.", ["status"])
 SSE_STREAMS = Gauge("codex_mcp_sse_streams", "SSE streams open now.", multiprocess_mode="livesum")
 SSE_EVENTS_QUEUED = Gauge(
     "codex_mcp_sse_events_queued",
@@ -117,24 +102,35 @@ REDIS_SECONDS = Histogram(
 )
 
 
-class Labels:
-    """Children of a labelled metric, made once per label value and kept (no per-call
-    dict, no lock for the lookup), with values past `MAX_LABELS` folded into "other"."""
+_SHARED: dict[str, Any] = {}
 
-    def __init__(self, make: Callable[..., Any]) -> None:
-        self._make = make
-        self._children: dict[Any, Any] = {}
 
-    def get(self, *values: str) -> Any:
-        child = self._children.get(values)
-        if child is None:
-            if len(self._children) >= MAX_LABELS:
-                values = tuple(OTHER for _ in values)
-                child = self._children.get(values)
-            if child is None:
-                child = self._make(*values)
-                self._children[values] = child
-        return child
+def shared(declared: Declared) -> Any:
+    """`declared` as prometheus_client's own metric (under --workers: written to this
+    worker's file on every change), made once."""
+    metric = _SHARED.get(declared.name)
+    if metric is None:
+        name, documentation, labels, kind = declared
+        if kind == "counter":
+            metric = Counter(name, documentation, labels)
+        else:
+            metric = Gauge(name, documentation, labels, multiprocess_mode="livesum")
+        _SHARED[declared.name] = metric
+    return metric
+
+
+class _PlainNumbers(Collector):
+    """This process's plain counts (one process: no --workers), for the registry."""
+
+    def collect(self) -> Iterator[Any]:
+        yield from plain_metrics.collect()
+        calls = call_metrics.local_calls()
+        if calls is not None:
+            yield from calls.collect()
+
+
+if not os.environ.get(MULTIPROC_ENV):
+    REGISTRY.register(_PlainNumbers())
 
 
 def exposition() -> tuple[bytes, str]:
@@ -142,9 +138,7 @@ def exposition() -> tuple[bytes, str]:
     if os.environ.get(MULTIPROC_ENV):
         from prometheus_client import multiprocess
 
-        from .call_metrics import flush
-
-        flush()  # this worker's latest; the others' are at most FLUSH_SECONDS old
+        call_metrics.flush()  # this worker's latest; the others' are at most FLUSH_SECONDS old
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry), CONTENT_TYPE_LATEST

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import metrics
+from . import plain_metrics
 from .audit import principal_of_token
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class RefusalLog:
         self._window_start = 0.0
         self._logged = 0
         self._suppressed = 0
-        self._counts = metrics.Labels(metrics.REFUSED.labels)
+        self._counts = plain_metrics.family(plain_metrics.REFUSED)
 
     def note(self, request: web.Request, status: int, reason: str) -> None:
         client = request.remote

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import metrics
+from .plain_metrics import SESSIONS_CREATED, SESSIONS_ENDED, SESSIONS_LIVE, family
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
@@ -22,10 +22,11 @@ REASONS = {
 
 class SessionCounts:
     def __init__(self) -> None:
-        self.live = metrics.SESSIONS_LIVE.labels(SESSION)
-        self.created = metrics.SESSIONS_CREATED.labels(SESSION)
-        self.stateless = metrics.SESSIONS_CREATED.labels(STATELESS)
-        self.ended = metrics.Labels(metrics.SESSIONS_ENDED.labels)
+        created = family(SESSIONS_CREATED)
+        self.live = family(SESSIONS_LIVE).get(SESSION)
+        self.created = created.get(SESSION)
+        self.stateless = created.get(STATELESS)
+        self.ended = family(SESSIONS_ENDED)
         #: Why the session ending now ends (set by the HTTP manager's `end`).
         self.reason = "closed"
 

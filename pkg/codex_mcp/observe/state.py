@@ -12,7 +12,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from . import metrics
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
@@ -123,6 +122,8 @@ class ServerState:
         client = getattr(store, "redis", None)
         if client is None or not getattr(store, "shared", False):
             return
+        from . import metrics
+
         started = time.perf_counter()
         try:
             await client.ping()
@@ -132,6 +133,8 @@ class ServerState:
 
     def update_gauges(self, state: dict[str, Any] | None = None) -> None:
         """Set the gauges of state that lives elsewhere (children, app-servers, Redis)."""
+        from . import metrics
+
         state = state if state is not None else self.snapshot()
         children = state.get("children")
         if children is not None:

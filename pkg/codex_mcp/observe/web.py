@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from . import metrics
 from .enable import Observed, observe
 from .refusals import RefusalLog
 from .state import ServerState
@@ -97,7 +96,9 @@ def pages(state: ServerState) -> tuple[PageHandler, PageHandler]:
     async def scrape(request: web.Request) -> web.Response:
         await state.probe_store()
         state.update_gauges()
-        body, content_type = metrics.exposition()
+        from .metrics import exposition  # the first scrape imports prometheus_client
+
+        body, content_type = exposition()
         response = web.Response(body=body)
         response.headers["Content-Type"] = content_type
         return response
