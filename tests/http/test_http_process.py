@@ -420,3 +420,24 @@ async def test_behind_nginx_without_keepalives_the_read_timeout_cuts_the_call(
     async with aiohttp.ClientSession() as http:
         status, _ = await _long_silent_call(http, proxied)
     assert status == 504
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+async def test_listening_on_an_address_starts_no_thread(host: str, http_process: Start) -> None:
+    """An address is bound as given, not resolved: uvloop resolves even 127.0.0.1 on
+    libuv's thread pool, four threads started before the first answer (issue 23)."""
+    if host == "::1" and not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    server = http_process("--host", host)
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, server.url)
+        async with http.post(
+            server.url, json=call(2, "echo", {"message": "hi"}), headers=session
+        ) as response:
+            assert text_of(await response.json()).endswith("hi")
+    threads = _thread_names(server.pid)
+    assert len(threads) == 1, threads  # the main thread alone (not libuv-worker x4)
+
+
+def _thread_names(pid: int) -> list[str]:
+    return [(task / "comm").read_text().strip() for task in Path(f"/proc/{pid}/task").iterdir()]
