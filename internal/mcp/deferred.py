@@ -43,13 +43,14 @@ class Deferred:
         self._finish(None, error)
 
     def _finish(self, result: Any, error: BaseException | None) -> None:
-        if self.done:  # answered, or given up on, already: later answers are dropped
+        if self._outcome is not None or self.cancelled:  # `done`: later answers are dropped
             return
         self._outcome = (result, error)
         settle, self._settle, self.on_cancel = self._settle, None, None  # no cycles left
         if settle is not None:
             settle(result, error)
-        self._wake()
+        if self._finished is not None:  # someone awaits it (a drain, an awaiting caller)
+            self._wake()
 
     def cancel(self, msg: Any = None) -> bool:
         """Give up on the answer (the request was cancelled, or the connection closed)."""

@@ -20,7 +20,7 @@ cannot trust.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -95,7 +95,18 @@ class FrameDecoder:
         self._discarded_head = b""  # that line's first bytes
         self._resyncing = False  # lsp mode: after a bad frame, junk until the next header
 
-    def feed(self, data: bytes) -> Iterator[Frame]:
+    def feed(self, data: bytes) -> Iterable[Frame]:
+        """The frames `data` completes, in order (the rest is kept for the next call)."""
+        if (
+            self.mode == "ndjson"
+            and not self._buffer
+            and not self._parts
+            and not self._discarding_line
+        ):
+            return self._whole_lines(data)  # the usual chunk: whole lines, and a list
+        return self._feed(data)
+
+    def _feed(self, data: bytes) -> Iterator[Frame]:
         if self.mode is None:
             self._buffer += data
             mode = self._detect()
@@ -119,7 +130,7 @@ class FrameDecoder:
                 if frame is not None:
                     yield frame
                 start = end + 1
-            yield from self._whole_lines(data, start)  # no partial line pending now
+            yield from self._whole_lines(data[start:] if start else data)
         else:
             self._buffer += data
             yield from self._drain()
@@ -168,22 +179,28 @@ class FrameDecoder:
             position = newline + 1
         return "ndjson" if len(buffer) - start > MAX_HEADER_BYTES else None
 
-    def _whole_lines(self, data: bytes, start: int = 0) -> Iterator[Frame]:
-        """Split a chunk that starts at a line boundary (at `start`), copying each line once."""
-        while (end := data.find(b"\n", start)) >= 0:
-            if end - start > self.max:
-                tail = data[max(start, end - HEAD_BYTES) : end]
-                yield Oversized(data[start : start + HEAD_BYTES], self.max, tail)
-            elif end > start:
-                if data[start] != _OPEN_BRACE and _STARTS_WITH_HEADER.match(data, start, end):
-                    yield BadFrame(_HEADER_ON_JSON_LINES)  # one bad line; the next is read
+    def _whole_lines(self, data: bytes) -> list[Frame]:
+        """Split a chunk that starts at a line boundary, copying each line once (a list, not
+        a generator: this runs for every read of a stdio peer)."""
+        lines = data.split(b"\n")
+        rest = lines.pop()  # after the last newline: a line still open (or nothing)
+        frames: list[Frame] = []
+        if len(data) <= self.max:  # no line can be over the limit
+            for line in lines:
+                if line and line[0] == _OPEN_BRACE:  # a JSON object: the usual line
+                    frames.append(line)
                 else:
-                    line = data[start:end]
-                    if line.strip():  # empty lines are ignored
-                        yield line
-            start = end + 1
-        if start < len(data):
-            self._open_line(data[start:] if start else data)
+                    frame = self._line_frame(line)
+                    if frame is not None:
+                        frames.append(frame)
+        else:
+            for line in lines:
+                frame = self._line_frame(line)
+                if frame is not None:
+                    frames.append(frame)
+        if rest:
+            self._open_line(rest)
+        return frames
 
     def _drain(self) -> Iterator[Frame]:
         """Decode what the buffer holds until it needs more."""

@@ -155,13 +155,17 @@ class Requester:
         task, no timeout: a relay's hot path. `abandon(request_id)` gives up on it."""
         if self.closed:
             raise self.closed_error()
-        options = options or DEFAULT_OPTIONS
-        request_id, params = self._prepare(params, options)
-        self._outgoing[request_id] = _Pending(None, method, options.on_progress, on_answer)
+        if options is None:  # a fresh id, the params as they are
+            self._next_id += self.id_stride
+            request_id: RequestId = self._next_id
+            self._outgoing[request_id] = _Pending(None, method, None, on_answer)
+            related = None
+        else:
+            request_id, params = self._prepare(params, options)
+            self._outgoing[request_id] = _Pending(None, method, options.on_progress, on_answer)
+            related = options.related_request_id
         try:
-            delivery = self.outbound.send(
-                jsonrpc.request(request_id, method, params), options.related_request_id
-            )
+            delivery = self.outbound.send(jsonrpc.request(request_id, method, params), related)
         except BaseException:
             del self._outgoing[request_id]
             raise

@@ -125,6 +125,8 @@ class JsonRpcPeer(Requester):
         except JsonRpcError as exc:
             self.send(error_response(None, exc.code, exc.message), origin)
             return True
+        if type(message) is dict:  # one message, the usual case: `receive` without a layer
+            return self._receive_one(message, None, origin)
         return self.receive(message, origin)
 
     def receive(self, message: Any, origin: Hashable = None) -> bool:
@@ -178,7 +180,8 @@ class JsonRpcPeer(Requester):
             if params is None or type(params) is dict:
                 self._on_notification(method, params or {}, origin)
             return self._reply(None, None, batch)
-        if not is_valid_id(request_id):
+        kind = type(request_id)
+        if kind is not int and kind is not str and not is_valid_id(request_id):
             return self._reply(
                 None, _invalid(None, "'id' must be a string or an integer"), batch, origin
             )
@@ -265,8 +268,13 @@ class JsonRpcPeer(Requester):
             return
         del self._in_flight[request_id]
         if error is None:
-            response = result_response(request_id, result)
-        elif isinstance(error, asyncio.CancelledError):  # the handler gave up on it
+            response = {"jsonrpc": "2.0", "id": request_id, "result": result}
+            if batch is None:  # `_reply`, inline: a relay's every answer comes this way
+                self.send(response, request_id)
+            else:
+                batch.add(response)
+            return
+        if isinstance(error, asyncio.CancelledError):  # the handler gave up on it
             response = _cancelled_by_handler(request_id)
         elif isinstance(error, JsonRpcError):
             response = _error_from(request_id, error)

@@ -23,7 +23,9 @@ def call_tool(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> Awaitable[JsonObject]:
     # Not a coroutine: it returns the tool's own awaitable, one layer less per call.
-    name = require_str(params, "name")
+    name = params.get("name")
+    if type(name) is not str:
+        name = require_str(params, "name")  # says what is wrong (or takes a str subclass)
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}

@@ -49,28 +49,36 @@ ProgressHandler = ProgressCallback
 
 
 class _TransportOutbound:
-    """The peer's outbound: `transport.send`, awaited; a transport that can queue a message
-    at once (stdio) takes it synchronously, with nothing to await unless it is backed up."""
+    """The peer's outbound: `transport.send`, awaited."""
 
-    __slots__ = ("send_nowait", "transport")
+    __slots__ = ("transport",)
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
-        self.send_nowait: Callable[[Any], Awaitable[None] | None] | None = getattr(
-            transport, "send_nowait", None
-        )
 
     def send(self, message: Any, related: Hashable = None) -> Awaitable[None] | None:
-        if self.send_nowait is not None:
-            return self.send_nowait(message)
         return self.transport.send(message)
+
+
+class _NowaitOutbound:
+    """The outbound of a transport that queues a message at once (stdio): its `send_nowait`
+    itself, with nothing to await unless the pipe is backed up (no layer between: a relay
+    sends every call through it)."""
+
+    __slots__ = ("send",)
+
+    def __init__(self, send_nowait: Callable[..., Awaitable[None] | None]) -> None:
+        self.send = send_nowait
 
 
 class ClientSession(JsonRpcPeer):
     strict_version = False  # take what a lenient server sends, as earlier clients did
 
     def __init__(self, transport: Transport) -> None:
-        super().__init__(_TransportOutbound(transport))
+        send_nowait = getattr(transport, "send_nowait", None)
+        super().__init__(
+            _TransportOutbound(transport) if send_nowait is None else _NowaitOutbound(send_nowait)
+        )
         self.transport = transport
         self.request_handlers: dict[str, RequestHandler] = {"ping": lambda _params: {}}
         self.notification_handlers: list[NotificationHandler] = []

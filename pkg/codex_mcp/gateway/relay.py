@@ -44,7 +44,12 @@ def call_tool(
     task, no future, no loop turn between (core/deferred.py), one `RelayedCall` per call."""
     child.activity += 1
     connection = child.connection
-    if ctx.can_create_task and (connection is None or connection.session.modern is None):
+    legacy_front = type(ctx) is RequestContext  # no 2026-07-28 envelope: no task, no rounds
+    if (
+        not legacy_front
+        and ctx.can_create_task
+        and (connection is None or connection.session.modern is None)
+    ):
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
         work = request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
@@ -77,7 +82,7 @@ def call_tool(
     # The answer cannot come before this: the request is written in a later loop turn.
     call.request_id = request_id
     child.calls[request_id] = ctx
-    if type(ctx) is not RequestContext and getattr(ctx, "rounds", None) is not None:
+    if not legacy_front and getattr(ctx, "rounds", None) is not None:
         child.interrupts[request_id] = call.abort  # a 2026-07-28 call that may need a round
     return call
 
@@ -97,7 +102,9 @@ class RelayedCall(Deferred):
         ctx: RequestContext,
         passthrough: bool,
     ) -> None:
-        super().__init__()
+        # Deferred.__init__, inline (one call less per relayed call).
+        self._settle = self._outcome = self._finished = self.on_cancel = None
+        self.cancelled = False
         self.child = child
         self.session = session
         self.tool = tool

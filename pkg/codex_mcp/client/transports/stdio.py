@@ -133,6 +133,8 @@ class StdioTransport(Transport):
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         self._tasks: list[asyncio.Task[None]] = []
         self._pending: list[bytes] = []
+        #: More than _WRITE_HIGH_WATER was left unwritten at the last write.
+        self._backed_up = False
         self._on_message: OnMessage | None = None
         self._on_closed: OnClosed | None = None
         self._closing = False
@@ -191,26 +193,27 @@ class StdioTransport(Transport):
         if waiting is not None:
             await waiting
 
-    def send_nowait(self, message: JsonObject) -> Awaitable[None] | None:
+    def send_nowait(self, message: JsonObject, related: object = None) -> Awaitable[None] | None:
         """Queue one message; everything sent in one event-loop turn goes out in one write
         (under load that is one syscall for many requests). Returns something to await only
         while the pipe is backed up. A failed write is reported by the process's death,
-        which fails every pending request."""
+        which fails every pending request. (`related` is the peer's routing hint, which a
+        pipe has no use for: this is the session's outbound as it is.)"""
         process = self.process
         if self._gone is not None:
             raise self._gone
         if process is None or process.stdin is None:
             raise ConnectionClosed("stdio transport not started")
-        body = jsonrpc.encode(message)
         if self.framing == "content-length":
+            body = jsonrpc.encode(message)
             data = b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
         else:
-            data = body + b"\n"
+            data = orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
         pending = self._pending
         pending.append(data)
         if len(pending) == 1:
             asyncio.get_running_loop().call_soon(self._flush)
-        if process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
+        if self._backed_up and process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
             return self._drain(process.stdin)
         return None
 
@@ -229,6 +232,9 @@ class StdioTransport(Transport):
             process.stdin.write(pending[0] if len(pending) == 1 else b"".join(pending))
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             log.debug("writing to %s failed: %s", self.describe(), exc)
+            return
+        # Checked once per write, not per message: only a write can fill the pipe's buffer.
+        self._backed_up = process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER
 
     # -- reading ---------------------------------------------------------------
     def _stdout_data(self, decoder: FrameDecoder, chunk: bytes) -> None:
