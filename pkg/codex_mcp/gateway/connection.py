@@ -77,7 +77,11 @@ class ChildSession(ClientSession):
             ):
                 pending = self._outgoing.pop(request_id, None)
                 if pending is not None:
-                    pending.succeed(result)
+                    on_answer = pending.on_answer  # a relayed call (`request_nowait`)
+                    if on_answer is not None:
+                        on_answer(result, None)
+                    else:
+                        pending.succeed(result)
                     return False
         return super().receive(message, origin)
 
