@@ -161,6 +161,35 @@ async def test_large_results_and_many_answers_arrive_whole() -> None:
         assert [r.text for r in results] == messages
 
 
+async def test_a_server_that_stops_reading_makes_senders_wait_past_the_high_water() -> None:
+    # A server that never reads its stdin: what we send piles up in the pipe and then in
+    # our write buffer. Under 1 MB a send returns nothing to await (the relay's hot path);
+    # past it, each send returns a wait that ends only when the pipe drains (or the
+    # server goes away, which fails it with the connection's error).
+    transport = StdioTransport([sys.executable, "-c", "import time; time.sleep(60)"])
+    await transport.start(lambda message: None, lambda exc: None)
+    try:
+        filler = {"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "z" * 65536}}
+        for _ in range(4):  # 256 KB: the pipe (64 KB) fills, the rest waits in our buffer
+            assert transport.send_nowait(filler) is None
+        await asyncio.sleep(0)  # one loop turn: the queued messages are written
+        waits = []
+        for _ in range(40):  # 2.5 MB more, a loop turn after each send
+            waits.append(transport.send_nowait(filler))
+            await asyncio.sleep(0)
+        assert waits[0] is None  # still under the high-water mark then
+        backed_up = [wait for wait in waits if wait is not None]
+        assert backed_up, "no send waited with more than 1 MB unwritten"
+        pending = [asyncio.ensure_future(wait) for wait in backed_up]
+        await asyncio.sleep(0)
+        assert not any(wait.done() for wait in pending)
+    finally:
+        await transport.close()
+    for wait in pending:
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(wait, 10)
+
+
 @needs_everything
 async def test_server_everything_stdio() -> None:
     sampled: list[dict] = []
