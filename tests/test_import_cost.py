@@ -8,6 +8,8 @@ every module they imported during their whole life (lazy imports included).
   gateway's small config finder only);
 - a stdio gateway of stdio children imports no aiohttp, Redis client, Prometheus or
   OpenTelemetry;
+- both commands import and set up with the garbage collector paused, and serve with it
+  running again and what they set up frozen (gc.freeze);
 - `codex-mcp-http` without --redis-url, OAuth or a gateway config imports no Redis client,
   no gateway, no OpenTelemetry, no JWT library and, with only flags given, no
   pydantic-settings; until /metrics is first scraped, no prometheus_client (its counters
@@ -239,3 +241,68 @@ def test_a_plain_http_server_imports_no_redis_gateway_tracing_auth_or_prometheus
         *NO_SETTINGS_MODEL,
     )
     assert _offending(imported, forbidden, GATEWAY_FINDER) == []
+
+
+GC_SERVER = """
+import gc
+from codex_mcp import Server
+
+server = Server("gc-state")
+
+
+@server.tool()
+def gc_state() -> str:
+    \"\"\"How the collector runs while serving.\"\"\"
+    return f"enabled={gc.isenabled()} frozen={gc.get_freeze_count() > 0}"
+"""
+
+
+def test_start_up_runs_with_the_collector_paused_and_serving_with_it_on(tmp_path: Path) -> None:
+    """The imports and set-up make dozens of collections that free nothing; the server
+    must serve with the collector on again (never left paused), its set-up frozen."""
+    (tmp_path / "gc_server.py").write_text(GC_SERVER)
+    request = {"method": "tools/call", "params": {"name": "gc_state", "arguments": {}}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, **request},
+    ]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "cmd/mcp"), "--serve", str(tmp_path / "gc_server.py")],
+        input="".join(json.dumps(m) + "\n" for m in messages),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=_clean_environment(tmp_path),
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    answer = next(a for a in answers if a.get("id") == 2)
+    assert answer["result"]["content"][0]["text"] == "enabled=True frozen=True", answer
+
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", "--serve", "gc_server.py"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=_clean_environment(tmp_path),
+    )
+    assert server.stderr is not None
+    try:
+        url = next(
+            found.group(1)
+            for line in server.stderr
+            if (found := re.search(r"listening on (http://\S+)", line))
+        )
+        drain = threading.Thread(target=_drain, args=(server.stderr, []), daemon=True)
+        drain.start()
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
+        session, _ = _post(url, initialize)
+        _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        _, answer = _post(url, {"jsonrpc": "2.0", "id": 2, **request}, session)
+        assert answer["result"]["content"][0]["text"] == "enabled=True frozen=True", answer
+    finally:
+        server.terminate()
+        server.wait(30)

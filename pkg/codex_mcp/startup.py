@@ -8,9 +8,30 @@ resolve, a `--serve` that names nothing); `run` in runtime.py turns it into that
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import gc
 import socket
+from collections.abc import Iterator
 from typing import NoReturn
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """A console script's imports and set-up with the cyclic garbage collector paused: the
+    few hundred modules a server imports make some 80 collections that free next to nothing
+    (~10 ms of a start). What the set-up made is then frozen (`gc.freeze`: long-lived,
+    never scanned again, so the collections while serving are smaller) and the collector
+    runs again, before the server serves."""
+    if not gc.isenabled():  # someone paused it on purpose: theirs to resume
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def add_version_flag(parser: argparse.ArgumentParser) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..defaults import WORKER_ENV, HttpDefaults, HttpOptions
 from ..log_tags import RedactBearer
-from .gateway import GATEWAY_HELP, gateway_core, intercept
-from .options import parse
+from ..startup import collector_paused
+
+if TYPE_CHECKING:
+    from ..defaults import HttpDefaults
 
 DESCRIPTION = (
     "Serve MCP over Streamable HTTP at /mcp (with single-event SSE at /mcp/sse and the "
@@ -31,7 +34,17 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    given = sys.argv[1:] if argv is None else argv
+    with collector_paused():
+        serve = _prepare(sys.argv[1:] if argv is None else argv)
+    serve()
+
+
+def _prepare(given: list[str]) -> Callable[[], object]:
+    """Everything before serving (settings, imports, the core, the config): what then serves."""
+    from ..defaults import WORKER_ENV, HttpDefaults, HttpOptions
+    from .gateway import GATEWAY_HELP, gateway_core, intercept
+    from .options import parse
+
     args, gateway = intercept(given, "codex-mcp-http")
     settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
     if settings.workers > 1:
@@ -47,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
             settings.shutdown_timeout,
             keys_configured=bool(request_state_keys(settings)),
         )
-        raise SystemExit(supervisor.run())
+        return lambda: sys.exit(supervisor.run())
     if gateway is not None:
         # Before the imports below (aiohttp, the core, the client): its children start
         # meanwhile, on another core (gateway/early.py).
@@ -84,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         reuse_port=os.environ.get(WORKER_ENV) is not None,
         workers_status=link.status if link is not None else None,
     )
-    run(
+    return lambda: run(
         serve_http(core, config, on_listening=announcer("codex-mcp-http")),
         use_uvloop=settings.uvloop,
         prog="codex-mcp-http",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
-from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP, gateway_core, intercept
+from ..startup import collector_paused
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
+    from ..defaults import StdioDefaults
 
 DESCRIPTION = (
     "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
@@ -22,6 +22,9 @@ DESCRIPTION = (
 def _settings(argv: list[str]) -> StdioDefaults:
     """The defaults, or `--serve`/`--log-level` read directly, when nothing else is
     configured (a faster start: no pydantic-settings); otherwise the full parse."""
+    from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
+    from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP
+
     if not configured_by_environment():
         quick = quick_flags(argv) if argv else DEFAULTS
         if quick is not None:
@@ -32,7 +35,16 @@ def _settings(argv: list[str]) -> StdioDefaults:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args, gateway = intercept(sys.argv[1:] if argv is None else argv, "codex-mcp")
+    with collector_paused():
+        serve = _prepare(sys.argv[1:] if argv is None else argv)
+    serve()
+
+
+def _prepare(given: list[str]) -> Callable[[], object]:
+    """Everything before serving (settings, imports, the core): what then serves."""
+    from .gateway import gateway_core, intercept
+
+    args, gateway = intercept(given, "codex-mcp")
     settings = _settings(args)
     if gateway is not None:
         # Before the imports below (the core, the client, the relay): its children start
@@ -62,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if settings.metrics_port is not None or settings.audit_log is not None or tracing_requested():
         main = _observed(main, core, settings)
-    run(main, use_uvloop=settings.uvloop, prog="codex-mcp")
+    return lambda: run(main, use_uvloop=settings.uvloop, prog="codex-mcp")
 
 
 def _observed(
