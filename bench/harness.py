@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from codex_mcp.bench import http_load
+from codex_mcp.bench import http_load, stdio_load
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -82,6 +82,35 @@ async def _wait_ready(url: str, process: subprocess.Popen[bytes], started: float
                 return time.perf_counter() - started
             await asyncio.sleep(READY_POLL_SECONDS)
     raise RuntimeError("did not answer within 12 s")
+
+
+#: (name, command, environment) of a server to start; an HTTP command has "{port}".
+Started = tuple[str, list[str], dict[str, str]]
+
+
+def cold_starts(servers: list[Started], rounds: int, http: bool) -> dict[str, float]:
+    """Each server's cold start (ms, median of `rounds`): the servers started in turn, round
+    after round, so a change of the machine's load during the run falls on all of them
+    alike (each server's runs one after another, as the other figures are taken, let it fall
+    on one server and move the ratios between them). A server that fails is left out."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in servers}
+    for _ in range(rounds):
+        for name, command, env in servers:
+            try:
+                if http:
+                    with http_server(command, env) as (_, _, seconds):
+                        times[name].append(seconds * 1000)
+                else:
+                    times[name].append(asyncio.run(_stdio_cold_start(command, env)) * 1000)
+            except (RuntimeError, OSError, TimeoutError, ConnectionError) as exc:
+                print(f"    cold start of {name} skipped: {exc}", file=sys.stderr)
+    return {name: statistics.median(each) for name, each in times.items() if each}
+
+
+async def _stdio_cold_start(command: list[str], env: dict[str, str]) -> float:
+    peer, seconds = await stdio_load.spawn(command, env)
+    await stdio_load.close(peer.process)
+    return seconds
 
 
 def median_of(runs: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
