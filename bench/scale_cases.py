@@ -95,41 +95,96 @@ def scale_cases(
             yield trip_label, [("codex-mcp", asyncio.run(_round_trip(url)))]
 
 
+#: `--workers N` without Redis (refused by codex-mcp-http): the floor of the Redis rows.
+FLOOR = [PY, str(ROOT / "bench/floors/workers_in_memory.py")]
+
+
+@dataclass(frozen=True)
+class Setup:
+    name: str
+    options: list[str]
+    #: Servers started side by side, and the workers of each.
+    replicas: int = 1
+    workers: int = 1
+    #: Clients (sessions calling at once) per server.
+    clients: int = 32
+    #: Each session on a connection of its own (separate clients), or one shared pool.
+    own_connections: bool = True
+    #: Started by the floor's launcher (the supervisor without Redis) rather than the CLI.
+    floor: bool = False
+    #: Run for the baseline too, or for today's code only.
+    compared: bool = True
+    #: The row whose processes are the same without Redis: this row's floor.
+    floor_of: str | None = None
+
+
+def _setups(redis: list[str]) -> list[Setup]:
+    def workers(n: int) -> list[str]:
+        return ["--workers", str(n), *redis]
+
+    return [
+        Setup("1 worker, in memory", []),
+        Setup("1 worker, Redis", redis, floor_of="1 worker, in memory"),
+        Setup("2 workers, in memory (floor)", [], workers=2, floor=True),
+        Setup("2 workers, Redis", workers(2), workers=2, floor_of="2 workers, in memory (floor)"),
+        Setup("4 workers, in memory (floor)", [], workers=4, floor=True),
+        Setup("4 workers, Redis", workers(4), workers=4, floor_of="4 workers, in memory (floor)"),
+        Setup(
+            "4 workers, Redis, one pool of connections",
+            workers(4),
+            workers=4,
+            own_connections=False,
+            compared=False,
+            floor_of="4 workers, in memory (floor)",
+        ),
+        Setup("2 replicas, in memory, 16 clients each", [], replicas=2, clients=16, compared=False),
+        Setup(
+            "2 replicas, Redis, 16 clients each",
+            redis,
+            replicas=2,
+            clients=16,
+            compared=False,
+            floor_of="2 replicas, in memory, 16 clients each",
+        ),
+    ]
+
+
 def _workers(url: str, runs: int, calls: int, cap: float, targets: list[Target]) -> Rows:
     """Each setup for each target, interleaved run by run (the machine's drift hits them
-    alike); the median of the runs per row. The last rows (today's code only) tell what
-    more processes cost apart from what a worker does: two independent replicas (no
-    supervisor, no shared port) with 16 clients each, and one in-memory process with the
-    share of the 32 clients each of 2 and of 4 workers gets."""
-    redis = ["--redis-url", url]
-    setups = [  # name, options, processes started, workers, clients each, for the baseline too
-        ("1 worker, in memory", [], 1, 1, 32, True),
-        ("1 worker, Redis", redis, 1, 1, 32, True),
-        ("2 workers, Redis", ["--workers", "2", *redis], 1, 2, 32, True),
-        ("4 workers, Redis", ["--workers", "4", *redis], 1, 4, 32, True),
-        ("2 replicas, Redis, 16 clients each", redis, 2, 1, 16, False),
-        ("1 worker, in memory, 16 clients", [], 1, 1, 16, False),
-        ("1 worker, in memory, 8 clients", [], 1, 1, 8, False),
-    ]
+    alike); the median of the runs per row. Each Redis row has a floor: the same processes
+    (the supervisor and its workers, each session on its own connection so that it stays
+    on one worker) keeping sessions in memory. On 2 cores shared with the load generator,
+    more processes than cores cost CPU per call by themselves (context switches, cold
+    caches, fewer requests per wakeup); the floor measures that, so the Redis row's excess
+    over it is what Redis and sharing sessions cost."""
+    setups = _setups(["--redis-url", url])
     results: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run in range(runs):
-        for name, options, replicas, workers, clients, compared in setups:
-            for label, command, env in targets if compared else targets[:1]:
-                row = f"{name} {label}".strip()
+        for setup in setups:
+            for label, command, env in targets if setup.compared else targets[:1]:
+                row = f"{setup.name} {label}".strip()
                 print(f"  {row} (run {run + 1} of {runs}) ...", file=sys.stderr, flush=True)
-                command = [*command, "--log-level", "warning", *options]
-                load = Load(url, replicas, workers, clients, calls, cap)
-                results.setdefault((label, name), []).append(_measure(command, env, load))
+                if setup.floor:
+                    command = [*FLOOR, str(setup.workers), "{port}"]
+                command = [*command, "--log-level", "warning", *setup.options]
+                load = Load(url, setup, calls, cap)
+                results.setdefault((label, setup.name), []).append(_measure(command, env, load))
+    floors = {setup.name: setup.floor_of for setup in setups}
     rows: Rows = []
     for (label, name), found in results.items():
         figures = medians(found)
-        base = medians(results[label, setups[0][0]])
+        base = medians(results[label, setups[0].name])
         if base.get("throughput_per_s") and figures.get("throughput_per_s"):
             figures["x_in_memory"] = figures["throughput_per_s"] / base["throughput_per_s"]
-        if base.get("cpu_us_per_call") and figures.get("cpu_us_per_call"):
-            figures["cpu_x_in_memory"] = figures["cpu_us_per_call"] / base["cpu_us_per_call"]
+        cpu = figures.get("cpu_us_per_call")
+        if base.get("cpu_us_per_call") and cpu:
+            figures["cpu_x_in_memory"] = cpu / base["cpu_us_per_call"]
             # What one core serves at this CPU per call: the projection's unit.
-            figures["calls_per_core_s"] = 1e6 / figures["cpu_us_per_call"]
+            figures["calls_per_core_s"] = 1e6 / cpu
+        floor = floors.get(name)
+        floor_cpu = medians(results[label, floor]).get("cpu_us_per_call") if floor else None
+        if floor_cpu and cpu:
+            figures["cpu_x_floor"] = cpu / floor_cpu
         rows.append((f"{name} {label}".strip(), figures))
     return rows
 
@@ -137,10 +192,7 @@ def _workers(url: str, runs: int, calls: int, cap: float, targets: list[Target])
 @dataclass(frozen=True)
 class Load:
     redis_url: str
-    #: Servers started side by side, each with `workers` workers and `clients` clients.
-    replicas: int
-    workers: int
-    clients: int
+    setup: Setup
     calls: int
     cap: float
 
@@ -150,10 +202,10 @@ def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, A
     with contextlib.ExitStack() as servers:
         started = [
             servers.enter_context(http_server(command, {**os.environ, **env}))
-            for _ in range(load.replicas)
+            for _ in range(load.setup.replicas)
         ]
         for mcp_url, _, _ in started:
-            asyncio.run(_every_worker_ready(mcp_url.removesuffix("/mcp"), load.workers))
+            asyncio.run(_every_worker_ready(mcp_url.removesuffix("/mcp"), load.setup.workers))
         before = asyncio.run(_commands(load.redis_url)) if shared else 0
 
         async def together() -> list[dict[str, Any]]:
@@ -162,10 +214,11 @@ def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, A
                     http_load.measure(
                         mcp_url,
                         params=ECHO,
-                        calls=load.calls // load.replicas,
-                        concurrency=load.clients,
+                        calls=load.calls // load.setup.replicas,
+                        concurrency=load.setup.clients,
                         max_seconds=load.cap,
                         pid=pid,
+                        connection_per_session=load.setup.own_connections,
                     )
                     for mcp_url, pid, _ in started
                 )
@@ -174,7 +227,11 @@ def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, A
 
         figures = _together(asyncio.run(together()))
         if shared:
-            made = 100 * load.replicas + figures["sequential_calls"] + figures["concurrent_calls"]
+            made = (
+                100 * load.setup.replicas
+                + figures["sequential_calls"]
+                + figures["concurrent_calls"]
+            )
             after = asyncio.run(_commands(load.redis_url))
             figures["redis_cmds_per_call"] = (after - before) / made
         return figures
@@ -266,8 +323,12 @@ async def _time_first_calls(a: str, b: str) -> tuple[list[float], list[float]]:
     return first, cached
 
 
-#: The rows whose CPU per call the projection multiplies by cores.
-PROJECTED = ("1 worker, in memory", "2 workers, Redis", "4 workers, Redis")
+#: The row the projection starts from, and the Redis rows whose cost over their floor
+#: (the same processes without Redis) it applies to it.
+IN_MEMORY = "1 worker, in memory"
+PROJECTED = ("2 workers, Redis", "4 workers, Redis")
+#: Shown as measured too: 2 crowded cores, so a lower bound.
+CROWDED = "4 workers, Redis"
 
 
 def scale_markdown(label: str, rows: Rows, report: dict[str, Any]) -> tuple[str, str]:
@@ -293,8 +354,8 @@ def scale_markdown(label: str, rows: Rows, report: dict[str, Any]) -> tuple[str,
     lines = [
         generated,
         "| HTTP echo | p50 | calls/s | calls/s x in memory | server CPU per call | CPU x in memory "
-        "| calls/s per core | Redis commands per call |",
-        "|---|---|---|---|---|---|---|---|",
+        "| CPU x floor | calls/s per core | Redis commands per call |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, f in found.items():
         lines.append(
@@ -302,21 +363,40 @@ def scale_markdown(label: str, rows: Rows, report: dict[str, Any]) -> tuple[str,
             f"| {_shown(f.get('x_in_memory'), '.2f')} "
             f"| {_shown(f.get('cpu_us_per_call'), '.0f', ' µs')} "
             f"| {_shown(f.get('cpu_x_in_memory'), '.2f')} "
+            f"| {_shown(f.get('cpu_x_floor'), '.2f')} "
             f"| {_shown(f.get('calls_per_core_s'), ',.0f')} "
             f"| {_shown(f.get('redis_cmds_per_call'), '.2f')} |"
         )
-    projected = [name for name in PROJECTED if found.get(name, {}).get("calls_per_core_s")]
-    lines += [
-        "",
-        "| cores, one worker each | "
-        + " | ".join(f"at the CPU per call of {name}" for name in projected)
-        + " |",
-        "|---" * (len(projected) + 1) + "|",
+    return "scale-workers", "\n".join([*lines, "", *_projection(found)])
+
+
+def _projection(found: dict[str, dict[str, Any]]) -> list[str]:
+    """Calls/s per core x cores, one worker per core: at one in-memory worker's CPU per
+    call, at that times each Redis row's cost over its floor (what a worker with a core of
+    its own costs), and at the crowded row's CPU per call as measured here."""
+    per_core = found.get(IN_MEMORY, {}).get("calls_per_core_s")
+    if not per_core:
+        return []
+    columns = [(f"{IN_MEMORY} (this run)", per_core)]
+    for name in PROJECTED:
+        excess = found.get(name, {}).get("cpu_x_floor")
+        if excess:
+            # Below 1 is the run's noise: a worker costs at least what one process does.
+            shown = f"{excess:.2f}" if excess >= 1 else f"{excess:.2f}, taken as 1"
+            columns.append(
+                (f"{name}: its CPU x floor ({shown}) applied", per_core / max(1.0, excess))
+            )
+    crowded = found.get(CROWDED, {}).get("calls_per_core_s")
+    if crowded:
+        columns.append((f"{CROWDED} as measured on 2 crowded cores (a lower bound)", crowded))
+    lines = [
+        "| cores, one worker each | " + " | ".join(name for name, _ in columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
     ]
     for cores in (1, 2, 4, 8, 16):
-        cells = [f"{cores * found[name]['calls_per_core_s']:,.0f} calls/s" for name in projected]
+        cells = [f"{cores * rate:,.0f} calls/s" for _, rate in columns]
         lines.append(f"| {cores} | " + " | ".join(cells) + " |")
-    return "scale-workers", "\n".join(lines)
+    return lines
 
 
 def _shown(value: float | None, spec: str, unit: str = "") -> str:

@@ -66,6 +66,43 @@ async def test_http_figures_against_the_floor() -> None:
         server.wait(10)
 
 
+async def test_each_session_on_its_own_connection_stays_on_one_worker() -> None:
+    """The floor of `--workers 2` on Redis: the supervisor and two workers keeping sessions
+    in memory (bench/floors/workers_in_memory.py). Each worker knows only the sessions made
+    on it, so every call is answered only if each session stays on its worker: the load
+    gives each session a connection of its own (sharing one pool, a session's request
+    sometimes takes another's connection, reaches the other worker and gets 404)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    floor = [sys.executable, str(ROOT / "bench/floors/workers_in_memory.py"), "2", str(port)]
+    server = subprocess.Popen(floor)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the floor did not start"
+                await asyncio.sleep(0.05)
+        figures = await http_load.measure(
+            url,
+            params=ECHO,
+            sequential=20,
+            calls=400,
+            concurrency=8,
+            pid=server.pid,
+            connection_per_session=True,
+        )
+        assert figures["concurrent_calls"] == 400
+        assert _sane(figures["cpu_us_per_call"])  # the workers' CPU is counted with the parent's
+    finally:
+        server.terminate()
+        server.wait(15)
+
+
 def test_cli_prints_a_table(capsys: object) -> None:
     code = bench_main(
         [

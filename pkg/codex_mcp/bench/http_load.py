@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -85,10 +86,25 @@ async def measure(
     concurrency: int = 32,
     max_seconds: float = 30.0,
     pid: int | None = None,
+    connection_per_session: bool = False,
 ) -> dict[str, Any]:
+    """Latency of sequential calls, then throughput of `concurrency` sessions calling at
+    once. With `connection_per_session` each session keeps its own connection, as separate
+    clients do (a server of several workers then sees each session on one of them);
+    otherwise the sessions share one pool, so a session's calls move between connections."""
     connector = aiohttp.TCPConnector(limit=concurrency + 8)
-    async with aiohttp.ClientSession(connector=connector) as http:
-        session = HttpSession(http, url)
+    async with (
+        contextlib.AsyncExitStack() as own,
+        aiohttp.ClientSession(connector=connector) as http,
+    ):
+
+        async def client() -> aiohttp.ClientSession:
+            if not connection_per_session:
+                return http
+            alone = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+            return await own.enter_async_context(alone)
+
+        session = HttpSession(await client(), url)
         await session.open()
         deadline = time.perf_counter() + max_seconds
         for _ in range(min(100, sequential)):
@@ -102,7 +118,7 @@ async def measure(
                 raise RuntimeError(f"the server answered an error: {reply['error']}")
             if time.perf_counter() > deadline:
                 break
-        workers = [HttpSession(http, url) for _ in range(concurrency)]
+        workers = [HttpSession(await client(), url) for _ in range(concurrency)]
         await asyncio.gather(*(w.open() for w in workers))
         before = sample_process(pid) if pid else None
         remaining = [calls]
