@@ -12,10 +12,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from . import jsonrpc
-from .calls import CANCELLED, DEFAULT_OPTIONS, AnswerCallback, CallOptions, Outbound
+from .calls import (
+    CANCELLED,
+    DEFAULT_OPTIONS,
+    AnswerCallback,
+    CallOptions,
+    Outbound,
+    ProgressCallback,
+)
 from .jsonrpc import (
     INTERNAL_ERROR,
     JsonObject,
@@ -26,6 +33,22 @@ from .jsonrpc import (
 )
 
 log = logging.getLogger("codex_mcp.peer")
+
+
+class Waiter(Protocol):
+    """What waits for the answer to one of our requests: `succeed` or `fail` is called
+    once (unless it is `settled` already, or abandoned). `request_for` takes one of the
+    caller's own, so a relayed call is its own waiter: no object more per call."""
+
+    method: str
+    on_progress: ProgressCallback | None
+
+    @property
+    def settled(self) -> bool: ...
+
+    def succeed(self, result: JsonObject) -> None: ...
+
+    def fail(self, error: Exception) -> None: ...
 
 
 class _Pending:
@@ -82,7 +105,7 @@ class Requester:
     id_stride = 1
 
     def __init__(self) -> None:
-        self._outgoing: dict[RequestId, _Pending] = {}
+        self._outgoing: dict[RequestId, Waiter] = {}
         self._next_id = 0
 
     def number_ids(self, origin: int, stride: int) -> None:
@@ -105,7 +128,8 @@ class Requester:
         options = options or DEFAULT_OPTIONS
         request_id, params = self._prepare(params, options)
         future: asyncio.Future[JsonObject] = asyncio.get_running_loop().create_future()
-        pending = self._outgoing[request_id] = _Pending(future, method, options.on_progress)
+        pending = _Pending(future, method, options.on_progress)
+        self._outgoing[request_id] = pending
         try:
             if options.timeout is None:  # no scope to enter and leave
                 return await self._exchange(request_id, params, options, pending)
@@ -152,20 +176,31 @@ class Requester:
     ) -> RequestId:
         """Send a request now; `on_answer(result, error)` is called once, when its answer
         arrives (error: as `request` would raise) or the connection closes. No future, no
-        task, no timeout: a relay's hot path. `abandon(request_id)` gives up on it."""
+        task, no timeout. `abandon(request_id)` gives up on it."""
+        progress = options.on_progress if options is not None else None
+        return self.request_for(_Pending(None, method, progress, on_answer), params, options)
+
+    def request_for(
+        self, waiter: Waiter, params: JsonObject | None, options: CallOptions | None = None
+    ) -> RequestId:
+        """Send the request `waiter.method` now; its answer goes to `waiter` (`succeed` or
+        `fail`, once), as does the connection's end. A relay's hot path: no future, no
+        task, no timeout, and the waiter is the caller's own object. `abandon(request_id)`
+        gives up on it; `options.on_progress` should be the waiter's `on_progress`."""
         if self.closed:
             raise self.closed_error()
         if options is None:  # a fresh id, the params as they are
             self._next_id += self.id_stride
             request_id: RequestId = self._next_id
-            self._outgoing[request_id] = _Pending(None, method, None, on_answer)
             related = None
         else:
             request_id, params = self._prepare(params, options)
-            self._outgoing[request_id] = _Pending(None, method, options.on_progress, on_answer)
             related = options.related_request_id
+        self._outgoing[request_id] = waiter
         try:
-            delivery = self.outbound.send(jsonrpc.request(request_id, method, params), related)
+            delivery = self.outbound.send(
+                jsonrpc.request(request_id, waiter.method, params), related
+            )
         except BaseException:
             del self._outgoing[request_id]
             raise
@@ -279,4 +314,4 @@ class Requester:
         return TimeoutError(f"{method}: no answer within {timeout:g} s")
 
 
-__all__ = ["Requester"]
+__all__ = ["Requester", "Waiter"]

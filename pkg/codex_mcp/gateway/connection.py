@@ -77,11 +77,7 @@ class ChildSession(ClientSession):
             ):
                 pending = self._outgoing.pop(request_id, None)
                 if pending is not None:
-                    on_answer = pending.on_answer  # a relayed call (`request_nowait`)
-                    if on_answer is not None:
-                        on_answer(result, None)
-                    else:
-                        pending.succeed(result)
+                    pending.succeed(result)  # a relayed call's, for one (relay.RelayedCall)
                     return False
         return super().receive(message, origin)
 

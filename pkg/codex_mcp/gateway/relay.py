@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from codex_mcp.client.errors import McpClientError
 from codex_mcp.client.session import ClientSession, RequestHandler
-from codex_mcp.core.calls import PROGRESS, CallOptions
+from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.inbound import Inbound
@@ -69,14 +69,11 @@ def call_tool(
     options = None
     if meta is not None:  # its progress token becomes ours; the rest of _meta goes along
         token = meta.get("progressToken")
-        options = CallOptions(
-            on_progress=None if token is None else _progress_relay(ctx),
-            meta=_forwarded_meta(meta),
-        )
+        if token is not None:
+            call.on_progress = _progress_relay(ctx)
+        options = CallOptions(on_progress=call.on_progress, meta=_forwarded_meta(meta))
     try:
-        request_id = call.session.request_nowait(
-            "tools/call", {"name": tool, "arguments": arguments}, call, options
-        )
+        request_id = session.request_for(call, {"name": tool, "arguments": arguments}, options)
     except McpClientError as exc:
         raise _error(child, exc, tool, passthrough) from None
     # The answer cannot come before this: the request is written in a later loop turn.
@@ -89,10 +86,15 @@ def call_tool(
 
 class RelayedCall(Deferred):
     """One tools/call relayed on the hot path, all in one object: the front request's
-    answer (a Deferred the core answers from), the child's answer callback (calling it),
-    and what cancelling it does to the child's call."""
+    answer (a Deferred the core answers from), what waits for the child's answer (the
+    client session's `Waiter`), and what cancelling it does to the child's call."""
 
-    __slots__ = ("child", "ctx", "passthrough", "request_id", "session", "tool")
+    __slots__ = ("child", "ctx", "on_progress", "passthrough", "request_id", "session", "tool")
+
+    #: As a Waiter: the child's method, and never settled before its answer (a cancelled
+    #: call is taken off the session's list at once).
+    method = "tools/call"
+    settled = False
 
     def __init__(
         self,
@@ -111,21 +113,26 @@ class RelayedCall(Deferred):
         self.ctx = ctx
         self.passthrough = passthrough
         self.request_id: Any = None
+        self.on_progress: ProgressCallback | None = None
 
-    def __call__(self, result: JsonObject | None, error: Exception | None) -> None:
-        """The child answered (or its connection closed): answer the front request."""
+    def succeed(self, result: JsonObject) -> None:
+        """The child answered: answer the front request."""
         child = self.child
         child.calls.pop(self.request_id, None)
         if child.interrupts:
             child.interrupts.pop(self.request_id, None)
-        if error is None:
-            if result is not None and ("is_error" in result or "structured_content" in result):
-                result = normalize_result(result)  # seed 000's snake case
-            self._finish(result, None)
-        elif isinstance(error, McpClientError):
-            self.reject(_error(child, error, self.tool, self.passthrough))
-        else:
-            self.reject(error)
+        if "is_error" in result or "structured_content" in result:
+            result = normalize_result(result)  # seed 000's snake case
+        self._finish(result, None)
+
+    def fail(self, error: Exception) -> None:
+        """The child answered with an error (or its connection closed): so does the front."""
+        child = self.child
+        child.calls.pop(self.request_id, None)
+        child.interrupts.pop(self.request_id, None)
+        if isinstance(error, McpClientError):
+            error = _error(child, error, self.tool, self.passthrough)
+        self.reject(error)
 
     def cancel(self, msg: Any = None) -> bool:
         """The client cancelled its call (or its session closed): so do we, with the child."""

@@ -142,13 +142,14 @@ class StdioTransport(Transport):
         self._cut: str | None = None  # why we stopped reading a server still running
         self._gone: ConnectionClosed | None = None
         self._stdout: asyncio.ReadTransport | None = None
+        self._loop: asyncio.AbstractEventLoop  # set by start(), before anything is sent
 
     def describe(self) -> str:
         return " ".join(self.command)
 
     async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
         self._on_message, self._on_closed = on_message, on_closed
-        loop = asyncio.get_running_loop()
+        self._loop = loop = asyncio.get_running_loop()
         decoder = FrameDecoder(self.max_message_bytes)
 
         def on_stdout(data: bytes) -> None:
@@ -212,7 +213,7 @@ class StdioTransport(Transport):
         pending = self._pending
         pending.append(data)
         if len(pending) == 1:
-            asyncio.get_running_loop().call_soon(self._flush)
+            self._loop.call_soon(self._flush)  # (3.11's get_running_loop costs a getpid())
         if self._backed_up and process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER:
             return self._drain(process.stdin)
         return None
