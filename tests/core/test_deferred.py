@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from codex_mcp.core import Deferred, JsonRpcError, JsonRpcPeer, Provider, RequestContext, ServerCore
+from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.jsonrpc import JsonObject
 
 
@@ -176,4 +177,60 @@ async def test_request_nowait_hands_the_answer_to_a_callback() -> None:
     fourth = wire.client.request_nowait("x", None, lambda r, e: answers.append((r, e)))
     wire.client.close()
     assert len(answers) == 3 and answers[2][0] is None and isinstance(answers[2][1], JsonRpcError)
+    assert fourth not in wire.client._outgoing
+
+
+class OwnWaiter:
+    """A caller's object that waits for its request's answer itself (a relay's call)."""
+
+    method = "tools/call"
+    settled = False
+
+    def __init__(self) -> None:
+        self.outcomes: list[tuple[str, Any]] = []
+        self.on_progress = self.outcomes.append
+
+    def succeed(self, result: JsonObject) -> None:
+        self.outcomes.append(("result", result))
+
+    def fail(self, error: Exception) -> None:
+        self.outcomes.append(("error", error))
+
+
+async def test_request_for_answers_the_callers_own_waiter() -> None:
+    wire = Wire()
+    answered, refused, progressing, left = OwnWaiter(), OwnWaiter(), OwnWaiter(), OwnWaiter()
+    first = wire.client.request_for(answered, {"name": "a"})
+    second = wire.client.request_for(refused, None)
+    third = wire.client.request_for(
+        progressing, {"name": "c"}, CallOptions(on_progress=progressing.on_progress)
+    )
+    fourth = wire.client.request_for(left, {})
+    assert wire.sent[0] == {
+        "jsonrpc": "2.0",
+        "id": first,
+        "method": "tools/call",
+        "params": {"name": "a"},
+    }
+    assert wire.sent[2]["params"]["_meta"] == {"progressToken": third}
+    assert wire.client._outgoing[first] is answered  # registered as it is: no wrapper
+    wire.client.receive({"jsonrpc": "2.0", "id": first, "result": {"ok": 1}})
+    wire.client.receive(
+        {"jsonrpc": "2.0", "id": second, "error": {"code": -32602, "message": "no"}}
+    )
+    wire.client.receive(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": third, "progress": 1},
+        }
+    )
+    wire.client.receive({"jsonrpc": "2.0", "id": third, "result": {}})
+    wire.client.receive({"jsonrpc": "2.0", "id": first, "result": {"again": 1}})  # ignored
+    wire.client.close()
+    assert answered.outcomes == [("result", {"ok": 1})]
+    assert [kind for kind, _ in refused.outcomes] == ["error"]
+    assert refused.outcomes[0][1].code == -32602
+    assert progressing.outcomes == [{"progressToken": third, "progress": 1}, ("result", {})]
+    assert [kind for kind, _ in left.outcomes] == ["error"]  # the connection closed first
     assert fourth not in wire.client._outgoing

@@ -143,6 +143,8 @@ class StdioTransport(Transport):
         self._gone: ConnectionClosed | None = None
         self._stdout: asyncio.ReadTransport | None = None
         self._loop: asyncio.AbstractEventLoop  # set by start(), before anything is sent
+        self._decoder: FrameDecoder  # set by start(): the server's stdout
+        self._stdin: asyncio.WriteTransport | None = None  # the server's stdin, once started
 
     def describe(self) -> str:
         return " ".join(self.command)
@@ -150,11 +152,8 @@ class StdioTransport(Transport):
     async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
         self._on_message, self._on_closed = on_message, on_closed
         self._loop = loop = asyncio.get_running_loop()
-        decoder = FrameDecoder(self.max_message_bytes)
-
-        def on_stdout(data: bytes) -> None:
-            self._stdout_data(decoder, data)
-
+        self._decoder = FrameDecoder(self.max_message_bytes)
+        on_stdout = self._stdout_data
         started, self.started = self.started, None
         try:
             if started is not None:
@@ -183,6 +182,8 @@ class StdioTransport(Transport):
             raise SpawnError(
                 f"cannot start MCP server: permission denied: {self.command[0]}"
             ) from None
+        assert self.process.stdin is not None
+        self._stdin = self.process.stdin.transport  # written to directly, once per loop turn
         self._tasks = [
             loop.create_task(self._read_stderr()),
             loop.create_task(self._watch_exit()),
@@ -226,23 +227,23 @@ class StdioTransport(Transport):
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
-        process = self.process
-        if not pending or process is None or process.stdin is None:
+        stdin = self._stdin
+        if not pending or stdin is None:
             return
         try:
-            process.stdin.write(pending[0] if len(pending) == 1 else b"".join(pending))
+            stdin.write(pending[0] if len(pending) == 1 else b"".join(pending))
         except (BrokenPipeError, ConnectionResetError, RuntimeError) as exc:
             log.debug("writing to %s failed: %s", self.describe(), exc)
             return
         # Checked once per write, not per message: only a write can fill the pipe's buffer.
-        self._backed_up = process.stdin.transport.get_write_buffer_size() > _WRITE_HIGH_WATER
+        self._backed_up = stdin.get_write_buffer_size() > _WRITE_HIGH_WATER
 
     # -- reading ---------------------------------------------------------------
-    def _stdout_data(self, decoder: FrameDecoder, chunk: bytes) -> None:
+    def _stdout_data(self, chunk: bytes) -> None:
         """What the server wrote, as the pipe hands it over (no reader task to wake): every
         message it completes is delivered at once, so under load one read hands over many
         answers. While the read gate says wait, the pipe is not read."""
-        for frame in decoder.feed(chunk):
+        for frame in self._decoder.feed(chunk):
             try:
                 if type(frame) is bytes:
                     try:  # _deliver, inline: this runs for every message of a relay
