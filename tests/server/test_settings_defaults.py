@@ -16,8 +16,11 @@ import pytest
 from codex_mcp.cli.options import build_parser, parse, plain_flags
 from codex_mcp.defaults import (
     DEFAULTS,
+    CommonDefaults,
     HttpDefaults,
     HttpOptions,
+    ObserveOptions,
+    SendingDefaults,
     StdioDefaults,
     configured_by_environment,
     quick_flags,
@@ -292,3 +295,17 @@ def test_every_setting_is_on_the_help_with_its_default_and_variable(
         assert f"Env: CODEX_MCP_{field.name.upper()}." in options[flag], flag
     for group in ("Serving", "Limits and timeouts", "Logging"):
         assert f"\n{group}:\n" in text
+
+
+def test_groups_of_fields_make_no_methods_and_the_settings_cover_every_field() -> None:
+    """The groups the settings are built from write no __init__, __repr__ or __eq__ of
+    their own (some 2 ms of every start); the settings' own cover every field."""
+    for group in (ObserveOptions, CommonDefaults, SendingDefaults, HttpOptions):
+        assert not {"__init__", "__repr__", "__eq__"} & set(vars(group)), group
+    for settings in (StdioDefaults, HttpDefaults, HttpConfig):
+        shown = [field.name for field in dataclasses.fields(settings) if field.repr]
+        made = settings()
+        assert all(f"{name}=" in repr(made) for name in shown)
+        changed = dataclasses.replace(made, audit_arguments=True)
+        assert changed != made and changed == dataclasses.replace(made, audit_arguments=True)
+        assert hash(changed) == hash(dataclasses.replace(made, audit_arguments=True))

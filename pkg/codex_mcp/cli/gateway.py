@@ -183,9 +183,9 @@ _ADD_CANNOT = (
 def print_http_codex_config(own: list[str]) -> int:
     """`codex-mcp-http --print-codex-config`: the `url =` entry for the server these
     arguments start (Codex connects to it; it does not launch it)."""
-    from ..defaults import HttpOptions
+    from ..defaults import HttpDefaults
 
-    defaults = HttpOptions()
+    defaults = HttpDefaults()
     host = _option(own, "--host") or defaults.host
     port = _option(own, "--port") or str(defaults.port)
     base = (_option(own, "--base-path") or defaults.base_path).rstrip("/")
