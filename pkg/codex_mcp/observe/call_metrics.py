@@ -95,6 +95,21 @@ class LocalCalls:
     def ended(self) -> None:
         self.in_flight -= 1
 
+    def answered(
+        self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
+    ) -> None:
+        """A request begun with `started` answered: `ended`, `series(...).observe` and the
+        child's, in one call (the hot path's: a call each was a third of the metrics' cost)."""
+        self.in_flight -= 1
+        series = self.by_label.get((method, tool)) or self.series(method, tool)
+        series.count += 1
+        series.sum += seconds
+        series.buckets[bisect_left(BUCKETS, seconds)] += 1
+        if failed:
+            series.errors += 1
+        if child is not None:
+            self.child(child).observe(seconds, failed)
+
     def series(self, method: str, tool: str) -> Series:
         key = (method, tool)
         found = self.by_label.get(key)
@@ -169,6 +184,13 @@ class SharedCalls(LocalCalls):
     def ended(self) -> None:
         self.in_flight -= 1
         if self._due is None:  # a call longer than FLUSH_SECONDS: its end is written too
+            self._schedule()
+
+    def answered(
+        self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
+    ) -> None:
+        super().answered(method, tool, seconds, failed, child)
+        if self._due is None:
             self._schedule()
 
     def _schedule(self) -> None:

@@ -87,11 +87,7 @@ class MetricsSink:
     ) -> None:
         """A request answered (begun with `begin`)."""
         self.count -= 1
-        calls = self.calls
-        calls.ended()
-        calls.series(method, tool).observe(seconds, failed)
-        if child is not None:
-            calls.child(child).observe(seconds, failed)
+        self.calls.answered(method, tool, seconds, failed, child)
 
 
 class Recorder:
@@ -181,16 +177,20 @@ class Recorder:
         Ready, or raising) is recorded straight away; one that runs on gets its `Call`."""
         end = self.end
         record = sink.record
+        calls_started, calls_answered = sink.calls.started, sink.calls.answered
         perf_counter = time.perf_counter
 
         def counted(peer: Any, params: Any, ctx: Any) -> Any:
+            # MetricsSink.begin and .record inlined for an answer ready at once: a Python
+            # call is ~0.1 us, and this runs per request.
             started = perf_counter()
             name = method or ctx.method
             tool = ""
             if name == TOOLS_CALL:
                 called = params.get("name")
                 tool = called if type(called) is str else ""
-            sink.begin()
+            sink.count += 1
+            calls_started()
             try:
                 work = handler(peer, params, ctx)
             except BaseException:
@@ -198,7 +198,10 @@ class Recorder:
                 raise
             kind = type(work)
             if kind is Ready:
-                record(name, tool, perf_counter() - started, _is_error(work.value))
+                value = work.value  # _is_error inlined
+                failed = type(value) is dict and value.get("isError") is True
+                sink.count -= 1
+                calls_answered(name, tool, perf_counter() - started, failed)
                 return work
             call = Call(name, tool, peer, params)
             call.started = started

@@ -347,15 +347,16 @@ class GuardedConnection(RequestHandler):
             body.set_exception(BodyTimeout(message))
 
 
-#: Told of each answer the app gives (or aiohttp's HTTPException) after the first
-#: middleware: how observation notes refused requests without a middleware of its own.
+#: Told of each error answer (status 400 or more) the app gives, or aiohttp's
+#: HTTPException, after the first middleware: how observation notes refused requests
+#: without a middleware of its own (and without a call per successful request).
 ResponseWatcher = Callable[[web.Request, web.StreamResponse], None]
 
 
 class RequestTracker:
     """The first middleware: tells the connection when a request starts and ends (for its
     clocks and the cap), serves a probe-reserve connection nothing but health probes, and
-    hands each answer to `watcher` when one is set."""
+    hands each error answer to `watcher` when one is set."""
 
     __slots__ = ("watcher",)
 
@@ -392,7 +393,8 @@ class RequestTracker:
         except web.HTTPException as error:  # aiohttp's own refusals (a body over the cap)
             watcher(request, error)
             raise
-        watcher(request, response)
+        if response.status >= 400:
+            watcher(request, response)
         return response
 
 
