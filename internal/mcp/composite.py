@@ -78,7 +78,9 @@ class CompositeProvider(Provider):
             try:
                 provider.open_session(session)
             except Exception:
-                log.exception("%s failed to open a session", _name(provider))
+                log.exception(
+                    "%s failed to open a session", _name(provider), extra=session.log_extra
+                )
 
     async def close_session(self, session: ServerSession) -> None:
         for provider in reversed(self.providers):
@@ -92,16 +94,20 @@ class CompositeProvider(Provider):
             try:
                 provider.roots_changed(session)
             except Exception:
-                log.exception("%s failed on roots_changed", _name(provider))
+                log.exception(
+                    "%s failed on roots_changed", _name(provider), extra=session.log_extra
+                )
 
     async def set_log_level(self, level: str, ctx: RequestContext) -> None:
         await self._each(
-            "setting the log level", [p.set_log_level(level, ctx) for p in self.providers]
+            "setting the log level", ctx, [p.set_log_level(level, ctx) for p in self.providers]
         )
 
     # -- tools -----------------------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
-        listings = await self._each("listing tools", [p.list_tools(ctx) for p in self.providers])
+        listings = await self._each(
+            "listing tools", ctx, [p.list_tools(ctx) for p in self.providers]
+        )
         merged, self._tools = _merge(self.providers, listings, "name")
         return merged
 
@@ -125,7 +131,7 @@ class CompositeProvider(Provider):
     # -- prompts ---------------------------------------------------------------
     async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
         listings = await self._each(
-            "listing prompts", [p.list_prompts(ctx) for p in self.providers]
+            "listing prompts", ctx, [p.list_prompts(ctx) for p in self.providers]
         )
         merged, self._prompts = _merge(self.providers, listings, "name")
         return merged
@@ -143,14 +149,16 @@ class CompositeProvider(Provider):
     # -- resources -------------------------------------------------------------
     async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
         listings = await self._each(
-            "listing resources", [p.list_resources(ctx) for p in self.providers]
+            "listing resources", ctx, [p.list_resources(ctx) for p in self.providers]
         )
         merged, self._resources = _merge(self.providers, listings, "uri")
         return merged
 
     async def list_resource_templates(self, ctx: RequestContext) -> Sequence[JsonObject]:
         listings = await self._each(
-            "listing resource templates", [p.list_resource_templates(ctx) for p in self.providers]
+            "listing resource templates",
+            ctx,
+            [p.list_resource_templates(ctx) for p in self.providers],
         )
         merged, index = _merge(self.providers, listings, "uriTemplate")
         self._templates = list(index.items())
@@ -211,14 +219,20 @@ class CompositeProvider(Provider):
 
     # -- helpers ---------------------------------------------------------------
     async def _each(
-        self, what: str, calls: list[Coroutine[Any, Any, Any]]
+        self, what: str, ctx: RequestContext, calls: list[Coroutine[Any, Any, Any]]
     ) -> list[Sequence[JsonObject] | None]:
         """Await every provider's call at once; a failure is logged and gives None."""
         outcomes = await asyncio.gather(*calls, return_exceptions=True)
         results: list[Sequence[JsonObject] | None] = []
         for provider, outcome in zip(self.providers, outcomes, strict=True):
             if isinstance(outcome, BaseException):
-                log.warning("%s: %s failed: %s", _name(provider), what, outcome)
+                log.warning(
+                    "%s: %s failed: %s",
+                    _name(provider),
+                    what,
+                    outcome,
+                    extra=ctx.session.log_extra,
+                )
                 results.append(None)
             else:
                 results.append(outcome)

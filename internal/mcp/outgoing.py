@@ -108,6 +108,12 @@ class Requester:
         self._outgoing: dict[RequestId, Waiter] = {}
         self._next_id = 0
 
+    @property
+    def log_extra(self) -> dict[str, str] | None:
+        """`extra=` for a line about this peer: a server session's names the session
+        (log_names), computed when a line is logged; None for a peer serving no session."""
+        return None
+
     def number_ids(self, origin: int, stride: int) -> None:
         """Mint our request ids as `origin + k * stride` (k = 1, 2, ...): the id of each
         request of ours then says `origin` (`id % stride`). Call before the first request."""
@@ -264,7 +270,11 @@ class Requester:
         pending = self._outgoing.pop(request_id, None) if request_id is not None else None
         if pending is None or pending.settled:
             if "error" in message and message.get("id") is None:
-                log.warning("the peer reported an error: %.300r", message.get("error"))
+                log.warning(
+                    "the peer reported an error: %.300r",
+                    message.get("error"),
+                    extra=self.log_extra,
+                )
             else:
                 log.debug("answer to unknown request id %.100r ignored", message.get("id"))
             return

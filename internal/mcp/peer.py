@@ -220,7 +220,7 @@ class JsonRpcPeer(Requester):
             except JsonRpcError as exc:
                 self._reply(request_id, self.error_response(request_id, exc), batch)
             except Exception as exc:
-                log.error("unhandled error in %s", method, exc_info=exc)
+                log.error("unhandled error in %s", method, exc_info=exc, extra=self.log_extra)
                 self._reply(request_id, _internal_error(request_id, exc), batch)
             else:
                 self._reply(request_id, result_response(request_id, result), batch)
@@ -240,7 +240,7 @@ class JsonRpcPeer(Requester):
             self._reply(request_id, self.error_response(request_id, exc), batch)
             return
         except Exception as exc:
-            log.error("unhandled error in %s", method, exc_info=exc)
+            log.error("unhandled error in %s", method, exc_info=exc, extra=self.log_extra)
             self._reply(request_id, _internal_error(request_id, exc), batch)
             return
         if type(work) is Ready:  # answered without waiting: no task, like ping
@@ -279,7 +279,7 @@ class JsonRpcPeer(Requester):
         elif isinstance(error, JsonRpcError):
             response = _error_from(request_id, error)
         else:
-            log.error("unhandled error in %s", ctx.method, exc_info=error)
+            log.error("unhandled error in %s", ctx.method, exc_info=error, extra=self.log_extra)
             response = error_response(request_id, INTERNAL_ERROR, f"Internal error: {error}")
         self._reply(request_id, response, batch)
 
@@ -303,7 +303,7 @@ class JsonRpcPeer(Requester):
         except JsonRpcError as exc:
             response = self.error_response(request_id, exc)
         except Exception as exc:
-            log.error("unhandled error in %s", ctx.method, exc_info=exc)
+            log.error("unhandled error in %s", ctx.method, exc_info=exc, extra=self.log_extra)
             response = _internal_error(request_id, exc)
         else:
             response = result_response(request_id, result)
@@ -342,7 +342,7 @@ class JsonRpcPeer(Requester):
         try:
             self.handle_notification(method, params, origin)
         except Exception:
-            log.exception("handling notification %s failed", method)
+            log.exception("handling notification %s failed", method, extra=self.log_extra)
 
     def cancel_request(self, request_id: Any, reason: Any = None) -> bool:
         """Stop an incoming request and suppress its answer. Unknown ids are ignored."""
@@ -445,9 +445,9 @@ class JsonRpcPeer(Requester):
         try:
             result = fn(*args)
             if inspect.isawaitable(result):
-                self._spawn(_logged(result, fn))
+                self._spawn(_logged(result, fn, self.log_extra))
         except Exception:
-            log.exception("callback %r failed", fn)
+            log.exception("callback %r failed", fn, extra=self.log_extra)
 
 
 async def _delivered(sent: Awaitable[None], message: Any) -> None:
@@ -458,11 +458,11 @@ async def _delivered(sent: Awaitable[None], message: Any) -> None:
         log.debug("could not deliver %s: %s", what, exc)
 
 
-async def _logged(result: Awaitable[Any], fn: Any) -> None:
+async def _logged(result: Awaitable[Any], fn: Any, extra: dict[str, str] | None) -> None:
     try:
         await result
     except Exception:
-        log.exception("callback %r failed", fn)
+        log.exception("callback %r failed", fn, extra=extra)
 
 
 def _invalid(request_id: Any, detail: str) -> JsonObject:

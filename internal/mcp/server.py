@@ -189,11 +189,11 @@ class ServerCore:
         try:
             await self.provider.close_session(session)
         except Exception:
-            log.exception("closing a session in the provider failed")
+            log.exception("closing a session in the provider failed", extra=session.log_extra)
         try:
             await session.run_cleanup()
         except Exception:
-            log.exception("a session's cleanup failed")
+            log.exception("a session's cleanup failed", extra=session.log_extra)
 
     @property
     def sessions(self) -> list[ServerSession]:
@@ -225,7 +225,7 @@ class ServerCore:
         try:
             self.provider.roots_changed(session)
         except Exception:
-            log.exception("the provider failed on roots_changed")
+            log.exception("the provider failed on roots_changed", extra=session.log_extra)
 
     # -- what the server offers ------------------------------------------------
     def capabilities(self) -> JsonObject:

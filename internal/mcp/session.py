@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .context import RequestContext
 from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
 from .log_levels import LOG_LEVEL_RANK
+from .log_names import session_extra
 from .modern_context import ModernContext
 from .peer import CallOptions, JsonRpcPeer, Outbound
 from .versions import allows_batches
@@ -82,6 +83,10 @@ class ServerSession(JsonRpcPeer):
         self._cleanup: contextlib.AsyncExitStack | None = None
         self._tasks: set[asyncio.Task[Any]] | None = None
         self._closing: asyncio.Task[None] | None = None
+
+    @property
+    def log_extra(self) -> dict[str, str] | None:
+        return session_extra(self.session_id)
 
     @property
     def state(self) -> dict[Hashable, Any]:

@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
 from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError, invalid_params
+from .log_names import task_label
 from .request_meta import RESULT_TASK
 
 log = logging.getLogger("codex_mcp.tasks")
@@ -207,7 +208,7 @@ class TaskRecord:
             self.error = exc.to_error()
             self._set(FAILED, exc.message)
         else:
-            log.error("task %s failed", self.id, exc_info=exc)
+            log.error("task %s failed", task_label(self.id), exc_info=exc)
             self.error = {"code": INTERNAL_ERROR, "message": f"Internal error: {exc}"}
             self._set(FAILED, self.error["message"])
 

@@ -1,10 +1,13 @@
 """Log lines that say which MCP session they are about, and file logs without secrets.
 
-Code serving one session (a Codex provider's call, and every task it starts: the
-app-server's reader, its stderr pump) sets `SESSION`; the filter turns it into a
+A line about a session carries its tag in the record's `session_tag`: given at the call
+(`extra=session.log_extra`, the core's `log_names`: the core and the server library do so
+for a session's failures), or from `SESSION`, set by code that serves one session for a
+while (a Codex provider's call, and every task it starts: the app-server's reader, its
+stderr pump; a gateway's per-session child's own tasks). The filter turns SESSION into a
 `[session <id>] ` prefix on each line logged in that context, on every handler the
 console scripts install. Lines that already carry a tag (the HTTP transport's own
-session lines) are left as they are.
+session lines, in their message) are left as they are.
 
 A session id is a bearer credential for its session (whoever holds it, with the
 session's token if any, can act in it), so logs name a session by `session_label`:
@@ -16,8 +19,10 @@ from __future__ import annotations
 
 import logging
 import re
-from contextvars import ContextVar
+from contextvars import Context, ContextVar, copy_context
 from typing import Final
+
+from .core.log_names import LOGGED_ID_CHARS, TAG_START, session_extra, session_label
 
 #: The MCP session the running code serves (its `session_label`), or None.
 SESSION: ContextVar[str | None] = ContextVar("codex_mcp_session", default=None)
@@ -29,16 +34,15 @@ LINE_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(session_tag)s%(messa
 TRACE: Final = 5
 logging.addLevelName(TRACE, "TRACE")
 
-#: Characters of a session id that logs show (48 of its 192 bits).
-LOGGED_ID_CHARS: Final = 8
-
-
-def session_label(session_id: str | None) -> str:
-    """How a log line names a session: its id's first characters ("-" for none)."""
-    return session_id[:LOGGED_ID_CHARS] if session_id else "-"
-
-
 _BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
+
+
+def context_naming(label: str | None) -> Context:
+    """A copy of the current context in which SESSION is `label` (None: no session), for a
+    task that lives longer than the request that starts it (a gateway child's supervisor)."""
+    context = copy_context()
+    context.run(SESSION.set, label)
+    return context
 
 
 class SessionTag(logging.Filter):
@@ -47,7 +51,8 @@ class SessionTag(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "session_tag"):
             session = SESSION.get()
-            record.session_tag = f"[session {session}] " if session else ""
+            named = session and not (type(record.msg) is str and record.msg.startswith(TAG_START))
+            record.session_tag = f"{TAG_START}{session}] " if named else ""
         return True
 
 
@@ -64,3 +69,18 @@ def level_number(level: str) -> int:
     if not isinstance(number, int):
         raise ValueError(f"unknown log level {level!r}")
     return number
+
+
+__all__ = [
+    "LINE_FORMAT",
+    "LOGGED_ID_CHARS",
+    "SESSION",
+    "TAG_START",
+    "TRACE",
+    "RedactBearer",
+    "SessionTag",
+    "context_naming",
+    "level_number",
+    "session_extra",
+    "session_label",
+]

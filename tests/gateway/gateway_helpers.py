@@ -157,10 +157,14 @@ def group_members(pgid: int) -> list[int]:
 
 
 def launch_http(
-    *args: str, env: dict[str, str] | None = None, command: list[str] | None = None
+    *args: str,
+    env: dict[str, str] | None = None,
+    command: list[str] | None = None,
+    log: list[str] | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
     """`codex-mcp-http --port 0 ARGS` (or `command`, an HTTP server that says where it
-    listens); returns the process and its /mcp URL."""
+    listens); returns the process and its /mcp URL. `log`, when given, gets its stderr's
+    lines as they come."""
     process = subprocess.Popen(
         command or [PY, CMD_HTTP, "--port", "0", *args],
         env=env,
@@ -173,7 +177,7 @@ def launch_http(
         line = process.stderr.readline()
         found = re.search(r"listening on (http://\S+)", line)
         if found:
-            threading.Thread(target=_drain, args=(process.stderr,), daemon=True).start()
+            threading.Thread(target=_drain, args=(process.stderr, log), daemon=True).start()
             return process, found.group(1)
         if not line and process.poll() is not None:
             break
@@ -181,14 +185,17 @@ def launch_http(
     raise AssertionError("the HTTP server did not start")
 
 
-def launch_http_gateway(config: Path, *args: str, **env: str) -> tuple[subprocess.Popen[str], str]:
-    """`codex-mcp-http` serving the gateway of `config`."""
-    return launch_http(*args, env=gateway_env(config, **env))
+def launch_http_gateway(
+    config: Path, *args: str, log: list[str] | None = None, **env: str
+) -> tuple[subprocess.Popen[str], str]:
+    """`codex-mcp-http` serving the gateway of `config` (its stderr's lines into `log`)."""
+    return launch_http(*args, env=gateway_env(config, **env), log=log)
 
 
-def _drain(stream: IO[str]) -> None:
-    for _ in stream:
-        pass
+def _drain(stream: IO[str], log: list[str] | None = None) -> None:
+    for line in stream:
+        if log is not None:
+            log.append(line)
 
 
 def stop(process: subprocess.Popen[str]) -> None:

@@ -5,6 +5,8 @@ or expires; and a cap on live children refuses more with a clear error."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,16 +32,15 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 def serve(tmp_path: Path) -> Iterator[object]:
     processes = []
 
-    def start(*args: str, **top: object) -> str:
-        config = write_config(
-            tmp_path,
-            {
-                "state": stdio(STATEFUL, per_session=True),
-                "shared": stdio(BROKEN, "--tools", "echo"),
-            },
-            **top,
-        )
-        process, url = launch_http_gateway(config, *args)
+    def start(*args: str, log: list[str] | None = None, lazy: bool = False, **top: object) -> str:
+        servers = {
+            "state": stdio(STATEFUL, per_session=True),
+            "shared": stdio(BROKEN, "--tools", "echo"),
+        }
+        if lazy:  # a shared child started at its first call
+            servers["later"] = stdio(STATEFUL, lazy=True)
+        config = write_config(tmp_path, servers, **top)
+        process, url = launch_http_gateway(config, *args, log=log)
         processes.append(process)
         return url
 
@@ -116,3 +117,30 @@ async def test_a_cap_on_live_children_refuses_with_a_clear_error(serve: object) 
     # A slot is free: the second session gets its child on its next need.
     assert await _pid(second) != pid
     await second.aclose()
+
+
+async def test_a_sessions_childs_lines_name_the_session_and_a_shared_childs_none(
+    serve: object,
+) -> None:
+    """A per-session child that dies is logged naming its session; a shared child started
+    by a session's call (lazy) serves every session, so its lines name none."""
+    log: list[str] = []
+    url = serve(log=log, lazy=True)  # type: ignore[operator]
+    client = Client.http(url)
+    await client.connect()
+
+    def stopped(child: str) -> str | None:
+        return next((line for line in log if f" {child}: " in line and "SIGKILL" in line), None)
+
+    try:
+        session_id = client.transport.session_id  # type: ignore[attr-defined]
+        assert session_id
+        shared = await client.call_tool("later__pid", {}, retries=0)
+        assert shared.structured_content is not None
+        for pid in (await _pid(client), int(shared.structured_content["result"])):
+            os.kill(pid, signal.SIGKILL)  # children this test's gateway started
+        await until(lambda: bool(stopped("state") and stopped("later")), timeout=15)
+    finally:
+        await client.aclose()
+    assert f"[session {session_id[:8]}] state: " in str(stopped("state")), log
+    assert "[session" not in str(stopped("later")), log

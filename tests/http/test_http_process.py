@@ -151,6 +151,30 @@ async def test_stderr_lines_name_the_session_by_a_prefix_of_its_id(http_process:
     assert sid not in server.stderr and sid[:9] not in server.stderr
 
 
+async def test_a_tools_failure_and_a_refusal_name_the_session(http_process: Start) -> None:
+    """A tool that fails (at once, or in its own task after a wait) and a request refused
+    for its session: each line names the session it is about, by the prefix of its id (the
+    standard: every log line about a session)."""
+    server = http_process("--serve", str(SERVERS / "interactive.py"))
+    async with aiohttp.ClientSession() as http:
+        session = await open_session(http, server.url)
+        for index, tool in enumerate(("fails", "fails_later"), start=2):
+            body = call(index, tool, {"reason": f"boom from {tool}"})
+            async with http.post(server.url, json=body, headers=session) as response:
+                assert (await response.json())["result"]["isError"] is True
+        gone = {**session, "Mcp-Session-Id": "zz" + session["Mcp-Session-Id"][2:]}
+        body = call(9, "fails", {"reason": "never"})
+        async with http.post(server.url, json=body, headers=gone) as response:
+            assert response.status == 404
+    sid, unknown = session["Mcp-Session-Id"], gone["Mcp-Session-Id"]
+    for tool in ("fails", "fails_later"):
+        line = server.wait_for_line(f"tool {tool} raised boom from {tool}")
+        assert f"[session {sid[:8]}] tool {tool} raised" in line, line
+    refused = server.wait_for_line("refused POST")
+    assert f"[session {unknown[:8]}] refused POST /mcp" in refused, refused
+    assert sid not in server.stderr and unknown not in server.stderr
+
+
 async def test_a_session_per_call_logs_nothing_at_info_and_an_expired_one_does(
     http_process: Start,
 ) -> None:

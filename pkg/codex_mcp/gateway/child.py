@@ -10,6 +10,7 @@ tells its host (the gateway) whenever what it offers changes. Calls go through `
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -20,6 +21,7 @@ from codex_mcp.core.flow import Flow
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
 
+from ..log_tags import context_naming, session_label
 from .catalog import ToolEntry, prepare_tools
 from .codex.client import codex_client_capabilities
 from .config_model import ServerConfig, StdioTarget
@@ -148,9 +150,19 @@ class Child:
     def start(self) -> None:
         if self._supervisor is None and not self._stopping:
             self.state = "starting"
-            self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
+            self._supervisor = asyncio.get_running_loop().create_task(
+                self._supervise(), context=self._log_context()
+            )
             if self.cached_tools:  # served from now on: catalogs built without it are stale
                 self.host.child_changed(self, [])
+
+    def _log_context(self) -> contextvars.Context:
+        """The context of the child's own tasks (its supervisor, which starts its process
+        and reads its stderr, and its listings): a per-session child's lines name its
+        session; a shared child's name none, whichever session's request started it."""
+        session = self.owner.session if self.owner is not None else None
+        session_id = session.session_id if session is not None else None
+        return context_naming(session_label(session_id) if session_id else None)
 
     async def stop(self) -> None:
         self._stopping = True
@@ -412,7 +424,7 @@ class Child:
         if running is not None:
             self._stale.add(kind)  # changed again while listing: list once more after
             return running
-        task = asyncio.get_running_loop().create_task(self._list(kind))
+        task = asyncio.get_running_loop().create_task(self._list(kind), context=self._log_context())
         self._fetches[kind] = task
         task.add_done_callback(lambda _t: self._fetches.pop(kind, None))
         return task

@@ -465,7 +465,12 @@ class GatewayProvider(Provider):
         try:
             await relay.request(child, "logging/setLevel", {"level": level}, ctx, True)
         except JsonRpcError as error:
-            log.info("%s: logging/setLevel failed: %s", child.name, error.message)
+            log.info(
+                "%s: logging/setLevel failed: %s",
+                child.name,
+                error.message,
+                extra=ctx.session.log_extra,
+            )
 
     def roots_changed(self, session: ServerSession) -> None:
         for child in [*self.shared, *self.per_session.children(session, start=False)]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from ..log_tags import TAG_START, session_label
 from . import plain_metrics
 from .audit import principal_of_token
 
@@ -60,7 +61,13 @@ class RefusalLog:
             return
         self._logged += 1
         log.info(
-            "refused %s %s from %s: %d %s", request.method, request.path, client, status, reason
+            "%srefused %s %s from %s: %d %s",
+            _session_tag(request),
+            request.method,
+            request.path,
+            client,
+            status,
+            reason,
         )
 
     def check(self, request: web.Request, response: web.StreamResponse) -> None:
@@ -84,6 +91,16 @@ def _error_of(response: web.StreamResponse) -> dict[str, Any] | None:
     except (ValueError, AttributeError):
         return None
     return error if isinstance(error, dict) else None
+
+
+def _session_tag(request: web.Request) -> str:
+    """The line's name for the session the request is for (its Mcp-Session-Id, or the
+    2024-11-05 transport's session_id), by the prefix of its id; none when it names none."""
+    # Here, not at the top: the transport's package imports this module (a refusal is rare).
+    from ..transports.http.exchange import SESSION_HEADER
+
+    session_id = request.headers.get(SESSION_HEADER) or request.query.get("session_id")
+    return f"{TAG_START}{session_label(session_id)}] " if session_id else ""
 
 
 def _principal(request: web.Request) -> str | None:

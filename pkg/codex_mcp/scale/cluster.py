@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ..core.jsonrpc import JsonObject, notification
+from ..core.log_names import task_label
 from ..core.rounds import checked_answer
 from ..core.server import ServerCore
 from ..core.tasks import TaskRecord
@@ -135,4 +136,4 @@ class Cluster:
             try:
                 record.answer(message["r"], checked_answer)
             except Exception as exc:  # checked on the replica that took the update
-                log.debug("task %s: update refused here: %s", record.id, exc)
+                log.debug("task %s: update refused here: %s", task_label(record.id), exc)

@@ -118,8 +118,8 @@ class FunctionTool(FunctionComponent):
         try:
             value = await self.invoke(kwargs)
         except Exception as exc:
-            return self._failed(exc)
-        return self._result(value)
+            return self._failed(exc, ctx)
+        return self._result(value, ctx)
 
     def _call_inline(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
         try:
@@ -129,8 +129,8 @@ class FunctionTool(FunctionComponent):
         try:
             value = run_to_end(self.fn(**kwargs)) if self.is_async else self.fn(**kwargs)
         except Exception as exc:
-            return self._failed(exc)
-        return self._result(value)
+            return self._failed(exc, ctx)
+        return self._result(value, ctx)
 
     def _arguments(self, arguments: JsonObject, ctx: RequestContext) -> dict[str, Any]:
         if self._definition_cache is None:
@@ -143,7 +143,7 @@ class FunctionTool(FunctionComponent):
     def _invalid(self, exc: InvalidArguments) -> JsonObject:
         return error_result(f"Invalid arguments for tool '{self.name}': {exc}")
 
-    def _failed(self, exc: Exception) -> JsonObject:
+    def _failed(self, exc: Exception, ctx: RequestContext) -> JsonObject:
         if isinstance(exc, ToolError):
             return error_result(str(exc))
         if isinstance(exc, ClientError | ElicitationMismatch):
@@ -152,16 +152,21 @@ class FunctionTool(FunctionComponent):
             return error_result(f"Error executing tool {self.name}: {exc.message}")
         if isinstance(exc, JsonRpcError):
             raise exc  # a deliberate protocol error
-        log.warning("tool %s raised %s", self.name, exc, exc_info=exc)
+        log.warning("tool %s raised %s", self.name, exc, exc_info=exc, extra=ctx.session.log_extra)
         return error_result(f"Error executing tool {self.name}: {exc}")
 
-    def _result(self, value: Any) -> JsonObject:
+    def _result(self, value: Any, ctx: RequestContext) -> JsonObject:
         if type(value) is str and self.return_adapter is None:
             return {"content": [{"type": "text", "text": value}]}  # the common case, first
         try:
             return self.to_result(value)
         except Exception as exc:  # whatever the value: a result we can't map is the tool's fault
-            log.warning("tool %s returned an invalid result: %s", self.name, exc)
+            log.warning(
+                "tool %s returned an invalid result: %s",
+                self.name,
+                exc,
+                extra=ctx.session.log_extra,
+            )
             return error_result(f"Tool {self.name} returned an invalid result: {exc}")
 
     def _validated(self, arguments: JsonObject) -> dict[str, Any]:

@@ -77,3 +77,16 @@ async def slow(seconds: float) -> str:
     logging.getLogger("interactive").warning("slow call started")
     await asyncio.sleep(seconds)
     return f"slept {seconds:g} s"
+
+
+@server.tool()
+def fails(reason: str) -> str:
+    """Raises at once: the server logs the failure and answers isError."""
+    raise RuntimeError(reason)
+
+
+@server.tool()
+async def fails_later(reason: str) -> str:
+    """Raises after a wait, in the call's own task."""
+    await asyncio.sleep(0.01)
+    raise RuntimeError(reason)

@@ -1,0 +1,32 @@
+"""How a log line names the session it is about.
+
+A session id is a bearer credential for its session, so a line names it by its first
+characters: enough to tell sessions apart in a log, far too few to use. The line's tag goes
+in the record's `session_tag` (`extra=session.log_extra`), which the console scripts'
+format puts before the message (codex_mcp.log_tags); it is computed when a line is logged,
+never on the request path.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Characters of a session id that logs show (48 of its 192 bits).
+LOGGED_ID_CHARS: Final = 8
+#: How a line names its session, at its start.
+TAG_START: Final = "[session "
+
+
+def session_label(session_id: str | None) -> str:
+    """How a log line names a session: its id's first characters ("-" for none)."""
+    return session_id[:LOGGED_ID_CHARS] if session_id else "-"
+
+
+#: A task's id is a bearer secret too (its handle): logs name it the same way.
+task_label = session_label
+
+
+def session_extra(session_id: str | None) -> dict[str, str] | None:
+    """`extra=` for a line about the session `session_id` (None: a session without an id,
+    stdio's only one, which needs no name)."""
+    return {"session_tag": f"{TAG_START}{session_label(session_id)}] "} if session_id else None
