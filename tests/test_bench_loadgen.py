@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import aiohttp.web
 import pytest
 from codex_mcp.bench import http_load, session_per_call, stdio_load
 from codex_mcp.bench.cli import main as bench_main
@@ -101,6 +102,58 @@ async def test_each_session_on_its_own_connection_stays_on_one_worker() -> None:
     finally:
         server.terminate()
         server.wait(15)
+
+
+async def test_each_session_calls_once_before_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The throughput phase's CPU is sampled only after every client session has made one
+    call: a server of several processes does each one's first-call work (a first
+    tools/call's imports) before the clock, as one process does in the sequential phase.
+    A stand-in MCP server counts each session's calls; the sampling notes them."""
+    calls: dict[str, int] = {}
+    seen_at_sampling: list[dict[str, int]] = []
+
+    async def mcp(request: aiohttp.web.Request) -> aiohttp.web.Response:
+        message = await request.json()
+        if message.get("method") == "initialize":
+            session = f"s{len(calls)}"
+            calls[session] = 0
+            result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {}}
+            body = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+            return aiohttp.web.json_response(body, headers={"Mcp-Session-Id": session})
+        if "id" not in message:
+            return aiohttp.web.Response(status=202)
+        calls[request.headers["Mcp-Session-Id"]] += 1
+        result = {"content": [{"type": "text", "text": "hi"}]}
+        return aiohttp.web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def sample(pid: int) -> Any:
+        seen_at_sampling.append(dict(calls))
+        return None
+
+    monkeypatch.setattr(http_load, "sample_process", sample)
+    app = aiohttp.web.Application()
+    app.router.add_post("/mcp", mcp)
+    runner = aiohttp.web.AppRunner(app)
+    await runner.setup()
+    site = aiohttp.web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        await http_load.measure(
+            f"http://127.0.0.1:{port}/mcp",
+            params=ECHO,
+            sequential=5,
+            calls=40,
+            concurrency=4,
+            pid=1,
+            connection_per_session=True,
+        )
+    finally:
+        await runner.cleanup()
+    before = seen_at_sampling[0]
+    assert len(before) == 5  # the sequential phase's session and the 4 clients'
+    assert sorted(before.values()) == [1, 1, 1, 1, 10]
+    assert sum(calls.values()) == 10 + 4 + 40
 
 
 def test_cli_prints_a_table(capsys: object) -> None:
