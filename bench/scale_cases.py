@@ -256,21 +256,46 @@ def _together(each: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def _every_worker_ready(base: str, workers: int) -> None:
-    """The first worker answering is not all of them: each takes its own time to reach
-    Redis (503 until then). Fresh connections reach a worker the kernel picks, so 8 ready
-    answers per worker in a row leave a worker still starting a chance of (1 - 1/n)^8n."""
-    needed, deadline = 8 * workers if workers > 1 else 1, time.monotonic() + 60
+    """The first worker answering is not all of them. A worker still starting has no
+    listening socket, so no probe reaches it, and it starts taking connections once it
+    listens, still connecting to Redis (503 until then): wait until every worker listens,
+    then until each says it is ready (on Redis, each by its replica number)."""
+    port = int(base.rsplit(":", 1)[1])
+    deadline = time.monotonic() + 60
+    while _listening(port) not in (None, workers):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the {workers} workers were not all listening within 60 s")
+        await asyncio.sleep(0.05)
+    replicas: set[int] = set()
+    in_a_row = 0
     connector = aiohttp.TCPConnector(force_close=True)
     async with aiohttp.ClientSession(connector=connector) as http:
-        in_a_row = 0
-        while in_a_row < needed:
+        # In memory, nothing to wait for once they listen: a few ready answers suffice.
+        while len(replicas) < workers and in_a_row < 8 * workers:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the {workers} workers were not all ready within 60 s")
             async with http.get(f"{base}/readyz") as response:
-                ready = response.status == 200 and (await response.json())["status"] == "ready"
-            in_a_row = in_a_row + 1 if ready else 0
-            if not ready:
+                status = await response.json()
+            if response.status == 200 and status["status"] == "ready":
+                in_a_row = 0 if "replica" in status else in_a_row + 1
+                replicas.add(status.get("replica", 0))
+            else:
                 await asyncio.sleep(0.05)
+
+
+def _listening(port: int) -> int | None:
+    """How many sockets listen on this loopback TCP port (Linux's /proc), or None."""
+    try:
+        tables = [Path(f"/proc/net/{name}").read_text() for name in ("tcp", "tcp6")]
+    except OSError:
+        return None
+    wanted = f":{port:04X}"
+    return sum(
+        1
+        for table in tables
+        for line in table.splitlines()[1:]
+        if (fields := line.split()) and fields[1].endswith(wanted) and fields[3] == "0A"
+    )
 
 
 async def _round_trip(url: str) -> dict[str, Any]:
