@@ -98,9 +98,17 @@ class LocalCalls:
     def answered(
         self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
     ) -> None:
-        """A request begun with `started` answered: `ended`, `series(...).observe` and the
-        child's, in one call (the hot path's: a call each was a third of the metrics' cost)."""
+        """A request begun with `started` answered: `ended` and `counted`."""
         self.in_flight -= 1
+        self.counted(method, tool, seconds, failed, child)
+
+    def counted(
+        self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
+    ) -> None:
+        """A request answered: `series(...).observe` and the child's, in one call (the hot
+        path's: a call each was a third of the metrics' cost). A request answered at once,
+        in the call that brought it, comes here alone: nothing that reads the calls in
+        flight (a scrape, the status page, a flush) runs between its start and its end."""
         series = self.by_label.get((method, tool)) or self.series(method, tool)
         series.count += 1
         series.sum += seconds
@@ -186,10 +194,10 @@ class SharedCalls(LocalCalls):
         if self._due is None:  # a call longer than FLUSH_SECONDS: its end is written too
             self._schedule()
 
-    def answered(
+    def counted(
         self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
     ) -> None:
-        super().answered(method, tool, seconds, failed, child)
+        super().counted(method, tool, seconds, failed, child)
         if self._due is None:
             self._schedule()
 
