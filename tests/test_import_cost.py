@@ -243,6 +243,29 @@ def test_a_plain_http_server_imports_no_redis_gateway_tracing_auth_or_prometheus
     assert _offending(imported, forbidden, GATEWAY_FINDER) == []
 
 
+@pytest.mark.parametrize("module", ["codex_mcp.cli.http", "codex_mcp.cli.stdio"])
+def test_a_console_scripts_module_leaves_the_imports_to_its_main(
+    module: str, tmp_path: Path
+) -> None:
+    """Importing the entry point's module loads neither the core, the transports nor the
+    settings: `main` imports them, with the collector paused (a module imported before,
+    the whole core through log_tags once, made ~20 collections of its own)."""
+    program = f"import sys, {module}\nprint('\\n'.join(sys.modules))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=_clean_environment(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    imported = set(done.stdout.split())
+    assert module in imported
+    forbidden = ("codex_mcp.core", "codex_mcp.transports", "codex_mcp.defaults", "aiohttp")
+    assert _offending(imported, forbidden, set()) == []
+
+
 GC_SERVER = """
 import gc
 from codex_mcp import Server

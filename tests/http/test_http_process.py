@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from codex_mcp.cli.http import RedactBearer
+from codex_mcp.log_tags import RedactBearer
 from http_helpers import (
     JSON,
     SSE_ONLY,

@@ -8,7 +8,6 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..log_tags import RedactBearer
 from ..startup import collector_paused
 
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ DESCRIPTION = (
     "2024-11-05 HTTP+SSE transport at /sse for older clients), plus /healthz and /readyz."
 )
 
-__all__ = ["RedactBearer", "bearer_tokens", "main"]
+__all__ = ["bearer_tokens", "main"]
 
 
 def bearer_tokens(settings: HttpDefaults) -> list[str]:
