@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import statistics
 import subprocess
@@ -88,29 +89,56 @@ async def _wait_ready(url: str, process: subprocess.Popen[bytes], started: float
 Started = tuple[str, list[str], dict[str, str]]
 
 
-def cold_starts(servers: list[Started], rounds: int, http: bool) -> dict[str, float]:
-    """Each server's cold start (ms, median of `rounds`): the servers started in turn, round
-    after round, so a change of the machine's load during the run falls on all of them
-    alike (each server's runs one after another, as the other figures are taken, let it fall
-    on one server and move the ratios between them). A server that fails is left out."""
+def cold_starts(
+    servers: list[Started], rounds: int, http: bool
+) -> dict[str, tuple[float, float | None]]:
+    """Each server's cold start and the CPU it took (ms, medians of `rounds`): the servers
+    started in turn, round after round, so a change of the machine's load during the run
+    falls on all of them alike (each server's runs one after another, as the other figures
+    are taken, let it fall on one server and move the ratios between them). The CPU, the
+    process's own until its first answer, moves less with others' load than the wall time.
+    A server that fails is left out."""
     times: dict[str, list[float]] = {name: [] for name, _, _ in servers}
+    cpu: dict[str, list[float]] = {name: [] for name, _, _ in servers}
     for _ in range(rounds):
         for name, command, env in servers:
             try:
                 if http:
-                    with http_server(command, env) as (_, _, seconds):
-                        times[name].append(seconds * 1000)
+                    with http_server(command, env) as (_, pid, seconds):
+                        used = cpu_ms(pid)
                 else:
-                    times[name].append(asyncio.run(_stdio_cold_start(command, env)) * 1000)
+                    seconds, used = asyncio.run(_stdio_cold_start(command, env))
             except (RuntimeError, OSError, TimeoutError, ConnectionError) as exc:
                 print(f"    cold start of {name} skipped: {exc}", file=sys.stderr)
-    return {name: statistics.median(each) for name, each in times.items() if each}
+                continue
+            times[name].append(seconds * 1000)
+            if used is not None:
+                cpu[name].append(used)
+    return {
+        name: (statistics.median(each), statistics.median(cpu[name]) if cpu[name] else None)
+        for name, each in times.items()
+        if each
+    }
 
 
-async def _stdio_cold_start(command: list[str], env: dict[str, str]) -> float:
+def cpu_ms(pid: int) -> float | None:
+    """The CPU a process has used so far (all its threads), to the nanosecond (/proc's
+    schedstat; its stat counts 10 ms ticks); None off Linux."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
+                total += int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e6
+
+
+async def _stdio_cold_start(command: list[str], env: dict[str, str]) -> tuple[float, float | None]:
     peer, seconds = await stdio_load.spawn(command, env)
+    used = cpu_ms(peer.process.pid)
     await stdio_load.close(peer.process)
-    return seconds
+    return seconds, used
 
 
 def median_of(runs: int, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
