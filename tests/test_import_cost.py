@@ -9,7 +9,8 @@ every module they imported during their whole life (lazy imports included).
 - a stdio gateway of stdio children imports no aiohttp, Redis client, Prometheus or
   OpenTelemetry;
 - both commands import and set up with the garbage collector paused, and serve with it
-  running again and what they set up frozen (gc.freeze);
+  running again and what they set up frozen (gc.freeze); importing either's module loads
+  none of the core, the transports or the settings (its `main` does, paused);
 - `codex-mcp-http` without --redis-url, OAuth or a gateway config imports no Redis client,
   no gateway, no OpenTelemetry, no JWT library and, with only flags given, no
   pydantic-settings; until /metrics is first scraped, no prometheus_client (its counters
