@@ -8,15 +8,20 @@ then it becomes our echo server (exec), and the test lets the gateway go on."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,3 +156,110 @@ def test_codex_mcp_http_starts_its_children_before_importing_itself(tmp_path: Pa
         except subprocess.TimeoutExpired:
             gateway.kill()
             gateway.wait()
+
+
+#: Refuses pidfds in the process it is imported into, as a seccomp profile or a tracer can.
+REFUSE_PIDFDS = """
+import errno, os
+def _refused(pid, flags=0):
+    raise PermissionError(errno.EPERM, "pidfd_open refused")
+os.pidfd_open = _refused
+"""
+
+
+def test_a_gateway_refused_pidfds_starts_its_children_the_ordinary_way(tmp_path: Path) -> None:
+    """Where pidfd_open exists but is refused, the gateway neither hangs waiting for an adopted
+    child nor starts one twice: its children start after the imports, as anywhere else."""
+    starts, log = tmp_path / "starts", tmp_path / "gateway.log"
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(REFUSE_PIDFDS)
+    child = 'echo $$ >> "$0"; exec "$1" "$2"'
+    command = ["/bin/sh", "-c", child, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
+    config = tmp_path / ".mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"echo": {"command": command[0], "args": command[1:]}}})
+    )
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CODEX_MCP_")}
+    env["CODEX_MCP_WRAPPER_CONFIG"] = str(config)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(tmp_path / "site"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "no-pidfd", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "echo__echo", "arguments": {"message": "ordinary"}}},
+    ]  # fmt: skip
+    with log.open("w") as stderr:
+        gateway = subprocess.Popen(
+            [sys.executable, str(ROOT / "cmd/mcp")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+    answers: list[dict[str, object]] = []
+    try:
+        assert gateway.stdin is not None and gateway.stdout is not None
+        gateway.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        gateway.stdin.flush()
+        stdout = gateway.stdout
+
+        def read() -> None:
+            for line in stdout:
+                answers.append(json.loads(line))
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+
+        def answered() -> bool:
+            assert reader.is_alive() or answers, "no answer:\n" + log.read_text()[-2000:]
+            return any(answer.get("id") == 2 for answer in list(answers))
+
+        _until(answered, "the gateway answered the call")
+        call = next(answer for answer in answers if answer.get("id") == 2)
+        assert "ordinary" in json.dumps(call["result"]), call
+        assert len(starts.read_text().split()) == 1  # one child, started once
+    finally:
+        if gateway.stdin is not None:
+            gateway.stdin.close()
+        try:
+            gateway.wait(30)
+        except subprocess.TimeoutExpired:
+            gateway.kill()
+            gateway.wait()
+
+
+async def test_an_adopted_child_whose_pidfd_is_refused_is_waited_for_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The transport's fallback when a child's pidfd is refused: its exit is still awaited,
+    and the loop goes on meanwhile (a blocking wait would stop every other connection)."""
+    from codex_mcp.client.transports.adopted import adopt
+
+    def refused(pid: int, flags: int = 0) -> int:
+        raise PermissionError(errno.EPERM, "pidfd_open refused")
+
+    monkeypatch.setattr(os, "pidfd_open", refused)
+    # Exits when its stdin closes; SIGALRM ends it if nothing ever does.
+    code = "import signal, sys; signal.alarm(60); sys.stdin.read()"
+    popen = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        process = await asyncio.wait_for(adopt(popen, 64 * 1024), 30)
+        assert process.returncode is None  # adopt returned while the child runs
+        assert process.stdin is not None
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if popen.poll() is None:
+            popen.kill()
+            popen.wait()

@@ -35,11 +35,23 @@ def _identity(target: StdioTarget, env: dict[str, str]) -> tuple[object, ...]:
     return (target.command, target.args, target.cwd, tuple(sorted(env.items())))
 
 
+def _pidfds_work() -> bool:
+    """Whether this process may open pidfds: Linux 5.3+, and not refused by a seccomp
+    profile or a tracer (then children start the ordinary way, after the imports)."""
+    if not hasattr(os, "pidfd_open"):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
 def start_children(config: GatewayConfig) -> None:
     """Start the children the gateway would start at once (see the module's docstring)."""
     from .config_model import StdioTarget
 
-    if not hasattr(os, "pidfd_open"):  # the transport waits on a pidfd for an adopted child
+    if not _pidfds_work():  # the transport waits on a pidfd for an adopted child
         return
     for server in config.enabled_servers:
         target = server.target

@@ -52,8 +52,11 @@ class AdoptedProcess:
         loop = asyncio.get_running_loop()
         try:
             pidfd = os.pidfd_open(self._popen.pid)
-        except OSError:  # already reaped (cannot be: we are its only waiter) or gone
-            self._exited.set_result(self._popen.wait())
+        except OSError:
+            # pidfd_open refused (a seccomp profile, an old kernel, a tracer): a thread waits
+            # instead, so the loop never blocks on a child that is still running.
+            waiting = loop.run_in_executor(None, self._popen.wait)
+            waiting.add_done_callback(self._waited)
             return
 
         def exited() -> None:
@@ -63,6 +66,10 @@ class AdoptedProcess:
                 self._exited.set_result(self._popen.wait())
 
         loop.add_reader(pidfd, exited)
+
+    def _waited(self, waiting: asyncio.Future[int]) -> None:
+        if not self._exited.done():
+            self._exited.set_result(waiting.result())
 
 
 async def adopt(
