@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from http_helpers import call, open_session, text_of
+from http_helpers import JSON, call, init, open_session, text_of
 from http_process import ROOT, HttpProcess
 from scale_setup import SERVING, SHARED, RedisServer
 
@@ -164,6 +164,34 @@ async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
             while (await _readyz(http, server.base))[0] != 200:
                 assert time.monotonic() < deadline, server.stderr
                 await asyncio.sleep(0.1)
+    finally:
+        assert server.stop() == 0
+
+
+async def test_a_restarting_worker_takes_no_connection_before_redis_answers_it(
+    redis_server: RedisServer,
+) -> None:
+    """A worker that starts again listens only once its Redis connection is up: until then
+    its sibling serves every new connection, and no client gets 503 for a worker that is
+    merely connecting (a new connection per initialize, all through the restart)."""
+    server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
+    try:
+        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        os.kill(_worker(server.pid, "1"), signal.SIGKILL)
+        answers: list[int] = []
+        connector = aiohttp.TCPConnector(force_close=True)
+        async with aiohttp.ClientSession(connector=connector) as http:
+            deadline = time.monotonic() + 60
+            # Until the restarted worker has served some of these initializes itself.
+            while server.stderr.count(SERVING) < 3 or answers[-40:].count(200) < 40:
+                assert time.monotonic() < deadline, server.stderr
+                try:
+                    async with http.post(server.url, json=init(), headers=JSON) as response:
+                        answers.append(response.status)
+                except aiohttp.ClientConnectionError:
+                    pass  # the killed worker's queued connections are reset
+        assert 503 not in answers, answers
+        assert answers.count(200) >= 40
     finally:
         assert server.stop() == 0
 

@@ -135,6 +135,8 @@ class RedisStore:
         )
         self.redis = Redis(connection_pool=self.pool)
         self.available = False
+        #: Set once this replica is numbered, listening on its channels and beating.
+        self._connected = asyncio.Event()
         #: Why the store is not available (what /readyz says).
         self.problem = f"connecting to Redis at {self.shown_url}"
         self._warned = False
@@ -193,8 +195,12 @@ class RedisStore:
                 delay = min(delay * 2, 2.0)
         await self._beat()  # the heartbeat starts before anything runs here
         self.available = True
+        self._connected.set()
         log.info("sessions on Redis %s as replica %d", self.shown_url, self.node)
         await self._watch()
+
+    async def connected(self) -> None:
+        await self._connected.wait()
 
     async def _beat(self) -> None:
         await self.redis.set(key_of("alive", str(self.node)), b"1", ex=HEARTBEAT_TTL)

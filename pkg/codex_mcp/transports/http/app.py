@@ -9,7 +9,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -230,6 +230,10 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     return app
 
 
+#: How long a worker of --workers waits for its shared store before it listens anyway.
+WORKER_LISTEN_WAIT: Final = 2.0
+
+
 async def serve_http(
     core: ServerCore,
     config: HttpConfig,
@@ -261,6 +265,13 @@ async def serve_http(
     site = GuardedSite(
         runner, config.host, config.port, limits, config.idle_timeout, config.reuse_port
     )
+    if config.reuse_port:
+        # A worker of --workers shares the port with its siblings: while it cannot serve
+        # (its Redis connection still opening, about 0.1 s), the kernel should give new
+        # connections to them rather than to it, which would answer 503. A Redis that is
+        # not there still gets each worker listening, answering 503 with the reason.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(app[MANAGER_KEY].store.connected(), WORKER_LISTEN_WAIT)
     try:
         await site.start()
     except OSError as error:

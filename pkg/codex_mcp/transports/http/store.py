@@ -104,6 +104,9 @@ class SessionStore(Protocol):
 
     async def start(self, handlers: ClusterHandlers) -> None: ...
 
+    async def connected(self) -> None:
+        """Return once the store has answered for the first time since `start`."""
+
     async def close(self) -> None: ...
 
     async def ping(self) -> bool: ...
@@ -159,6 +162,9 @@ class MemoryStore:
     stride = 1
 
     async def start(self, handlers: ClusterHandlers) -> None:
+        pass
+
+    async def connected(self) -> None:
         pass
 
     async def close(self) -> None:
