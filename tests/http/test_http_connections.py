@@ -82,6 +82,24 @@ async def test_a_body_that_stalls_gets_408_and_the_connection_closes() -> None:
         writer.close()
 
 
+async def test_an_answer_given_before_its_body_was_read_leaves_the_connection_idle() -> None:
+    """A request answered without its body being read (here a 404 with a large body still
+    coming): the rest of that body is not the next request's headers, so the kept-alive
+    connection is not told 408 once header_timeout has passed, and serves the next one."""
+    async with served(header_timeout=0.5, idle_timeout=30) as port:
+        reader, writer = await connect(port)
+        keep = {**JSON, "Connection": "keep-alive"}
+        writer.write(request_bytes("POST", "/no-such-path", keep, b"x" * 600_000, port))
+        assert (await read_reply(reader)).status == 404
+        with pytest.raises(TimeoutError):  # three header timeouts pass: nothing is sent
+            await asyncio.wait_for(reader.read(1), timeout=1.5)
+        writer.write(request_bytes("POST", "/mcp", keep, INIT_BODY, port))
+        reply = await read_reply(reader)
+        assert reply.status == 200, reply
+        assert "mcp-session-id" in reply.headers
+        writer.close()
+
+
 async def test_a_slow_body_that_keeps_coming_is_read() -> None:
     async with served(body_timeout=0.6, body_min_rate=50) as port:
         reader, writer = await connect(port)

@@ -53,6 +53,8 @@ LINGER_SECONDS: Final = 2.0
 _WAITING: Final = "waiting for headers"
 _IDLE: Final = "idle between requests"
 _SERVING: Final = "serving a request"
+#: answered before its body was read: aiohttp reads the rest (for up to its lingering_time)
+_DRAINING: Final = "reading an answered request's unread body"
 # What a connection counts against.
 _SLOT: Final = "slot"
 _PROBE: Final = "probe reserve"
@@ -171,6 +173,7 @@ class GuardedConnection(RequestHandler):
         "_deadline",
         "_linger_after_answer",
         "_state",
+        "_unread",
         "admitted_headers",
         "limits",
         "slot",
@@ -187,6 +190,7 @@ class GuardedConnection(RequestHandler):
         self._deadline = 0.0  # when the headers or body being waited for are late
         self._clock: asyncio.TimerHandle | None = None
         self._body: StreamReader | None = None  # a body still arriving
+        self._unread: StreamReader | None = None  # an answered request's, while _DRAINING
         self._body_started = 0.0  # when its request's headers were complete
         self._body_bytes = 0  # how much of it (and anything after it) has come since
         self._body_last = 0.0  # when its last bytes came
@@ -209,19 +213,24 @@ class GuardedConnection(RequestHandler):
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.limits.release(self)
-        self._body = None
+        self._body = self._unread = None
         if self._clock is not None:
             self._clock.cancel()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._state is _IDLE:
+        if not data:  # aiohttp resuming its reading (resume_reading), not bytes coming
+            pass
+        elif self._state is _IDLE:
             self._wait_for_headers()  # the first bytes of the next request
         elif self._body is not None:
             self._body_last = now = self._loop.time()
             self._body_bytes += len(data)
             self._deadline = self._body_deadline(now)
         super().data_received(data)
+        if self._state is _DRAINING and self._unread is not None and self._unread.is_eof():
+            self._unread = None  # the rest of that body has come: idle from here
+            self._state = _IDLE
 
     def handle_error(
         self,
@@ -290,8 +299,12 @@ class GuardedConnection(RequestHandler):
             self._set_clock(self.limits.body_timeout)
 
     def request_finished(self) -> None:
-        self._state = _IDLE
-        self._body = None
+        body, self._body = self._body, None
+        if body is not None and not body.is_eof():
+            # Its bytes still coming are that body's, not the next request's headers.
+            self._state, self._unread = _DRAINING, body
+        else:
+            self._state = _IDLE
         if self.slot is _SLOT:
             self.limits.idle[self] = None  # the most recently used idle connection
 
@@ -334,9 +347,11 @@ class GuardedConnection(RequestHandler):
         else:
             self._body = None
             limits = self.limits
-            now = self._loop.time()
-            if now - self._body_last < limits.body_timeout:  # still coming, too slowly
-                elapsed = now - self._body_started
+            # Which deadline passed says why: read from the deadlines themselves, not from
+            # the clock, so a body that stalled right at its deadline reads "stalled".
+            stalled_at = self._body_last + limits.body_timeout
+            if self._body_deadline(self._body_last) < stalled_at:  # still coming, too slowly
+                elapsed = self._loop.time() - self._body_started
                 message = (
                     f"Request Timeout: the body came at {self._body_bytes / elapsed:.0f} "
                     f"bytes/s, slower than {limits.body_min_rate} bytes/s"
