@@ -262,6 +262,10 @@ class JsonRpcPeer(Requester):
         error: BaseException | None,
     ) -> None:
         """A Deferred was settled (once): answer its request as `_run` answers a task's."""
+        # Settled, it has nothing left to cancel; and a Deferred that keeps its request's
+        # context (a relayed call does) would otherwise make a cycle that holds its result,
+        # a 50 MB answer for one, until the collector happens to run.
+        ctx.task = None
         if self._in_flight.get(request_id) is not ctx:  # cancelled by the peer, or closed
             if batch is not None:
                 batch.add(None)

@@ -6,6 +6,8 @@ draining stop what is left."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Awaitable, Hashable
 from typing import Any
 
@@ -234,3 +236,43 @@ async def test_request_for_answers_the_callers_own_waiter() -> None:
     assert progressing.outcomes == [{"progressToken": third, "progress": 1}, ("result", {})]
     assert [kind for kind, _ in left.outcomes] == ["error"]  # the connection closed first
     assert fourth not in wire.client._outgoing
+
+
+class KeepsItsContext(Deferred):
+    """A relay's answer keeps its request's context (gateway/relay.py's RelayedCall does)."""
+
+    __slots__ = ("__weakref__", "ctx")
+
+    def __init__(self, ctx: RequestContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+
+async def test_a_settled_deferred_is_freed_without_the_collector() -> None:
+    """Answered or cancelled, a Deferred and what it holds (a relayed 50 MB result) are freed
+    at once: the request's context no longer refers to it, so they make no cycle that only
+    the collector would break."""
+    provider, session, sent = open_session()
+    made: list[KeepsItsContext] = []
+
+    def call_tool(name: str, arguments: JsonObject, ctx: RequestContext) -> KeepsItsContext:
+        made.append(KeepsItsContext(ctx))
+        return made[-1]
+
+    provider.call_tool = call_tool  # type: ignore[method-assign]
+    gc.disable()
+    try:
+        session.receive(call(1, "answered"))
+        session.receive(call(2, "cancelled"))
+        answered, cancelled = (weakref.ref(answer) for answer in made)
+        made.pop(0).resolve({"content": [{"type": "text", "text": "x" * 1000}]})
+        session.receive(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        )
+        made.clear()
+        assert answered() is None and cancelled() is None
+    finally:
+        gc.enable()
+    assert sent == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "x" * 1000}]}}
+    ]
