@@ -126,10 +126,13 @@ class FrameDecoder:
                 self._parts.append(data[:end])
                 line = b"".join(self._parts)
                 self._parts, self._parts_size = [], 0
-                frame = self._line_frame(line)
-                if frame is not None:
-                    yield frame
+                closed = [frame for frame in (self._line_frame(line),) if frame is not None]
+                del line
                 start = end + 1
+                if closed:
+                    # Yielded off a list, so this generator holds no reference to a large
+                    # line while suspended: the reader may drop it once it is parsed.
+                    yield closed.pop()
             yield from self._whole_lines(data[start:] if start else data)
         else:
             self._buffer += data

@@ -26,6 +26,7 @@ from codex_mcp.core import jsonrpc
 from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
 from codex_mcp.defaults import DEFAULTS
+from codex_mcp.memory import LARGE_MESSAGE, release_free_memory
 
 from ..errors import ConnectionClosed, McpClientError
 from .adopted import AdoptedProcess, adopt
@@ -246,13 +247,20 @@ class StdioTransport(Transport):
         for frame in self._decoder.feed(chunk):
             try:
                 if type(frame) is bytes:
+                    large = len(frame) >= LARGE_MESSAGE
+                    if large:  # the chunks it was read in are free now
+                        release_free_memory()
                     try:  # _deliver, inline: this runs for every message of a relay
                         message = orjson.loads(frame)
                     except orjson.JSONDecodeError:
                         self._deliver(frame)  # says what it could not read
                         continue
+                    del frame  # a large answer's line is not kept while it is relayed
                     if self._on_message is not None:
                         self._on_message(message)
+                    if large:  # its line, parse and result are free now
+                        del message
+                        release_free_memory()
                 elif isinstance(frame, Oversized):
                     self._oversized(frame)
                 elif isinstance(frame, BadFrame):

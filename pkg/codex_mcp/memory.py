@@ -1,0 +1,39 @@
+"""Freed memory handed back to the operating system after a large message.
+
+glibc keeps what a process frees in its heap for the next allocation: after relaying a
+50 MB answer, the chunks it was read in, its line and its parse stay resident, and a
+large allocation that follows (orjson's copy of the next line, mapped on its own) cannot
+reuse them. `malloc_trim` returns the free pages; it walks the heap, so it is called only
+around messages of at least `LARGE_MESSAGE` bytes. Elsewhere (musl, macOS) it does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+from collections.abc import Callable
+
+#: Messages from this size up are followed by a trim (a few hundred µs against the tens of
+#: milliseconds such a message costs to parse).
+LARGE_MESSAGE = 4 * 1024 * 1024
+
+
+def _load_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        trim: Callable[[int], int] = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+_trim = _load_trim()
+
+
+def release_free_memory() -> None:
+    """Return the heap's free pages to the OS (glibc), or nothing."""
+    if _trim is not None:
+        _trim(0)
