@@ -4,7 +4,9 @@ and through codex-mcp as a gateway, in one run. What counts is that each is line
 size: `x_per_mb_largest` is the time per MB of the largest result over that of the smallest
 (about 1, or below where a call's fixed cost shows at 1 MB; far above 1 is a quadratic
 buffer somewhere on the path), and `x_cpu_per_mb_largest` the same by CPU against 10 MB
-(steadier than wall time on a shared machine)."""
+(steadier than wall time on a shared machine). `peak_rss_mb_N` is the server's and its
+child's peak RSS (each one's VmHWM, added) once N MB results were relayed, and
+`rss_mb_after_N` their RSS after those calls."""
 
 from __future__ import annotations
 
@@ -48,6 +50,9 @@ async def _timed_calls(
             if before and after:
                 cpu = (after.cpu_seconds - before.cpu_seconds) / len(times)
                 figures[f"cpu_ms_{size}mb"] = cpu * 1000
+            if after:  # sizes go up, so the peak so far is this size's
+                figures[f"peak_rss_mb_{size}mb"] = after.peak_rss_bytes / 1e6
+                figures[f"rss_mb_after_{size}mb"] = after.rss_bytes / 1e6
         last = sample_process(pid)
         if last is not None:
             figures["rss_mb"] = last.rss_bytes / 1e6

@@ -18,6 +18,8 @@ def percentile(samples: list[float], fraction: float) -> float:
 class ProcessSample:
     cpu_seconds: float
     rss_bytes: int
+    #: The highest RSS so far (VmHWM): of several processes, the sum of each one's peak.
+    peak_rss_bytes: int = 0
 
 
 def _descendants(pid: int) -> list[int]:
@@ -43,13 +45,18 @@ def _sample_one(pid: int) -> ProcessSample | None:
         with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
         with open(f"/proc/{pid}/status", encoding="ascii") as status:
-            rss_kb = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    except (OSError, StopIteration, IndexError):
+            memory = {
+                line[:6]: int(line.split()[1])
+                for line in status
+                if line.startswith(("VmRSS:", "VmHWM:"))
+            }
+        rss_kb, peak_kb = memory["VmRSS:"], memory["VmHWM:"]
+    except (OSError, KeyError, IndexError, ValueError):
         return None
     ticks = os.sysconf("SC_CLK_TCK")
     # utime, stime, cutime, cstime are fields 14-17 (1-based) of /proc/PID/stat.
     cpu = sum(int(value) for value in fields[11:15]) / ticks
-    return ProcessSample(cpu, rss_kb * 1024)
+    return ProcessSample(cpu, rss_kb * 1024, peak_kb * 1024)
 
 
 def sample_process(pid: int) -> ProcessSample | None:
@@ -62,6 +69,8 @@ def sample_process(pid: int) -> ProcessSample | None:
         sample = _sample_one(child)
         if sample is not None:
             total = ProcessSample(
-                total.cpu_seconds + sample.cpu_seconds, total.rss_bytes + sample.rss_bytes
+                total.cpu_seconds + sample.cpu_seconds,
+                total.rss_bytes + sample.rss_bytes,
+                total.peak_rss_bytes + sample.peak_rss_bytes,
             )
     return total
