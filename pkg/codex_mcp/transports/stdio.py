@@ -32,6 +32,7 @@ from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
 from ..defaults import DEFAULTS
+from ..memory import LARGE_MESSAGE, release_free_memory
 from .backpressure import compact, shed
 
 log = logging.getLogger("codex_mcp.stdio")
@@ -137,7 +138,11 @@ class StdioOutbound:
         pending = self._pending
         if pending:
             self._pending = []
-            self._write(pending[0] if len(pending) == 1 else b"".join(pending))
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+            self._write(data)
+            if len(data) >= LARGE_MESSAGE:  # what encoding it freed goes back to the OS
+                del pending, data
+                release_free_memory()
             writer = self._writer
             buffered = self._buffered
             if writer is not None and writer.paused and buffered and buffered() > self.bound:
