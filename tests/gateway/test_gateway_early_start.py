@@ -46,15 +46,30 @@ def _stopped(pid: int) -> bool:
         return stat.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
-def test_a_child_starts_before_the_gateway_has_imported_itself(tmp_path: Path) -> None:
-    starts, log = tmp_path / "starts", tmp_path / "gateway.log"
+def _gateway_env(tmp_path: Path, script: str, starts: Path) -> dict[str, str]:
+    """The environment of a gateway whose config has one child, `echo`: `script` run by
+    /bin/sh with $0 the file it notes its start in, then our echo server."""
+    command = ["/bin/sh", "-c", script, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
     config = tmp_path / ".mcp.json"
-    command = ["/bin/sh", "-c", CHILD, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
     config.write_text(
         json.dumps({"mcpServers": {"echo": {"command": command[0], "args": command[1:]}}})
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("CODEX_MCP_")}
     env["CODEX_MCP_WRAPPER_CONFIG"] = str(config)
+    return env
+
+
+def _reap(gateway: subprocess.Popen[str] | subprocess.Popen[bytes]) -> None:
+    try:
+        gateway.wait(30)
+    except subprocess.TimeoutExpired:
+        gateway.kill()
+        gateway.wait()
+
+
+def test_a_child_starts_before_the_gateway_has_imported_itself(tmp_path: Path) -> None:
+    starts, log = tmp_path / "starts", tmp_path / "gateway.log"
+    env = _gateway_env(tmp_path, CHILD, starts)
     with log.open("w") as stderr:
         gateway = subprocess.Popen(
             [sys.executable, "-X", "importtime", str(ROOT / "cmd/mcp")],
@@ -96,22 +111,12 @@ def test_a_child_starts_before_the_gateway_has_imported_itself(tmp_path: Path) -
         gateway.send_signal(signal.SIGCONT)
         if gateway.stdin is not None:
             gateway.stdin.close()
-        try:
-            gateway.wait(30)
-        except subprocess.TimeoutExpired:
-            gateway.kill()
-            gateway.wait()
+        _reap(gateway)
 
 
 def test_codex_mcp_http_starts_its_children_before_importing_itself(tmp_path: Path) -> None:
     starts, log = tmp_path / "starts", tmp_path / "gateway.log"
-    config = tmp_path / ".mcp.json"
-    command = ["/bin/sh", "-c", CHILD, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
-    config.write_text(
-        json.dumps({"mcpServers": {"echo": {"command": command[0], "args": command[1:]}}})
-    )
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CODEX_MCP_")}
-    env["CODEX_MCP_WRAPPER_CONFIG"] = str(config)
+    env = _gateway_env(tmp_path, CHILD, starts)
     with log.open("w") as stderr:
         gateway = subprocess.Popen(
             [sys.executable, "-X", "importtime", str(ROOT / "cmd/http"), "--port", "0"],
@@ -151,11 +156,7 @@ def test_codex_mcp_http_starts_its_children_before_importing_itself(tmp_path: Pa
     finally:
         gateway.send_signal(signal.SIGCONT)
         gateway.terminate()
-        try:
-            gateway.wait(30)
-        except subprocess.TimeoutExpired:
-            gateway.kill()
-            gateway.wait()
+        _reap(gateway)
 
 
 #: Refuses pidfds in the process it is imported into, as a seccomp profile or a tracer can.
@@ -173,14 +174,7 @@ def test_a_gateway_refused_pidfds_starts_its_children_the_ordinary_way(tmp_path:
     starts, log = tmp_path / "starts", tmp_path / "gateway.log"
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(REFUSE_PIDFDS)
-    child = 'echo $$ >> "$0"; exec "$1" "$2"'
-    command = ["/bin/sh", "-c", child, str(starts), sys.executable, str(ROOT / "cmd/mcp")]
-    config = tmp_path / ".mcp.json"
-    config.write_text(
-        json.dumps({"mcpServers": {"echo": {"command": command[0], "args": command[1:]}}})
-    )
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CODEX_MCP_")}
-    env["CODEX_MCP_WRAPPER_CONFIG"] = str(config)
+    env = _gateway_env(tmp_path, 'echo $$ >> "$0"; exec "$1" "$2"', starts)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(tmp_path / "site"), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
@@ -227,11 +221,7 @@ def test_a_gateway_refused_pidfds_starts_its_children_the_ordinary_way(tmp_path:
     finally:
         if gateway.stdin is not None:
             gateway.stdin.close()
-        try:
-            gateway.wait(30)
-        except subprocess.TimeoutExpired:
-            gateway.kill()
-            gateway.wait()
+        _reap(gateway)
 
 
 async def test_an_adopted_child_whose_pidfd_is_refused_is_waited_for_off_the_loop(
