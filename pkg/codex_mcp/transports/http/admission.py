@@ -36,6 +36,8 @@ class Admission:
         prefix = config.prefix
         #: The operator's pages (observe/web.py serves them when metrics are on).
         self.operator_paths = frozenset({f"{prefix}/", f"{prefix}/metrics"})
+        # Not in the metadata's scopes_supported: a client that asks for every scope listed
+        # there (the official SDK does, when a challenge names none) must not get it.
         self.operator_scopes = frozenset(
             scope for entry in config.oauth_operator_scope for scope in entry.split()
         )
