@@ -517,3 +517,22 @@ async def test_a_redis_down_refusal_carries_the_requests_id() -> None:
                 assert (await reply.json())["id"] is None
     finally:
         server.stop()
+
+
+async def test_a_stateless_servers_calls_are_audited_with_their_caller(tmp_path: Path) -> None:
+    """`--stateless` runs each POST in a throwaway session, which carries the caller too."""
+    audit = tmp_path / "audit.jsonl"
+    server = HttpProcess("--stateless", "--bearer-token", STATIC, "--audit-log", str(audit))
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(server.url, json=echo_call(), headers={**JSON, **bearer(STATIC)}) as reply,
+        ):
+            assert reply.status == 200, await reply.text()
+        deadline = time.monotonic() + 10
+        while not (calls := [line for line in audit_lines(audit) if line["tool"] == "echo"]):
+            assert time.monotonic() < deadline, audit_lines(audit)
+            await asyncio.sleep(0.05)
+        assert calls[0]["principal"] is not None, calls
+    finally:
+        server.stop()
