@@ -17,9 +17,31 @@ LOGGED_ID_CHARS: Final = 8
 TAG_START: Final = "[session "
 
 
+#: Characters of a value from outside (a path, a header, a name) that a log line keeps.
+LOGGED_VALUE_CHARS: Final = 200
+
+
+def printable(value: object, limit: int = LOGGED_VALUE_CHARS) -> str:
+    """A value from outside as a log line may show it: its control characters, line breaks
+    (U+2028 included) and terminal escapes written as Python escapes (`\\x1b`, `\\n`), so
+    it can neither start a line of its own nor drive the terminal reading the log; at most
+    `limit` characters of it. Every log line that shows what a client sent goes through
+    this (specs/isolation.md, "Logs")."""
+    text = value if type(value) is str else str(value)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    if text.isprintable():  # the usual case, one pass in C
+        return text
+    return "".join(
+        each if each.isprintable() else each.encode("unicode_escape").decode("ascii")
+        for each in text
+    )
+
+
 def session_label(session_id: str | None) -> str:
-    """How a log line names a session: its id's first characters ("-" for none)."""
-    return session_id[:LOGGED_ID_CHARS] if session_id else "-"
+    """How a log line names a session: its id's first characters ("-" for none). A client
+    may name any id: the label is `printable`."""
+    return printable(session_id[:LOGGED_ID_CHARS]) if session_id else "-"
 
 
 #: A task's id is a bearer secret too (its handle): logs name it the same way.

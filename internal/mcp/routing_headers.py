@@ -91,6 +91,7 @@ def check_standard_headers(headers: Mapping[str, str], message: Mapping[str, Any
     disagrees with itself is told so rather than told its version is unsupported. A
     body without a protocol version is left to the `_meta` check (-32602).
     """
+    _refuse_repeats(headers)
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
     meta = params.get("_meta")
@@ -102,6 +103,22 @@ def check_standard_headers(headers: Mapping[str, str], message: Mapping[str, Any
     source = NAME_SOURCES.get(method) if isinstance(method, str) else None
     if source is not None and params.get(source) is not None:
         _expect(headers, NAME_HEADER, "Mcp-Name", params[source], decode=True)
+
+
+_STANDARD: Final = frozenset({PROTOCOL_VERSION_HEADER, METHOD_HEADER, NAME_HEADER})
+
+
+def _refuse_repeats(headers: Mapping[str, str]) -> None:
+    """A routing header given twice is refused: a proxy would route by one value and we
+    would check another. A multi-valued mapping (aiohttp's) lists a repeated name once per
+    value in its items; a plain dict cannot repeat one."""
+    seen: set[str] = set()
+    for name, _ in headers.items():
+        lower = name.lower()
+        if lower in _STANDARD or lower.startswith(PARAM_HEADER_PREFIX):
+            if lower in seen:
+                raise HeaderMismatch(f"the {name} header is given more than once")
+            seen.add(lower)
 
 
 def _expect(

@@ -491,6 +491,16 @@ class HttpOptions(ObserveOptions, SendingDefaults):
             shown="none",
         ),
     )
+    oauth_operator_scope: Sequence[str] = field(
+        default=("mcp.operator",),
+        metadata=about(
+            "Scopes an OAuth token needs for the status page and /metrics, which show "
+            "every session and each child's stderr (repeat, or comma-separate; static "
+            "bearer tokens need none).",
+            SECURITY,
+            metavar="SCOPE",
+        ),
+    )
     cors_origin: Sequence[str] = field(
         default=(),
         metadata=about(

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..core.log_names import printable
 from ..log_tags import session_label
 from .dispatch import TOOLS_CALL, Call
 
@@ -81,7 +82,7 @@ class AuditLog:
             "event": "tool_call",
             "principal": principal_of_fingerprint(fingerprint),
             "session": session_label(session_id) if session_id else None,
-            "tool": call.tool,
+            "tool": printable(call.tool),
             "child": call.child,
             "duration_ms": round(seconds * 1000, 3),
             "outcome": _outcome(call),

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from ..core.log_names import printable
 from ..log_tags import TAG_START, session_label
 from . import plain_metrics
-from .audit import principal_of_token
+from .audit import principal_of_fingerprint, principal_of_token
 
 if TYPE_CHECKING:
     from .audit import AuditLog
@@ -41,12 +42,13 @@ class RefusalLog:
         self._counts = plain_metrics.family(plain_metrics.REFUSED)
 
     def note(self, request: web.Request, status: int, reason: str) -> None:
-        client = request.remote
+        # Everything here but the status came from outside (the path URL-decoded, a
+        # reason that may quote a header): each goes through `printable`.
+        client = printable(request.remote)
+        method, path, reason = printable(request.method), printable(request.path), printable(reason)
         self._counts.get(str(status)).inc()
         if self.audit is not None:
-            self.audit.refused(
-                status, reason, client, request.method, request.path, _principal(request)
-            )
+            self.audit.refused(status, reason, client, method, path, _principal(request))
         now = time.monotonic()
         if now - self._window_start >= self.window:
             if self._suppressed:
@@ -63,8 +65,8 @@ class RefusalLog:
         log.info(
             "%srefused %s %s from %s: %d %s",
             _session_tag(request),
-            request.method,
-            request.path,
+            method,
+            path,
             client,
             status,
             reason,
@@ -104,6 +106,13 @@ def _session_tag(request: web.Request) -> str:
 
 
 def _principal(request: web.Request) -> str | None:
+    """The caller as the call lines name it: the fingerprint the admission gave the request
+    (an OAuth token's is its issuer and subject's), else the hash of the token it sent."""
+    from ..transports.http.security import credential_of
+
+    admitted = credential_of(request)
+    if admitted is not None:
+        return principal_of_fingerprint(admitted)
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     return (
         principal_of_token(token.strip()) if scheme.lower() == "bearer" and token.strip() else None

@@ -14,10 +14,12 @@ from typing import Any, Final, NoReturn
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from ...core import jsonrpc
 from ...core.server import ServerCore
 from ...defaults import CONFIG_ERROR_STATUS
 from ...observe.web import observe_app
 from ...startup import cannot_listen
+from .admission import Admission
 from .config import HttpConfig
 from .connections import (
     ConnectionLimits,
@@ -28,11 +30,12 @@ from .connections import (
 )
 from .cors import Cors
 from .errors import busy_response
+from .exchange import is_request, read_body
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
 from .manager import SessionManager
 from .oauth import RESOURCE_SERVER_KEY
-from .security import OPEN_PATH_SUFFIXES, Guard
+from .security import OPEN_PATH_SUFFIXES
 from .sessions import Capacity
 from .single_event import SingleEventSse
 from .store import MemoryStore, SessionStore, StoreUnavailable
@@ -87,23 +90,40 @@ def config_error(message: str) -> NoReturn:
     raise SystemExit(CONFIG_ERROR_STATUS)
 
 
-def store_gate(store: SessionStore) -> Any:
+def store_gate(store: SessionStore, max_body_bytes: int) -> Any:
     """Sessions on a shared store: while it cannot be reached, every MCP request is
     refused with 503 (the probes answer for themselves), and so is one that finds it
-    gone midway."""
+    gone midway. The refusal carries the request's id when its body is one request."""
 
     @web.middleware
     async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path.endswith(OPEN_PATH_SUFFIXES):
             return await handler(request)
         if not store.available:
-            return busy_response(503, UNREACHABLE)
+            return busy_response(503, UNREACHABLE, await _id_in_body(request, max_body_bytes))
         try:
             return await handler(request)
         except StoreUnavailable as exc:
-            return busy_response(503, f"{UNREACHABLE} ({exc})")
+            request_id = await _id_in_body(request, max_body_bytes)
+            return busy_response(503, f"{UNREACHABLE} ({exc})", request_id)
 
     return gate
+
+
+async def _id_in_body(request: web.Request, max_body_bytes: int) -> Any:
+    """The id of the one JSON-RPC request a POST's body holds (read within the body cap;
+    a handler that read it already left it cached), else None. Only a refusal reads it:
+    the served path parses its body once, in its handler."""
+    if request.method != "POST" or not request.body_exists:
+        return None
+    body = await read_body(request, max_body_bytes)
+    if isinstance(body, web.Response):
+        return None
+    try:
+        message = jsonrpc.decode(body)
+    except jsonrpc.JsonRpcError:
+        return None
+    return message["id"] if type(message) is dict and is_request(message) else None
 
 
 UNREACHABLE = "The session store (Redis) is unreachable; try again shortly"
@@ -118,12 +138,13 @@ REPLICAS_WITHOUT_KEYS = (
 
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
     config = config or HttpConfig()
-    guard = Guard(config)
+    admission = Admission(config)
+    guard = admission.guard
     store = open_store(config)
     tracker = RequestTracker()
-    middlewares = [tracker.middleware, guard.middleware]
+    middlewares = [tracker.middleware, admission.middleware]
     if store.shared:
-        middlewares.append(store_gate(store))
+        middlewares.append(store_gate(store, config.max_body_bytes))
     app = web.Application(client_max_size=config.max_body_bytes, middlewares=middlewares)
     manager = SessionManager(
         core,
@@ -136,9 +157,9 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
         send_buffer_bytes=config.send_buffer_bytes,
         close_slow=config.slow_client == "close",
     )
-    streamable = StreamableHttp(manager, config)
-    single = SingleEventSse(manager)
-    legacy = LegacySse(manager, config)
+    streamable = StreamableHttp(manager, config, admission)
+    single = SingleEventSse(manager, admission)
+    legacy = LegacySse(manager, config, admission)
     app[MANAGER_KEY] = manager
     app[READY_KEY] = {"ready": True}
     app[FATAL_KEY] = fatal = Fatal()
@@ -147,7 +168,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     # /metrics, the status page, and refusals noted (told each answer by the tracker).
     observe_app(app, core, manager, config, tracker)
     if config.cors_origin:
-        Cors(config.cors_origin, guard).install(app)
+        Cors(config.cors_origin, guard).install(app, admission.middleware)
     if guard.oauth is not None:
         app[RESOURCE_SERVER_KEY] = guard.oauth
         guard.oauth.add_routes(app)

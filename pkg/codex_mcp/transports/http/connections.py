@@ -35,6 +35,7 @@ from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
+from ...core.log_names import printable
 from .errors import TRANSPORT_ERROR, error_body, error_response
 from .faults import FaultLog
 from .security import OPEN_PATH_SUFFIXES
@@ -245,7 +246,7 @@ class GuardedConnection(RequestHandler):
         that keeps sending junk; a 500 is still a bug worth that."""
         if status >= 500:
             return super().handle_error(request, status, exc, message)
-        log.debug("unreadable request from %s: %s", request.remote, message or exc)
+        log.debug("unreadable request from %s: %s", request.remote, printable(message or exc))
         if request.writer.output_size > 0:
             raise ConnectionError("the response had begun; nothing more can be sent")
         if isinstance(exc, ContentEncodingError):

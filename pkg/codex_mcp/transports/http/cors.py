@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from aiohttp import web
-from aiohttp.typedefs import Handler
+from aiohttp.typedefs import Handler, Middleware
 
 from .errors import error_response
 from .security import Guard
@@ -33,10 +33,10 @@ class Cors:
         self.origins = frozenset(_normalized(origin) for origin in origins)
         self.guard = guard
 
-    def install(self, app: web.Application) -> None:
-        """The preflight middleware goes before the guard (a preflight carries no
+    def install(self, app: web.Application, admission: Middleware) -> None:
+        """The preflight middleware goes before the admission (a preflight carries no
         credential); the headers go on every response, streams and refusals included."""
-        app.middlewares.insert(app.middlewares.index(self.guard.middleware), self.preflight)
+        app.middlewares.insert(app.middlewares.index(admission), self.preflight)
         app.on_response_prepare.append(self._headers)
 
     def listed(self, request: web.Request) -> str | None:

@@ -14,20 +14,22 @@ from aiohttp import web
 
 from ...core import jsonrpc
 from . import sse
+from .admission import Admission
 from .config import HttpConfig
 from .errors import busy_response, error_response
 from .exchange import accepts_sse, find_session, read_body
 from .manager import SessionManager
-from .oauth import GRANT_KEY, scope_check
+from .oauth import GRANT_KEY
 from .security import credential_of
 from .sessions import Refused
 from .streams import TICK, Ticker
 
 
 class LegacySse:
-    def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
+    def __init__(self, manager: SessionManager, config: HttpConfig, admission: Admission) -> None:
         self.manager = manager
         self.config = config
+        self.admission = admission
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         if not accepts_sse(request):
@@ -70,7 +72,7 @@ class LegacySse:
         body = await read_body(request, self.config.max_body_bytes)
         if isinstance(body, web.Response):
             return body
-        denied = _scope_check(request, body)
+        denied = self._admit(request, body)
         if denied is not None:
             return denied
         with found as session:
@@ -82,14 +84,14 @@ class LegacySse:
             session.core_session.receive_bytes(body)
         return web.Response(status=202, text="Accepted")
 
-
-def _scope_check(request: web.Request, body: bytes) -> web.Response | None:
-    """An OAuth caller's tool call needs its tool's scopes here too (a body that does not
-    parse is left to the core, which answers it on the stream)."""
-    if request.get(GRANT_KEY) is None:
-        return None
-    try:
-        message = jsonrpc.decode(body)
-    except jsonrpc.JsonRpcError:
-        return None
-    return scope_check(request, message)
+    def _admit(self, request: web.Request, body: bytes) -> web.Response | None:
+        """The message's admission (its tools' scopes), as on every entry. Parsed only for
+        an OAuth caller, whose scopes depend on it; a body that does not parse is left to
+        the core, which answers it on the stream."""
+        if request.get(GRANT_KEY) is None:
+            return None
+        try:
+            message = jsonrpc.decode(body)
+        except jsonrpc.JsonRpcError:
+            return None
+        return self.admission.message(request, message)

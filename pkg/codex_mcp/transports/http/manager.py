@@ -127,12 +127,12 @@ class SessionManager:
         session.log.debug("session opened (%d live)", len(self.sessions))
         return session
 
-    def ephemeral(self, protocol_version: str | None) -> HttpSession:
+    def ephemeral(self, protocol_version: str | None, credential: str | None) -> HttpSession:
         """A throwaway session for one self-contained request (stateless mode, single-event
-        SSE); end it with `discard`."""
+        SSE) of `credential`'s (the audit names its caller); end it with `discard`."""
         self._check_room()
         self.throwaway += 1
-        session = self._new(None, None, shared=False)
+        session = self._new(None, credential, shared=False)
         session.core_session.protocol_version = protocol_version
         session.core_session.initialized = True
         self.unnamed.add(session.core_session)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, Final
 from aiohttp import web
 from yarl import URL
 
-from ...core.jsonrpc import JsonObject
 from ...startup import StartupError
 from .config import HttpConfig
 from .errors import error_response
@@ -256,20 +255,6 @@ class ResourceServer:
         return error_response(
             403, message, request_id=request_id, headers={"WWW-Authenticate": challenge}
         )
-
-
-def scope_check(request: web.Request, message: JsonObject | list[Any]) -> web.Response | None:
-    """403 when the request's OAuth grant lacks a scope the message needs; None otherwise
-    (and always for a static bearer token, or without auth)."""
-    grant = request.get(GRANT_KEY)
-    server = request.app.get(RESOURCE_SERVER_KEY)
-    if grant is None or server is None:
-        return None
-    missing = server.missing_for(grant, message)
-    if not missing:
-        return None
-    request_id = message.get("id") if isinstance(message, dict) else None
-    return server.insufficient_scope(grant, missing, request_id)
 
 
 RESOURCE_SERVER_KEY: Final = web.AppKey("oauth_resource_server", ResourceServer)

@@ -24,12 +24,11 @@ import re
 from typing import Final, NamedTuple
 
 from aiohttp import web
-from aiohttp.typedefs import Handler
 from yarl import URL
 
 from .config import HttpConfig
 from .errors import error_response
-from .oauth import GRANT_KEY, Refused, ResourceServer
+from .oauth import Grant, Refused, ResourceServer
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
@@ -130,27 +129,6 @@ class Guard:
         #: Origins whose pages may call us (cors.py): their Origin passes here too.
         self.cors_origins = {o.strip().lower().rstrip("/") for o in config.cors_origin}
 
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Every MCP route passes the Host/Origin checks and authentication first; /readyz
-        authentication only (unless public_readyz), /healthz nothing."""
-        if request.path.endswith(OPEN_PATH_SUFFIXES):
-            if request.path.endswith("/readyz") and not self.config.public_readyz:
-                _, denied = await self.credential(request)
-                if denied is not None:
-                    return denied
-            return await handler(request)
-        denied = self.check_host_and_origin(request)
-        if denied is not None:
-            return denied
-        if self.oauth is not None and self.oauth.is_metadata(request):
-            return await handler(request)  # public: how to get a token
-        credential, denied = await self.credential(request)
-        if denied is not None:
-            return denied
-        request[CREDENTIAL_KEY] = credential
-        return await handler(request)
-
     def _trusted_forward(self, request: web.Request) -> Host | None:
         """The X-Forwarded-Host of a request, when it names a host on forwarded_hosts."""
         if not self.config.forwarded_hosts:
@@ -219,36 +197,36 @@ class Guard:
                 return None
         return error_response(403, f"Origin {origin!r} is not allowed")
 
-    async def credential(self, request: web.Request) -> tuple[str | None, web.Response | None]:
-        """(the credential's fingerprint, or None without auth; an error response or None).
-        A static token's fingerprint is its SHA-256; an OAuth token's is its issuer and
-        subject's (oauth.Grant.principal), whose grant the request then carries."""
+    async def credential(
+        self, request: web.Request
+    ) -> tuple[str | None, Grant | None, web.Response | None]:
+        """(the credential's fingerprint, or None without auth; an OAuth token's grant, whose
+        scopes admission.py judges; an error response or None). A static token's
+        fingerprint is its SHA-256; an OAuth token's is its issuer and subject's
+        (oauth.Grant.principal)."""
         if not self._token_digests and self.oauth is None:
-            return None, None
+            return None, None, None
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             if self.oauth is not None:
-                return None, self.oauth.unauthorized("missing bearer token", token_given=False)
-            return None, _unauthorized("missing bearer token", error=None)
+                denied = self.oauth.unauthorized("missing bearer token", token_given=False)
+                return None, None, denied
+            return None, None, _unauthorized("missing bearer token", error=None)
         # Header bytes that are not UTF-8 arrive as surrogate escapes: hash them as sent.
         digest = hashlib.sha256(token.strip().encode("utf-8", "surrogateescape")).digest()
         matched = False
         for known in self._token_digests:
             matched |= hmac.compare_digest(digest, known)  # no early exit: constant time
         if matched:
-            return digest.hex(), None
+            return digest.hex(), None, None
         if self.oauth is None:
-            return None, _unauthorized("invalid bearer token", error="invalid_token")
+            return None, None, _unauthorized("invalid bearer token", error="invalid_token")
         try:
             grant = await self.oauth.authenticate(token.strip())
         except Refused as refused:
-            return None, self.oauth.unauthorized(str(refused), refused.status)
-        missing = self.oauth.scopes - grant.scopes
-        if missing:
-            return None, self.oauth.insufficient_scope(grant, frozenset(missing))
-        request[GRANT_KEY] = grant
-        return grant.principal, None
+            return None, None, self.oauth.unauthorized(str(refused), refused.status)
+        return grant.principal, grant, None
 
 
 def _unauthorized(message: str, error: str | None) -> web.Response:

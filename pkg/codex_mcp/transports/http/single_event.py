@@ -16,6 +16,7 @@ from ...core import jsonrpc
 from ...core.jsonrpc import JsonObject
 from ...core.versions import DEFAULT_HTTP_VERSION
 from . import sse
+from .admission import Admission
 from .errors import busy_response, error_response
 from .exchange import (
     SESSION_HEADER,
@@ -26,12 +27,14 @@ from .exchange import (
     unsupported_version,
 )
 from .manager import SessionManager
+from .security import credential_of
 from .sessions import HttpSession, Refused
 
 
 class SingleEventSse:
-    def __init__(self, manager: SessionManager) -> None:
+    def __init__(self, manager: SessionManager, admission: Admission) -> None:
         self.manager = manager
+        self.admission = admission
 
     async def get(self, request: web.Request) -> web.StreamResponse:
         raw = request.query.get("request")
@@ -45,6 +48,9 @@ class SingleEventSse:
             return error_response(
                 400, "Invalid Request: expected one JSON-RPC request or notification"
             )
+        denied = self.admission.message(request, message)  # a GET is a way in like a POST
+        if denied is not None:
+            return denied
         request_id = message.get("id")
         session_id = request.headers.get(SESSION_HEADER)
         if session_id:
@@ -58,7 +64,7 @@ class SingleEventSse:
             return version_error
         try:
             session = self.manager.ephemeral(
-                request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION)
+                request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION), credential_of(request)
             )
         except Refused as exc:
             return busy_response(exc.status, str(exc), request_id)

@@ -21,6 +21,7 @@ from ...core import jsonrpc
 from ...core.jsonrpc import JsonObject, RequestId
 from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
+from .admission import Admission
 from .config import HttpConfig
 from .errors import SESSION_NOT_FOUND, busy_response, error_response
 from .exchange import (
@@ -35,7 +36,6 @@ from .exchange import (
 )
 from .manager import SessionManager
 from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
-from .oauth import scope_check
 from .security import credential_of
 from .sessions import Exchange, HttpSession, Refused
 from .shared_stream import follow_stream, is_local
@@ -48,9 +48,10 @@ SEND_JSON = (
 
 
 class StreamableHttp:
-    def __init__(self, manager: SessionManager, config: HttpConfig) -> None:
+    def __init__(self, manager: SessionManager, config: HttpConfig, admission: Admission) -> None:
         self.manager = manager
         self.config = config
+        self.admission = admission
         # 2026-07-28 requests: self-contained exchanges beside the sessions (modern.py).
         self.modern = ModernHttp(manager, config.keepalive_interval)
 
@@ -73,7 +74,7 @@ class StreamableHttp:
             message = jsonrpc.decode(body)
         except jsonrpc.JsonRpcError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
-        denied = scope_check(request, message)
+        denied = self.admission.message(request, message)
         if denied is not None:
             return denied
 
@@ -290,7 +291,7 @@ class StreamableHttp:
             return version_error
         try:
             session = self.manager.ephemeral(
-                request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION)
+                request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION), credential_of(request)
             )
         except Refused as exc:
             return busy_response(exc.status, str(exc), _id_of(message))
