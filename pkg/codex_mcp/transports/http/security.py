@@ -27,6 +27,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from yarl import URL
 
+from ...core.caller import CALLER_SCOPES
 from .config import HttpConfig
 from .errors import error_response
 from .oauth import GRANT_KEY, Refused, ResourceServer
@@ -248,6 +249,8 @@ class Guard:
         if missing:
             return None, self.oauth.insufficient_scope(grant, frozenset(missing))
         request[GRANT_KEY] = grant
+        # The handler of this request's call reads them (RequestContext.caller_scopes).
+        CALLER_SCOPES.set(grant.scopes)
         return grant.principal, None
 
 
