@@ -125,9 +125,9 @@ class CodexBounds:
         )
         cwd = options.cwd
         if limits.cwd_roots is not None:
-            cwd = _cwd_within(raw_cwd, limits.cwd_roots, base_cwd, self)
+            cwd = _cwd_within(raw_cwd, limits.cwd_roots, base_cwd)
         if limits.config_keys is not None:
-            _config_within(options.config, limits.config_keys, self)
+            _config_within(options.config, limits.config_keys)
         return dataclasses.replace(options, sandbox=sandbox, approval_policy=approval, cwd=cwd)
 
     def raising(self, part: str, wanted: str, order: tuple[str, ...]) -> list[str]:
@@ -163,9 +163,7 @@ def _within(
     )
 
 
-def _cwd_within(
-    raw: str | None, roots: tuple[Path, ...], base_cwd: str | None, bounds: CodexBounds
-) -> str:
+def _cwd_within(raw: str | None, roots: tuple[Path, ...], base_cwd: str | None) -> str:
     """The call's cwd, resolved (symlinks followed), when it is under a root; an omitted
     cwd is the first root."""
     if raw is None:
@@ -212,9 +210,7 @@ def config_paths(config: JsonObject) -> list[tuple[str, ...]]:
     return sorted(paths)
 
 
-def _config_within(
-    config: JsonObject, allowed: frozenset[tuple[str, ...]], bounds: CodexBounds
-) -> None:
+def _config_within(config: JsonObject, allowed: frozenset[tuple[str, ...]]) -> None:
     refused = [
         ".".join(path)
         for path in config_paths(config)
