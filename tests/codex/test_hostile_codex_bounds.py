@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from codex_mcp.client import Client
 from codex_mcp.codex.binary import find_codex
@@ -39,6 +40,7 @@ from interop import fake_responses_provider as fake
 from interop.fake_responses_provider import FakeProvider
 
 from .conftest import ROOT, codex_env, needs_codex
+from .raw_http import open_session
 
 pytestmark = [pytest.mark.interop, needs_codex]
 
@@ -182,13 +184,18 @@ async def test_calls_past_every_bound_are_refused_and_never_reach_app_server(
         sent_before, turns_before = list(provider.sent), len(model.requests)
         assert len(provider.thread_starts()) == 1
 
-        for case, (arguments, named) in hostile_calls(workdir, outside).items():
-            result = await client.call_tool(
-                "codex", {"prompt": "pwn", **arguments}, timeout=30, retries=0
-            )
-            assert result.is_error, case
-            assert "refused" in result.text and named in result.text, (case, result.text)
-            assert result.structured_content is None, case  # no thread was made
+        calls = hostile_calls(workdir, outside)
+        # A session's call, and the other entry to the same tools: a 2026-07-28 request.
+        async with Client.http(url, mode="2026-07-28") as modern:
+            for caller in (client, modern):
+                for case, (arguments, named) in calls.items():
+                    result = await caller.call_tool(
+                        "codex", {"prompt": "pwn", **arguments}, timeout=30, retries=0
+                    )
+                    assert result.is_error, case
+                    assert "refused" in result.text and named in result.text, (case, result.text)
+                    assert result.structured_content is None, case  # no thread was made
+        assert provider.running == 1  # the modern caller's app-server was never started
 
         # app-server was asked nothing more, the model saw no other turn, and the
         # server still serves the caller.
@@ -404,6 +411,23 @@ async def test_an_oauth_scope_raises_the_bounds_for_its_token_only(
             # The plain token is still bound after the raised one ran.
             again = await client.call_tool("codex", wide, timeout=30, retries=0)
             assert again.is_error
+        # Scopes are the request's, not the session's: a session opened with the scope,
+        # then called with a token of the same subject without it, is bound again.
+        narrowed = await issuer.token("client-full", audience=url, scope="mcp")
+        async with aiohttp.ClientSession() as http:
+            session = await open_session(http, url, {"Authorization": f"Bearer {full}"})
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "codex", "arguments": wide},
+            }
+            headers = {**session, "Authorization": f"Bearer {narrowed}"}
+            async with http.post(url, json=call, headers=headers) as response:
+                assert response.status == 200, await response.text()
+                answer = await response.json()
+            assert answer["result"]["isError"] is True
+            assert "--codex-max-sandbox" in answer["result"]["content"][0]["text"]
         assert len(model.requests) == 1
     finally:
         if server is not None:
