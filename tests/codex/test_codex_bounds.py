@@ -107,3 +107,19 @@ def test_scopes_only_raise_and_combine_bound_by_bound(tmp_path: Path) -> None:
 def test_a_wrong_scope_entry_is_a_start_up_error(entry: str) -> None:
     with pytest.raises(BoundsError, match="--codex-scope-bounds"):
         parse_scope_bounds([entry])
+
+
+def test_a_refusal_of_many_keys_stays_short() -> None:
+    many: JsonObject = {f"key{n:05}" + "x" * 1000: n for n in range(10_000)}
+    with pytest.raises(OutOfBounds) as refused:
+        bounded().apply(ThreadOptions(config=many))
+    assert "and 9990 more" in refused.value.message
+    assert len(refused.value.message) < 2000
+
+
+def test_a_refused_cwd_is_named_briefly(tmp_path: Path) -> None:
+    bounds = bounded(cwd_roots=(tmp_path,))
+    for cwd in ("/" + "a" * 1_000_000, "/" + "b/" * 1000):
+        with pytest.raises(OutOfBounds) as refused:
+            bounds.apply(ThreadOptions(), raw_cwd=cwd)
+        assert len(refused.value.message) < 5000

@@ -34,6 +34,10 @@ SHARED_APPROVAL: Final = "on-request"
 #: Deeper config tables than this are refused (no config key Codex reads is near it).
 MAX_CONFIG_DEPTH: Final = 16
 ANY_KEY: Final = "*"
+#: Linux's PATH_MAX: a longer cwd is no directory Codex could work in.
+_PATH_MAX: Final = 4096
+#: A refusal names this many of the keys it refuses (a call may send thousands).
+_NAMED_KEYS: Final = 10
 
 _SANDBOX_FLAG: Final = "--codex-max-sandbox (CODEX_MCP_CODEX_MAX_SANDBOX)"
 _APPROVAL_FLAG: Final = "--codex-max-approval-policy (CODEX_MCP_CODEX_MAX_APPROVAL_POLICY)"
@@ -169,9 +173,12 @@ def _cwd_within(raw: str | None, roots: tuple[Path, ...], base_cwd: str | None) 
     if raw is None:
         return str(roots[0])
     where = f"allowed: {', '.join(map(str, roots))}"
+    given = raw if len(raw) <= 200 else raw[:200] + "..."  # the refusal stays short
+    if len(raw) > _PATH_MAX:
+        raise OutOfBounds(f"refused: cwd {given!r} is longer than {_PATH_MAX} characters")
     if ".." in Path(raw).parts:
         raise OutOfBounds(
-            f"refused: cwd {raw!r} contains '..'; give a path under the server's cwd root "
+            f"refused: cwd {given!r} contains '..'; give a path under the server's cwd root "
             f"({where}), set with {_CWD_FLAG}. Nothing was started."
         )
     try:
@@ -179,11 +186,11 @@ def _cwd_within(raw: str | None, roots: tuple[Path, ...], base_cwd: str | None) 
             os.path.realpath(os.path.join(base_cwd or os.getcwd(), os.path.expanduser(raw)))
         )
     except (ValueError, OSError) as exc:  # an embedded NUL, a symlink loop
-        raise OutOfBounds(f"refused: cwd {raw!r} is not a usable path ({exc})") from None
+        raise OutOfBounds(f"refused: cwd {given!r} is not a usable path ({exc})") from None
     if any(resolved == root or resolved.is_relative_to(root) for root in roots):
         return str(resolved)
     raise OutOfBounds(
-        f"refused: cwd {raw!r} (resolved: {resolved}) is outside this server's cwd root "
+        f"refused: cwd {given!r} (resolved: {resolved}) is outside this server's cwd root "
         f"({where}); the operator sets it with {_CWD_FLAG}, or for an OAuth scope with "
         f"{_SCOPE_FLAG} (cwd-root:DIR). Nothing was started."
     )
@@ -218,8 +225,11 @@ def _config_within(config: JsonObject, allowed: frozenset[tuple[str, ...]]) -> N
     ]
     if refused:
         listed = ", ".join(".".join(key) for key in sorted(allowed)) or "none"
+        named = ", ".join(repr(key[:100]) for key in refused[:_NAMED_KEYS])
+        if len(refused) > _NAMED_KEYS:
+            named += f" and {len(refused) - _NAMED_KEYS} more"
         raise OutOfBounds(
-            f"refused: config key(s) {', '.join(map(repr, refused))} are not allowed on this "
+            f"refused: config key(s) {named} are not allowed on this "
             f"server (allowed: {listed}); the operator allows keys with {_CONFIG_FLAG}, or "
             f"for an OAuth scope with {_SCOPE_FLAG} (config:KEY). Nothing was started."
         )
