@@ -287,6 +287,9 @@ def bounds_from_settings(settings: Any, cwd: str | None = None) -> CodexBounds:
         raise BoundsError(
             "--codex-scope-bounds needs --oauth-issuer (only OAuth tokens carry scopes); "
             "add --oauth-issuer, or drop --codex-scope-bounds"
+            if getattr(settings, "host", None) is not None
+            else "--codex-scope-bounds is for codex-mcp-http with --oauth-issuer (a stdio "
+            "caller carries no OAuth scopes); drop it"
         )
     return CodexBounds(Limits(sandbox, approval, roots, allowed), scopes)
 
