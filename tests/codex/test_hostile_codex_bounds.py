@@ -335,19 +335,21 @@ async def test_stdio_with_bound_flags_refuses_before_any_app_server(
 
 
 @pytest.mark.parametrize(
-    ("flags", "says"),
+    ("program", "flags", "says"),
     [
-        (["--codex-scope-bounds", "admin=sandbox:everything"], "the kinds are"),
-        (["--codex-scope-bounds", "admin=sandbox:danger-full-access"], "needs --oauth-issuer"),
-        (["--codex-cwd-root", "/no/such/dir"], "not a directory"),
-        (["--codex-allow-config", "a..b"], "empty part"),
+        ("mcp", ["--codex-scope-bounds", "admin=sandbox:everything"], "the kinds are"),
+        ("mcp", ["--codex-scope-bounds", "admin=sandbox:read-only"], "is for codex-mcp-http"),
+        ("http", ["--codex-scope-bounds", "admin=approval:never"], "needs --oauth-issuer"),
+        ("mcp", ["--codex-cwd-root", "/no/such/dir"], "not a directory"),
+        ("http", ["--codex-allow-config", "a..b"], "empty part"),
     ],
 )
 def test_a_wrong_bound_setting_stops_the_start_with_one_line(
-    flags: list[str], says: str, tmp_path: Path
+    program: str, flags: list[str], says: str, tmp_path: Path
 ) -> None:
+    port = ["--port", "0"] if program == "http" else []  # should it start after all
     done = subprocess.run(
-        [sys.executable, str(ROOT / "cmd/mcp"), "--serve", "codex", *flags],
+        [sys.executable, str(ROOT / "cmd" / program), "--serve", "codex", *port, *flags],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
