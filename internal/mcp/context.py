@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from .caller import CALLER_SCOPES
 from .elicitation import checked_elicitation
 from .jsonrpc import JsonObject
 from .peer import CallOptions, Inbound
@@ -33,6 +34,12 @@ class RequestContext(Inbound):
     @property
     def client_capabilities(self) -> JsonObject:
         return self.session.client_capabilities
+
+    @property
+    def caller_scopes(self) -> frozenset[str] | None:
+        """The scopes of the caller's OAuth grant for this request; None when the caller
+        did not authenticate with OAuth (internal/mcp/caller.py)."""
+        return CALLER_SCOPES.get()
 
     @property
     def lifespan_context(self) -> Any:

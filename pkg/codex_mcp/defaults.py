@@ -92,8 +92,72 @@ class ObserveOptions:
     )
 
 
+# -- Codex operator bounds (--serve codex; specs/codex-tools.md, "Operator bounds") -------
+CodexSandbox = Literal["auto", "read-only", "workspace-write", "danger-full-access"]
+CodexApproval = Literal["auto", "untrusted", "on-request", "on-failure", "never"]
+#: What "auto" means for the Codex bounds, per kind of server.
+_SHARED: Final = "beyond loopback, or with OAuth or --bearer-token-file"
+
+
 @dataclass(frozen=True, init=False, repr=False, eq=False)
-class CommonDefaults(ObserveOptions):
+class CodexBoundsOptions:
+    """The most a `codex` call may ask for (codex_mcp.codex.bounds)."""
+
+    codex_max_sandbox: CodexSandbox = field(
+        default="auto",
+        metadata=about(
+            "Most sandbox a codex call may ask for (read-only < workspace-write < "
+            "danger-full-access); a call that omits it gets this one. auto: workspace-write "
+            f"when the server is shared ({_SHARED}), else no bound.",
+            CODEX,
+            metavar="SANDBOX",
+        ),
+    )
+    codex_max_approval_policy: CodexApproval = field(
+        default="auto",
+        metadata=about(
+            "Most approval policy a codex call may ask for, by how much runs without asking "
+            "(untrusted < on-request < on-failure < never); a call that omits it gets this "
+            f"one. auto: on-request when the server is shared ({_SHARED}), else no bound.",
+            CODEX,
+            metavar="POLICY",
+        ),
+    )
+    codex_cwd_root: Path | None = field(
+        default=None,
+        metadata=about(
+            "Directory a codex call's cwd must stay under (symlinks resolved, '..' refused); "
+            "a call that omits cwd gets this one.",
+            CODEX,
+            metavar="DIR",
+            shown=f"the working directory when the server is shared ({_SHARED}), else none",
+        ),
+    )
+    codex_allow_config: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "Config keys a codex call may override (dotted, e.g. model_reasoning_effort; a "
+            "key allows the keys under it; * allows any; repeat, or comma-separate).",
+            CODEX,
+            metavar="KEY",
+            shown=f"none when the server is shared ({_SHARED}), else any",
+        ),
+    )
+    codex_scope_bounds: Sequence[str] = field(
+        default=(),
+        metadata=about(
+            "What an OAuth scope raises the bounds to, as SCOPE=sandbox:S approval:P "
+            "cwd-root:DIR config:KEY... (space-separated, each part optional; repeat, or "
+            "comma-separate entries); needs --oauth-issuer.",
+            CODEX,
+            metavar="SCOPE=BOUNDS",
+            shown="none",
+        ),
+    )
+
+
+@dataclass(frozen=True, init=False, repr=False, eq=False)
+class CommonDefaults(ObserveOptions, CodexBoundsOptions):
     """What both servers take."""
 
     serve: str = field(

@@ -12,8 +12,11 @@ JSON = {"Content-Type": "application/json", "Accept": "application/json, text/ev
 SSE_ONLY = {"Accept": "text/event-stream"}
 
 
-async def open_session(http: aiohttp.ClientSession, url: str) -> dict[str, str]:
-    """initialize + notifications/initialized; the headers for the session's requests."""
+async def open_session(
+    http: aiohttp.ClientSession, url: str, extra: dict[str, str] | None = None
+) -> dict[str, str]:
+    """initialize + notifications/initialized; the headers for the session's requests
+    (with `extra`, an Authorization say, on every one)."""
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -24,9 +27,9 @@ async def open_session(http: aiohttp.ClientSession, url: str) -> dict[str, str]:
             "clientInfo": {"name": "raw", "version": "1"},
         },
     }
-    async with http.post(url, json=init, headers=JSON) as response:
+    async with http.post(url, json=init, headers={**JSON, **(extra or {})}) as response:
         assert response.status == 200, await response.text()
-        session = {**JSON, "Mcp-Session-Id": response.headers["Mcp-Session-Id"]}
+        session = {**JSON, **(extra or {}), "Mcp-Session-Id": response.headers["Mcp-Session-Id"]}
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     async with http.post(url, json=initialized, headers=session) as response:
         assert response.status == 202

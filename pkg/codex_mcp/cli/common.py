@@ -86,10 +86,16 @@ def load_core(spec: str, settings: CommonDefaults | None = None) -> ServerCore:
 
         return build_server().core
     if spec == "codex":
+        from ..codex.bounds import BoundsError, bounds_from_settings
+        from ..codex.provider import DEFAULT_MAX_APP_SERVERS
         from ..codex.provider import build_server as build_codex
 
-        limit = getattr(settings, "codex_max_app_servers", None)
-        return build_codex(max_app_servers=limit) if limit else build_codex()
+        limit = getattr(settings, "codex_max_app_servers", None) or DEFAULT_MAX_APP_SERVERS
+        try:
+            bounds = bounds_from_settings(settings)
+        except BoundsError as exc:
+            raise SystemExit(str(exc)) from None
+        return build_codex(max_app_servers=limit, bounds=bounds)
     target, _, attr = spec.partition(":")
     module = _import_target(spec, target)
     obj: Any = _find_server(module, attr, spec)

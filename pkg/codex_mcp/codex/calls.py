@@ -9,6 +9,7 @@ cancelling the call (the task running this) interrupts its Codex turn.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.jsonrpc import JsonObject
@@ -16,8 +17,9 @@ from codex_mcp.core.modern_context import ModernContext
 from codex_mcp.core.provider import UnknownTool
 
 from . import elicitation, events
+from .bounds import CodexBounds
 from .errors import CodexError
-from .protocol import ApprovalDetails, ApprovalKind
+from .protocol import ApprovalDetails, ApprovalKind, ThreadOptions
 from .run import Approver, CodexEvent, EventCallback, TurnResult
 from .tools import (
     CODEX,
@@ -79,21 +81,75 @@ def elicitation_approver(ctx: RequestContext) -> Approver:
     return approve
 
 
-async def call_tool(
-    driver: CodexDriver, name: str, arguments: JsonObject, ctx: RequestContext
+@dataclass(frozen=True, slots=True)
+class CodexCall:
+    prompt: str
+    options: ThreadOptions
+
+    @property
+    def tool(self) -> str:
+        return CODEX
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCall:
+    thread_id: str
+    prompt: str
+
+    @property
+    def tool(self) -> str:
+        return CODEX_REPLY
+
+
+def read_call(
+    name: str,
+    arguments: JsonObject,
+    bounds: CodexBounds | None = None,
+    scopes: frozenset[str] | None = None,
+) -> CodexCall | ReplyCall:
+    """A call's arguments, parsed, and for `codex` held to the operator's bounds (for the
+    caller's OAuth scopes). Raises CodexError (InvalidArguments, OutOfBounds): the caller's
+    mistake, answered before any app-server is started or asked; UnknownTool for other
+    names."""
+    if name == CODEX:
+        prompt, options = parse_codex_arguments(arguments)
+        if bounds is not None and not bounds.unbounded:
+            raw_cwd = arguments.get("cwd")
+            options = bounds.apply(options, scopes, raw_cwd if isinstance(raw_cwd, str) else None)
+        return CodexCall(prompt, options)
+    if name == CODEX_REPLY:
+        thread_id, prompt = parse_reply_arguments(arguments)
+        return ReplyCall(thread_id, prompt)
+    raise UnknownTool(name)
+
+
+async def run_call(
+    driver: CodexDriver, call: CodexCall | ReplyCall, ctx: RequestContext
 ) -> JsonObject:
-    """The CallToolResult of one call. Raises UnknownTool for other names (a -32602)."""
-    if name not in (CODEX, CODEX_REPLY):
-        raise UnknownTool(name)
+    """The CallToolResult of one call read by `read_call`."""
     on_event, approve = event_forwarder(ctx), elicitation_approver(ctx)
     try:
         result: TurnResult
-        if name == CODEX:
-            prompt, options = parse_codex_arguments(arguments)
-            result = await driver.codex(prompt, options, on_event=on_event, approve=approve)
+        if isinstance(call, CodexCall):
+            result = await driver.codex(
+                call.prompt, call.options, on_event=on_event, approve=approve
+            )
         else:
-            thread_id, prompt = parse_reply_arguments(arguments)
-            result = await driver.reply(thread_id, prompt, on_event=on_event, approve=approve)
+            result = await driver.reply(
+                call.thread_id, call.prompt, on_event=on_event, approve=approve
+            )
     except CodexError as exc:
         return error_result(exc)
     return tool_result(result)
+
+
+async def call_tool(
+    driver: CodexDriver, name: str, arguments: JsonObject, ctx: RequestContext
+) -> JsonObject:
+    """The CallToolResult of one call, without bounds. Raises UnknownTool for other names
+    (a -32602)."""
+    try:
+        call = read_call(name, arguments)
+    except CodexError as exc:
+        return error_result(exc)
+    return await run_call(driver, call, ctx)

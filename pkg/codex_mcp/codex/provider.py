@@ -32,7 +32,8 @@ from codex_mcp.core.session import StatelessSession
 from ..defaults import HttpDefaults
 from ..log_tags import SESSION, session_label
 from .binary import find_codex
-from .calls import call_tool
+from .bounds import CodexBounds
+from .calls import read_call, run_call
 from .driver import CodexDriver
 from .errors import CodexError
 from .session_codex import AppServerLimit, SessionCodex
@@ -55,8 +56,11 @@ class CodexProvider(Provider):
         env: Mapping[str, str] | None = None,
         driver_options: JsonObject | None = None,
         max_app_servers: int = DEFAULT_MAX_APP_SERVERS,
+        bounds: CodexBounds | None = None,
     ) -> None:
         super().__init__()
+        #: The most a call may ask for (none: as the caller asks, the single-user default).
+        self.bounds = bounds or CodexBounds()
         #: Laid over our environment for app-server (CODEX_BIN, CODEX_HOME, ...).
         self.env = dict(env or {})
         self.driver_options: dict[str, Any] = dict(driver_options or {})
@@ -120,6 +124,12 @@ class CodexProvider(Provider):
         return self._call(name, arguments, ctx)
 
     async def _call(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
+        # Checked before the session's app-server is started or asked: a call past the
+        # bounds costs no process and reaches no Codex.
+        try:
+            call = read_call(name, arguments, self.bounds, ctx.caller_scopes)
+        except CodexError as exc:
+            return error_result(exc)
         session = ctx.session
         # Every line logged for this call, and by the app-server it may start, names the
         # session (this task's context is the call's own).
@@ -129,7 +139,7 @@ class CodexProvider(Provider):
             driver = await codex.driver()
         except CodexError as exc:
             return error_result(exc)
-        return await call_tool(driver, name, arguments, ctx)
+        return await run_call(driver, call, ctx)
 
 
 def _label(session: ServerSession) -> str | None:
@@ -139,10 +149,13 @@ def _label(session: ServerSession) -> str | None:
 
 
 def build_server(
-    env: Mapping[str, str] | None = None, *, max_app_servers: int = DEFAULT_MAX_APP_SERVERS
+    env: Mapping[str, str] | None = None,
+    *,
+    max_app_servers: int = DEFAULT_MAX_APP_SERVERS,
+    bounds: CodexBounds | None = None,
 ) -> ServerCore:
     return ServerCore(
-        CodexProvider(env=env, max_app_servers=max_app_servers),
+        CodexProvider(env=env, max_app_servers=max_app_servers, bounds=bounds),
         name="codex-mcp-server",
         title="Codex",
         version=__version__,

@@ -1,5 +1,5 @@
 """A Codex turn seen from here: when tracing, a `codex turn` span under the request's
-span, with the tool and the thread it ran on. Hooked once, by wrapping the `call_tool`
+span, with the tool and the thread it ran on. Hooked once, by wrapping the `run_call`
 the Codex provider runs each codex / codex-reply call through."""
 
 from __future__ import annotations
@@ -19,21 +19,21 @@ def watch_codex_turns(tracing_sink: Any) -> None:
     tracing = tracing_sink
     from ..codex import provider as codex_provider
 
-    provider: Any = codex_provider  # its `call_tool` is the one it imported from calls.py
-    original = provider.call_tool
+    provider: Any = codex_provider  # its `run_call` is the one it imported from calls.py
+    original = provider.run_call
     if getattr(original, _HOOKED, False):
         return
 
-    async def call_tool(driver: Any, name: str, arguments: Any, ctx: Any) -> Any:
+    async def run_call(driver: Any, codex_call: Any, ctx: Any) -> Any:
         call = CURRENT.get()
         if tracing is None or call is None or call.span is None:
-            return await original(driver, name, arguments, ctx)
-        with tracing.child_span(call, "codex turn", {"codex.tool": name}) as span:
-            result = await original(driver, name, arguments, ctx)
+            return await original(driver, codex_call, ctx)
+        with tracing.child_span(call, "codex turn", {"codex.tool": codex_call.tool}) as span:
+            result = await original(driver, codex_call, ctx)
             structured = result.get("structuredContent") if isinstance(result, dict) else None
             if isinstance(structured, dict) and structured.get("threadId"):
                 span.set_attribute("codex.thread_id", str(structured["threadId"]))
             return result
 
-    setattr(call_tool, _HOOKED, True)
-    provider.call_tool = call_tool
+    setattr(run_call, _HOOKED, True)
+    provider.run_call = run_call

@@ -23,6 +23,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from ...core.caller import CALLER_SCOPES
 from .config import HttpConfig
 from .oauth import GRANT_KEY
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
@@ -79,6 +80,8 @@ class Admission:
             if missing:
                 return self.oauth.insufficient_scope(grant, frozenset(missing))
             request[GRANT_KEY] = grant
+            # The handler of this request's call reads them (RequestContext.caller_scopes).
+            CALLER_SCOPES.set(grant.scopes)
         return None
 
     def message(self, request: web.Request, message: Any) -> web.Response | None:
