@@ -273,6 +273,29 @@ async def test_an_mcp_request_with_a_token_is_not_redirected(
     assert thief.seen == [] and target in str(refused.value)
 
 
+async def test_a_refused_refresh_never_wipes_tokens_another_process_wrote(
+    peers: tuple[HostileAuthServer, str, Thief, str], tmp_path: Path
+) -> None:
+    """A process that takes no lock (an older version) rotated the tokens while our refresh
+    was in flight: ours is refused, and the newer tokens are used, not replaced by none."""
+    hostile, url, _, _ = peers
+    keep_expired(tmp_path, url, hostile.base)
+    newer = Tokens(GOOD_TOKEN, expires_at=time.time() + 3600, refresh_token="refresh-1")
+
+    def rotated_elsewhere(base: str) -> web.StreamResponse:
+        store = TokenStore(tmp_path)
+        kept = store.load(url)
+        kept.tokens = newer
+        store.save(url, kept)
+        return web.json_response({"error": "invalid_grant"}, status=400)
+
+    hostile.token_reply = rotated_elsewhere
+    async with Client.http(url, auth=OAuth(store=TokenStore(tmp_path)), timeout=30) as client:
+        await client.list_tools()
+    assert TokenStore(tmp_path).load(url).tokens == newer
+    assert set(hostile.authorizations_sent()) == {f"Authorization: Bearer {GOOD_TOKEN}"}
+
+
 # -- https only, but on loopback -------------------------------------------------------------
 
 PLAIN = [
