@@ -20,6 +20,8 @@ from aiohttp import web
 @dataclass
 class OAuthFake:
     expires_in: int = 3600
+    #: OAuth 2.1 rotation: a refresh token is good once, then it and its access token die.
+    rotate: bool = False
     log: list[str] = field(default_factory=list)
     tokens: dict[str, str] = field(default_factory=dict)  # access token -> refresh token
     _codes: dict[str, str] = field(default_factory=dict)  # code -> code_challenge
@@ -89,7 +91,11 @@ class OAuthFake:
                 return web.json_response({"error": "invalid_grant"}, status=400)
         elif grant == "refresh_token":
             if str(form.get("refresh_token")) not in self.tokens.values():
+                self.log.append("invalid_grant")
                 return web.json_response({"error": "invalid_grant"}, status=400)
+            if self.rotate:
+                used = str(form.get("refresh_token"))
+                self.tokens = {a: r for a, r in self.tokens.items() if r != used}
         else:
             return web.json_response({"error": "unsupported_grant_type"}, status=400)
         access, refresh = f"access-{next(self._count)}", f"refresh-{next(self._count)}"

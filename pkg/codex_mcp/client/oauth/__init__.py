@@ -14,7 +14,7 @@ from __future__ import annotations
 from .assertions import IdJagExchange, StaticAssertion
 from .browser import LoopbackAuthorizer
 from .challenge import Challenge, parse_challenge
-from .errors import NeedsLogin, OAuthError
+from .errors import GrantRefused, NeedsLogin, OAuthError
 from .flow import Authorizer, OAuth
 from .registration import ClientProfile
 from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, TokenStore
@@ -24,6 +24,7 @@ __all__ = [
     "Authorizer",
     "Challenge",
     "ClientProfile",
+    "GrantRefused",
     "IdJagExchange",
     "LoopbackAuthorizer",
     "MemoryStore",

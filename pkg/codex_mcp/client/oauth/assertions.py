@@ -15,11 +15,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 
+from .endpoints import error_detail, exchange, printable_token
 from .errors import OAuthError
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -61,13 +61,12 @@ class IdJagExchange:
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         elif self.client_id is not None:
             form["client_id"] = self.client_id
-        try:
-            async with http.post(self.token_endpoint, data=form, headers=headers) as resp:
-                body: Any = await resp.json(content_type=None)
-                status = resp.status
-        except (aiohttp.ClientError, ValueError) as exc:
-            raise OAuthError(f"{self.token_endpoint}: token exchange failed: {exc}") from exc
-        if status >= 400 or not isinstance(body, dict) or "access_token" not in body:
-            detail = body.get("error_description") if isinstance(body, dict) else body
-            raise OAuthError(f"{self.token_endpoint} refused the token exchange: {detail}")
-        return str(body["access_token"])
+        status, body, _ = await exchange(
+            http, self.token_endpoint, "token exchange endpoint", data=form, headers=headers
+        )
+        assertion = printable_token(body.get("access_token")) if isinstance(body, dict) else None
+        if status >= 300 or assertion is None:
+            raise OAuthError(
+                f"{self.token_endpoint} refused the token exchange: {error_detail(body)}"
+            )
+        return assertion

@@ -1,19 +1,33 @@
 """The user's browser as the authorizer: a one-shot HTTP server on a loopback port takes
 the redirect back (RFC 8252's native-app flow); the authorization URL is opened in the
-browser, or printed when none can be opened (a remote shell)."""
+browser, or printed when none can be opened (a remote shell).
+
+Any local process, and any web page the user has open, can call the callback. So only a
+request carrying the `state` of the login in progress (compared in constant time) ends it;
+any other gets a 400 page and the login waits on, up to MAX_BAD_CALLBACKS of them and the
+timeout. Only http(s) URLs are handed to the browser.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import sys
 import webbrowser
 from typing import TextIO
+from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
 
+from .endpoints import shown
 from .errors import OAuthError
 
 _DONE_PAGE = "<html><body><p>Authorization complete: you can close this page.</p></body></html>"
+_NOT_OURS_PAGE = (
+    "<html><body><p>This is not the answer to a login in progress here.</p></body></html>"
+)
+#: Callbacks that do not answer the login before it gives up (something is guessing).
+MAX_BAD_CALLBACKS = 20
 
 
 class LoopbackAuthorizer:
@@ -31,6 +45,8 @@ class LoopbackAuthorizer:
         self.out = out or sys.stderr
         self._runner: web.AppRunner | None = None
         self._arrived: asyncio.Future[str] | None = None
+        self._state = b""
+        self._bad_callbacks = 0
 
     @property
     def redirect_uri(self) -> str:
@@ -52,11 +68,35 @@ class LoopbackAuthorizer:
             await self._runner.cleanup()
 
     async def _callback(self, request: web.Request) -> web.Response:
-        if self._arrived is not None and not self._arrived.done():
-            self._arrived.set_result(str(request.url))
+        arrived = self._arrived
+        if arrived is None or arrived.done():
+            return web.Response(status=400, text=_NOT_OURS_PAGE, content_type="text/html")
+        state = request.query.get("state", "").encode()
+        if not hmac.compare_digest(state, self._state):
+            # Nothing else in it is believed (an error and its text included).
+            self._bad_callbacks += 1
+            if self._bad_callbacks >= MAX_BAD_CALLBACKS:
+                arrived.set_exception(
+                    OAuthError(
+                        f"{self._bad_callbacks} requests to the login callback did not answer "
+                        "our login (wrong or no state): giving up; another program may be "
+                        "calling it"
+                    )
+                )
+            return web.Response(status=400, text=_NOT_OURS_PAGE, content_type="text/html")
+        arrived.set_result(str(request.url))
         return web.Response(text=_DONE_PAGE, content_type="text/html")
 
     async def authorize(self, url: str) -> str:
+        if any(ord(c) <= 0x20 or ord(c) == 0x7F for c in url):
+            raise OAuthError(f"not opening {shown(url)}: it has spaces or control characters")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise OAuthError(f"not opening {shown(url)} in a browser: not an http(s) URL")
+        states = parse_qs(parts.query).get("state")
+        if not states:
+            raise OAuthError(f"not opening {shown(url)}: it carries no state to check")
+        self._state, self._bad_callbacks = states[0].encode(), 0
         self._arrived = asyncio.get_running_loop().create_future()
         opened = False
         if self.open_browser:

@@ -9,6 +9,10 @@
 3. MCP 2025-03-26 servers publish no resource metadata: the server's origin is then the
    authorization server, and without its metadata the endpoints are `/authorize`, `/token`
    and `/register` there.
+
+Every URL on the way (the server's, the metadata's, the issuer and its endpoints) must be
+https, or http on loopback (endpoints.py): one that is not is refused before any request
+is sent to it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
+from .endpoints import SECURE_RULE, get_json, insecure_reason, require_secure, shown
 from .errors import OAuthError
 
 log = logging.getLogger("codex_mcp.client.oauth")
@@ -75,16 +80,7 @@ def names_this_server(resource: str, server_url: str) -> bool:
 
 async def _get_json(http: aiohttp.ClientSession, url: str) -> dict[str, Any] | None:
     """The JSON object at `url`, or None when there is none (4xx, or not JSON)."""
-    try:
-        async with http.get(url, headers=_HEADERS, allow_redirects=True) as resp:
-            if resp.status >= 400:
-                log.debug("%s: HTTP %d", url, resp.status)
-                return None
-            body = await resp.json(content_type=None)
-    except (aiohttp.ClientError, ValueError) as exc:
-        log.debug("%s: %s", url, exc)
-        return None
-    return body if isinstance(body, dict) else None
+    return await get_json(http, url, _HEADERS)
 
 
 def _strings(value: Any) -> tuple[str, ...] | None:
@@ -98,6 +94,8 @@ async def protected_resource(
 ) -> ProtectedResource | None:
     """The server's resource metadata, or None when it publishes none (2025-03-26)."""
     parts = urlsplit(server_url)
+    if metadata_url:
+        require_secure(metadata_url, "the resource_metadata URL")
     candidates = [metadata_url] if metadata_url else []
     path = parts.path.rstrip("/")
     if path:
@@ -113,7 +111,7 @@ async def protected_resource(
             raise OAuthError(f"{url}: protected-resource metadata without resource or servers")
         if not names_this_server(resource, server_url):
             raise OAuthError(
-                f"{url}: the metadata is for {resource!r}, not {server_url!r}; not authorizing"
+                f"{url}: the metadata is for {shown(resource)}, not {server_url!r}; not authorizing"
             )
         return ProtectedResource(resource, servers, _strings(body.get("scopes_supported")))
     return None
@@ -129,18 +127,29 @@ def _metadata_urls(issuer: str) -> list[str]:
 
 async def auth_server(http: aiohttp.ClientSession, issuer: str) -> AuthServer | None:
     """The metadata of `issuer`, or None when it publishes none at any location."""
+    require_secure(issuer, "the issuer")
     for url in _metadata_urls(issuer):
         body = await _get_json(http, url)
         if body is None:
             continue
         if body.get("issuer") != issuer:  # exact: no normalization (RFC 8414 section 3.3)
             raise OAuthError(
-                f"{url}: metadata names issuer {body.get('issuer')!r}, not {issuer!r}; not using it"
+                f"{url}: metadata names issuer {shown(body.get('issuer'))}, not {issuer!r}; "
+                "not using it"
             )
         authorize, token = body.get("authorization_endpoint"), body.get("token_endpoint")
         if not isinstance(token, str):
             raise OAuthError(f"{url}: authorization-server metadata without a token_endpoint")
         registration = body.get("registration_endpoint")
+        endpoints = {
+            "authorization_endpoint": authorize,
+            "token_endpoint": token,
+            "registration_endpoint": registration,
+        }
+        for name, value in endpoints.items():
+            reason = insecure_reason(value) if isinstance(value, str) else None
+            if reason is not None:
+                raise OAuthError(f"{url}: {name} {shown(value)} {reason}: {SECURE_RULE}")
         return AuthServer(
             issuer=issuer,
             authorization_endpoint=authorize if isinstance(authorize, str) else "",
@@ -186,6 +195,7 @@ async def discover(
 ) -> Discovered:
     """Where to authorize; without resource metadata, the 2025-03-26 fallback, or (with
     `fallback=False`) an error: the 401 was not an OAuth one we know how to answer."""
+    require_secure(server_url, "the MCP server")
     prm = await protected_resource(http, server_url, metadata_url)
     if prm is None and not fallback:
         raise OAuthError(

@@ -10,6 +10,11 @@ class OAuthError(McpClientError):
     redirect that is not the answer to our request."""
 
 
+class GrantRefused(OAuthError):
+    """The token endpoint refused the grant itself (RFC 6749 section 5.2: `invalid_grant`
+    and the like): the tokens it was asked about are no good any more."""
+
+
 class NeedsLogin(OAuthError):
     """The server wants a token and there is none to use without the user."""
 

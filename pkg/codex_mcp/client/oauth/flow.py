@@ -8,12 +8,15 @@ authorization code grant with PKCE through the `Authorizer` (the user's browser)
 `resource` (RFC 8707) and the scopes the challenge or the metadata name. A 403
 `insufficient_scope` calls `step_up()`: authorization again for the scopes held plus the
 ones asked, unless nothing new is asked (no loop). Tokens, issuer and registrations are
-kept in the store, per server.
+kept in the store, per server. The store may be shared with other processes: it is read
+again under its lock before a refresh and before a write, so tokens another process got
+meanwhile are used (not refreshed again, not overwritten, never replaced by nothing).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from collections.abc import Sequence
 from typing import Protocol
@@ -25,10 +28,11 @@ from .assertions import JWT_BEARER, AssertionSource
 from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
 from .dpop import DpopKey
-from .errors import NeedsLogin, OAuthError
+from .endpoints import SECURE_RULE, insecure_reason, require_secure, shown
+from .errors import GrantRefused, NeedsLogin, OAuthError
 from .pkce import Pkce
 from .registration import ClientProfile, register
-from .store import MemoryStore, Registration, ServerAuth, Store, Tokens
+from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, same_tokens
 from .token_endpoint import SigningKey, request_tokens
 
 log = logging.getLogger("codex_mcp.client.oauth")
@@ -84,6 +88,9 @@ class OAuth:
         self._dpop_key: DpopKey | None = None
         self.server_url = ""
         self._state: ServerAuth | None = None
+        #: The tokens the store held when we last read or wrote it: a store holding others
+        #: now means another process changed them.
+        self._stored_tokens: Tokens | None = None
         self._discovered: Discovered | None = None
         self._lock = asyncio.Lock()
 
@@ -94,24 +101,59 @@ class OAuth:
     def state(self) -> ServerAuth:
         if self._state is None:
             self._state = self.store.load(self.server_url)
+            self._stored_tokens = self._state.tokens
         return self._state
 
-    def _save(self) -> None:
-        self.store.save(self.server_url, self.state)
+    # -- the store, shared with other processes -----------------------------------------
+    def _adopt(self, kept: ServerAuth) -> None:
+        """Take the grant another process left in the store (with the DPoP key it is
+        bound to)."""
+        state = self.state
+        state.issuer, state.tokens, state.scopes = kept.issuer, kept.tokens, kept.scopes
+        if kept.dpop_key != state.dpop_key:
+            state.dpop_key, self._dpop_key = kept.dpop_key, None
+
+    def _reread(self) -> None:
+        """Under the store's lock: see what other processes wrote since we last looked."""
+        kept = self.store.load(self.server_url)
+        state = self.state
+        if not same_tokens(kept.tokens, self._stored_tokens):
+            self._adopt(kept)
+        state.registrations = {**state.registrations, **kept.registrations}
+        self._stored_tokens = kept.tokens
+
+    def _write(self) -> None:
+        """Under the store's lock: write what we hold, unless we bring no new tokens and
+        another process wrote some meanwhile: theirs are kept (never replaced by ours, which
+        may be spent, or by none)."""
+        kept = self.store.load(self.server_url)
+        state = self.state
+        ours_unchanged = state.tokens is None or same_tokens(state.tokens, self._stored_tokens)
+        if ours_unchanged and not same_tokens(kept.tokens, self._stored_tokens):
+            self._adopt(kept)
+        state.registrations = {**kept.registrations, **state.registrations}
+        self.store.save(self.server_url, state)
+        self._stored_tokens = state.tokens
+
+    async def _save(self) -> None:
+        async with self.store.lock(self.server_url):
+            self._write()
 
     # -- what the transport calls ------------------------------------------------
     async def header(self, http: aiohttp.ClientSession) -> str | None:
         """The Authorization header value for the next request, or None (no token yet)."""
         tokens = self.state.tokens
-        if tokens is not None and tokens.expiring() and tokens.refresh_token:
+        if tokens is None:
+            return None
+        reason = insecure_reason(self.server_url)
+        if reason is not None:
+            raise OAuthError(f"{self.server_url} {reason}: not sending it a token ({SECURE_RULE})")
+        if tokens.expiring() and tokens.refresh_token:
             async with self._lock:
                 if self.state.tokens is tokens:
                     await self._refresh_or_drop(http)
             tokens = self.state.tokens
-        if tokens is None:
-            return None
-        scheme = "Bearer" if tokens.token_type.lower() == "bearer" else tokens.token_type
-        return f"{scheme} {tokens.access_token}"
+        return tokens.authorization() if tokens is not None else None
 
     async def unauthorized(
         self, http: aiohttp.ClientSession, challenge: Challenge, sent: str | None
@@ -120,6 +162,10 @@ class OAuth:
         async with self._lock:
             if sent != await self._current():
                 return  # another request already got a new token
+            async with self.store.lock(self.server_url):
+                self._reread()
+            if self.state.tokens is not None and sent != await self._current():
+                return  # another process got one meanwhile
             found = await self._discover(http, challenge)
             state = self.state
             if state.issuer != found.server.issuer:
@@ -180,10 +226,7 @@ class OAuth:
 
     async def _current(self) -> str | None:
         tokens = self.state.tokens
-        if tokens is None:
-            return None
-        scheme = "Bearer" if tokens.token_type.lower() == "bearer" else tokens.token_type
-        return f"{scheme} {tokens.access_token}"
+        return tokens.authorization() if tokens is not None else None
 
     async def _discover(self, http: aiohttp.ClientSession, challenge: Challenge) -> Discovered:
         # Always afresh on a challenge: the server may have moved to another issuer.
@@ -208,34 +251,43 @@ class OAuth:
         return tuple(scopes)
 
     async def _refresh_or_drop(self, http: aiohttp.ClientSession) -> None:
-        state = self.state
-        tokens = state.tokens
-        registration = state.registrations.get(state.issuer or "")
-        if tokens is None or not tokens.refresh_token or registration is None:
-            state.tokens = None
-            return
-        found = self._discovered
-        if found is None or found.server.issuer != state.issuer:
-            found = await discover(http, self.server_url, None)
-            self._discovered = found
-        form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
-        form["resource"] = found.resource
-        try:
-            state.tokens = await request_tokens(
-                http,
-                found.server,
-                registration,
-                form,
-                key=self.signing_key,
-                previous=tokens,
-                dpop=self._dpop_for(found.server),
-            )
-        except OAuthError as exc:
-            log.info(
-                "%s: refreshing the token failed (%s); authorizing again", self.server_url, exc
-            )
-            state.tokens = None
-        self._save()
+        """Refresh the tokens, holding the store's lock throughout: a second process
+        refreshing the same tokens waits, then finds the new ones instead of spending a
+        refresh token that was rotated away (OAuth 2.1). Only a refusal of the grant drops
+        them; a failure to ask (network, redirect, a malformed answer) keeps them."""
+        async with self.store.lock(self.server_url):
+            tried = self.state.tokens
+            self._reread()
+            state = self.state
+            tokens = state.tokens
+            if tokens is not None and not same_tokens(tokens, tried) and not tokens.expiring():
+                return  # another process refreshed them meanwhile
+            registration = state.registrations.get(state.issuer or "")
+            if tokens is None or not tokens.refresh_token or registration is None:
+                state.tokens = None
+                return
+            found = self._discovered
+            if found is None or found.server.issuer != state.issuer:
+                found = await discover(http, self.server_url, None)
+                self._discovered = found
+            form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
+            form["resource"] = found.resource
+            try:
+                state.tokens = await request_tokens(
+                    http,
+                    found.server,
+                    registration,
+                    form,
+                    key=self.signing_key,
+                    previous=tokens,
+                    dpop=self._dpop_for(found.server),
+                )
+            except GrantRefused as exc:
+                log.info(
+                    "%s: refreshing the token failed (%s); authorizing again", self.server_url, exc
+                )
+                state.tokens = None
+            self._write()
 
     async def _obtain(
         self, http: aiohttp.ClientSession, found: Discovered, scopes: tuple[str, ...]
@@ -261,7 +313,7 @@ class OAuth:
         state.issuer = server.issuer
         state.tokens = tokens
         state.scopes = scopes
-        self._save()
+        await self._save()
 
     async def _registration(
         self, http: aiohttp.ClientSession, server: AuthServer, redirect_uri: str
@@ -273,7 +325,7 @@ class OAuth:
             raise OAuthError(f"the {self.grant} grant needs a pre-registered client_id")
         registration = await register(http, server, self.profile, redirect_uri)
         self.state.registrations[server.issuer] = registration
-        self._save()
+        await self._save()
         return registration
 
     async def _authorization_code(
@@ -297,6 +349,7 @@ class OAuth:
         }
         if scopes:
             query["scope"] = " ".join(scopes)
+        require_secure(server.authorization_endpoint, "authorization_endpoint")
         separator = "&" if "?" in server.authorization_endpoint else "?"
         callback = await self.authorizer.authorize(
             server.authorization_endpoint + separator + urlencode(query)
@@ -315,22 +368,23 @@ class OAuth:
 
 
 def _code_from(callback: str, state: str, server: AuthServer) -> str:
-    """The code of the redirect back to us, once it is shown to answer our request, from
-    the issuer we asked (RFC 9207: `iss` compared as a plain string)."""
+    """The code of the redirect back to us, once it is shown to answer our request (`state`,
+    compared in constant time) from the issuer we asked (RFC 9207: `iss` compared as a plain
+    string). Until then nothing in it is believed, its error text included."""
     params = {k: v[0] for k, v in parse_qs(urlsplit(callback).query).items() if v}
-    if "error" in params:
-        detail = params.get("error_description") or params["error"]
-        raise OAuthError(f"{server.issuer} refused the authorization: {detail}")
-    if params.get("state") != state:
+    if not hmac.compare_digest(params.get("state", "").encode(), state.encode()):
         raise OAuthError("the authorization response does not answer our request (state)")
     iss = params.get("iss")
     if server.from_metadata:
         if iss is not None and iss != server.issuer:
             raise OAuthError(
-                f"the authorization response comes from {iss!r}, not {server.issuer!r}"
+                f"the authorization response comes from {shown(iss)}, not {server.issuer!r}"
             )
         if iss is None and server.iss_parameter_supported:
             raise OAuthError(f"{server.issuer} promised an iss parameter and sent none")
+    if "error" in params:
+        detail = params.get("error_description") or params["error"]
+        raise OAuthError(f"{server.issuer} refused the authorization: {shown(detail)}")
     code = params.get("code")
     if not code:
         raise OAuthError("the authorization response carries no code")

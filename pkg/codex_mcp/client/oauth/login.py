@@ -28,9 +28,10 @@ async def login(
     from ..client import Client
 
     store = store if store is not None else TokenStore()
-    kept = store.load(url)
-    kept.tokens = None  # logging in again means new tokens, whatever was kept
-    store.save(url, kept)
+    async with store.lock(url):
+        kept = store.load(url)
+        kept.tokens = None  # logging in again means new tokens, whatever was kept
+        store.save(url, kept)
     async with LoopbackAuthorizer(open_browser=open_browser, timeout=timeout) as browser:
         auth = OAuth(store=store, profile=profile, authorizer=browser, scopes=scopes)
         async with Client.http(url, auth=auth, mode=mode, timeout=timeout) as client:

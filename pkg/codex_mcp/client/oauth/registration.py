@@ -10,8 +10,9 @@ from typing import Any
 import aiohttp
 
 from .discovery import AuthServer
+from .endpoints import error_detail, exchange, printable_token, shown
 from .errors import OAuthError
-from .store import Registration
+from .store import AUTH_METHODS, Registration
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +64,22 @@ async def register(
         "token_endpoint_auth_method": asked,
         "application_type": "native",
     }
-    try:
-        async with http.post(server.registration_endpoint, json=metadata) as resp:
-            body: Any = await resp.json(content_type=None)
-            status = resp.status
-    except (aiohttp.ClientError, ValueError) as exc:
-        raise OAuthError(f"{server.registration_endpoint}: registration failed: {exc}") from exc
-    if status >= 400 or not isinstance(body, dict) or not isinstance(body.get("client_id"), str):
-        raise OAuthError(f"{server.registration_endpoint} refused to register us: {body}")
+    endpoint = server.registration_endpoint
+    status, body, _ = await exchange(http, endpoint, "registration endpoint", json=metadata)
+    if status >= 300 or not isinstance(body, dict):
+        raise OAuthError(f"{endpoint} refused to register us: {error_detail(body)}")
+    client_id = printable_token(body.get("client_id"))
+    if client_id is None:
+        raise OAuthError(
+            f"{endpoint} registered us without a usable client_id: {shown(body.get('client_id'))}"
+        )
     given_secret, given_method = body.get("client_secret"), body.get("token_endpoint_auth_method")
-    secret = given_secret if isinstance(given_secret, str) else None
+    secret = printable_token(given_secret)
+    if given_secret is not None and secret is None:
+        raise OAuthError(f"{endpoint} gave us a client_secret that is not usable")
     method = (
         given_method
-        if isinstance(given_method, str)
+        if given_method in AUTH_METHODS
         else pick_auth_method(server, secret is not None)
     )
-    return Registration(body["client_id"], secret, method, redirect_uri)
+    return Registration(client_id, secret, str(method), redirect_uri)

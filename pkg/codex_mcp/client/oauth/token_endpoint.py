@@ -15,7 +15,8 @@ import aiohttp
 
 from .discovery import AuthServer
 from .dpop import DpopKey
-from .errors import OAuthError
+from .endpoints import error_detail, exchange
+from .errors import GrantRefused, OAuthError
 from .store import Registration, Tokens
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -78,28 +79,33 @@ async def request_tokens(
     dpop: DpopKey | None = None,
 ) -> Tokens:
     """One grant. With `dpop`, the request carries a proof (and is sent once more with
-    the nonce the server asks for: RFC 9449 section 8)."""
+    the nonce the server asks for: RFC 9449 section 8). A refusal of the grant (HTTP 400
+    or 401 with an OAuth error) raises GrantRefused; any other failure OAuthError."""
+    endpoint = server.token_endpoint
     headers = {"Accept": "application/json", **authenticate(form, client, server, key)}
+    nonce: str | None = None
     for _ in range(2):
         if dpop is not None:
-            headers["DPoP"] = dpop.proof("POST", server.token_endpoint)
-        try:
-            async with http.post(server.token_endpoint, data=form, headers=headers) as resp:
-                body: Any = await resp.json(content_type=None)
-                status = resp.status
-                nonce = resp.headers.get("DPoP-Nonce")
-        except (aiohttp.ClientError, ValueError) as exc:
-            raise OAuthError(f"{server.token_endpoint}: token request failed: {exc}") from exc
+            headers["DPoP"] = dpop.proof("POST", endpoint)
+        status, body, nonce = await _post_form(http, endpoint, form, headers)
         asked_nonce = isinstance(body, dict) and body.get("error") == "use_dpop_nonce"
-        if not (
-            dpop is not None and asked_nonce and dpop.remember_nonce(server.token_endpoint, nonce)
-        ):
+        if not (dpop is not None and asked_nonce and dpop.remember_nonce(endpoint, nonce)):
             break
-    if status >= 400 or not isinstance(body, dict) or "access_token" not in body:
-        detail = (
-            body.get("error_description") or body.get("error") if isinstance(body, dict) else body
-        )
+    grant = form["grant_type"]
+    if status in (400, 401) and isinstance(body, dict) and isinstance(body.get("error"), str):
+        raise GrantRefused(f"{endpoint} refused the {grant} grant: {error_detail(body)}")
+    if status >= 300 or not isinstance(body, dict):
         raise OAuthError(
-            f"{server.token_endpoint} refused the {form['grant_type']} grant: {detail}"
+            f"{endpoint} answered the {grant} grant with HTTP {status}: {error_detail(body)}"
         )
-    return Tokens.from_response(body, previous)
+    return Tokens.from_response(body, previous, where=f"{endpoint} ({grant} grant)")
+
+
+async def _post_form(
+    http: aiohttp.ClientSession, endpoint: str, form: dict[str, str], headers: dict[str, str]
+) -> tuple[int, Any, str | None]:
+    """The status, JSON body and DPoP nonce of one token request (never redirected)."""
+    status, body, answer = await exchange(
+        http, endpoint, "token endpoint", data=form, headers=headers
+    )
+    return status, body, answer.get("DPoP-Nonce")

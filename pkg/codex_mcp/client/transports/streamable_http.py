@@ -238,8 +238,16 @@ class StreamableHttpTransport(Transport):
         headers["Content-Type"] = "application/json"
         sent_session = self._session_id if modern is None else None
         is_request = "method" in message and "id" in message
+        credentialed = _carries_credentials(headers)
         try:
-            async with http.post(self.url, data=jsonrpc.encode(message), headers=headers) as resp:
+            async with http.post(
+                self.url,
+                data=jsonrpc.encode(message),
+                headers=headers,
+                allow_redirects=not credentialed,
+            ) as resp:
+                if credentialed and 300 <= resp.status < 400:
+                    raise _redirect_refused(self.url, resp)
                 if self.auth is not None and resp.status in (401, 403):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
@@ -312,7 +320,12 @@ class StreamableHttpTransport(Transport):
             headers = self._headers("text/event-stream", "GET")
             headers["Last-Event-ID"] = position.last_id
             position.fresh = False
-            async with self._client().get(self.url, headers=headers) as resp:
+            credentialed = _carries_credentials(headers)
+            async with self._client().get(
+                self.url, headers=headers, allow_redirects=not credentialed
+            ) as resp:
+                if credentialed and 300 <= resp.status < 400:
+                    raise _redirect_refused(self.url, resp)
                 if resp.status >= 400:
                     log.debug("%s: resuming a response stream: HTTP %d", self.url, resp.status)
                     return False
@@ -352,10 +365,14 @@ class StreamableHttpTransport(Transport):
             headers = self._headers("text/event-stream", "GET")
             if last_event_id is not None:
                 headers["Last-Event-ID"] = last_event_id
+            credentialed = _carries_credentials(headers)
             try:
-                async with self._client().get(self.url, headers=headers) as resp:
-                    if resp.status >= 400:
-                        # 405: no stream offered. Anything else: not worth hammering.
+                async with self._client().get(
+                    self.url, headers=headers, allow_redirects=not credentialed
+                ) as resp:
+                    if resp.status >= 400 or (credentialed and resp.status >= 300):
+                        # 405: no stream offered. Anything else: not worth hammering (a
+                        # redirect: not followed with our credentials).
                         log.debug("GET stream of %s: HTTP %d", self.url, resp.status)
                         return
                     failures = 0
@@ -383,10 +400,12 @@ class StreamableHttpTransport(Transport):
         if self._session_id is not None and self._http is not None:
             # Tell the server the session is over; 405 (not allowed) is a fine answer too.
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                headers = self._headers("application/json", "DELETE")
                 async with self._http.delete(
                     self.url,
-                    headers=self._headers("application/json", "DELETE"),
+                    headers=headers,
                     timeout=aiohttp.ClientTimeout(total=2.0),
+                    allow_redirects=not _carries_credentials(headers),
                 ):
                     pass
         self._closed = True
@@ -394,6 +413,22 @@ class StreamableHttpTransport(Transport):
             await self._http.close()
         if self._on_closed is not None:
             self._on_closed(ConnectionClosed("client closed the connection"))
+
+
+def _carries_credentials(headers: Mapping[str, str]) -> bool:
+    """A request with an Authorization header (our OAuth token or the caller's own) never
+    follows a redirect: aiohttp would drop the header only across origins, and the body,
+    the DPoP proof and any credential in other headers would go wherever we are pointed."""
+    return any(name.lower() == "authorization" for name in headers)
+
+
+def _redirect_refused(url: str, resp: aiohttp.ClientResponse) -> TransportError:
+    location = resp.headers.get("Location", "(no Location)")
+    return TransportError(
+        f"{url} answered HTTP {resp.status} redirecting to {location[:300]!r}: "
+        "not following a redirect with the Authorization header",
+        retryable=False,
+    )
 
 
 def _header_text(value: Any) -> str:
