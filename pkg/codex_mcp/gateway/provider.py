@@ -158,7 +158,19 @@ class GatewayProvider(Provider):
     def reconfigure(self, config: GatewayConfig) -> None:
         """Serve `config` from now on: children whose entry changed restart, removed ones
         stop, new ones start, the others are untouched; clients hear the lists changed.
-        Per-session children already running keep their entry until their session ends."""
+        Per-session children already running keep their entry until their session ends.
+        A file that says what the running one says changes nothing, and clients hear
+        nothing (an editor's save, a `touch`, a SIGHUP storm)."""
+        if config == self.config:
+            log.debug("config unchanged; nothing reloaded")
+            return
+        if config.enabled_servers == self.config.enabled_servers:
+            self.config = config  # only what no child or listing depends on (warnings...)
+            self.per_session.reconfigure(
+                config, [s for s in config.enabled_servers if s.per_session]
+            )
+            log.info("config reread: no server changed")
+            return
         old = {child.name: child for child in self.shared}
         servers = config.enabled_servers
         shared: list[Child] = []
