@@ -1,0 +1,64 @@
+"""A child's stop racing a call: calls fired at the idle edge (a child stopped for want of use
+while they arrive) and at a reload that replaces the child.
+
+What must hold: a call that arrives while its child stops waits for the child to be started
+again and is answered; none fails because the child was between two processes. Real gateway
+subprocess, real children."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from codex_mcp.client import Client
+
+from .gateway_helpers import BROKEN, Lines, gateway, stdio, until, write_config
+
+IDLE_SECONDS = 0.3
+ROUNDS = 40
+BURST = 8
+
+
+async def _burst(client: Client, tool: str, count: int, tag: str) -> list[str]:
+    """`count` calls at once; the failures' texts."""
+
+    async def one(number: int) -> str | None:
+        message = f"{tag}-{number}"
+        try:
+            result = await client.call_tool(tool, {"message": message}, retries=0)
+        except Exception as error:  # a failure is what is counted
+            return f"{type(error).__name__}: {error}"
+        return None if result.text == message and not result.is_error else str(result.text)
+
+    outcomes = await asyncio.gather(*(one(n) for n in range(count)))
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+@pytest.mark.slow
+async def test_calls_at_the_idle_edge_all_succeed(tmp_path: Path) -> None:
+    entry = stdio(BROKEN, "--tools", "echo", lazy=True, idle_timeout_sec=IDLE_SECONDS)
+    config = write_config(tmp_path, {"edge": entry})
+    errlog = Lines()
+    failures: list[str] = []
+    calls = 0
+    async with gateway(config, "--log-level", "info", errlog=errlog) as client:
+        for round_ in range(ROUNDS):
+            stops = _count(errlog, "no call for")
+            failures += await _burst(client, "edge__echo", BURST, f"r{round_}")
+            calls += BURST
+            # The idle watch decided to stop it: fire at once, while it stops.
+            try:
+                await until(lambda n=stops: _count(errlog, "no call for") > n, 30, every=0.005)
+            except TimeoutError:
+                raise AssertionError(
+                    f"no idle stop: {failures[:3]} {errlog.text()[-3000:]}"
+                ) from None
+            failures += await _burst(client, "edge__echo", BURST, f"s{round_}")
+            calls += BURST
+    assert calls >= 600
+    assert not failures, f"{len(failures)} of {calls} calls failed: {failures[:3]}"
+
+
+def _count(errlog: Lines, text: str) -> int:
+    return sum(text in line for line in errlog.lines)
