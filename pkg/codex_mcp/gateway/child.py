@@ -431,6 +431,11 @@ class Child:
                     self.name, kind, timeout,
                 )  # fmt: skip
                 return None
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not task.cancelled() or (current is not None and current.cancelling()):
+                    raise
+                return None  # the child was stopped meanwhile (a reload, an idle stop)
         return self.lists[kind]
 
     def _fetch(self, kind: str) -> asyncio.Task[None] | None:
