@@ -304,3 +304,33 @@ async def test_a_sighup_storm_or_a_touch_that_changes_nothing_reloads_nothing(
 
 def _restarted(errlog: Lines) -> bool:
     return "config reloaded: 1 restarted (one)" in errlog.text()
+
+
+@pytest.mark.slow
+async def test_a_sighup_that_changes_nothing_still_starts_a_child_that_gave_up(
+    tmp_path: Path,
+) -> None:
+    """Its command was missing, so it is not restarted; once the user installs it, a SIGHUP
+    (the file unchanged, so nothing else reloads) starts it."""
+    command = tmp_path / "late-server"
+    config = write_config(tmp_path, {"late": {"command": str(command)}})
+    client = gateway(config)
+    heard = _listening(client)
+    async with client:
+        gateway_pid = client.transport.process.pid  # type: ignore[attr-defined]
+
+        async def state() -> str:
+            return str((await status(client))["late"]["state"])
+
+        await until(lambda: _equals(state(), "not found"))
+        script = f"#!/bin/sh\nexec {' '.join(map(str, BROKEN))} --tools echo\n"
+        command.write_text(script)
+        command.chmod(0o755)
+        os.kill(gateway_pid, signal.SIGHUP)
+        await until(lambda: _equals(state(), "ready"))
+        assert (await client.call_tool("late__echo", {"message": "b"}, retries=0)).text == "b"
+        assert "notifications/resources/list_changed" not in heard  # no reload to tell of
+
+
+async def _equals(value: Any, expected: str) -> bool:
+    return bool(await value == expected)

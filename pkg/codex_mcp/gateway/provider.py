@@ -171,6 +171,7 @@ class GatewayProvider(Provider):
         nothing (an editor's save, a `touch`, a SIGHUP storm)."""
         if config == self.config:
             log.debug("config unchanged; nothing reloaded")
+            self._start_given_up()
             return
         if config.enabled_servers == self.config.enabled_servers:
             self.config = config  # only what no child or listing depends on (warnings...)
@@ -178,6 +179,7 @@ class GatewayProvider(Provider):
                 config, [s for s in config.enabled_servers if s.per_session]
             )
             log.info("config reread: no server changed")
+            self._start_given_up()
             return
         old = {child.name: child for child in self.shared}
         servers = config.enabled_servers
@@ -188,7 +190,7 @@ class GatewayProvider(Provider):
             if server.per_session:
                 continue
             child = old.pop(server.name, None)
-            if child is not None and child.server == server:
+            if child is not None and child.server == server and child.state != "failed":
                 shared.append(child)
                 continue
             if child is not None:
@@ -216,6 +218,19 @@ class GatewayProvider(Provider):
         self.generation += 1
         for kind in ("tools", "resources", "prompts"):
             self.notify_list_changed(kind)
+
+    def _start_given_up(self) -> None:
+        """A reload, SIGHUP included, starts afresh each shared child that gave up (its
+        command could not run, or its restarts ran out): the user may have fixed that."""
+        for index, child in enumerate(self.shared):
+            if child.state != "failed":
+                continue
+            fresh = self.shared[index] = self._child(child.server)
+            self._spawn(self._retire(child))
+            self.generation += 1
+            if not fresh.server.lazy:
+                fresh.start()
+            log.warning("%s: started again (it had given up)", fresh.name)
 
     async def _retire(self, child: Child) -> None:
         """Stop a child a reload replaced or removed once its calls in flight are answered
