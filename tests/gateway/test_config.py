@@ -377,7 +377,7 @@ def test_unknown_keys_are_warnings_not_errors(tmp_path: Path, env: dict[str, str
         ('"just a string"', "expected an object or a list, not str"),
         (
             '{"mcpServers": {"t": {"command": "x",}}}',
-            "not valid JSON: Expecting property name enclosed in double quotes (line 1, column 38)",
+            "not valid JSON: trailing comma is not allowed (line 1, column 37)",
         ),
     ],
 )

@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codex_mcp.core.jsonrpc import JsonObject
 
 from .codex.schema import codex_parameters
 from .config_model import ServerConfig
+from .json_file import nests_deeper_than
 from .naming import NameTable, sanitize_name
 from .repair import RepairedTool, apply_tool_settings, repair_tool
 
@@ -67,7 +68,7 @@ def _repaired(tool: JsonObject, server: ServerConfig) -> RepairedTool:
     """`repair_tool`, except that a tool it cannot handle is left out on its own: one bad
     definition never costs the child's other tools."""
     name = tool.get("name") if isinstance(tool, dict) else None
-    if _depth_over(tool, MAX_DEFINITION_DEPTH):
+    if nests_deeper_than(tool, MAX_DEFINITION_DEPTH):
         return RepairedTool(
             {}, [], f"{name!r}: its definition nests over {MAX_DEFINITION_DEPTH} levels"
         )
@@ -75,20 +76,6 @@ def _repaired(tool: JsonObject, server: ServerConfig) -> RepairedTool:
         return repair_tool(tool, server.repair)
     except Exception as exc:  # a repair's bug must cost this tool only
         return RepairedTool({}, [], f"{name!r}: it could not be repaired ({exc!r})")
-
-
-def _depth_over(value: Any, limit: int) -> bool:
-    """Whether `value` nests deeper than `limit` (read without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-    return False
 
 
 #: The definition last checked per (server, tool): a listing that did not change a tool

@@ -145,10 +145,20 @@ class Child:
         self.activity = 0
         #: Stopped for want of use (`idle_timeout_sec`): back to idle, listing kept.
         self._dozing = False
+        #: A call came while it was being stopped so: started again once it is down.
+        self._wake = False
 
     # -- lifetime --------------------------------------------------------------
     def start(self) -> None:
-        if self._supervisor is None and not self._stopping:
+        if self._stopping:
+            return
+        if self._dozing:
+            # A call came while it stops for want of use: it is started again as soon as
+            # it is down, and the call waits for that (wait_up) instead of failing.
+            self._wake = True
+            self.state = "starting"
+            return
+        if self._supervisor is None:
             self.state = "starting"
             self._supervisor = asyncio.get_running_loop().create_task(
                 self._supervise(), context=self._log_context()
@@ -197,6 +207,10 @@ class Child:
                 break
         log.info("%s: no call for %g s; stopped until the next one", self.name, limit)
         self._dozing = True
+        # From now on no call goes to the connection being closed: a call finds none, and
+        # waits for the next start (start, wait_up).
+        self.connection = None
+        self._up.clear()
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(ConnectionError("idle"))
 
@@ -240,6 +254,9 @@ class Child:
                 return
             if self._dozing:  # idle: the next call starts it again
                 self._dozing = False
+                if self._wake:  # one came while it stopped: at once, not as a failure
+                    self._wake = False
+                    continue
                 self.state, self._supervisor = "idle", None
                 self.host.child_changed(self, [])
                 return
@@ -414,6 +431,11 @@ class Child:
                     self.name, kind, timeout,
                 )  # fmt: skip
                 return None
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if not task.cancelled() or (current is not None and current.cancelling()):
+                    raise
+                return None  # the child was stopped meanwhile (a reload, an idle stop)
         return self.lists[kind]
 
     def _fetch(self, kind: str) -> asyncio.Task[None] | None:

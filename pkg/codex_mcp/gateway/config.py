@@ -11,7 +11,6 @@ starts; a bad file raises one ConfigError naming the file, the entry and what is
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -80,18 +79,24 @@ def read_config(path: Path, environ: Mapping[str, str] | None = None) -> Gateway
     """Parse one file (no discovery)."""
     env = os.environ if environ is None else environ
     source = display_path(path, _home(env))
+    from .json_file import (
+        MAX_CONFIG_BYTES,
+        MAX_CONFIG_DEPTH,
+        JsonFileError,
+        parse_json,
+        read_bounded,
+    )
+
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM from a Windows editor is fine
-    except OSError as error:
-        raise ConfigError(f"{source}: cannot read it: {error.strerror or error}") from None
+        data = read_bounded(path, MAX_CONFIG_BYTES)
+        text = data.decode("utf-8-sig")  # a BOM from a Windows editor is fine
+        document = parse_json(text, max_depth=MAX_CONFIG_DEPTH)
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: cannot read it: no such file") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not UTF-8 text") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(
-            f"{source}: not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
-        ) from None
+    except JsonFileError as error:
+        raise ConfigError(f"{source}: {error}") from None
     from .config_parse import parse_document
 
     return parse_document(document, source, path=path, environ=env)

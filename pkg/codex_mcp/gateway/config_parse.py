@@ -222,12 +222,14 @@ def _target(fields: Fields, base_dir: Path | None) -> StdioTarget | HttpTarget:
         cwd = fields.string("cwd", expand=True)
         if cwd is not None and base_dir is not None and not os.path.isabs(os.path.expanduser(cwd)):
             cwd = str(base_dir / cwd)  # relative to the file that says it, not to whoever reads it
-        return StdioTarget(
+        target = StdioTarget(
             command=cast(str, command),
             args=fields.string_list("args", expand=True) or (),
             env=fields.string_map("env", expand=True) or {},
             cwd=os.path.expanduser(cwd) if cwd is not None else None,
         )
+        _check_runnable(fields, target)
+        return target
     transport: Literal["http", "sse"] = "sse" if kind in _SSE_TYPES else "http"
     url = fields.string("url", "httpUrl", "serverUrl", expand=True)
     if url is None:
@@ -242,6 +244,20 @@ def _target(fields: Fields, base_dir: Path | None) -> StdioTarget | HttpTarget:
         transport=transport,
         oauth=_oauth(fields),
     )
+
+
+def _check_runnable(fields: Fields, target: StdioTarget) -> None:
+    """What the kernel refuses to start a process with is refused here, by its place in the
+    file (else the start fails with a Python error and no line of the file)."""
+    texts = [("command", target.command), ("cwd", target.cwd or "")]
+    texts += [(f"args[{index}]", arg) for index, arg in enumerate(target.args)]
+    texts += [(f"env.{name}", value) for name, value in target.env.items()]
+    for key, text in texts:
+        if "\0" in text:
+            raise fields.error(key, "holds a NUL character, which no process can be given")
+    for name in target.env:
+        if not name or "=" in name or "\0" in name:
+            raise fields.error(f"env.{name}", "is not a variable name (empty, or with = or NUL)")
 
 
 def _oauth(fields: Fields) -> OAuthConfig | None:

@@ -14,8 +14,23 @@ from typing import Any
 
 
 class ConfigError(ValueError):
-    """A bad config: one line naming the file, the entry and what is wrong."""
+    """A bad config: one line naming the file, the entry and what is wrong. What the file
+    says is quoted in it (a key, a value): its control characters are escaped, so a key with
+    a newline or a terminal escape in it cannot make the line two, or rewrite the terminal."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(_CONTROL.sub(_escaped, message))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
+#: The largest number a setting takes (seconds, counts, bytes): over 30 years of seconds.
+MAX_NUMBER = 1e9
 
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -138,6 +153,8 @@ class Fields:
             raise self.error(key, f"must be a number, not {json_kind(value)}")
         if value < minimum:
             raise self.error(key, f"must be at least {minimum:g}")
+        if value > MAX_NUMBER:  # a timer or a count this large is a typo, and overflows
+            raise self.error(key, f"must be a number no larger than {MAX_NUMBER:g}")
         return float(value)
 
     def integer(self, *names: str, minimum: int = 0) -> int | None:

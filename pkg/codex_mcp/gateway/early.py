@@ -69,7 +69,7 @@ def start_children(config: GatewayConfig) -> None:
                 start_new_session=True,  # as StdioTransport starts it
                 preexec_fn=die_with_parent(),
             )
-        except OSError:  # the usual start says what is wrong, in the usual words
+        except (OSError, ValueError):  # the usual start says what is wrong, in the usual words
             continue
         _started[server.name] = (_identity(target, env), process)
 

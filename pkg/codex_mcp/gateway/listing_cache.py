@@ -23,15 +23,24 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from codex_mcp.core.jsonrpc import JsonObject
 
+from .catalog import MAX_DEFINITION_DEPTH
 from .config_model import ServerConfig
+from .json_file import JsonFileError, nests_deeper_than, read_json_file
 
 log = logging.getLogger("codex_mcp.gateway")
 
 CACHE_DIR_ENV = "XDG_CACHE_HOME"
 _FORMAT = 1
+#: A listing is one message or a few pages of them: far below this.
+MAX_CACHE_BYTES = 32 * 1024 * 1024
+#: The file's object, its tool list, and a definition as deep as a catalog keeps one.
+_MAX_DEPTH = MAX_DEFINITION_DEPTH + 2
 
 
 def cache_directory(environ: Mapping[str, str] | None = None) -> Path:
@@ -60,18 +69,22 @@ class ListingCache:
         return self.directory / f"{cache_key(server, capabilities)}.json"
 
     def load(self, server: ServerConfig, capabilities: JsonObject) -> list[JsonObject] | None:
-        """The child's last good listing, or None (none kept, or unreadable)."""
+        """The child's last good listing, or None: none kept, or one that is not what
+        `save` writes (any local process can write the file): that one is said once and
+        ignored, and the child's next good listing replaces it."""
+        path = self.path(server, capabilities)
         try:
-            document = json.loads(self.path(server, capabilities).read_text(encoding="utf-8"))
+            document = read_json_file(path, max_bytes=MAX_CACHE_BYTES, max_depth=_MAX_DEPTH)
+            return _tools_of(document)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as error:
-            log.debug("%s: cached listing not read: %s", server.name, error)
+        except JsonFileError as error:
+            log.warning(
+                "%s: its kept tool listing (%s) is unusable: %s; ignored, and rewritten once "
+                "the server lists its tools",
+                server.name, path, error,
+            )  # fmt: skip
             return None
-        tools = document.get("tools") if isinstance(document, dict) else None
-        if document.get("format") != _FORMAT or not isinstance(tools, list):
-            return None
-        return [tool for tool in tools if isinstance(tool, dict)]
 
     def save(self, server: ServerConfig, capabilities: JsonObject, tools: list[JsonObject]) -> None:
         """Replace the child's entry (atomically: a reader sees the old or the new one)."""
@@ -83,9 +96,34 @@ class ListingCache:
             log.debug("%s: listing not cached: %s", server.name, error)
             return
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as file:
-                json.dump({"format": _FORMAT, "tools": tools}, file, separators=(",", ":"))
+            kept = [tool for tool in tools if _usable(tool)]  # what load would refuse
+            with os.fdopen(fd, "wb") as file:
+                file.write(orjson.dumps({"format": _FORMAT, "tools": kept}))
             os.replace(temporary, path)
-        except (OSError, TypeError, ValueError) as error:
+        except (OSError, TypeError, ValueError) as error:  # orjson's encode error is a TypeError
             log.debug("%s: listing not cached: %s", server.name, error)
             Path(temporary).unlink(missing_ok=True)
+
+
+def _usable(tool: Any) -> bool:
+    """A tool definition a catalog can take: an object with a string name, not nested
+    deeper than a catalog keeps (the rest of it is repaired as a live listing is)."""
+    return (
+        isinstance(tool, dict)
+        and isinstance(tool.get("name"), str)
+        and not nests_deeper_than(tool, MAX_DEFINITION_DEPTH)
+    )
+
+
+def _tools_of(document: Any) -> list[JsonObject]:
+    """The tool list of a kept listing, every value type-checked (JsonFileError: not one)."""
+    if not isinstance(document, dict):
+        raise JsonFileError(f"not an object: {type(document).__name__}")
+    if document.get("format") != _FORMAT:
+        raise JsonFileError(f"format {document.get('format')!r}, not {_FORMAT}")
+    tools = document.get("tools")
+    if not isinstance(tools, list):
+        raise JsonFileError('"tools" is not a list')
+    if not all(_usable(tool) for tool in tools):
+        raise JsonFileError("a tool in it is not an object with a name")
+    return tools

@@ -50,6 +50,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codex_mcp.gateway")
 
+#: How long a child a reload replaced may take to answer the calls it has in flight.
+RETIRE_GRACE_SECONDS = 10.0
+_RETIRE_POLL_SECONDS = 0.05
+#: How many reloads in a row a call waiting for a listing follows to the new children.
+_RELOADS_OUTWAITED = 3
+
 
 class GatewayProvider(Provider):
     def __init__(self, config: GatewayConfig, env: GatewayEnv | None = None) -> None:
@@ -81,6 +87,8 @@ class GatewayProvider(Provider):
         self._shared_log_level: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._watcher: ConfigWatcher | None = None
+        #: Children a reload replaced or removed, finishing their calls in flight.
+        self._retiring: set[Child] = set()
 
     def _child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
@@ -158,7 +166,21 @@ class GatewayProvider(Provider):
     def reconfigure(self, config: GatewayConfig) -> None:
         """Serve `config` from now on: children whose entry changed restart, removed ones
         stop, new ones start, the others are untouched; clients hear the lists changed.
-        Per-session children already running keep their entry until their session ends."""
+        Per-session children already running keep their entry until their session ends.
+        A file that says what the running one says changes nothing, and clients hear
+        nothing (an editor's save, a `touch`, a SIGHUP storm)."""
+        if config == self.config:
+            log.debug("config unchanged; nothing reloaded")
+            self._start_given_up()
+            return
+        if config.enabled_servers == self.config.enabled_servers:
+            self.config = config  # only what no child or listing depends on (warnings...)
+            self.per_session.reconfigure(
+                config, [s for s in config.enabled_servers if s.per_session]
+            )
+            log.info("config reread: no server changed")
+            self._start_given_up()
+            return
         old = {child.name: child for child in self.shared}
         servers = config.enabled_servers
         shared: list[Child] = []
@@ -168,17 +190,17 @@ class GatewayProvider(Provider):
             if server.per_session:
                 continue
             child = old.pop(server.name, None)
-            if child is not None and child.server == server:
+            if child is not None and child.server == server and child.state != "failed":
                 shared.append(child)
                 continue
             if child is not None:
                 restarted.append(server.name)
-                self._spawn(child.stop())
+                self._spawn(self._retire(child))
             fresh = self._child(server)
             shared.append(fresh)
             started.append(fresh)
         for child in old.values():
-            self._spawn(child.stop())
+            self._spawn(self._retire(child))
         self.config = config
         self.shared = shared
         self.per_session.reconfigure(config, [server for server in servers if server.per_session])
@@ -197,7 +219,37 @@ class GatewayProvider(Provider):
         for kind in ("tools", "resources", "prompts"):
             self.notify_list_changed(kind)
 
+    def _start_given_up(self) -> None:
+        """A reload, SIGHUP included, starts afresh each shared child that gave up (its
+        command could not run, or its restarts ran out): the user may have fixed that."""
+        for index, child in enumerate(self.shared):
+            if child.state != "failed":
+                continue
+            fresh = self.shared[index] = self._child(child.server)
+            self._spawn(self._retire(child))
+            self.generation += 1
+            if not fresh.server.lazy:
+                fresh.start()
+            log.warning("%s: started again (it had given up)", fresh.name)
+
+    async def _retire(self, child: Child) -> None:
+        """Stop a child a reload replaced or removed once its calls in flight are answered
+        (at most RETIRE_GRACE_SECONDS): new calls already go to its successor, and one
+        that was sent to it is not failed for a reload."""
+        self._retiring.add(child)
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + RETIRE_GRACE_SECONDS
+            # Polled: `calls` is the relay's hot-path dict, and a signal on its emptying
+            # would cost every relayed call; a reload is rare.
+            while child.calls and loop.time() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(_RETIRE_POLL_SECONDS)
+            await child.stop()
+        finally:
+            self._retiring.discard(child)
+
     async def stop(self) -> None:
+        retiring = list(self._retiring)  # their tasks are cancelled next: stopped here
         if self._watcher is not None:
             self._watcher.stop()
         # First: the summary waiting for the first starts would take the stopping children
@@ -205,7 +257,8 @@ class GatewayProvider(Provider):
         for task in list(self._background):
             task.cancel()
         await self.per_session.stop_all()
-        await asyncio.gather(*(child.stop() for child in self.shared), return_exceptions=True)
+        children = [*self.shared, *retiring]
+        await asyncio.gather(*(child.stop() for child in children), return_exceptions=True)
         self.watchdog.close()
 
     def open_session(self, session: ServerSession) -> None:
@@ -330,8 +383,14 @@ class GatewayProvider(Provider):
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> JsonObject:
         # Not in the catalog: perhaps not in a kept listing, but in the child's own by now.
-        catalog = await self._listed("tools", ctx, live=True)
-        route = catalog.routes.get(name)
+        for _ in range(_RELOADS_OUTWAITED + 1):
+            children = self.children(ctx.session, start=False)
+            catalog = await self._listed("tools", ctx, live=True)
+            route = catalog.routes.get(name)
+            if route is not None or self.children(ctx.session, start=False) == children:
+                break
+            # A reload replaced a child while this call waited for its listing: the call
+            # waits for the successor's instead of failing for the one that left.
         if route is None:
             refused = self.per_session.refusal_for(ctx.session, name, self.passthrough)
             if refused is not None:

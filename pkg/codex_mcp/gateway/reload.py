@@ -2,7 +2,9 @@
 
 The file is checked once a second (its size, modification time and inode: an editor that
 replaces the file is seen too). A file that no longer parses is reported and the running
-children are kept. What changed is applied by the provider (`GatewayProvider.reconfigure`).
+children are kept; so is any other failure of one reload (the watcher itself never ends
+but with the gateway). What changed is applied by the provider
+(`GatewayProvider.reconfigure`), which leaves everything alone when nothing did.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from .config import SERVER_NAME_ENV, read_config, select_server
 from .config_model import GatewayConfig
 from .config_values import ConfigError
+from .errors import one_line
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -71,13 +74,21 @@ class ConfigWatcher:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(POLL_SECONDS):
                     await self._hangup.wait()
+            # Signals that come while this reload runs set the event again: a burst of them
+            # costs one more reload after this one, never one each.
             hangup = self._hangup.is_set()
             self._hangup.clear()
             seen = _signature(self.path)
             if not hangup and seen == self._seen:
                 continue
             self._seen = seen
-            log.info("%s: reloading", self.path)
-            config = load_again(self.path)
-            if config is not None:
-                self.apply(config)
+            try:
+                config = load_again(self.path)
+                if config is not None:
+                    self.apply(config)
+            except Exception as error:  # one bad reload must not end the watching
+                log.warning(
+                    "config not reloaded, the running servers are kept: %s: %s",
+                    type(error).__name__,
+                    one_line(error),
+                )
