@@ -245,7 +245,7 @@ async def test_namespaced_providers_side_by_side(serve: Any) -> None:
         names = [tool.name for tool in await client.list_tools()]
         assert names == ["alpha__same_a", "alpha__same_b", "beta__same_a", "beta__same_b"]
         assert (await client.call_tool("beta__same_a")).text == "same_a in same-state"
-        uris = [r["uri"] for r in (await client.list_resources()).items]
+        uris = [r.uri for r in await client.list_resources()]
         assert uris == ["mem://alpha/same/doc", "mem://beta/same/doc"]
         read = await client.read_resource("mem://beta/same/doc")
         assert read.contents[0]["uri"] == "mem://beta/same/doc"

@@ -29,7 +29,7 @@ async def every_page(
     while True:
         raw = await session.request(method, {"cursor": cursor} if cursor else None, timeout=timeout)
         page = page_of(raw, key)
-        items.extend(page.items)
+        items.extend(page)
         cursor = page.next_cursor
         pages += 1
         # A server repeating a cursor would loop forever.
