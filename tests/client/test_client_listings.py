@@ -6,6 +6,7 @@ listings are out of shape."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from codex_mcp.client import (
     ResourceTemplate,
     Tool,
 )
+from codex_mcp.client.paging import MAX_PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY_SERVER = [sys.executable, str(ROOT / "tests" / "server" / "servers" / "library_server.py")]
@@ -126,3 +128,17 @@ async def test_out_of_shape_listings_cost_only_the_bad_fields() -> None:
 
         (tool,) = await client.list_tools()
         assert tool.input_schema == {}
+
+
+async def test_a_listing_without_end_stops_at_the_page_bound() -> None:
+    # Each page brings a cursor never seen before: following them all would never end.
+    async with Client.stdio([*ODD_SERVER, "--endless"]) as client:
+        async with asyncio.timeout(120):
+            resources = await client.list_resources(all_pages=True)
+            tools = await client.list_tools()
+        for listing in (resources, tools):
+            assert len(listing) == MAX_PAGES  # one item a page
+            assert listing.next_cursor == str(MAX_PAGES)  # where to go on from, if wanted
+        assert resources[-1].uri == f"odd://{MAX_PAGES - 1}"
+        more = await client.list_resources(resources.next_cursor)
+        assert [r.uri for r in more] == [f"odd://{MAX_PAGES}"]

@@ -282,7 +282,8 @@ class Client(ModernFeatures):
         cursor: str | None = None,
         timeout: float | None = DEFAULT_LIST_TIMEOUT,
     ) -> Page[Tool]:
-        """Every tool (pagination is followed, so `next_cursor` is None), filtered: `allow` keeps only those names,
+        """Every tool (pagination is followed, so `next_cursor` is None unless the listing
+        ran past paging.MAX_PAGES pages), filtered: `allow` keeps only those names,
         `deny` drops those, `filter(tool)` keeps what it returns truthy for. With
         `qualify=True` each tool gets `qualified_name` (duplicates after qualification are
         dropped). The unfiltered listing is cached until `cache=False`, a
@@ -296,7 +297,7 @@ class Client(ModernFeatures):
             learn = getattr(self.transport, "learn_tools", None)
             if self.is_modern and learn is not None:
                 items = learn(items)  # x-mcp-header arguments travel as headers too
-            tools = Page(map(Tool.from_json, items), None, page.raw)
+            tools = Page(map(Tool.from_json, items), page.next_cursor, page.raw)
             if cursor is None:
                 self._tool_cache = tools
         allowed = set(allow) if allow is not None else None
@@ -308,7 +309,7 @@ class Client(ModernFeatures):
             and t.name not in denied
             and (filter is None or filter(t))
         ]
-        return Page(self._qualify(out) if qualify else out, None, tools.raw)
+        return Page(self._qualify(out) if qualify else out, tools.next_cursor, tools.raw)
 
     def _qualify(self, tools: list[Tool]) -> list[Tool]:
         server = self.server_name
@@ -410,7 +411,8 @@ class Client(ModernFeatures):
         timeout: float | None = DEFAULT_LIST_TIMEOUT,
     ) -> Page[Resource]:
         """One page from `cursor` (its `next_cursor` asks for the next), or every page from
-        there with `all_pages=True`."""
+        there with `all_pages=True` (at most paging.MAX_PAGES: past those, `next_cursor`
+        says where to go on from)."""
         page = await self._list("resources/list", "resources", cursor, all_pages, timeout)
         return page.map(Resource.from_json)
 

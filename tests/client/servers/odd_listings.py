@@ -1,6 +1,7 @@
 """A stdio MCP server (newline-delimited JSON) whose listings are out of shape, as a careless
 or hostile server's may be: items that are not objects, fields of the wrong type, prompt
-arguments that are not a list, and a `resources/list` cursor that leads back to itself."""
+arguments that are not a list, and a `resources/list` cursor that leads back to itself.
+With `--endless`, every listing hands out one item and a new cursor, forever."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ LISTINGS: dict[str, dict[str, object]] = {
 }
 
 
+def endless(method: str, params: dict[str, object]) -> dict[str, object]:
+    page = int(str(params.get("cursor") or 0))
+    key = {"tools/list": "tools", "resources/list": "resources"}.get(method, "prompts")
+    item = {"name": f"n{page}", "uri": f"odd://{page}", "inputSchema": {"type": "object"}}
+    return {key: [item], "nextCursor": str(page + 1)}
+
+
 def main() -> None:
     for line in sys.stdin:
         message = json.loads(line)
@@ -44,7 +52,8 @@ def main() -> None:
                 "serverInfo": {"name": "odd-listings", "version": "1"},
             }
         elif method in LISTINGS:
-            result = LISTINGS[method]
+            params = message.get("params") or {}
+            result = endless(method, params) if "--endless" in sys.argv else LISTINGS[method]
         else:
             error = {"code": -32601, "message": "no"}
             print(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}), flush=True)
