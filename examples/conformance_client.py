@@ -121,11 +121,11 @@ async def make_the_calls_asked(url: str) -> None:
         for tool in tools:
             await mcp.call_tool(tool.name, {}, retries=0)
         if mcp.server_capabilities.get("resources") is not None:
-            for resource in (await mcp.list_resources(all_pages=True)).items:
-                await mcp.read_resource(str(resource["uri"]))
+            for resource in await mcp.list_resources(all_pages=True):
+                await mcp.read_resource(resource.uri)
         if mcp.server_capabilities.get("prompts") is not None:
-            for prompt in (await mcp.list_prompts(all_pages=True)).items:
-                await mcp.get_prompt(str(prompt["name"]))
+            for prompt in await mcp.list_prompts(all_pages=True):
+                await mcp.get_prompt(prompt.name)
 
 
 @scenario("json-schema-2020-12-preservation")

@@ -4,11 +4,13 @@ Tools and prompts become `<namespace><separator><name>` (`time__get_current_time
 Resource URIs get the namespace as their first segment after the scheme, as FastMCP
 does (`file:///tmp/a` -> `file://time//tmp/a`, `docs://{path}` -> `docs://time/{path}`),
 so two providers' resources never collide and a URI maps back to its owner. Only the
-names the client sees change; the inner provider gets its own names back.
+names the client sees change; the inner provider gets its own names back, and its "not
+found" (UnknownTool, UnknownPrompt, ResourceNotFound) goes out in the client's name.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING
 
@@ -96,7 +98,14 @@ class Namespaced(Provider):
         inner = self.inner_name(name)
         if inner is None:
             raise UnknownTool(name)
-        return self.inner.call_tool(inner, arguments, ctx)
+        # "Unknown tool" is said in our name: the client never saw the inner provider's.
+        try:
+            work = self.inner.call_tool(inner, arguments, ctx)
+        except UnknownTool:
+            raise UnknownTool(name) from None
+        if inspect.iscoroutine(work):  # an `async def` may raise it when awaited
+            return _unknown_tool_as(name, work)
+        return work
 
     async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
         return [
@@ -110,7 +119,10 @@ class Namespaced(Provider):
         inner = self.inner_name(name)
         if inner is None:
             raise UnknownPrompt(name)
-        return await self.inner.get_prompt(inner, arguments, ctx)
+        try:
+            return await self.inner.get_prompt(inner, arguments, ctx)
+        except UnknownPrompt:
+            raise UnknownPrompt(name) from None
 
     # -- resources -------------------------------------------------------------
     async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
@@ -129,7 +141,10 @@ class Namespaced(Provider):
         inner = self.inner_uri(uri)
         if inner is None:
             raise ResourceNotFound(uri)
-        contents = await self.inner.read_resource(inner, ctx)
+        try:
+            contents = await self.inner.read_resource(inner, ctx)
+        except ResourceNotFound:
+            raise ResourceNotFound(uri) from None
         return [
             {**item, "uri": self.outer_uri(item["uri"])}
             if isinstance(item.get("uri"), str)
@@ -164,6 +179,13 @@ class Namespaced(Provider):
         if inner is None:
             return None
         return await self.inner.complete({**ref, key: inner}, argument, context_arguments, ctx)
+
+
+async def _unknown_tool_as(name: str, work: Awaitable[JsonObject]) -> JsonObject:
+    try:
+        return await work
+    except UnknownTool:
+        raise UnknownTool(name) from None
 
 
 __all__ = ["Namespaced"]

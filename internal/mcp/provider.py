@@ -40,6 +40,9 @@ class UnknownPrompt(JsonRpcError):
 
 
 class ResourceNotFound(JsonRpcError):
+    """Nothing at `uri`: raise it from a resource reader (public as
+    `codex_mcp.ResourceNotFound`) to answer the protocol's resource-not-found error."""
+
     # -32602 with the uri in data, as the conformance suite and the 2025-11-25 spec expect
     # (earlier drafts used -32002).
     def __init__(self, uri: str) -> None:

@@ -166,7 +166,7 @@ async def test_everything_streamable_http(everything_http_url: str) -> None:
         assert sampled and "sampled" in result.text
         first = await client.list_resources()
         everything = await client.list_resources(all_pages=True)
-        assert len(everything.items) >= len(first.items)
+        assert len(everything) >= len(first)
         progress: list[dict] = []
         done = await client.call_tool(
             "trigger-long-running-operation",

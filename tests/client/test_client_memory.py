@@ -165,11 +165,11 @@ async def test_pagination_is_followed_and_cached(pair: Any) -> None:
 async def test_cursor_pages_for_prompts(pair: Any) -> None:
     client, *_ = pair
     first = await client.list_prompts()
-    assert [p["name"] for p in first.items] == ["p1", "p2"] and first.next_cursor
+    assert [p.name for p in first] == ["p1", "p2"] and first.next_cursor
     second = await client.list_prompts(first.next_cursor)
-    assert [p["name"] for p in second.items] == ["p3"] and second.next_cursor is None
+    assert [p.name for p in second] == ["p3"] and second.next_cursor is None
     everything = await client.list_prompts(all_pages=True)
-    assert [p["name"] for p in everything.items] == ["p1", "p2", "p3"]
+    assert [p.name for p in everything] == ["p1", "p2", "p3"]
 
 
 async def test_list_changed_invalidates_the_cache(pair: Any) -> None:

@@ -213,9 +213,9 @@ async def test_server_everything_stdio() -> None:
         )
         assert sampled and "42" in result.text
         resources = await client.list_resources(all_pages=True)
-        assert resources.items and resources.next_cursor is None
+        assert resources and resources.next_cursor is None
         prompts = await client.list_prompts()
-        assert prompts.items
+        assert prompts
 
 
 async def test_not_connected_error() -> None:

@@ -75,12 +75,12 @@ async def test_real_children_aggregated_named_and_callable(tmp_path: Path) -> No
         assert snake.structured_content == {"snake": True} and not snake.is_error
 
         # Resources and prompts come through too, each under its server's name.
-        resources = [r["uri"] for r in (await client.list_resources(all_pages=True)).items]
+        resources = [r.uri for r in await client.list_resources(all_pages=True)]
         assert "test://examples/static-text" in resources
         text = await client.read_resource("test://examples/static-text")
         assert text.contents[0]["uri"] == "test://examples/static-text"
         assert "static text resource" in text.contents[0]["text"]
-        prompts = [p["name"] for p in (await client.list_prompts(all_pages=True)).items]
+        prompts = [p.name for p in await client.list_prompts(all_pages=True)]
         assert "examples__test_prompt_with_arguments" in prompts
         prompt = await client.get_prompt(
             "examples__test_prompt_with_arguments", {"arg1": "a", "arg2": "b"}

@@ -46,7 +46,11 @@ _LAZY = {
     "GetPromptResult": ".types",
     "InitializeResult": ".types",
     "Page": ".types",
+    "Prompt": ".types",
+    "PromptArgument": ".types",
     "ReadResourceResult": ".types",
+    "Resource": ".types",
+    "ResourceTemplate": ".types",
     "Tool": ".types",
 }
 
@@ -78,7 +82,11 @@ if TYPE_CHECKING:
         GetPromptResult,
         InitializeResult,
         Page,
+        Prompt,
+        PromptArgument,
         ReadResourceResult,
+        Resource,
+        ResourceTemplate,
         Tool,
     )
 
@@ -108,8 +116,12 @@ __all__ = [
     "McpError",
     "MemoryTransport",
     "Page",
+    "Prompt",
+    "PromptArgument",
     "ReadResourceResult",
     "RequestTimeout",
+    "Resource",
+    "ResourceTemplate",
     "SessionExpired",
     "SpawnError",
     "StdioTransport",

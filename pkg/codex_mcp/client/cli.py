@@ -217,14 +217,16 @@ async def _run(opts: argparse.Namespace, server_command: list[str]) -> tuple[Any
             result = await client.call_tool(name, arguments, timeout=timeout, retries=opts.retries)
             return result.raw, result.is_error
         if opts.command == "resources":
-            return (await client.list_resources(all_pages=True, timeout=timeout)).items, False
+            resources = await client.list_resources(all_pages=True, timeout=timeout)
+            return [r.to_json() for r in resources], False
         if opts.command == "templates":
-            page = await client.list_resource_templates(all_pages=True, timeout=timeout)
-            return page.items, False
+            templates = await client.list_resource_templates(all_pages=True, timeout=timeout)
+            return [t.to_json() for t in templates], False
         if opts.command == "read":
             return (await client.read_resource(opts.target, timeout=timeout)).raw, False
         if opts.command == "prompts":
-            return (await client.list_prompts(all_pages=True, timeout=timeout)).items, False
+            prompts = await client.list_prompts(all_pages=True, timeout=timeout)
+            return [p.to_json() for p in prompts], False
         prompt = await client.get_prompt(opts.target, arguments, timeout=timeout)
         return prompt.raw, False
 

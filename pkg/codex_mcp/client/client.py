@@ -51,7 +51,10 @@ from .types import (
     GetPromptResult,
     InitializeResult,
     Page,
+    Prompt,
     ReadResourceResult,
+    Resource,
+    ResourceTemplate,
     Tool,
 )
 
@@ -126,7 +129,7 @@ class Client(ModernFeatures):
         if roots is not None:
             self.capabilities.setdefault("roots", {"listChanged": True})
             self.session.request_handlers["roots/list"] = self._list_roots
-        self._tool_cache: list[Tool] | None = None
+        self._tool_cache: Page[Tool] | None = None
 
     # -- constructors ----------------------------------------------------------
     @classmethod
@@ -278,8 +281,9 @@ class Client(ModernFeatures):
         qualify: bool = False,
         cursor: str | None = None,
         timeout: float | None = DEFAULT_LIST_TIMEOUT,
-    ) -> list[Tool]:
-        """Every tool (pagination is followed), filtered: `allow` keeps only those names,
+    ) -> Page[Tool]:
+        """Every tool (pagination is followed, so `next_cursor` is None unless the listing
+        ran past paging.MAX_PAGES pages), filtered: `allow` keeps only those names,
         `deny` drops those, `filter(tool)` keeps what it returns truthy for. With
         `qualify=True` each tool gets `qualified_name` (duplicates after qualification are
         dropped). The unfiltered listing is cached until `cache=False`, a
@@ -289,11 +293,11 @@ class Client(ModernFeatures):
             tools = self._tool_cache
         else:
             page = await self._list_all("tools/list", "tools", cursor, timeout)
-            items = [t for t in page.items if isinstance(t, dict)]
+            items = list(page)
             learn = getattr(self.transport, "learn_tools", None)
             if self.is_modern and learn is not None:
                 items = learn(items)  # x-mcp-header arguments travel as headers too
-            tools = [Tool.from_json(t) for t in items]
+            tools = Page(map(Tool.from_json, items), page.next_cursor, page.raw)
             if cursor is None:
                 self._tool_cache = tools
         allowed = set(allow) if allow is not None else None
@@ -305,7 +309,7 @@ class Client(ModernFeatures):
             and t.name not in denied
             and (filter is None or filter(t))
         ]
-        return self._qualify(out) if qualify else out
+        return Page(self._qualify(out) if qualify else out, tools.next_cursor, tools.raw)
 
     def _qualify(self, tools: list[Tool]) -> list[Tool]:
         server = self.server_name
@@ -405,9 +409,12 @@ class Client(ModernFeatures):
         *,
         all_pages: bool = False,
         timeout: float | None = DEFAULT_LIST_TIMEOUT,
-    ) -> Page[JsonObject]:
-        """One page from `cursor`, or every page from there with `all_pages=True`."""
-        return await self._list("resources/list", "resources", cursor, all_pages, timeout)
+    ) -> Page[Resource]:
+        """One page from `cursor` (its `next_cursor` asks for the next), or every page from
+        there with `all_pages=True` (at most paging.MAX_PAGES: past those, `next_cursor`
+        says where to go on from)."""
+        page = await self._list("resources/list", "resources", cursor, all_pages, timeout)
+        return page.map(Resource.from_json)
 
     async def list_resource_templates(
         self,
@@ -415,10 +422,12 @@ class Client(ModernFeatures):
         *,
         all_pages: bool = False,
         timeout: float | None = DEFAULT_LIST_TIMEOUT,
-    ) -> Page[JsonObject]:
-        return await self._list(
+    ) -> Page[ResourceTemplate]:
+        """As list_resources, for the resource templates."""
+        page = await self._list(
             "resources/templates/list", "resourceTemplates", cursor, all_pages, timeout
         )
+        return page.map(ResourceTemplate.from_json)
 
     async def list_prompts(
         self,
@@ -426,8 +435,10 @@ class Client(ModernFeatures):
         *,
         all_pages: bool = False,
         timeout: float | None = DEFAULT_LIST_TIMEOUT,
-    ) -> Page[JsonObject]:
-        return await self._list("prompts/list", "prompts", cursor, all_pages, timeout)
+    ) -> Page[Prompt]:
+        """As list_resources, for the prompts."""
+        page = await self._list("prompts/list", "prompts", cursor, all_pages, timeout)
+        return page.map(Prompt.from_json)
 
     async def read_resource(
         self, uri: str, *, timeout: float | None = DEFAULT_LIST_TIMEOUT

@@ -12,16 +12,22 @@ if TYPE_CHECKING:
     from .session import ClientSession
 
 
+#: The pages one listing follows at most: a server handing out a new cursor with every
+#: page would otherwise grow the listing, and keep us asking, without end.
+MAX_PAGES = 1000
+
+
 async def every_page(
     session: ClientSession,
     method: str,
     key: str,
     cursor: str | None = None,
     timeout: float | None = None,
-    max_pages: int | None = None,
+    max_pages: int = MAX_PAGES,
 ) -> Page[JsonObject]:
-    """Every page of a listing from `cursor` (a cursor seen twice ends it, as would
-    `max_pages`); the last page's raw result comes along."""
+    """Every page of a listing from `cursor`, with the last page's raw result. A cursor
+    seen before ends it (next_cursor None); so does the `max_pages`th page, with the
+    cursor to go on from as next_cursor."""
     items: list[JsonObject] = []
     seen: set[str] = set()
     raw: JsonObject = {}
@@ -29,12 +35,13 @@ async def every_page(
     while True:
         raw = await session.request(method, {"cursor": cursor} if cursor else None, timeout=timeout)
         page = page_of(raw, key)
-        items.extend(page.items)
+        items.extend(page)
         cursor = page.next_cursor
         pages += 1
-        # A server repeating a cursor would loop forever.
-        if not cursor or cursor in seen or (max_pages is not None and pages >= max_pages):
+        if not cursor or cursor in seen:  # a server repeating a cursor would loop forever
             return Page(items, None, raw)
+        if pages >= max_pages:
+            return Page(items, cursor, raw)
         seen.add(cursor)
 
 

@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from codex_mcp.core.jsonrpc import JsonObject
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def _dict(value: Any) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
+def _opt_dict(value: Any) -> JsonObject | None:
+    return value if isinstance(value, dict) else None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +120,134 @@ class CallToolResult:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One page of a list method (or all pages, with `next_cursor` None)."""
+class Page(list[T]):
+    """What every list method returns: a list of its typed items, with `next_cursor` (the
+    cursor of the next page; None on the last page, and after every page was followed) and
+    `raw` (the server's result for the last page asked)."""
 
-    items: list[T]
-    next_cursor: str | None
-    raw: JsonObject
+    __slots__ = ("next_cursor", "raw")
+
+    def __init__(
+        self, items: Iterable[T] = (), next_cursor: str | None = None, raw: JsonObject | None = None
+    ) -> None:
+        super().__init__(items)
+        self.next_cursor = next_cursor
+        self.raw: JsonObject = raw if raw is not None else {}
+
+    @property
+    def items(self) -> list[T]:
+        """The page itself (the name pages of plain dicts had)."""
+        return self
+
+    def map(self, parse: Callable[[T], U]) -> Page[U]:
+        """The same page with each item parsed (the cursor and raw result kept)."""
+        return Page([parse(item) for item in self], self.next_cursor, self.raw)
+
+    def __repr__(self) -> str:
+        return f"Page({list.__repr__(self)}, next_cursor={self.next_cursor!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One item of resources/list."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: JsonObject | None = None
+    raw: JsonObject = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Resource:
+        return cls(
+            uri=_str(data.get("uri")),
+            name=_str(data.get("name")),
+            title=_opt_str(data.get("title")),
+            description=_opt_str(data.get("description")),
+            mime_type=_opt_str(data.get("mimeType")),
+            size=_opt_int(data.get("size")),
+            annotations=_opt_dict(data.get("annotations")),
+            raw=data,
+        )
+
+    def to_json(self) -> JsonObject:
+        """The server's definition, as it sent it."""
+        return dict(self.raw)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceTemplate:
+    """One item of resources/templates/list."""
+
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: JsonObject | None = None
+    raw: JsonObject = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> ResourceTemplate:
+        return cls(
+            uri_template=_str(data.get("uriTemplate")),
+            name=_str(data.get("name")),
+            title=_opt_str(data.get("title")),
+            description=_opt_str(data.get("description")),
+            mime_type=_opt_str(data.get("mimeType")),
+            annotations=_opt_dict(data.get("annotations")),
+            raw=data,
+        )
+
+    def to_json(self) -> JsonObject:
+        return dict(self.raw)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
+    name: str
+    description: str | None = None
+    required: bool = False
+    title: str | None = None
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> PromptArgument:
+        return cls(
+            name=_str(data.get("name")),
+            description=_opt_str(data.get("description")),
+            required=data.get("required") is True,
+            title=_opt_str(data.get("title")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """One item of prompts/list."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgument] = field(default_factory=list)
+    raw: JsonObject = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> Prompt:
+        arguments = data.get("arguments")
+        return cls(
+            name=_str(data.get("name")),
+            title=_opt_str(data.get("title")),
+            description=_opt_str(data.get("description")),
+            arguments=[PromptArgument.from_json(a) for a in arguments if isinstance(a, dict)]
+            if isinstance(arguments, list)
+            else [],
+            raw=data,
+        )
+
+    def to_json(self) -> JsonObject:
+        return dict(self.raw)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """The server library: define MCP servers in a few typed lines."""
 
 from ..core.context import RequestContext as Context
+from ..core.provider import ResourceNotFound
 from .app import Server
 from .content import (
     Audio,
@@ -26,6 +27,7 @@ __all__ = [
     "Message",
     "ResourceContents",
     "ResourceLink",
+    "ResourceNotFound",
     "Server",
     "Text",
     "ToolError",

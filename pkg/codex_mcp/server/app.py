@@ -123,7 +123,10 @@ class Server:
         """Register a resource; `{var}` in the URI makes it a template whose variables
         are passed to the function. Options: name, title, description, mime_type, size,
         annotations, icons, meta, complete={"var": list-or-function}, ttl_ms and
-        cache_scope (how long and for whom a 2026-07-28 client may cache a read)."""
+        cache_scope (how long and for whom a 2026-07-28 client may cache a read).
+        A reader with nothing at the URI raises `ResourceNotFound(uri)`: the client gets
+        the protocol's resource-not-found error (-32602, `data: {"uri": ...}`) and no
+        traceback is logged; any other exception is an internal error (-32603, logged)."""
 
         def register(f: F) -> F:
             self.functions.add_resource(FunctionResource(f, uri, **options))
