@@ -312,7 +312,11 @@ def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any)
     """Blocking entry (`server.run("http", port=...)`): `options` are HttpConfig's fields."""
     from ...runtime import run
 
-    run(serve_http(core, config or HttpConfig(**options), on_listening=announcer()))
+    async def serve() -> None:
+        # The config is made inside `run`, so a refused one is its one line too.
+        await serve_http(core, config or HttpConfig(**options), on_listening=announcer())
+
+    run(serve())
 
 
 def announcer(prog: str | None = None) -> Callable[[str], None]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -29,7 +28,7 @@ from yarl import URL
 
 from ...core.jsonrpc import JsonObject
 from ...startup import StartupError
-from .config import HttpConfig
+from .config import HttpConfig, is_loopback_host
 from .errors import error_response
 
 if TYPE_CHECKING:
@@ -100,25 +99,16 @@ def _check_url(value: str, flag: str) -> URL:
     url = URL(value)
     if url.scheme not in ("http", "https") or not url.host:
         raise StartupError(f"{flag} {value!r} is not an http(s) URL")
-    if url.scheme == "http" and not _is_loopback(url.host):
+    if url.scheme == "http" and not is_loopback_host(url.host):
         raise StartupError(f"{flag} {value!r}: use https (plain http only on loopback)")
     return url
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class ResourceServer:
     def __init__(self, config: HttpConfig) -> None:
         issuer = config.oauth_issuer or ""
         _check_url(issuer, "--oauth-issuer")
-        if not config.oauth_resource and not _is_loopback(config.host.strip("[]")):
+        if not config.oauth_resource and not is_loopback_host(config.host):
             raise StartupError(
                 "--oauth-issuer needs --oauth-resource: this server's public URL as its "
                 "tokens name it, e.g. https://mcp.example.com/mcp"

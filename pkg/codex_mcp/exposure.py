@@ -1,0 +1,95 @@
+"""What an HTTP configuration would expose, checked before it serves: a listen off
+loopback with no credential, an auth setting ignored because another is missing, a CORS
+origin that is no single origin. Each is a StartupError saying what to do
+(specs/isolation.md, "Start-up configuration"). Both `codex-mcp-http` (before its
+workers or a gateway's children start) and every HttpConfig (the library's
+`server.run("http", ...)`) are checked here; nothing here imports the HTTP stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+from collections.abc import Sequence
+from typing import Final
+
+from .defaults import HttpOptions, flag
+from .startup import StartupError
+
+#: What is said for every credential-free refusal: the ways to configure one.
+CREDENTIALS: Final = "--bearer-token (or --bearer-token-file) or --oauth-issuer"
+
+
+def is_loopback_host(host: str) -> bool:
+    """Is `host` (an address, bracketed or not, or a name) this machine's loopback? A
+    name other than localhost counts as the network: it may resolve anywhere."""
+    host = host.strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
+    """Raise StartupError for the first setting that would open the server or be ignored."""
+    authenticated = bool(bearer_tokens) or bool(config.oauth_issuer)
+    if not config.oauth_issuer:
+        for field in dataclasses.fields(HttpOptions):
+            if field.name.startswith("oauth_") and getattr(config, field.name):
+                raise StartupError(
+                    f"{flag(field.name)} has no effect without --oauth-issuer (the "
+                    "authorization server whose tokens to accept): add --oauth-issuer URL, "
+                    f"or drop {flag(field.name)}"
+                )
+    if not authenticated:
+        for name in ("public_readyz", "public_metrics"):
+            if getattr(config, name):
+                raise StartupError(
+                    f"{flag(name)} has no effect: no credential is required anywhere; "
+                    f"configure one with {CREDENTIALS}, or drop {flag(name)}"
+                )
+        if not is_loopback_host(config.host) and not config.allow_unauthenticated_network:
+            raise StartupError(
+                f"--host {config.host} would serve every tool to the network with no "
+                f"credential: require one with {CREDENTIALS}, listen on 127.0.0.1 behind a "
+                "proxy, or say --allow-unauthenticated-network if something in front "
+                "already admits only the right callers"
+            )
+    for origin in config.cors_origin:
+        refuse_cors_origin(origin.strip())
+
+
+def refuse_cors_origin(origin: str) -> None:
+    """A `--cors-origin` entry must be one web origin, scheme://host[:port]."""
+    if origin.lower() == "null":
+        raise StartupError(
+            "--cors-origin null would let every sandboxed iframe and file: page call this "
+            "server (they all send Origin: null); list your web app's own origins, e.g. "
+            "https://app.example.com"
+        )
+    if origin == "*":
+        raise StartupError(
+            "--cors-origin * is not supported: it would let a page from every origin call "
+            "this server; list each origin that may, e.g. https://app.example.com"
+        )
+    from yarl import URL
+
+    try:
+        url = URL(origin)
+        host = url.host
+    except ValueError:
+        host = None
+    if (
+        host is None
+        or url.scheme not in ("http", "https")
+        or url.raw_path not in ("", "/")
+        or url.raw_query_string
+        or url.raw_fragment
+        or url.raw_user is not None
+    ):
+        raise StartupError(
+            f"--cors-origin {origin!r} is not an origin: write scheme://host[:port], e.g. "
+            "https://app.example.com"
+        )
