@@ -78,8 +78,9 @@ def _scopes_of(claims: dict[str, Any]) -> frozenset[str]:
 
 
 def _quoted(text: str) -> str:
-    """A value safe inside a quoted-string of WWW-Authenticate."""
-    return text.replace("\\", "").replace('"', "'")
+    """A value safe inside a quoted-string of WWW-Authenticate: printable ASCII, no
+    backslash, double quotes made single."""
+    return "".join(c if " " <= c <= "~" and c != "\\" else "?" for c in text).replace('"', "'")
 
 
 def _parse_tool_scopes(entries: list[str]) -> list[tuple[str, frozenset[str]]]:
@@ -164,15 +165,23 @@ class ResourceServer:
         """The grant of a valid token. Raises Refused."""
         import jwt
 
-        from .issuer_keys import ALGORITHMS, IssuerUnreachable, UnknownKey
+        from .issuer_keys import ALGORITHMS, IssuerUnreachable, UnknownKey, shown
 
+        # Whatever the caller sent is refused here, each way with its reason: a JWT is
+        # ASCII; its header a JSON object (depth bounded by the parser's recursion limit)
+        # whose alg and kid are strings (PyJWT checks kid), with no `crit` extension
+        # (RFC 7515, 4.1.11: we understand none, so a token needing one is refused).
+        if not token.isascii():
+            raise Refused("the bearer token is not a JWT")
         try:
             header = jwt.get_unverified_header(token)
-        except jwt.DecodeError:
+        except (jwt.InvalidTokenError, RecursionError):
             raise Refused("the bearer token is not a JWT") from None
         algorithm = header.get("alg")
-        if algorithm not in ALGORITHMS:
-            raise Refused(f"tokens signed with {algorithm!r} are not accepted")
+        if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+            raise Refused(f"tokens signed with {shown(algorithm)} are not accepted")
+        if "crit" in header:
+            raise Refused("the token needs header extensions (crit) this server does not know")
         kid = header.get("kid")
         try:
             key = await self.keys.key(kid if isinstance(kid, str) else None, algorithm)
@@ -199,7 +208,9 @@ class ResourceServer:
         except jwt.MissingRequiredClaimError as error:
             raise Refused(f"the token has no {error.claim!r} claim") from None
         except jwt.InvalidTokenError as error:
-            raise Refused(f"invalid token: {error}") from None
+            raise Refused(f"invalid token: {shown(str(error))}") from None
+        except RecursionError:  # claims nested past the parser's limit
+            raise Refused("invalid token: its claims are nested too deep") from None
         return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims))
 
     def tool_scopes(self, tool: str) -> frozenset[str]:
