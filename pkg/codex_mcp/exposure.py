@@ -11,10 +11,13 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from .defaults import HttpOptions, flag
 from .startup import StartupError
+
+if TYPE_CHECKING:
+    from yarl import URL
 
 #: What is said for every credential-free refusal: the ways to configure one.
 CREDENTIALS: Final = "--bearer-token (or --bearer-token-file) or --oauth-issuer"
@@ -43,6 +46,8 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
                     "authorization server whose tokens to accept): add --oauth-issuer URL, "
                     f"or drop {flag(field.name)}"
                 )
+    if config.oauth_issuer:
+        check_oauth(config)
     if not authenticated:
         for name in ("public_readyz", "public_metrics"):
             if getattr(config, name):
@@ -59,6 +64,49 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
             )
     for origin in config.cors_origin:
         refuse_cors_origin(origin.strip())
+
+
+def check_oauth(config: HttpOptions) -> None:
+    """The OAuth resource-server settings, given an issuer (specs/oauth.md, "Settings")."""
+    checked_url(config.oauth_issuer or "", "--oauth-issuer")
+    if config.oauth_resource:
+        checked_url(config.oauth_resource, "--oauth-resource")
+    elif not is_loopback_host(config.host):
+        raise StartupError(
+            "--oauth-issuer needs --oauth-resource: this server's public URL as its "
+            "tokens name it, e.g. https://mcp.example.com/mcp"
+        )
+    parse_tool_scopes(list(config.oauth_tool_scope))
+
+
+def checked_url(value: str, flag_name: str) -> URL:
+    """`value` as an http(s) URL, https unless on loopback."""
+    from yarl import URL
+
+    try:
+        url = URL(value)
+        host = url.host
+    except ValueError:
+        host = None
+    if host is None or url.scheme not in ("http", "https"):
+        raise StartupError(f"{flag_name} {value!r} is not an http(s) URL")
+    if url.scheme == "http" and not is_loopback_host(host):
+        raise StartupError(f"{flag_name} {value!r}: use https (plain http only on loopback)")
+    return url
+
+
+def parse_tool_scopes(entries: list[str]) -> list[tuple[str, frozenset[str]]]:
+    """`--oauth-tool-scope` entries, TOOL=SCOPE [SCOPE...], as (pattern, scopes)."""
+    rules = []
+    for entry in entries:
+        tool, equals, scopes = entry.partition("=")
+        if not equals or not tool.strip() or not scopes.split():
+            raise StartupError(
+                f"--oauth-tool-scope {entry!r}: write TOOL=SCOPE [SCOPE...], "
+                "e.g. run_query=db.read or 'github__*=repo read:org'"
+            )
+        rules.append((tool.strip(), frozenset(scopes.split())))
+    return rules
 
 
 def refuse_cors_origin(origin: str) -> None:

@@ -11,8 +11,10 @@ passes the checks is shown by the next mistake it meets (an address not of this 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -42,11 +44,17 @@ def _start(
     ) as process:
         assert process.stderr is not None
         said = []
-        for line in process.stderr:  # ends when it exits
-            said.append(line)
-            if "listening on" in line:
-                process.terminate()
-        status = process.wait(30)
+        stuck = threading.Timer(30, process.kill)  # a start that neither serves nor stops
+        stuck.start()
+        try:
+            for line in process.stderr:  # ends when it exits
+                said.append(line)
+                if "listening on" in line:
+                    process.terminate()
+            status = process.wait(30)
+        finally:
+            stuck.cancel()
+        assert status != -signal.SIGKILL, "it neither served nor stopped:\n" + "".join(said)
     return subprocess.CompletedProcess(command, status, "", "".join(said))
 
 
@@ -114,6 +122,35 @@ def test_workers_on_the_network_without_a_credential_stop_before_any_worker_star
         _start("--host", "0.0.0.0", "--workers", "2", "--redis-url", "redis://127.0.0.1:1/0")
     )
     assert "--allow-unauthenticated-network" in line, line
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--oauth-issuer", "https://auth.example.com", "--oauth-tool-scope", "echo"), "TOOL="),
+        (("--oauth-issuer", "http://auth.example.com"), "use https"),
+    ],
+)
+def test_oauth_mistakes_under_workers_stop_before_any_worker_starts(
+    args: tuple[str, ...], said: str
+) -> None:
+    """Found by the supervisor, once: its workers would each say it, and be restarted."""
+    line = _one_line(_start("--workers", "2", "--redis-url", "redis://127.0.0.1:1/0", *args))
+    assert said in line, line
+
+
+def test_a_workers_start_up_mistake_stops_the_supervisor_not_restarts_the_worker(
+    tmp_path: Path,
+) -> None:
+    """A mistake only a worker finds (the module to serve) is EX_CONFIG: the supervisor
+    stops with it instead of restarting workers that would say it again."""
+    done = _start(
+        "--workers", "2", "--redis-url", "redis://127.0.0.1:1/0", "--serve", "no_such_module_here",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 78, done.stderr
+    assert "no module named 'no_such_module_here'" in done.stderr
+    assert "restarting" not in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(

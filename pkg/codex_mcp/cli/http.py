@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..startup import collector_paused
+from ..startup import collector_paused, config_error, in_worker
 
 if TYPE_CHECKING:
     from ..defaults import HttpDefaults
@@ -44,8 +44,15 @@ def bearer_tokens(settings: HttpDefaults) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    with collector_paused():
-        serve = _prepare(sys.argv[1:] if argv is None else argv)
+    try:
+        with collector_paused():
+            serve = _prepare(sys.argv[1:] if argv is None else argv)
+    except SystemExit as stop:
+        if in_worker() and isinstance(stop.code, str):
+            # A start-up mistake only a worker finds (the module to --serve): its
+            # supervisor stops, rather than restart it to say the same again.
+            config_error(stop.code)
+        raise
     serve()
 
 

@@ -9,15 +9,14 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.server import ServerCore
-from ...defaults import CONFIG_ERROR_STATUS
 from ...observe.web import observe_app
-from ...startup import cannot_listen
+from ...startup import cannot_listen, config_error
 from .config import HttpConfig
 from .connections import (
     ConnectionLimits,
@@ -79,12 +78,6 @@ def open_store(config: HttpConfig) -> SessionStore:
             f"codex-mcp-http: --redis-url is not a Redis URL ({exc}); "
             "use redis://[:password@]host:port/db, rediss://... or unix:///path"
         )
-
-
-def config_error(message: str) -> NoReturn:
-    """Exit with one line and EX_CONFIG: a supervisor (--workers) does not restart it."""
-    print(message, file=sys.stderr, flush=True)
-    raise SystemExit(CONFIG_ERROR_STATUS)
 
 
 def store_gate(store: SessionStore) -> Any:

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...defaults import HttpOptions
-from ...exposure import is_loopback_host, refuse_unsafe
-
-__all__ = ["HttpConfig", "is_loopback_host"]
+from ...exposure import refuse_unsafe
 
 
 @dataclass(frozen=True)

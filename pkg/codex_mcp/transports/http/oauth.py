@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
-from yarl import URL
 
 from ...core.jsonrpc import JsonObject
-from ...startup import StartupError
-from .config import HttpConfig, is_loopback_host
+from ...exposure import checked_url, parse_tool_scopes
+from .config import HttpConfig
 from .errors import error_response
 
 if TYPE_CHECKING:
@@ -83,40 +82,13 @@ def _quoted(text: str) -> str:
     return "".join(c if " " <= c <= "~" and c != "\\" else "?" for c in text).replace('"', "'")
 
 
-def _parse_tool_scopes(entries: list[str]) -> list[tuple[str, frozenset[str]]]:
-    rules = []
-    for entry in entries:
-        tool, equals, scopes = entry.partition("=")
-        if not equals or not tool.strip() or not scopes.split():
-            raise StartupError(
-                f"--oauth-tool-scope {entry!r}: write TOOL=SCOPE [SCOPE...], "
-                "e.g. run_query=db.read or 'github__*=repo read:org'"
-            )
-        rules.append((tool.strip(), frozenset(scopes.split())))
-    return rules
-
-
-def _check_url(value: str, flag: str) -> URL:
-    url = URL(value)
-    if url.scheme not in ("http", "https") or not url.host:
-        raise StartupError(f"{flag} {value!r} is not an http(s) URL")
-    if url.scheme == "http" and not is_loopback_host(url.host):
-        raise StartupError(f"{flag} {value!r}: use https (plain http only on loopback)")
-    return url
-
-
 class ResourceServer:
     def __init__(self, config: HttpConfig) -> None:
+        # The settings were checked when the HttpConfig was made (exposure.check_oauth).
         issuer = config.oauth_issuer or ""
-        _check_url(issuer, "--oauth-issuer")
-        if not config.oauth_resource and not is_loopback_host(config.host):
-            raise StartupError(
-                "--oauth-issuer needs --oauth-resource: this server's public URL as its "
-                "tokens name it, e.g. https://mcp.example.com/mcp"
-            )
         self.issuer = issuer
         self.scopes = frozenset(scope for entry in config.oauth_scope for scope in entry.split())
-        self.tool_rules = _parse_tool_scopes(list(config.oauth_tool_scope))
+        self.tool_rules = parse_tool_scopes(list(config.oauth_tool_scope))
         from .issuer_keys import IssuerKeys
 
         self.keys: IssuerKeys = IssuerKeys(issuer)
@@ -130,7 +102,7 @@ class ResourceServer:
         """This server's resource URI (the audience its tokens must name), and from it
         where its metadata is: the root form and the one suffixed with the resource's
         path (RFC 9728, section 3.1), which is the one a 401 names."""
-        resource = _check_url(value, "--oauth-resource")
+        resource = checked_url(value, "--oauth-resource")
         path = resource.path.rstrip("/")
         self.resource = value
         self.metadata_url = str(resource.with_path(METADATA_PATH + path))
