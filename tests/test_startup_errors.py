@@ -53,7 +53,8 @@ def test_a_port_in_use_says_to_pick_another() -> None:
 
 
 def test_an_unresolvable_host_says_what_to_give() -> None:
-    line = _the_line(_run("--host", "no-such-host.invalid", "--port", "0"))
+    # (with a credential: a name off loopback without one is refused before it is resolved)
+    line = _the_line(_run("--host", "no-such-host.invalid", "--port", "0", "--bearer-token", "t"))
     assert "cannot resolve --host 'no-such-host.invalid'" in line and "127.0.0.1" in line
 
 

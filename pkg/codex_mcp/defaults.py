@@ -516,6 +516,15 @@ class HttpOptions(ObserveOptions, SendingDefaults):
             SECURITY,
         ),
     )
+    allow_unauthenticated_network: bool = field(
+        default=False,
+        metadata=about(
+            "Serve off loopback (a --host other than 127.0.0.1, ::1 or localhost) with no "
+            "--bearer-token and no --oauth-issuer: every tool open to whoever reaches the "
+            "port. Without it such a start is refused.",
+            SECURITY,
+        ),
+    )
     oauth_issuer: str | None = field(
         default=None,
         metadata=about(
@@ -618,6 +627,11 @@ class HttpDefaults(HttpOptions, CommonDefaults):
 
 def env_name(name: str) -> str:
     return ENV_PREFIX + name.upper()
+
+
+def flag(name: str) -> str:
+    """A setting's command-line flag (how start-up refusals name it, too)."""
+    return "--" + name.replace("_", "-")
 
 
 def configured_by_environment(declaration: type[Any] = StdioDefaults) -> bool:

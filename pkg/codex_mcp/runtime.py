@@ -8,7 +8,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from .startup import StartupError
+from .startup import StartupError, config_error, in_worker
 
 
 def run(main: Coroutine[Any, Any, Any], *, use_uvloop: bool = True, prog: str | None = None) -> Any:
@@ -17,7 +17,10 @@ def run(main: Coroutine[Any, Any, Any], *, use_uvloop: bool = True, prog: str | 
     try:
         return _run(main, use_uvloop)
     except StartupError as error:
-        raise SystemExit(f"{prog or Path(sys.argv[0]).name}: {error}") from None
+        message = f"{prog or Path(sys.argv[0]).name}: {error}"
+        if in_worker():  # its supervisor stops, rather than restart it to say it again
+            config_error(message)
+        raise SystemExit(message) from None
 
 
 def _run(main: Coroutine[Any, Any, Any], use_uvloop: bool) -> Any:

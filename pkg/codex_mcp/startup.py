@@ -11,7 +11,9 @@ import argparse
 import contextlib
 import errno
 import gc
+import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import NoReturn
 
@@ -51,6 +53,21 @@ class OneLineErrors(argparse.ArgumentParser):
 
 class StartupError(Exception):
     """The server cannot start as asked; the message says what to change."""
+
+
+def config_error(message: str) -> NoReturn:
+    """Exit with one line and EX_CONFIG: a supervisor (--workers) does not restart it."""
+    from .defaults import CONFIG_ERROR_STATUS
+
+    print(message, file=sys.stderr, flush=True)
+    raise SystemExit(CONFIG_ERROR_STATUS)
+
+
+def in_worker() -> bool:
+    """Is this process a worker of `codex-mcp-http --workers N`?"""
+    from .defaults import WORKER_ENV
+
+    return os.environ.get(WORKER_ENV) is not None
 
 
 def cannot_listen(host: str, port: int, error: OSError) -> StartupError:

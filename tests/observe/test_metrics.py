@@ -52,7 +52,8 @@ async def test_http_metrics_count_calls_sessions_and_refusals(tmp_path: Path) ->
             assert value(samples, "codex_mcp_requests_total", **echo) == 3
             assert value(samples, "codex_mcp_request_duration_seconds_count", **echo) == 3
             assert value(samples, "codex_mcp_request_errors_total", **echo) == 0
-            unknown = {"method": "tools/call", "tool": "no_such_tool"}
+            # A tool the server does not have is counted as "other" (names are the caller's).
+            unknown = {"method": "tools/call", "tool": "other"}
             assert value(samples, "codex_mcp_request_errors_total", **unknown) == 1
             assert value(samples, "codex_mcp_requests_total", method="initialize", tool="") == 1
             assert value(samples, "codex_mcp_requests_in_flight") == 0

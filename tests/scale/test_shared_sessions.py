@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -84,8 +85,13 @@ async def test_any_replica_serves_any_request_of_a_session(replicas: Replicas) -
             assert (await post(http, replica.url, call(11, "whoami", {}), session))[0] == 404
 
 
-async def test_a_session_is_bound_to_its_credential_on_every_replica(replicas: Replicas) -> None:
-    a, b = replicas(2, "--bearer-token", "alpha", "--bearer-token-file", "/dev/null")
+async def test_a_session_is_bound_to_its_credential_on_every_replica(
+    replicas: Replicas, tmp_path: Path
+) -> None:
+    # (a token file that lists none is refused at start: it would do nothing)
+    tokens = tmp_path / "tokens"
+    tokens.write_text("beta\n")
+    a, b = replicas(2, "--bearer-token", "alpha", "--bearer-token-file", str(tokens))
     async with aiohttp.ClientSession() as http:
         session = await open_session(http, a.url, Authorization="Bearer alpha")
         stranger = {**session, "Mcp-Session-Id": "not-a-session"}

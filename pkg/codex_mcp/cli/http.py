@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..startup import collector_paused
+from ..startup import collector_paused, config_error, in_worker
 
 if TYPE_CHECKING:
     from ..defaults import HttpDefaults
@@ -22,30 +22,51 @@ __all__ = ["bearer_tokens", "main"]
 
 
 def bearer_tokens(settings: HttpDefaults) -> list[str]:
-    tokens = [settings.bearer_token] if settings.bearer_token else []
+    """The tokens configured; an empty one given would leave the server open, so it stops
+    the start instead."""
+    if settings.bearer_token is not None and not settings.bearer_token.strip():
+        raise SystemExit("codex-mcp-http: --bearer-token is empty; give a token, or drop it")
+    tokens = [settings.bearer_token.strip()] if settings.bearer_token else []
     if settings.bearer_token_file is not None:
+        path = settings.bearer_token_file
         try:
-            lines = settings.bearer_token_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
             raise SystemExit(f"codex-mcp-http: cannot read --bearer-token-file: {exc}") from None
-        tokens.extend(line.strip() for line in lines if line.strip())
+        listed = [line.strip() for line in lines if line.strip()]
+        if not listed:
+            raise SystemExit(
+                f"codex-mcp-http: --bearer-token-file {path} lists no token; "
+                "write one per line, or drop the flag"
+            )
+        tokens.extend(listed)
     return tokens
 
 
 def main(argv: list[str] | None = None) -> None:
-    with collector_paused():
-        serve = _prepare(sys.argv[1:] if argv is None else argv)
+    try:
+        with collector_paused():
+            serve = _prepare(sys.argv[1:] if argv is None else argv)
+    except SystemExit as stop:
+        if in_worker() and isinstance(stop.code, str):
+            # A start-up mistake only a worker finds (the module to --serve): its
+            # supervisor stops, rather than restart it to say the same again.
+            config_error(stop.code)
+        raise
     serve()
 
 
 def _prepare(given: list[str]) -> Callable[[], object]:
     """Everything before serving (settings, imports, the core, the config): what then serves."""
-    from ..defaults import WORKER_ENV, HttpDefaults, HttpOptions
+    from ..defaults import WORKER_ENV, HttpDefaults
     from .gateway import GATEWAY_HELP, gateway_core, intercept
     from .options import parse
 
     args, gateway = intercept(given, "codex-mcp-http")
     settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
+    # Checked before anything starts (workers, a gateway's children): a refused
+    # configuration is one line and nothing else.
+    options, tokens = _checked_options(settings)
     if settings.workers > 1:
         from ..scale.workers import Supervisor, refuse_without_redis
         from .common import request_state_keys
@@ -80,18 +101,9 @@ def _prepare(given: list[str]) -> Callable[[], object]:
     from ..transports.http import HttpConfig, serve_http
     from ..transports.http.app import announcer
 
-    options = {
-        field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
-    }
-    if options["post_stream"] == "auto":
-        # Seed 004's streaming for Codex: GET SSE plus JSON POST unless asked otherwise.
-        options["post_stream"] = "header" if settings.serve == "codex" else "upgrade"
-    if options["on_hangup"] == "auto":
-        # Seed 004: a Codex client that hangs up stops its turn.
-        options["on_hangup"] = "cancel" if settings.serve == "codex" else "keep"
     config = HttpConfig(
-        **options,
-        bearer_tokens=bearer_tokens(settings),
+        **options,  # type: ignore[arg-type]
+        bearer_tokens=tokens,
         # A worker of `--workers N` shares its parent's port with its siblings.
         reuse_port=os.environ.get(WORKER_ENV) is not None,
         workers_status=link.status if link is not None else None,
@@ -101,6 +113,30 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         use_uvloop=settings.uvloop,
         prog="codex-mcp-http",
     )
+
+
+def _checked_options(settings: HttpDefaults) -> tuple[dict[str, object], list[str]]:
+    """The transport's options and the bearer tokens, refused (one line) if they would
+    leave the server open or ignore a setting (exposure.py)."""
+    from ..defaults import HttpOptions
+    from ..exposure import refuse_unsafe
+    from ..startup import StartupError
+
+    options = {
+        field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
+    }
+    if options["post_stream"] == "auto":
+        # Seed 004's streaming for Codex: GET SSE plus JSON POST unless asked otherwise.
+        options["post_stream"] = "header" if settings.serve == "codex" else "upgrade"
+    if options["on_hangup"] == "auto":
+        # Seed 004: a Codex client that hangs up stops its turn.
+        options["on_hangup"] = "cancel" if settings.serve == "codex" else "keep"
+    tokens = bearer_tokens(settings)
+    try:
+        refuse_unsafe(settings, tokens)
+    except StartupError as error:
+        raise SystemExit(f"codex-mcp-http: {error}") from None
+    return options, tokens
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from ..defaults import ENV_FILE, GROUPS, env_name, field_types
+from ..defaults import ENV_FILE, GROUPS, env_name, field_types, flag
 from ..startup import OneLineErrors, add_version_flag
 
 D = TypeVar("D")
@@ -24,10 +24,6 @@ ENVIRONMENT_NOTE = (
     f"Every option can also be set as an environment variable (shown with it) or in a "
     f"{ENV_FILE} file in the working directory; a flag wins over both."
 )
-
-
-def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 def _shown_default(field: dataclasses.Field[Any]) -> str:

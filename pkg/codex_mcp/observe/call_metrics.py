@@ -19,7 +19,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any, Final
 
-from .plain_metrics import BUCKETS, MAX_LABELS, OTHER
+from .plain_metrics import BUCKETS, MAX_LABELS, OTHER, bounded
 from .workers import MULTIPROC_ENV
 
 REQUESTS: Final = ("codex_mcp_requests", "Requests answered, by method and tool.")
@@ -122,7 +122,7 @@ class LocalCalls:
         key = (method, tool)
         found = self.by_label.get(key)
         if found is None:
-            if len(self.by_label) >= MAX_LABELS:
+            if len(self.by_label) >= MAX_LABELS or not bounded(key):
                 key = (OTHER, OTHER)
                 found = self.by_label.get(key)
             if found is None:

@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.calls import MethodEntry
 from ..core.deferred import Deferred
+from ..core.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from ..core.provider import UnknownTool
 from ..core.ready import Ready
 from . import call_metrics
+from .plain_metrics import OTHER
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
@@ -55,6 +58,17 @@ def _is_error(result: Any) -> bool:
     return type(result) is dict and result.get("isError") is True
 
 
+def labels_of_failure(method: str, tool: str, error: BaseException | None) -> tuple[str, str]:
+    """The metric labels of a request that failed with `error`: a tool the server does not
+    have, or a method it does not serve, is counted as OTHER, not under the name the
+    caller invented (any number of them, each of any length: specs/isolation.md)."""
+    if isinstance(error, UnknownTool):
+        return method, OTHER
+    if isinstance(error, JsonRpcError) and error.code == METHOD_NOT_FOUND:
+        return OTHER, OTHER
+    return method, tool
+
+
 class Sink(Protocol):
     def begin(self, call: Call) -> None: ...
     def end(self, call: Call, seconds: float) -> None: ...
@@ -80,7 +94,10 @@ class MetricsSink:
         self.calls.started()
 
     def end(self, call: Call, seconds: float) -> None:
-        self.record(call.method, call.tool, seconds, call.failed, call.child)
+        method, tool = call.method, call.tool
+        if call.error is not None:
+            method, tool = labels_of_failure(method, tool, call.error)
+        self.record(method, tool, seconds, call.failed, call.child)
 
     def record(
         self, method: str, tool: str, seconds: float, failed: bool, child: str | None = None
@@ -191,8 +208,8 @@ class Recorder:
             # nothing that reads the calls in flight can run before it ends.
             try:
                 work = handler(peer, params, ctx)
-            except BaseException:
-                count(name, tool, perf_counter() - started, True)
+            except BaseException as error:
+                count(*labels_of_failure(name, tool, error), perf_counter() - started, True)
                 raise
             kind = type(work)
             if kind is Ready:

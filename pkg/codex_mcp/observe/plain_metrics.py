@@ -5,8 +5,10 @@ process as plain numbers and handed to prometheus_client only when /metrics is s
 file in the shared directory, so there a family is prometheus_client's own metric
 (metrics.shared), behind the same `get(*label values).inc()`.
 
-Label values are bounded: methods, tools and statuses beyond `MAX_LABELS` distinct values
-count as "other", so a client inventing names cannot grow the series without end.
+Label values are bounded: methods, tools and statuses beyond `MAX_LABELS` distinct values,
+or longer than `MAX_LABEL_CHARS`, count as "other", so a client inventing names cannot grow
+the series without end (and dispatch.py counts a tool or method the server does not have
+as "other" from the start, so invented names do not use up the distinct values either).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from typing import Any, Final, Literal, NamedTuple
 from .workers import MULTIPROC_ENV
 
 MAX_LABELS: Final = 200
+#: The longest label value kept as it is: MCP's own limit on a tool's name.
+MAX_LABEL_CHARS: Final = 128
 OTHER: Final = "other"
 #: Seconds: from a ping's tens of microseconds to a Codex turn's minutes.
 BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)  # fmt: skip
@@ -65,13 +69,18 @@ class Labels:
     def get(self, *values: str) -> Any:
         child = self._children.get(values)
         if child is None:
-            if len(self._children) >= MAX_LABELS:
+            if len(self._children) >= MAX_LABELS or not bounded(values):
                 values = tuple(OTHER for _ in values)
                 child = self._children.get(values)
             if child is None:
                 child = self._make(*values)
                 self._children[values] = child
         return child
+
+
+def bounded(values: tuple[str, ...]) -> bool:
+    """Are these label values short enough to keep as they are?"""
+    return all(len(value) <= MAX_LABEL_CHARS for value in values)
 
 
 class Value:

@@ -9,16 +9,15 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core import jsonrpc
 from ...core.server import ServerCore
-from ...defaults import CONFIG_ERROR_STATUS
 from ...observe.web import observe_app
-from ...startup import cannot_listen
+from ...startup import cannot_listen, config_error
 from .admission import Admission
 from .config import HttpConfig
 from .connections import (
@@ -82,12 +81,6 @@ def open_store(config: HttpConfig) -> SessionStore:
             f"codex-mcp-http: --redis-url is not a Redis URL ({exc}); "
             "use redis://[:password@]host:port/db, rediss://... or unix:///path"
         )
-
-
-def config_error(message: str) -> NoReturn:
-    """Exit with one line and EX_CONFIG: a supervisor (--workers) does not restart it."""
-    print(message, file=sys.stderr, flush=True)
-    raise SystemExit(CONFIG_ERROR_STATUS)
 
 
 def store_gate(store: SessionStore, max_body_bytes: int) -> Any:
@@ -333,7 +326,11 @@ def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any)
     """Blocking entry (`server.run("http", port=...)`): `options` are HttpConfig's fields."""
     from ...runtime import run
 
-    run(serve_http(core, config or HttpConfig(**options), on_listening=announcer()))
+    async def serve() -> None:
+        # The config is made inside `run`, so a refused one is its one line too.
+        await serve_http(core, config or HttpConfig(**options), on_listening=announcer())
+
+    run(serve())
 
 
 def announcer(prog: str | None = None) -> Callable[[str], None]:

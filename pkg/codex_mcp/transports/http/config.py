@@ -1,5 +1,10 @@
 """How the HTTP transport behaves: every option of `codex-mcp-http` (declared, with its
-default, in codex_mcp.defaults), plus the bearer tokens themselves."""
+default, in codex_mcp.defaults), plus the bearer tokens themselves.
+
+An HttpConfig is checked when it is made (the console script, the environment and
+`server.run("http", ...)` all make one): a configuration that would leave the server
+open, or a setting that would be ignored, is a StartupError (codex_mcp/exposure.py).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...defaults import HttpOptions
+from ...exposure import refuse_unsafe
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,9 @@ class HttpConfig(HttpOptions):
     #: A worker's latest word from its supervisor (how many workers serve, and why not
     #: all), shown by /readyz; None outside `--workers`.
     workers_status: Callable[[], dict[str, Any] | None] | None = None
+
+    def __post_init__(self) -> None:
+        refuse_unsafe(self, self.bearer_tokens)
 
     @property
     def prefix(self) -> str:

@@ -7,14 +7,21 @@ fetched and kept for `REFRESH_SECONDS`; a token signed with a key id not in the 
 one fetch more (the issuer rotated its keys), at most every `REFETCH_SECONDS` so a stream of
 forged key ids cannot make us hammer the issuer. Concurrent requests share one fetch.
 The keys are parsed and used by PyJWT (`PyJWK`): no cryptography of our own.
+
+The issuer is outside input too (specs/isolation.md, "The issuer"): each body is read up to
+`MAX_ISSUER_BODY_BYTES`, parsed with its depth bounded by the parser's recursion limit
+(a refusal, not a RecursionError), and type-checked; a key PyJWT cannot use is left out
+when the set is fetched, so a broken key is as if unpublished (and a fixed one is fetched
+again like a rotated one). What we log or answer of it is `shown`, bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import aiohttp
 import jwt
@@ -27,6 +34,12 @@ REFRESH_SECONDS: Final = 3600.0
 #: The least time between two fetches caused by unknown key ids.
 REFETCH_SECONDS: Final = 2.0
 FETCH_TIMEOUT_SECONDS: Final = 10.0
+#: The most we read of any body the issuer sends (metadata, key set): real ones are a few
+#: KiB; past this the fetch fails (a larger one cost 2 GB of memory within the timeout).
+MAX_ISSUER_BODY_BYTES: Final = 1024 * 1024
+#: The most characters of an outside value (a key id, an algorithm, an issuer's claim)
+#: put in a log line or an answer.
+SHOWN_CHARS: Final = 80
 #: Signature algorithms accepted: asymmetric only (never `none`, never HMAC, whose key
 #: would be public in the key set).
 ALGORITHMS: Final = frozenset(
@@ -40,6 +53,12 @@ class IssuerUnreachable(Exception):
 
 class UnknownKey(Exception):
     """The token names a key the issuer does not publish."""
+
+
+def shown(value: object) -> str:
+    """An outside value as we may log or answer it: ASCII, escaped, at most SHOWN_CHARS."""
+    text = ascii(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def metadata_urls(issuer: str) -> list[str]:
@@ -76,16 +95,18 @@ class IssuerKeys:
             await self._refresh()  # rotated since we fetched
         jwk = self._find(kid)
         if jwk is None:
-            raise UnknownKey(f"the issuer publishes no key {kid!r}" if kid else "no key id")
+            raise UnknownKey(f"the issuer publishes no key {shown(kid)}" if kid else "no key id")
         if jwk.get("alg", algorithm) != algorithm or jwk.get("use", "sig") != "sig":
-            raise UnknownKey(f"key {kid!r} is not for {algorithm} signatures")
+            raise UnknownKey(f"key {shown(kid)} is not for {algorithm} signatures")
         cache_key = (kid or "", algorithm)
         parsed = self._parsed.get(cache_key)
         if parsed is None:
             try:
                 parsed = jwt.PyJWK(jwk, algorithm=algorithm)
-            except jwt.PyJWKError as error:
-                raise UnknownKey(f"key {kid!r} cannot verify {algorithm}: {error}") from None
+            except jwt.PyJWTError as error:
+                raise UnknownKey(
+                    f"key {shown(kid)} cannot verify {algorithm}: {shown(str(error))}"
+                ) from None
             self._parsed[cache_key] = parsed
         return parsed
 
@@ -120,16 +141,23 @@ class IssuerKeys:
                 raise IssuerUnreachable(f"the metadata of {self.issuer} names no jwks_uri")
             keys = (await self._get_json(jwks_uri)).get("keys")
             if not isinstance(keys, list):
-                raise IssuerUnreachable(f"{jwks_uri} is not a JSON Web Key Set")
+                raise IssuerUnreachable(f"{shown(jwks_uri)} is not a JSON Web Key Set")
         except IssuerUnreachable as error:
             self._failure, self._failed_at = str(error), time.monotonic()
             log.warning("oauth: cannot fetch the keys of %s: %s", self.issuer, error)
             raise
-        self._jwks = {
-            str(jwk.get("kid", "")): jwk
-            for jwk in keys
-            if isinstance(jwk, dict) and jwk.get("kty") != "oct"
-        }
+        usable: dict[str, dict[str, Any]] = {}
+        for jwk in keys:
+            if _usable(jwk):
+                usable[jwk.get("kid", "")] = jwk
+        if len(usable) < len(keys):
+            log.warning(
+                "oauth: %d of the %d keys %s publishes cannot be used; left out",
+                len(keys) - len(usable),
+                len(keys),
+                self.issuer,
+            )
+        self._jwks = usable
         self._parsed.clear()
         self._fetched_at, self._failed_at = time.monotonic(), None
 
@@ -143,20 +171,59 @@ class IssuerKeys:
                 continue
             if metadata.get("issuer") != self.issuer:
                 raise IssuerUnreachable(
-                    f"{url} says its issuer is {metadata.get('issuer')!r}, not {self.issuer!r}"
+                    f"{url} says its issuer is {shown(metadata.get('issuer'))}, not {self.issuer!r}"
                 )
             return metadata
         raise IssuerUnreachable("; ".join(problems))
 
     async def _get_json(self, url: str) -> dict[str, Any]:
+        """The JSON object at `url`, read up to MAX_ISSUER_BODY_BYTES."""
         assert self._session is not None
+        shown_url = shown(url).strip("'")
         try:
             async with self._session.get(url, headers={"Accept": "application/json"}) as reply:
                 if reply.status != 200:
-                    raise IssuerUnreachable(f"{url} answered {reply.status}")
-                body = await reply.json(content_type=None)
+                    raise IssuerUnreachable(f"{shown_url} answered {reply.status}")
+                data = await _read_capped(reply, shown_url)
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-            raise IssuerUnreachable(f"{url}: {error or type(error).__name__}") from None
+            raise IssuerUnreachable(f"{shown_url}: {error or type(error).__name__}") from None
+        try:
+            body = json.loads(data)
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep
+            raise IssuerUnreachable(f"{shown_url} did not answer JSON") from None
         if not isinstance(body, dict):
-            raise IssuerUnreachable(f"{url} did not answer a JSON object")
+            raise IssuerUnreachable(f"{shown_url} did not answer a JSON object")
         return body
+
+
+async def _read_capped(reply: aiohttp.ClientResponse, url: str) -> bytes:
+    """The whole body, or IssuerUnreachable as soon as it is past MAX_ISSUER_BODY_BYTES."""
+    too_large = IssuerUnreachable(f"{url} sent more than {MAX_ISSUER_BODY_BYTES} bytes")
+    if (reply.content_length or 0) > MAX_ISSUER_BODY_BYTES:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in reply.content.iter_any():
+        size += len(chunk)
+        if size > MAX_ISSUER_BODY_BYTES:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+#: The members of a JWK that are strings wherever they appear (RFC 7517, 7518, 8037).
+_STRING_MEMBERS: Final = ("kty", "kid", "alg", "use", "crv", "n", "e", "x", "y")
+
+
+def _usable(jwk: object) -> TypeGuard[dict[str, Any]]:
+    """A public signing key PyJWT can parse: an object whose members are of their types,
+    not a shared secret (`oct`, which the key set would make public)."""
+    if not isinstance(jwk, dict) or jwk.get("kty") == "oct":
+        return False
+    if not all(isinstance(jwk[member], str) for member in _STRING_MEMBERS if member in jwk):
+        return False
+    try:
+        jwt.PyJWK(jwk)
+    except jwt.PyJWTError:
+        return False
+    return True

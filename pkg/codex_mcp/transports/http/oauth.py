@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
-from yarl import URL
 
-from ...startup import StartupError
+from ...exposure import checked_url, parse_tool_scopes
 from .config import HttpConfig
 from .errors import error_response
 
@@ -78,53 +76,18 @@ def _scopes_of(claims: dict[str, Any]) -> frozenset[str]:
 
 
 def _quoted(text: str) -> str:
-    """A value safe inside a quoted-string of WWW-Authenticate."""
-    return text.replace("\\", "").replace('"', "'")
-
-
-def _parse_tool_scopes(entries: list[str]) -> list[tuple[str, frozenset[str]]]:
-    rules = []
-    for entry in entries:
-        tool, equals, scopes = entry.partition("=")
-        if not equals or not tool.strip() or not scopes.split():
-            raise StartupError(
-                f"--oauth-tool-scope {entry!r}: write TOOL=SCOPE [SCOPE...], "
-                "e.g. run_query=db.read or 'github__*=repo read:org'"
-            )
-        rules.append((tool.strip(), frozenset(scopes.split())))
-    return rules
-
-
-def _check_url(value: str, flag: str) -> URL:
-    url = URL(value)
-    if url.scheme not in ("http", "https") or not url.host:
-        raise StartupError(f"{flag} {value!r} is not an http(s) URL")
-    if url.scheme == "http" and not _is_loopback(url.host):
-        raise StartupError(f"{flag} {value!r}: use https (plain http only on loopback)")
-    return url
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    """A value safe inside a quoted-string of WWW-Authenticate: printable ASCII, no
+    backslash, double quotes made single."""
+    return "".join(c if " " <= c <= "~" and c != "\\" else "?" for c in text).replace('"', "'")
 
 
 class ResourceServer:
     def __init__(self, config: HttpConfig) -> None:
+        # The settings were checked when the HttpConfig was made (exposure.check_oauth).
         issuer = config.oauth_issuer or ""
-        _check_url(issuer, "--oauth-issuer")
-        if not config.oauth_resource and not _is_loopback(config.host.strip("[]")):
-            raise StartupError(
-                "--oauth-issuer needs --oauth-resource: this server's public URL as its "
-                "tokens name it, e.g. https://mcp.example.com/mcp"
-            )
         self.issuer = issuer
         self.scopes = frozenset(scope for entry in config.oauth_scope for scope in entry.split())
-        self.tool_rules = _parse_tool_scopes(list(config.oauth_tool_scope))
+        self.tool_rules = parse_tool_scopes(list(config.oauth_tool_scope))
         from .issuer_keys import IssuerKeys
 
         self.keys: IssuerKeys = IssuerKeys(issuer)
@@ -138,7 +101,7 @@ class ResourceServer:
         """This server's resource URI (the audience its tokens must name), and from it
         where its metadata is: the root form and the one suffixed with the resource's
         path (RFC 9728, section 3.1), which is the one a 401 names."""
-        resource = _check_url(value, "--oauth-resource")
+        resource = checked_url(value, "--oauth-resource")
         path = resource.path.rstrip("/")
         self.resource = value
         self.metadata_url = str(resource.with_path(METADATA_PATH + path))
@@ -173,15 +136,23 @@ class ResourceServer:
         """The grant of a valid token. Raises Refused."""
         import jwt
 
-        from .issuer_keys import ALGORITHMS, IssuerUnreachable, UnknownKey
+        from .issuer_keys import ALGORITHMS, IssuerUnreachable, UnknownKey, shown
 
+        # Whatever the caller sent is refused here, each way with its reason: a JWT is
+        # ASCII; its header a JSON object (depth bounded by the parser's recursion limit)
+        # whose alg and kid are strings (PyJWT checks kid), with no `crit` extension
+        # (RFC 7515, 4.1.11: we understand none, so a token needing one is refused).
+        if not token.isascii():
+            raise Refused("the bearer token is not a JWT")
         try:
             header = jwt.get_unverified_header(token)
-        except jwt.DecodeError:
+        except (jwt.InvalidTokenError, RecursionError):
             raise Refused("the bearer token is not a JWT") from None
         algorithm = header.get("alg")
-        if algorithm not in ALGORITHMS:
-            raise Refused(f"tokens signed with {algorithm!r} are not accepted")
+        if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+            raise Refused(f"tokens signed with {shown(algorithm)} are not accepted")
+        if "crit" in header:
+            raise Refused("the token needs header extensions (crit) this server does not know")
         kid = header.get("kid")
         try:
             key = await self.keys.key(kid if isinstance(kid, str) else None, algorithm)
@@ -208,7 +179,9 @@ class ResourceServer:
         except jwt.MissingRequiredClaimError as error:
             raise Refused(f"the token has no {error.claim!r} claim") from None
         except jwt.InvalidTokenError as error:
-            raise Refused(f"invalid token: {error}") from None
+            raise Refused(f"invalid token: {shown(str(error))}") from None
+        except RecursionError:  # claims nested past the parser's limit
+            raise Refused("invalid token: its claims are nested too deep") from None
         return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims))
 
     def tool_scopes(self, tool: str) -> frozenset[str]:
