@@ -83,3 +83,26 @@ async def test_answers_to_calls_of_other_sessions_are_untouched_by_a_delete(
         response = await asyncio.wait_for(survivor_call, 15)
         reply = await response.json()
     assert reply["id"] == 9 and reply["result"]["content"][0]["text"] == "slept 1 s", reply
+
+
+async def test_a_delete_ends_a_resumed_request_stream_with_an_error_for_its_request(
+    http_process: Start,
+) -> None:
+    """The client left the POST's stream and resumed it on GET with Last-Event-ID: the
+    resumed stream carries the call's answer, so it too ends with the error for its id."""
+    server: HttpProcess = http_process("--serve", INTERACTIVE)
+    async with aiohttp.ClientSession() as http, aiohttp.ClientSession() as other:
+        session = await open_session(http, server.url)
+        hanging = call(5, "hang", {}, meta={"progressToken": "p5"})
+        async with http.post(server.url, json=hanging, headers=session) as streaming:
+            first = await next_event(streaming, timeout=10)
+            assert first is not None and first.get("id"), first
+        # The POST's connection is gone (the call runs on: --on-hangup keep).
+        resume = {**session, "Accept": "text/event-stream", "Last-Event-ID": first["id"]}
+        async with other.get(server.url, headers=resume) as resumed:
+            assert resumed.status == 200, await resumed.text()
+            async with http.delete(server.url, headers=session) as deleted:
+                assert deleted.status == 200
+            rest = await messages_of(resumed, timeout=10)
+    assert rest, "the resumed stream ended with no answer for request 5"
+    assert rest[-1]["id"] == 5 and rest[-1]["error"]["code"] == SESSION_NOT_FOUND, rest

@@ -92,6 +92,7 @@ async def test_streamed_calls_give_their_memory_back_when_sessions_are_deleted()
         connector = aiohttp.TCPConnector(limit=SESSIONS)
         async with aiohttp.ClientSession(connector=connector) as http:
             start = rss(process.pid)
+            print(f"start: {start / MB:.0f} MB", flush=True)
             after: list[int] = []
             for _ in range(ROUNDS):
                 await asyncio.gather(*(one_session(http, url) for _ in range(SESSIONS)))

@@ -203,11 +203,8 @@ class StreamableHttp:
                 else:
                     await response.write(sse.event(item[1], item[0]))
                 item = backlog.pop(0) if backlog else await wait(queue, ticker)
-            if item is None and not stream.finished and session.core_session.closed:
-                # The session ended (DELETE, eviction, another replica) while the call ran:
-                # its answer will never come, so the stream ends with an error for its id.
-                ended = error_body(SESSION_ENDED, SESSION_NOT_FOUND, request_id)
-                await response.write(sse.event(ended))
+            if item is None:
+                await _end_unanswered(response, session, stream)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response
@@ -365,6 +362,7 @@ class StreamableHttp:
                     await response.write(sse.KEEPALIVE)  # also finds out if the client left
                 else:
                     await response.write(sse.event(item[1], item[0]))
+            await _end_unanswered(response, session, stream)
         except (ConnectionError, asyncio.CancelledError):
             session.log.debug("GET stream closed by the client")
         finally:
@@ -384,6 +382,18 @@ class StreamableHttp:
             return found
         await self.manager.delete(found)
         return web.Response(status=200)
+
+
+async def _end_unanswered(
+    response: web.StreamResponse, session: HttpSession, stream: Stream
+) -> None:
+    """A request's stream ended by its session ending (DELETE, eviction, another replica)
+    while the call ran: its answer will never come, so the stream's last event is an error
+    for its id. Nothing for the GET stream, a finished call, or a reader replaced by a newer
+    one (the session lives on)."""
+    if stream.request_id is not None and not stream.finished and session.core_session.closed:
+        ended = error_body(SESSION_ENDED, SESSION_NOT_FOUND, stream.request_id)
+        await response.write(sse.event(ended))
 
 
 def _nothing_to_answer(request: web.Request, headers: dict[str, str]) -> web.Response:
