@@ -466,7 +466,12 @@ def main() -> int:
 
     if chosen(SOAK):
         soak_seconds = options.soak_seconds or (60.0 if options.quick else 120.0)
-        rows = soak_case(soak_seconds, env_with())
+        soaked = [
+            (s.name, s.http or [], env_with(s))
+            for s in servers
+            if s.name.startswith("codex-mcp") and s.http
+        ]
+        rows = soak_case(soak_seconds, soaked)
         report["cases"][SOAK] = dict(rows)
         print(f"\n## {SOAK}\n{format_table(rows)}", flush=True)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from harness import PY, ROOT, http_server
+from harness import http_server
 
 LABEL = "HTTP soak, streamed and plain calls, sessions deleted"
 SOAK_RATE = 200.0
@@ -27,7 +27,6 @@ STREAMED_SHARE = 0.10
 CALLS_PER_SESSION = 50
 CLIENTS = 20
 SAMPLE_SECONDS = 10.0
-HTTP = [PY, str(ROOT / "cmd/http"), "--port", "{port}"]
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 VERSION = "2025-06-18"
 Rows = list[tuple[str, dict[str, Any]]]
@@ -158,6 +157,12 @@ async def _soak(url: str, pid: int, seconds: float) -> dict[str, Any]:
     }
 
 
-def soak_case(seconds: float, env: dict[str, str]) -> Rows:
-    with http_server(HTTP, env) as (url, pid, _):
-        return [("codex-mcp", asyncio.run(_soak(url, pid, seconds)))]
+def soak_case(seconds: float, servers: list[tuple[str, list[str], dict[str, str]]]) -> Rows:
+    """One soak per server: (name, its HTTP command with `{port}`, its environment); ours,
+    and `--baseline`'s when given."""
+    rows = []
+    for name, command, env in servers:
+        print(f"  {LABEL}: {name} ...", flush=True)
+        with http_server(command, env) as (url, pid, _):
+            rows.append((name, asyncio.run(_soak(url, pid, seconds))))
+    return rows
