@@ -141,7 +141,7 @@ class StreamSet:
         replay = self.replay
         # Kept for a long time, so in bytes of its own size: orjson's output holds a 4 KB
         # allocation in glibc's heap however short it is (a session's 256 events: 1 MB),
-        # which stays in the heap after the session ends (specs/decisions.md, 46).
+        # which stays in the heap after the session ends (specs/decisions.md, 49).
         data = compact(data)
         replay.append((key, seq, data))
         self._replay_bytes += len(data) + EVENT_OVERHEAD
