@@ -387,7 +387,7 @@ class StreamableHttp:
 async def _end_unanswered(
     response: web.StreamResponse, session: HttpSession, stream: Stream
 ) -> None:
-    """A request's stream ended by its session ending (DELETE, eviction, another replica)
+    """A request's stream ended by its session ending (a DELETE, here or on another replica)
     while the call ran: its answer will never come, so the stream's last event is an error
     for its id. Nothing for the GET stream, a finished call, or a reader replaced by a newer
     one (the session lives on)."""
