@@ -49,6 +49,8 @@ from observation_case import observation_case
 from readme_speed import speed_blocks
 from scale_cases import scale_cases, scale_markdown
 from session_cases import ECHO_LABEL, TM_LABEL, install_tm_peer, session_cases
+from soak_case import LABEL as SOAK
+from soak_case import soak_case
 
 SDK_PY = str(BENCH / ".venv-sdk/bin/python")
 FASTMCP_PY = str(BENCH / ".venv-fastmcp/bin/python")
@@ -126,6 +128,7 @@ CASE_NAMES = frozenset(
         "Redis round trip",
         ECHO_LABEL,
         TM_LABEL,
+        SOAK,
     }
 )
 
@@ -309,6 +312,13 @@ def main() -> int:
         metavar="NAMES",
         help="run only the servers whose names contain one of these comma-separated words",
     )
+    parser.add_argument(
+        "--soak-seconds",
+        type=float,
+        metavar="S",
+        help="how long the soak case runs (default: 60 with --quick, else 120; 600 for the "
+        "ten-minute form)",
+    )
     options = parser.parse_args()
     wanted = [w.strip() for w in (options.only or "").split(",") if w.strip()]
     named = [w.strip() for w in (options.servers or "").split(",") if w.strip()]
@@ -453,6 +463,17 @@ def main() -> int:
             progress = asyncio.run(http_load.progress_rate(url, 2000 if options.quick else 10000))
         report["cases"]["progress over SSE"] = {"codex-mcp": progress}
         print(f"\n## progress notifications over SSE\n{format_table([('codex-mcp', progress)])}")
+
+    if chosen(SOAK):
+        soak_seconds = options.soak_seconds or (60.0 if options.quick else 120.0)
+        soaked = [
+            (s.name, s.http or [], env_with(s))
+            for s in servers
+            if s.name.startswith("codex-mcp") and s.http
+        ]
+        rows = soak_case(soak_seconds, soaked)
+        report["cases"][SOAK] = dict(rows)
+        print(f"\n## {SOAK}\n{format_table(rows)}", flush=True)
 
     if chosen(OBSERVATION):
         rows = observation_case(runs, calls, cap)

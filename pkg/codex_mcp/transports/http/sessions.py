@@ -289,6 +289,7 @@ class HttpSession:
 
     def open_request_stream(self, request_id: RequestId, sse: bool) -> Stream:
         stream = self.streams.open(sse)
+        stream.request_id = request_id
         self.by_request[request_id] = stream
         self.capacity.inflight += 1
         return stream

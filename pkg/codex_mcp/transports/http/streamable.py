@@ -23,7 +23,7 @@ from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .admission import Admission
 from .config import HttpConfig
-from .errors import SESSION_NOT_FOUND, busy_response, error_response
+from .errors import SESSION_NOT_FOUND, busy_response, error_body, error_response
 from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -41,6 +41,8 @@ from .sessions import Exchange, HttpSession, Refused
 from .shared_stream import follow_stream, is_local
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id, wait
 
+#: What a request still running when its session ends is answered (-32001, SESSION_NOT_FOUND).
+SESSION_ENDED = "Session ended while the request was running"
 SEND_JSON = (
     "send the body with Content-Type: application/json "
     "(curl: --json '{...}', or -H 'Content-Type: application/json' -d '{...}')"
@@ -172,10 +174,7 @@ class StreamableHttp:
                     # Cancelled by the client: no response, and no event ever comes.
                     return _nothing_to_answer(request, headers)
                 return error_response(
-                    404,
-                    "Session ended while the request was running",
-                    SESSION_NOT_FOUND,
-                    headers=headers,
+                    404, SESSION_ENDED, SESSION_NOT_FOUND, request_id=request_id, headers=headers
                 )
             if (
                 response is None
@@ -204,6 +203,8 @@ class StreamableHttp:
                 else:
                     await response.write(sse.event(item[1], item[0]))
                 item = backlog.pop(0) if backlog else await wait(queue, ticker)
+            if item is None:
+                await _end_unanswered(response, session, stream)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response
@@ -361,6 +362,7 @@ class StreamableHttp:
                     await response.write(sse.KEEPALIVE)  # also finds out if the client left
                 else:
                     await response.write(sse.event(item[1], item[0]))
+            await _end_unanswered(response, session, stream)
         except (ConnectionError, asyncio.CancelledError):
             session.log.debug("GET stream closed by the client")
         finally:
@@ -380,6 +382,18 @@ class StreamableHttp:
             return found
         await self.manager.delete(found)
         return web.Response(status=200)
+
+
+async def _end_unanswered(
+    response: web.StreamResponse, session: HttpSession, stream: Stream
+) -> None:
+    """A request's stream ended by its session ending (a DELETE, here or on another replica)
+    while the call ran: its answer will never come, so the stream's last event is an error
+    for its id. Nothing for the GET stream, a finished call, or a reader replaced by a newer
+    one (the session lives on)."""
+    if stream.request_id is not None and not stream.finished and session.core_session.closed:
+        ended = error_body(SESSION_ENDED, SESSION_NOT_FOUND, stream.request_id)
+        await response.write(sse.event(ended))
 
 
 def _nothing_to_answer(request: web.Request, headers: dict[str, str]) -> web.Response:

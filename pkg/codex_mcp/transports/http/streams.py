@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
+from ...core.jsonrpc import RequestId
 from ...defaults import DEFAULTS
 from ..backpressure import EVENT_OVERHEAD, LAGGING, EventQueue, SlowReaders, compact
 
@@ -77,10 +78,12 @@ async def wait(queue: asyncio.Queue[T], ticker: Ticker | None) -> T:
 
 
 class Stream:
-    __slots__ = ("finished", "key", "queue", "replayable", "seq", "sse")
+    __slots__ = ("finished", "key", "queue", "replayable", "request_id", "seq", "sse")
 
     def __init__(self, key: str, sse: bool) -> None:
         self.key = key
+        #: The request whose answer ends this stream (None: the GET stream, an exchange).
+        self.request_id: RequestId | None = None
         self.sse = sse  # the reader takes events (else it waits for one JSON response)
         #: Events are kept for resumption once the client has seen event ids on this stream.
         self.replayable = False
@@ -136,6 +139,10 @@ class StreamSet:
         """Into the replay buffer, which keeps the last `replay_events` events, and fewer
         when they are more than `bound` bytes (the newest always)."""
         replay = self.replay
+        # Kept for a long time, so in bytes of its own size: orjson's output holds a 4 KB
+        # allocation in glibc's heap however short it is (a session's 256 events: 1 MB),
+        # which stays in the heap after the session ends (specs/decisions.md, 50).
+        data = compact(data)
         replay.append((key, seq, data))
         self._replay_bytes += len(data) + EVENT_OVERHEAD
         while len(replay) > self._replay_events or (
