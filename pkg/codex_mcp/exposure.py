@@ -9,11 +9,11 @@ workers or a gateway's children start) and every HttpConfig (the library's
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .defaults import HttpOptions, flag
+from .loopback import is_loopback_host
 from .startup import StartupError
 
 if TYPE_CHECKING:
@@ -21,18 +21,6 @@ if TYPE_CHECKING:
 
 #: What is said for every credential-free refusal: the ways to configure one.
 CREDENTIALS: Final = "--bearer-token (or --bearer-token-file) or --oauth-issuer"
-
-
-def is_loopback_host(host: str) -> bool:
-    """Is `host` (an address, bracketed or not, or a name) this machine's loopback? A
-    name other than localhost counts as the network: it may resolve anywhere."""
-    host = host.strip().strip("[]")
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _default(field: dataclasses.Field[Any]) -> Any:

@@ -11,7 +11,6 @@ cannot go past it. specs/codex-tools.md, "Operator bounds", has the rules and th
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any, Final
 
 from codex_mcp.core.jsonrpc import JsonObject
 
+from ..loopback import is_loopback_host
 from .errors import CodexError
 from .protocol import ThreadOptions
 
@@ -244,19 +244,10 @@ def shared_server(settings: Any) -> bool:
     if host is None:
         return False  # stdio
     return (
-        not _loopback(host)
+        not is_loopback_host(host)
         or bool(getattr(settings, "oauth_issuer", None))
         or getattr(settings, "bearer_token_file", None) is not None
     )
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def bounds_from_settings(settings: Any, cwd: str | None = None) -> CodexBounds:

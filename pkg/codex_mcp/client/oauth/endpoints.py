@@ -6,7 +6,6 @@ with a bounded depth, and what we show of their answers is escaped and short
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +13,7 @@ import aiohttp
 import orjson
 from multidict import CIMultiDictProxy
 
+from ...loopback import is_loopback_host
 from .errors import OAuthError
 
 #: The most we read of any answer: metadata, a registration, a token response.
@@ -24,7 +24,6 @@ MAX_TOKEN_CHARS = 16 * 1024
 #: token store's lock (store.py) for ever.
 REQUEST_TIMEOUT = 30.0
 _TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
-_LOOPBACK_NAMES = frozenset({"localhost"})
 #: What every refusal of a URL ends with.
 SECURE_RULE = "OAuth needs https (plain http only on loopback)"
 
@@ -33,15 +32,6 @@ def shown(value: Any, limit: int = 200) -> str:
     """Outside text as we print it: quoted with control characters escaped, and short."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def insecure_reason(url: str) -> str | None:
@@ -56,7 +46,7 @@ def insecure_reason(url: str) -> str | None:
         return "is not a URL"
     if parts.scheme not in ("http", "https") or not host:
         return "is not an http(s) URL"
-    if parts.scheme == "http" and not is_loopback(host):
+    if parts.scheme == "http" and not is_loopback_host(host):
         return "is plain http off loopback"
     return None
 

@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 from aiohttp import web
 from yarl import URL
 
+from ...loopback import is_loopback_host
 from .config import HttpConfig
 from .errors import error_response
 from .oauth import Grant, Refused, ResourceServer
@@ -77,10 +78,6 @@ def _allowed(host: Host, allowed: list[Host] | None) -> bool:
     return any(a.name == host.name and a.port in (None, host.port) for a in allowed)
 
 
-def _is_loopback_bind(host: str) -> bool:
-    return host in LOOPBACK_NAMES or host == "::1" or host.startswith("127.")
-
-
 def target_authority(request: web.Request) -> str | None:
     """The authority a request target names (absolute form `http://host:port/path`, or a
     CONNECT's `host:port`); None for the usual origin form (`/path`)."""
@@ -117,7 +114,7 @@ def credential_of(request: web.Request) -> str | None:
 class Guard:
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
-        self.check_hosts = bool(config.allowed_hosts) or _is_loopback_bind(config.host)
+        self.check_hosts = bool(config.allowed_hosts) or is_loopback_host(config.host)
         loopback = [Host(name, None) for name in LOOPBACK_NAMES]
         listed = _configured_hosts(list(config.allowed_hosts), "allowed_hosts")
         self.allowed_hosts = listed if config.allowed_hosts else loopback
