@@ -9,8 +9,9 @@
 # Needs root (debootstrap, chroot, mounts) and Debian's archive; pip in the chroot needs PyPI.
 # Idempotent and cached: the tree is kept in $CODEX_MCP_CHROOT (default .tools/debian-sid,
 # gitignored); a second run only refreshes the editable install when pyproject.toml changed.
-# Servers the tests start (redis-server) come from the chroot's suite; nginx, Chromium and the
-# npm peers are not installed there, so the tests that need them skip and say why.
+# Servers the tests start (redis-server, nginx) come from the chroot's suite; Chromium and the
+# npm peers are not installed there (the browser test and the interop tests skip and say why).
+# pytest runs with -q from the checkout's root; more arguments go after it.
 # Each step says how long it took. Measured from nothing on our shared 2-core machine
 # (2026-11-28): debootstrap on the host 33 s, the sid tree 166 s, the packages 30 s, the venv
 # 33 s (about 4.5 min in all; 0 s when cached), then the fast inner loop (1,159 tests) 17 min
@@ -36,7 +37,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 mounted_under() {  # prints the mount points at or under the chroot, deepest first
-  findmnt -rn -o TARGET | awk -v d="$chroot_dir" 'index($0, d) == 1' | sort -r
+  findmnt -rn -o TARGET | awk -v d="$chroot_dir" '$0 == d || index($0, d "/") == 1' | sort -r
 }
 unmount_all() {
   local target
