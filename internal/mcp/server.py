@@ -9,6 +9,7 @@ sessions when a provider's lists change or a subscribed resource is updated.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import weakref
@@ -293,8 +294,24 @@ class ServerCore:
         loop = self._loop
         if loop is not None and not _running_in(loop):
             # Raised in another thread (a sync tool): sessions and streams live on the loop.
-            with contextlib.suppress(RuntimeError):  # the loop closed: nobody to tell
-                loop.call_soon_threadsafe(self._on_provider_event, kind, uri)
+            # The thread waits until the loop has sent it, so a call's list_changed leaves
+            # before the call's answer whatever the loop's scheduling (specs/mcp-2026-07-28.md,
+            # "Ordering": on 3.14 the answer can otherwise overtake it).
+            delivered: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+            def deliver() -> None:
+                try:
+                    self._on_provider_event(kind, uri)
+                finally:
+                    delivered.set_result(None)
+
+            try:
+                loop.call_soon_threadsafe(deliver)
+            except RuntimeError:  # the loop closed: nobody to tell
+                return
+            if loop.is_running():  # a stopped loop runs it when (if) it runs again
+                with contextlib.suppress(concurrent.futures.TimeoutError):
+                    delivered.result(_HANDOFF_WAIT_SECONDS)
             return
         self.encoded_tools.clear()  # a listing may have changed where it is kept
         self._tools_by_name = None
@@ -322,6 +339,11 @@ class ServerCore:
                     session.notify("notifications/resources/updated", {"uri": uri})
             elif session.initialized:
                 session.notify(f"notifications/{kind}/list_changed")
+
+
+#: How long a thread raising a provider event waits for the loop to send it: a loop turn,
+#: unless the loop is stalled, and then the event still goes out, only maybe after the answer.
+_HANDOFF_WAIT_SECONDS = 5.0
 
 
 def _running_in(loop: asyncio.AbstractEventLoop) -> bool:

@@ -289,6 +289,23 @@ def test_listen_acknowledges_then_tags_what_was_asked(examples: Start) -> None:
     assert peer.process.wait(10) == 0
 
 
+def test_a_list_change_made_by_a_call_leaves_before_its_answer_every_time(
+    examples: Start,
+) -> None:
+    # The trigger is a plain function, so it runs in a worker thread; what it changes must
+    # reach the listen stream before its answer, however the loop schedules the handoff
+    # (on 3.14 an executor's result can reach the caller without a loop turn; see
+    # specs/mcp-2026-07-28.md, "Ordering").
+    peer: ModernStdio = examples()
+    peer.request("sub", "subscriptions/listen", params(notifications={"toolsListChanged": True}))
+    assert peer.read()["method"] == "notifications/subscriptions/acknowledged"
+    for call in range(1, 21):
+        peer.request(call, "tools/call", params(name="test_trigger_tool_change", arguments={}))
+        _, seen = peer.answer(call)
+        changes = [m for m in seen if m.get("method") == "notifications/tools/list_changed"]
+        assert len(changes) == 1, f"call {call}: {len(changes)} list_changed before its answer"
+
+
 def test_a_task_from_creation_to_cancellation(examples: Start) -> None:
     peer: ModernStdio = examples()
     created = peer.ask(
