@@ -303,3 +303,37 @@ async def test_open_session_is_unaffected(server: HttpProcess, http: aiohttp.Cli
     """The bearer header keeps working everywhere, beside a cookie or not."""
     headers: dict[str, Any] = await open_session(http, server.url, **bearer(TOKEN))
     assert headers["Mcp-Session-Id"]
+
+
+OPERATOR = "mcp.operator"
+
+
+@pytest.mark.interop
+async def test_with_oauth_the_operator_logs_in_with_a_token_holding_the_operator_scope(
+    http: aiohttp.ClientSession,
+) -> None:
+    from oauth_helpers import AuthorizationServer
+
+    issuer = AuthorizationServer()
+    server = HttpProcess("--oauth-issuer", issuer.issuer, "--oauth-scope", "mcp")
+    try:
+        client_token = await issuer.token(audience=server.url, scope="mcp")
+        refused = await login(http, server.base, client_token)
+        assert refused.status == 403 and COOKIE not in refused.cookies  # no operator scope
+        operator_token = await issuer.token(audience=server.url, scope=OPERATOR)
+        response = await login(http, server.base, operator_token)
+        assert response.status == 303
+        morsel = response.cookies[COOKIE]
+        # No longer than the token: the mock issuer's tokens live an hour.
+        assert 0 < int(morsel["max-age"]) <= 3600
+        async with http.get(f"{server.base}/", headers=with_cookie(morsel.value)) as page:
+            assert page.status == 200
+        async with http.post(
+            server.url, json=init(), headers={**JSON, **with_cookie(morsel.value)}
+        ) as mcp:
+            assert mcp.status == 401
+        foreign = await issuer.token(audience="http://127.0.0.1:1/mcp", scope=OPERATOR)
+        assert (await login(http, server.base, foreign)).status == 401
+    finally:
+        server.stop()
+        issuer.stop()
