@@ -337,3 +337,34 @@ async def test_with_oauth_the_operator_logs_in_with_a_token_holding_the_operator
     finally:
         server.stop()
         issuer.stop()
+
+
+@pytest.mark.slow
+async def test_every_worker_of_one_supervisor_takes_the_login() -> None:
+    """Under --workers the kernel spreads connections: each worker takes the cookie one of
+    them issued (their supervisor hands them one key), or the page's reload would log the
+    operator out at random."""
+    from scale_setup import REDIS, SERVING, RedisServer
+
+    if REDIS is None:
+        pytest.skip("redis-server not installed")
+    redis = RedisServer()
+    server = HttpProcess("--workers", "2", "--bearer-token", TOKEN, "--redis-url", redis.url)
+    try:
+        deadline = time.monotonic() + 60  # a loaded machine starts two workers slowly
+        while server.stderr.count(SERVING) < 2:
+            assert time.monotonic() < deadline, f"the workers never served:\n{server.stderr}"
+            await asyncio.sleep(0.05)
+        connector = aiohttp.TCPConnector(force_close=True)  # a new connection each time
+        async with aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar()
+        ) as http:
+            cookie = await logged_in_cookie(http, server.base)
+            statuses = []
+            for _ in range(24):  # all on one worker: 1 chance in 2**23
+                async with http.get(f"{server.base}/", headers=with_cookie(cookie)) as page:
+                    statuses.append(page.status)
+            assert statuses == [200] * 24
+    finally:
+        server.stop()
+        redis.stop()
