@@ -368,3 +368,25 @@ async def test_every_worker_of_one_supervisor_takes_the_login() -> None:
     finally:
         server.stop()
         redis.stop()
+
+
+async def test_a_login_body_arriving_in_pieces_is_read_whole(
+    server: HttpProcess, http: aiohttp.ClientSession
+) -> None:
+    arrived = asyncio.Event()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield b"token=" + TOKEN[:5].encode()
+        await asyncio.sleep(0)  # a chunk of its own, sent before the rest
+        arrived.set()
+        yield TOKEN[5:].encode()
+
+    async with http.post(
+        f"{server.base}/login",
+        data=pieces(),
+        headers={"Origin": server.base, "Content-Type": "application/x-www-form-urlencoded"},
+        allow_redirects=False,
+    ) as response:
+        assert arrived.is_set()
+        assert response.status == 303, await response.text()
+        assert COOKIE in response.cookies

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hmac
+import html
 import secrets
 import time
 from collections import OrderedDict
@@ -135,11 +136,16 @@ class OperatorLogin:
         """The token a login form sent, or the refusal of a body that is not one."""
         if request.content_type != "application/x-www-form-urlencoded":
             return self.form(415, "Send the form (application/x-www-form-urlencoded).")
-        body = await request.content.read(LOGIN_BODY_BYTES + 1)
+        body = b""
+        while len(body) <= LOGIN_BODY_BYTES:  # read() returns what has arrived so far
+            chunk = await request.content.read(LOGIN_BODY_BYTES + 1 - len(body))
+            if not chunk:
+                break
+            body += chunk
         if len(body) > LOGIN_BODY_BYTES:
             return self.form(413, "That is too long for a token.")
         try:
-            fields = parse_qs(body.decode("utf-8"), max_num_fields=4, strict_parsing=False)
+            fields = parse_qs(body.decode("utf-8"), max_num_fields=4)
         except (UnicodeDecodeError, ValueError):
             return self.form(400, "That form could not be read.")
         tokens = fields.get("token", [])
@@ -150,8 +156,6 @@ class OperatorLogin:
     def form(
         self, status: int, said: str = "", headers: dict[str, str] | None = None
     ) -> web.Response:
-        import html
-
         text = FORM.format(said=html.escape(said), action=html.escape(self.path))
         response = web.Response(status=status, text=text, content_type="text/html")
         response.headers.update(PAGE_HEADERS)
