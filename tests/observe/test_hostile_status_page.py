@@ -390,3 +390,35 @@ async def test_a_login_body_arriving_in_pieces_is_read_whole(
         assert arrived.is_set()
         assert response.status == 303, await response.text()
         assert COOKIE in response.cookies
+
+
+async def test_the_cookie_is_secure_behind_a_trusted_https_proxy_only(
+    http: aiohttp.ClientSession,
+) -> None:
+    proxied = HttpProcess("--bearer-token", TOKEN, "--forwarded-hosts", "status.example")
+    try:
+        via_proxy = {
+            "X-Forwarded-Host": "status.example",
+            "X-Forwarded-Proto": "https",
+            "Origin": "https://status.example",
+        }
+        async with http.post(
+            f"{proxied.base}/login",
+            data={"token": TOKEN},
+            headers=via_proxy,
+            allow_redirects=False,
+        ) as response:
+            assert response.status == 303
+            assert response.cookies[COOKIE]["secure"] is True
+        # X-Forwarded-Proto from a client that did not come through the listed proxy.
+        claimed = {"X-Forwarded-Proto": "https", "Origin": proxied.base}
+        async with http.post(
+            f"{proxied.base}/login",
+            data={"token": TOKEN},
+            headers=claimed,
+            allow_redirects=False,
+        ) as response:
+            assert response.status == 303
+            assert not response.cookies[COOKIE]["secure"]
+    finally:
+        proxied.stop()
