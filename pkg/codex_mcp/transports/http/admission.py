@@ -28,7 +28,7 @@ from aiohttp.typedefs import Handler
 
 from ...core.caller import CALLER_SCOPES
 from .config import HttpConfig
-from .oauth import GRANT_KEY
+from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
 
@@ -121,11 +121,9 @@ class Admission:
                 return login.form(503, "Tokens cannot be checked now: try again shortly.")
             login.failures.failed(address, now)
             return login.form(401, "That token was not accepted.")
-        missing = self.operator_scopes - grant.scopes if grant is not None else frozenset()
+        missing = self._operator_scopes_missing(grant)
         if missing:
-            return login.form(
-                403, f"That token lacks the operator scope: {' '.join(sorted(missing))}."
-            )
+            return login.form(403, f"That token lacks the scope: {' '.join(sorted(missing))}.")
         return login.logged_in(credential, grant, secure=self.guard.is_https(request))
 
     async def _credential(self, request: web.Request) -> web.Response | None:
@@ -148,15 +146,25 @@ class Admission:
         request[CREDENTIAL_KEY] = credential
         if grant is not None:
             assert self.oauth is not None
-            operator = request.path in self.operator_paths and bool(self.operator_scopes)
-            needed = self.operator_scopes if operator else self.oauth.scopes
-            missing = needed - grant.scopes
+            if request.path in self.operator_paths:
+                missing = self._operator_scopes_missing(grant)
+            else:
+                missing = self.oauth.scopes - grant.scopes
             if missing:
                 return self.oauth.insufficient_scope(grant, frozenset(missing))
             request[GRANT_KEY] = grant
             # The handler of this request's call reads them (RequestContext.caller_scopes).
             CALLER_SCOPES.set(grant.scopes)
         return None
+
+    def _operator_scopes_missing(self, grant: Grant | None) -> frozenset[str]:
+        """What an OAuth grant lacks for the operator's pages: the operator scope, or the
+        server's scopes when the operator scope is set to none."""
+        if grant is None:  # a static token: the operator's own
+            return frozenset()
+        assert self.oauth is not None
+        needed = self.operator_scopes or self.oauth.scopes
+        return frozenset(needed - grant.scopes)
 
     def message(self, request: web.Request, message: Any) -> web.Response | None:
         """403 when the request's OAuth grant lacks a scope this decoded message (or batch)
