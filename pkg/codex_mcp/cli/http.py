@@ -107,6 +107,7 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         # A worker of `--workers N` shares its parent's port with its siblings.
         reuse_port=os.environ.get(WORKER_ENV) is not None,
         workers_status=link.status if link is not None else None,
+        operator_cookie_secret=link.key.encode() if link is not None and link.key else None,
     )
     return lambda: run(
         serve_http(core, config, on_listening=announcer("codex-mcp-http")),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -90,16 +90,33 @@ APP_SERVERS = Gauge(
     "Codex app-servers running (one per session that called a codex tool).",
     multiprocess_mode="livesum",
 )
-REDIS_UP = Gauge(
-    "codex_mcp_redis_available",
-    "1 while the shared session store (Redis) answers, 0 while it does not.",
-    multiprocess_mode="livemin",
-)
-REDIS_SECONDS = Histogram(
-    "codex_mcp_redis_round_trip_seconds",
-    "Round trips to Redis: a ping per scrape (and, under --workers, every few seconds).",
-    buckets=BUCKETS,
-)
+
+
+class RedisSeries(NamedTuple):
+    available: Gauge
+    round_trips: Histogram
+
+
+_REDIS: list[RedisSeries] = []
+
+
+def redis_series() -> RedisSeries:
+    """The Redis series, made the first time a server that has Redis (`--redis-url`) sets
+    them: a server without one exports none, so an alert on availability 0 fires only
+    where Redis is used."""
+    if not _REDIS:
+        available = Gauge(
+            "codex_mcp_redis_available",
+            "1 while the shared session store (Redis) answers, 0 while it does not.",
+            multiprocess_mode="livemin",
+        )
+        round_trips = Histogram(
+            "codex_mcp_redis_round_trip_seconds",
+            "Round trips to Redis: a ping per scrape (and, under --workers, every few seconds).",
+            buckets=BUCKETS,
+        )
+        _REDIS.append(RedisSeries(available, round_trips))
+    return _REDIS[0]
 
 
 _SHARED: dict[str, Any] = {}

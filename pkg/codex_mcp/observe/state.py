@@ -129,7 +129,7 @@ class ServerState:
             await client.ping()
         except Exception:  # down: the store's flag (a gauge) says so
             return
-        metrics.REDIS_SECONDS.observe(time.perf_counter() - started)
+        metrics.redis_series().round_trips.observe(time.perf_counter() - started)
 
     def update_gauges(self, state: dict[str, Any] | None = None) -> None:
         """Set the gauges of state that lives elsewhere (children, app-servers, Redis)."""
@@ -167,7 +167,7 @@ class ServerState:
             metrics.APP_SERVERS.set(state["codex_app_servers"])
         store = state.get("store")
         if store is not None:
-            metrics.REDIS_UP.set(1 if store["available"] else 0)
+            metrics.redis_series().available.set(1 if store["available"] else 0)
 
 
 def _stderr_tail(child: Any) -> str:

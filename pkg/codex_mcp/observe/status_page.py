@@ -12,6 +12,16 @@ import time
 from typing import Any
 
 REFRESH_SECONDS = 5
+#: What a browser may do with the operator's pages (this one and the login form): no
+#: script, no frames around them, forms to us only, nothing cached.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",  # no-referrer would make our form's Origin "null"
+    "X-Content-Type-Options": "nosniff",
+}
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:1.5rem;color:#1d2330;background:#f7f8fa}

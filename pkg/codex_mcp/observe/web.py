@@ -17,7 +17,7 @@ from aiohttp.typedefs import Handler
 from .enable import Observed, observe
 from .refusals import RefusalLog
 from .state import ServerState
-from .status_page import render
+from .status_page import PAGE_HEADERS, render
 from .workers import MULTIPROC_ENV
 
 PageHandler = Callable[[web.Request], Awaitable[web.Response]]
@@ -104,7 +104,9 @@ def pages(state: ServerState) -> tuple[PageHandler, PageHandler]:
         return response
 
     async def status_page(request: web.Request) -> web.Response:
-        return web.Response(text=render(state.snapshot()), content_type="text/html")
+        response = web.Response(text=render(state.snapshot()), content_type="text/html")
+        response.headers.update(PAGE_HEADERS)
+        return response
 
     return scrape, status_page
 

@@ -8,6 +8,8 @@ and logs"):
   route needs of an OAuth token: the server's (`--oauth-scope`) for the MCP routes and
   /readyz, the operator's (`--oauth-operator-scope`) for the status page and /metrics,
   which show every session and each child's stderr. A static token needs no scope.
+  A browser logs in to those two once, at `{prefix}/login` (operator_login.py), and
+  shows a cookie there instead, on GET only; no other route reads it.
 - `Admission.message`, on every decoded JSON-RPC message (one request, a batch, a
   2026-07-28 request, a single-event GET's `?request=`, a 2024-11-05 POST): the scopes
   of each tools/call's tool (`--oauth-tool-scope`).
@@ -18,6 +20,7 @@ credential's session, an ended one and a guessed one are all 404.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -25,8 +28,12 @@ from aiohttp.typedefs import Handler
 
 from ...core.caller import CALLER_SCOPES
 from .config import HttpConfig
-from .oauth import GRANT_KEY
+from .oauth import GRANT_KEY, Grant
+from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
+
+#: The methods a login cookie is read on: reading pages, never changing anything.
+_COOKIE_METHODS = frozenset({"GET", "HEAD"})
 
 
 class Admission:
@@ -41,6 +48,17 @@ class Admission:
         # there (the official SDK does, when a challenge names none) must not get it.
         self.operator_scopes = frozenset(
             scope for entry in config.oauth_operator_scope for scope in entry.split()
+        )
+        self.status_path = f"{prefix}/"
+        #: The browser login to the operator's pages, when they exist behind a credential.
+        self.login = (
+            OperatorLogin(prefix, config.operator_cookie_secret, self.guard.static_fingerprints)
+            if config.metrics and (config.bearer_tokens or self.oauth is not None)
+            else None
+        )
+        #: Paths served while the shared store is down (app.store_gate).
+        self.storeless_paths = self.operator_paths | (
+            {self.login.path} if self.login is not None else set()
         )
 
     @web.middleware
@@ -60,29 +78,93 @@ class Admission:
             return denied
         if self.oauth is not None and self.oauth.is_metadata(request):
             return await handler(request)
+        login = self.login
+        if login is not None and request.path == login.path:
+            return await self._login(login, request)
         denied = await self._credential(request)
         if denied is not None:
+            if login is not None and self._browser_at_status_page(request, denied):
+                challenge = denied.headers.get("WWW-Authenticate", "")
+                return login.form(401, "", {"WWW-Authenticate": challenge})
             return denied
         return await handler(request)
+
+    def _browser_at_status_page(self, request: web.Request, denied: web.Response) -> bool:
+        return (
+            denied.status == 401
+            and request.path == self.status_path
+            and request.method in _COOKIE_METHODS
+            and "text/html" in request.headers.get("Accept", "")
+        )
+
+    async def _login(self, login: OperatorLogin, request: web.Request) -> web.Response:
+        """The login form (GET), or a login (POST): the token is admitted as a bearer
+        header would be, and must hold the operator scope; the answer is a cookie."""
+        if request.method in _COOKIE_METHODS:
+            return login.form(200)
+        if request.method != "POST":
+            return login.form(405, "Log in with the form.", {"Allow": "GET, HEAD, POST"})
+        # Host and Origin were checked above; a form POST from a browser always sends
+        # Origin, so its absence means no browser form of an allowed origin sent this.
+        if "Origin" not in request.headers:
+            return login.form(403, "Log in from this server's own form.")
+        address = request.remote or ""
+        now = time.monotonic()
+        if login.failures.locked(address, now):
+            return login.form(429, "Too many failed logins: wait a minute.", {"Retry-After": "60"})
+        token = await login.read_token(request)
+        if isinstance(token, web.Response):
+            return token
+        credential, grant, denied = await self.guard.admit_token(token)
+        if denied is not None or credential is None:
+            if denied is not None and denied.status == 503:  # the issuer's keys, not the token
+                return login.form(503, "Tokens cannot be checked now: try again shortly.")
+            login.failures.failed(address, now)
+            return login.form(401, "That token was not accepted.")
+        missing = self._operator_scopes_missing(grant)
+        if missing:
+            return login.form(403, f"That token lacks the scope: {' '.join(sorted(missing))}.")
+        return login.logged_in(credential, grant, secure=self.guard.is_https(request))
 
     async def _credential(self, request: web.Request) -> web.Response | None:
         """Admit the request's credential and, for an OAuth token, the scopes its route
         needs; the request then carries the credential's fingerprint (and the grant)."""
+        login = self.login
+        if (
+            login is not None
+            and request.path in self.operator_paths
+            and request.method in _COOKIE_METHODS
+            and "Authorization" not in request.headers
+        ):
+            bound = login.admit(request)
+            if bound is not None:
+                request[CREDENTIAL_KEY] = bound
+                return None
         credential, grant, denied = await self.guard.credential(request)
         if denied is not None:
             return denied
         request[CREDENTIAL_KEY] = credential
         if grant is not None:
             assert self.oauth is not None
-            operator = request.path in self.operator_paths and bool(self.operator_scopes)
-            needed = self.operator_scopes if operator else self.oauth.scopes
-            missing = needed - grant.scopes
+            if request.path in self.operator_paths:
+                missing = self._operator_scopes_missing(grant)
+            else:
+                missing = self.oauth.scopes - grant.scopes
             if missing:
                 return self.oauth.insufficient_scope(grant, frozenset(missing))
             request[GRANT_KEY] = grant
             # The handler of this request's call reads them (RequestContext.caller_scopes).
             CALLER_SCOPES.set(grant.scopes)
         return None
+
+    def _operator_scopes_missing(self, grant: Grant | None) -> frozenset[str]:
+        """What an OAuth grant lacks for the operator's pages: the operator scope, or the
+        server's scopes when the operator scope is set to none."""
+        if grant is None:  # a static token: the operator's own
+            return frozenset()
+        assert self.oauth is not None
+        needed = self.operator_scopes or self.oauth.scopes
+        return frozenset(needed - grant.scopes)
 
     def message(self, request: web.Request, message: Any) -> web.Response | None:
         """403 when the request's OAuth grant lacks a scope this decoded message (or batch)

@@ -83,14 +83,15 @@ def open_store(config: HttpConfig) -> SessionStore:
         )
 
 
-def store_gate(store: SessionStore, max_body_bytes: int) -> Any:
+def store_gate(store: SessionStore, max_body_bytes: int, storeless: frozenset[str]) -> Any:
     """Sessions on a shared store: while it cannot be reached, every MCP request is
     refused with 503 (the probes answer for themselves), and so is one that finds it
-    gone midway. The refusal carries the request's id when its body is one request."""
+    gone midway. The refusal carries the request's id when its body is one request.
+    The `storeless` paths (the operator's pages) need no store: /metrics says it is down."""
 
     @web.middleware
     async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path.endswith(OPEN_PATH_SUFFIXES):
+        if request.path.endswith(OPEN_PATH_SUFFIXES) or request.path in storeless:
             return await handler(request)
         if not store.available:
             return busy_response(503, UNREACHABLE, await _id_in_body(request, max_body_bytes))
@@ -137,7 +138,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     tracker = RequestTracker()
     middlewares = [tracker.middleware, admission.middleware]
     if store.shared:
-        middlewares.append(store_gate(store, config.max_body_bytes))
+        middlewares.append(store_gate(store, config.max_body_bytes, admission.storeless_paths))
     app = web.Application(client_max_size=config.max_body_bytes, middlewares=middlewares)
     manager = SessionManager(
         core,

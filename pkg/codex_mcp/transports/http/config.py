@@ -25,6 +25,9 @@ class HttpConfig(HttpOptions):
     reuse_port: bool = False
     #: A worker's latest word from its supervisor (how many workers serve, and why not
     #: all), shown by /readyz; None outside `--workers`.
+    #: The secret the operator's login cookies are signed from: the --workers supervisor's
+    #: key, so every worker takes every worker's cookie; None: one made at start.
+    operator_cookie_secret: bytes | None = dataclasses.field(default=None, repr=False)
     workers_status: Callable[[], dict[str, Any] | None] | None = None
 
     def __post_init__(self) -> None:

@@ -47,6 +47,8 @@ class Grant:
     issuer: str
     subject: str
     scopes: frozenset[str]
+    #: The token's `exp` (seconds since the epoch): an operator login lasts no longer.
+    expires: float | None = None
 
     @property
     def principal(self) -> str:
@@ -182,7 +184,8 @@ class ResourceServer:
             raise Refused(f"invalid token: {shown(str(error))}") from None
         except RecursionError:  # claims nested past the parser's limit
             raise Refused("invalid token: its claims are nested too deep") from None
-        return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims))
+        expires = claims["exp"]  # checked by PyJWT: int() of it is a time not yet past
+        return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims), float(int(expires)))
 
     def tool_scopes(self, tool: str) -> frozenset[str]:
         return frozenset().union(

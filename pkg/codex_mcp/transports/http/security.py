@@ -210,8 +210,12 @@ class Guard:
                 denied = self.oauth.unauthorized("missing bearer token", token_given=False)
                 return None, None, denied
             return None, None, _unauthorized("missing bearer token", error=None)
+        return await self.admit_token(token.strip())
+
+    async def admit_token(self, token: str) -> tuple[str | None, Grant | None, web.Response | None]:
+        """`credential` for a token given otherwise (the operator's login form)."""
         # Header bytes that are not UTF-8 arrive as surrogate escapes: hash them as sent.
-        digest = hashlib.sha256(token.strip().encode("utf-8", "surrogateescape")).digest()
+        digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
         matched = False
         for known in self._token_digests:
             matched |= hmac.compare_digest(digest, known)  # no early exit: constant time
@@ -220,10 +224,23 @@ class Guard:
         if self.oauth is None:
             return None, None, _unauthorized("invalid bearer token", error="invalid_token")
         try:
-            grant = await self.oauth.authenticate(token.strip())
+            grant = await self.oauth.authenticate(token)
         except Refused as refused:
             return None, None, self.oauth.unauthorized(str(refused), refused.status)
         return grant.principal, grant, None
+
+    @property
+    def static_fingerprints(self) -> list[str]:
+        """The fingerprints of the configured static tokens."""
+        return [digest.hex() for digest in self._token_digests]
+
+    def is_https(self, request: web.Request) -> bool:
+        """Did the client reach us over TLS: directly, or through a proxy on
+        forwarded_hosts that says so (X-Forwarded-Proto)?"""
+        if request.secure:
+            return True
+        proto = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+        return proto == "https" and self._trusted_forward(request) is not None
 
 
 def _unauthorized(message: str, error: str | None) -> web.Response:
