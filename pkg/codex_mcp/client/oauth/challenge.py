@@ -3,8 +3,12 @@ RFC 9728's `resource_metadata`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
+
+import orjson
 
 # auth-param = token "=" ( token / quoted-string )
 _PARAM = re.compile(r'([A-Za-z0-9_!#$%&\'*+.^`|~-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)')
@@ -15,6 +19,9 @@ class Challenge:
     error: str | None = None
     scope: tuple[str, ...] | None = None
     resource_metadata: str | None = None
+    #: What the server said, in its own words: `error_description`, else the body's
+    #: message (outside text: shown escaped, never trusted).
+    said: str | None = None
 
     @property
     def insufficient_scope(self) -> bool:
@@ -37,4 +44,29 @@ def parse_challenge(header: str | None) -> Challenge:
         error=params.get("error"),
         scope=tuple(scope.split()) if scope else None,
         resource_metadata=params.get("resource_metadata"),
+        said=params.get("error_description"),
     )
+
+
+def with_body(challenge: Challenge, body: bytes) -> Challenge:
+    """The challenge, with what the refusal's body says when its header said nothing: a
+    JSON-RPC error's message, an OAuth error's description, else the text itself."""
+    if challenge.said:
+        return challenge
+    text = body[:2000].decode("utf-8", "replace").strip()
+    try:
+        value: Any = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, dict):
+        error = value.get("error")
+        for candidate in (
+            error.get("message") if isinstance(error, dict) else None,
+            value.get("error_description"),
+            error,
+            value.get("message"),
+        ):
+            if isinstance(candidate, str) and candidate:
+                text = candidate
+                break
+    return dataclasses.replace(challenge, said=text or None)
