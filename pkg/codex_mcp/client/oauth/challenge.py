@@ -13,6 +13,8 @@ import orjson
 # auth-param = token "=" ( token / quoted-string )
 _PARAM = re.compile(r'([A-Za-z0-9_!#$%&\'*+.^`|~-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)')
 
+_SCOPE_TOKEN = re.compile(r"(?<!\S)[\x21\x23-\x5b\x5d-\x7e]+(?!\S)")
+
 
 @dataclass(frozen=True, slots=True)
 class Challenge:
@@ -39,7 +41,9 @@ def parse_challenge(header: str | None) -> Challenge:
     for name, raw in _PARAM.findall(rest):
         value = raw[1:-1].replace('\\"', '"').replace("\\\\", "\\") if raw[:1] == '"' else raw
         params.setdefault(name.lower(), value)
-    scope = params.get("scope")
+    # RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ); anything else
+    # is no scope (it would reach the user's terminal and an authorization request).
+    scope = " ".join(_SCOPE_TOKEN.findall(params.get("scope") or ""))
     return Challenge(
         error=params.get("error"),
         scope=tuple(scope.split()) if scope else None,

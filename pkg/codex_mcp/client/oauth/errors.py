@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from ..errors import TOKEN_ENV, McpClientError
@@ -65,10 +66,12 @@ class ScopeNeeded(OAuthError):
     def __init__(
         self, url: str, missing: Sequence[str], wanted: Sequence[str], said: str | None = None
     ) -> None:
-        scopes = " ".join(f"--scope {scope}" for scope in wanted)
+        # Quoted: the scopes come from the server, the command goes to a shell.
+        scopes = " ".join(f"--scope {shlex.quote(scope)}" for scope in wanted)
+        named = " ".join(shlex.quote(scope) for scope in missing) or "(unnamed)"
         super().__init__(
-            f"{url}: the token lacks scope {' '.join(missing) or '(unnamed)'}{_said(said)}: "
-            f"run `codex-mcp-client login {url} {scopes}`"
+            f"{url}: the token lacks scope {named}{_said(said)}: "
+            f"run `codex-mcp-client login {shlex.quote(url)} {scopes}`"
         )
         self.url = url
         self.missing = tuple(missing)
