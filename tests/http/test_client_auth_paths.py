@@ -21,6 +21,9 @@ from oauth_helpers import AuthorizationServer
 
 TOKEN = "s3cret-static-token"
 
+# Each test starts servers and several CLI processes.
+pytestmark = pytest.mark.slow
+
 
 def refusal_lines(audit_log: Path) -> list[dict[str, Any]]:
     if not audit_log.exists():

@@ -21,7 +21,7 @@ from http_process import SERVERS, HttpProcess
 
 pytest.importorskip("mcp.server.auth.routes", reason="the official MCP SDK is not installed")
 
-pytestmark = pytest.mark.interop
+pytestmark = [pytest.mark.interop, pytest.mark.slow]
 
 
 class SdkAuthorizationServer:
