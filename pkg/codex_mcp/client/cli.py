@@ -5,6 +5,8 @@
     codex-mcp-client tools --url http://127.0.0.1:8000/mcp --qualify srv
     codex-mcp-client resources|templates|prompts|info --url ...
     codex-mcp-client read URI ... / prompt NAME '{"arg": "v"}' ...
+    codex-mcp-client login URL                              # OAuth, once; or a static token:
+    CODEX_MCP_CLIENT_TOKEN=... codex-mcp-client tools --url URL  # (or --header 'Authorization: ...')
 
 Prints JSON on stdout. On failure: a one-line message on stderr and exit status 1 (2 for
 usage errors); a tool result with isError=true is printed and exits 1 as well.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,7 +28,7 @@ from codex_mcp.core.versions import MODERN_VERSIONS
 
 from ..startup import add_version_flag
 from .client import Client
-from .errors import McpClientError
+from .errors import TOKEN_ENV, McpClientError
 from .transports.stdio import Framing
 
 if TYPE_CHECKING:
@@ -67,7 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--url", help="Streamable HTTP endpoint (or legacy SSE with --sse)")
     parser.add_argument("--sse", action="store_true", help="--url is a legacy HTTP+SSE endpoint")
     parser.add_argument(
-        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header"
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help=f"HTTP header (a static token: 'Authorization: Bearer TOKEN', or set {TOKEN_ENV})",
     )
     parser.add_argument(
         "--qualify", metavar="SERVER", help="qualify tool names with this server name"
@@ -147,12 +154,19 @@ def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:
             if not sep:
                 raise UsageError(f"--header must look like 'Name: value', got {header!r}")
             headers[name.strip()] = value.strip()
+        given = any(name.lower() == "authorization" for name in headers)
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        if token and not given:  # the environment keeps it out of `ps`
+            headers["Authorization"] = f"Bearer {token}"
+            given = True
         if opts.sse:
             return Client.sse(opts.url, headers=headers, **options)
-        from .oauth import OAuth, TokenStore  # aiohttp: only for HTTP
+        from .oauth import MemoryStore, OAuth, TokenStore  # aiohttp: only for HTTP
 
-        # Tokens from `login`, refreshed as they expire; none kept: "needs login".
-        auth = OAuth(store=TokenStore(), profile=_profile(opts))
+        # Tokens from `login`, refreshed as they expire; none kept: "needs login". A token
+        # given here is sent as it is (OAuth only explains a refusal of it).
+        store = MemoryStore() if given else TokenStore()
+        auth = OAuth(store=store, profile=_profile(opts))
         return Client.http(opts.url, headers=headers, auth=auth, **options)
     if not server_command:
         raise UsageError("no server: give -- CMD ARGS... (stdio) or --url URL (HTTP)")

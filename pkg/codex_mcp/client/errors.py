@@ -26,6 +26,10 @@ from typing import Any
 
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR
 
+#: The environment variable codex-mcp-client sends as `Authorization: Bearer ...` (cli.py),
+#: named by the errors that ask for a static token (oauth/errors.py).
+TOKEN_ENV = "CODEX_MCP_CLIENT_TOKEN"
+
 
 class McpClientError(Exception):
     """Base class of every error the client raises."""

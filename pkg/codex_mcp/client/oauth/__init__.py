@@ -14,7 +14,14 @@ from __future__ import annotations
 from .assertions import IdJagExchange, StaticAssertion
 from .browser import LoopbackAuthorizer
 from .challenge import Challenge, parse_challenge
-from .errors import GrantRefused, NeedsLogin, OAuthError
+from .errors import (
+    BearerTokenNeeded,
+    GrantRefused,
+    NeedsLogin,
+    NotAnOAuthServer,
+    OAuthError,
+    ScopeNeeded,
+)
 from .flow import Authorizer, OAuth
 from .registration import ClientProfile
 from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, TokenStore
@@ -22,6 +29,7 @@ from .token_endpoint import SigningKey
 
 __all__ = [
     "Authorizer",
+    "BearerTokenNeeded",
     "Challenge",
     "ClientProfile",
     "GrantRefused",
@@ -29,9 +37,11 @@ __all__ = [
     "LoopbackAuthorizer",
     "MemoryStore",
     "NeedsLogin",
+    "NotAnOAuthServer",
     "OAuth",
     "OAuthError",
     "Registration",
+    "ScopeNeeded",
     "ServerAuth",
     "SigningKey",
     "StaticAssertion",

@@ -184,6 +184,8 @@ class Discovered:
     resource: str
     server: AuthServer
     scopes_supported: tuple[str, ...] | None
+    #: False when the server published none (2025-03-26, or no OAuth at all).
+    has_resource_metadata: bool = True
 
 
 async def discover(
@@ -205,7 +207,7 @@ async def discover(
     if prm is None:
         issuer = origin(server_url)
         server = await auth_server(http, issuer) or fallback_server(server_url)
-        return Discovered(canonical_resource(server_url), server, None)
+        return Discovered(canonical_resource(server_url), server, None, False)
     issuer = prm.authorization_servers[0]
     found = await auth_server(http, issuer)
     if found is None:

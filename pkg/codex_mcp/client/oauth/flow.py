@@ -29,7 +29,14 @@ from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
 from .dpop import DpopKey
 from .endpoints import SECURE_RULE, insecure_reason, require_secure, shown
-from .errors import GrantRefused, NeedsLogin, OAuthError
+from .errors import (
+    BearerTokenNeeded,
+    GrantRefused,
+    NeedsLogin,
+    NotAnOAuthServer,
+    OAuthError,
+    ScopeNeeded,
+)
 from .pkce import Pkce
 from .registration import ClientProfile, register
 from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, same_tokens
@@ -174,7 +181,8 @@ class OAuth:
                 await self._refresh_or_drop(http)
                 if self.state.tokens is not None and sent != await self._current():
                     return
-            await self._obtain(http, found, self._select_scopes(challenge, found))
+            scopes = self._select_scopes(challenge, found)
+            await self._obtain(http, found, scopes, challenge.said)
 
     async def step_up(
         self, http: aiohttp.ClientSession, challenge: Challenge, sent: str | None
@@ -190,6 +198,16 @@ class OAuth:
                     f"{self.server_url} refused the token for lack of scope "
                     f"{' '.join(challenge.scope or ()) or '(unnamed)'}, which it already has"
                 )
+            if self.authorizer is None and self.grant == "authorization_code":
+                # No browser here: name the login that would pass, and keep the scope for
+                # it (`login` asks for what is held and what was refused: no loop).
+                missing = tuple(scope for scope in wanted if scope not in held)
+                async with self.store.lock(self.server_url):
+                    self._reread()
+                    refused = (*self.state.refused_scopes, *missing)
+                    self.state.refused_scopes = tuple(dict.fromkeys(refused))
+                    self._write()
+                raise ScopeNeeded(self.server_url, missing, wanted, challenge.said)
             found = await self._discover(http, challenge)
             await self._obtain(http, found, wanted)
 
@@ -290,8 +308,13 @@ class OAuth:
             self._write()
 
     async def _obtain(
-        self, http: aiohttp.ClientSession, found: Discovered, scopes: tuple[str, ...]
+        self,
+        http: aiohttp.ClientSession,
+        found: Discovered,
+        scopes: tuple[str, ...],
+        said: str | None = None,
     ) -> None:
+        """New tokens for `scopes`; `said` is what the server's refusal said."""
         server = found.server
         state = self.state
         if self.grant != "authorization_code":
@@ -307,12 +330,16 @@ class OAuth:
             )
         else:
             if self.authorizer is None:
+                if not (found.has_resource_metadata or found.server.from_metadata):
+                    # No OAuth metadata anywhere: a static token, not a login, is wanted.
+                    raise BearerTokenNeeded(self.server_url, said)
                 raise NeedsLogin(self.server_url)
             registration = await self._registration(http, server, self.authorizer.redirect_uri)
             tokens = await self._authorization_code(http, found, registration, scopes)
         state.issuer = server.issuer
         state.tokens = tokens
         state.scopes = scopes
+        state.refused_scopes = tuple(s for s in state.refused_scopes if s not in scopes)
         await self._save()
 
     async def _registration(
@@ -323,7 +350,14 @@ class OAuth:
             return known
         if self.grant != "authorization_code" and self.profile.client_id is None:
             raise OAuthError(f"the {self.grant} grant needs a pre-registered client_id")
-        registration = await register(http, server, self.profile, redirect_uri)
+        try:
+            registration = await register(http, server, self.profile, redirect_uri)
+        except OAuthError:
+            if server.from_metadata:
+                raise
+            # The 2025-03-26 guess (no metadata: /register at the server's origin) failed:
+            # most likely no OAuth server at all, which says more than the refusal.
+            raise NotAnOAuthServer(self.server_url) from None
         self.state.registrations[server.issuer] = registration
         await self._save()
         return registration

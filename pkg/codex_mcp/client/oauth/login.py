@@ -32,6 +32,9 @@ async def login(
         kept = store.load(url)
         kept.tokens = None  # logging in again means new tokens, whatever was kept
         store.save(url, kept)
+    if scopes is None and kept.refused_scopes:
+        # A tool was refused for lack of these: ask for them with what was held.
+        scopes = tuple(dict.fromkeys((*kept.scopes, *kept.refused_scopes)))
     async with LoopbackAuthorizer(open_browser=open_browser, timeout=timeout) as browser:
         auth = OAuth(store=store, profile=profile, authorizer=browser, scopes=scopes)
         async with Client.http(url, auth=auth, mode=mode, timeout=timeout) as client:

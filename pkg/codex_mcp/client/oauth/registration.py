@@ -51,8 +51,9 @@ async def register(
         return Registration(profile.metadata_url, None, "none", redirect_uri)
     if server.registration_endpoint is None:
         raise OAuthError(
-            f"{server.issuer} offers no dynamic registration: give a pre-registered client "
-            "(client_id and client_secret)"
+            f"{server.issuer} offers no dynamic registration: give a client registered there "
+            "in advance: --client-id ID, and --client-secret SECRET if it has one "
+            "(ClientProfile(client_id=..., client_secret=...) in code)"
         )
     supported = server.token_auth_methods
     asked = "none" if supported is None or "none" in supported else pick_auth_method(server, True)

@@ -180,6 +180,9 @@ class ServerAuth:
     registrations: dict[str, Registration] = field(default_factory=dict)
     #: The private key (PEM) DPoP-bound tokens are bound to.
     dpop_key: str | None = None
+    #: Scopes a server refused these tokens for lack of (403 insufficient_scope) when no
+    #: step-up could be made here (no browser): the next login asks for them too.
+    refused_scopes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -195,15 +198,8 @@ class ServerAuth:
                 say(f"{name} is {type(value).__name__}, not a string")
         raw_tokens = data.get("tokens")
         tokens = Tokens.from_json(raw_tokens, say) if raw_tokens is not None else None
-        raw_scopes = data.get("scopes")
-        raw_scopes = [] if raw_scopes is None else raw_scopes
-        if not isinstance(raw_scopes, list) or not all(isinstance(s, str) for s in raw_scopes):
-            say("scopes is not a list of strings")
-        scopes = (
-            tuple(s for s in raw_scopes if isinstance(s, str))
-            if isinstance(raw_scopes, list)
-            else ()
-        )
+        scopes = _scope_list(data, "scopes", say)
+        refused_scopes = _scope_list(data, "refused_scopes", say)
         raw_registrations = data.get("registrations")
         if raw_registrations is None:
             raw_registrations = {}
@@ -215,7 +211,15 @@ class ServerAuth:
             registration = Registration.from_json(value, say)
             if registration is not None:
                 registrations[at] = registration
-        return cls(_text(issuer), tokens, scopes, registrations, _text(dpop_key))
+        return cls(_text(issuer), tokens, scopes, registrations, _text(dpop_key), refused_scopes)
+
+
+def _scope_list(data: dict[str, Any], name: str, say: Complain) -> tuple[str, ...]:
+    raw = data.get(name)
+    raw = [] if raw is None else raw
+    if not isinstance(raw, list) or not all(isinstance(s, str) for s in raw):
+        say(f"{name} is not a list of strings")
+    return tuple(s for s in raw if isinstance(s, str)) if isinstance(raw, list) else ()
 
 
 class Store(Protocol):

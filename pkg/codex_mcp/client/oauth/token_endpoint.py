@@ -53,11 +53,14 @@ def authenticate(
 ) -> dict[str, str]:
     """Add the client's credentials to the form; returns the headers to send with it."""
     method = client.auth_method
+    # Always in the form, Basic or not: RFC 6749 allows it beside Basic (section 4.1.3 asks
+    # for it of a client that does not authenticate), and some servers require it there
+    # whatever the method (the official MCP SDK's token endpoint: "Missing client_id").
+    form["client_id"] = client.client_id
     if method == "client_secret_basic" and client.client_secret is not None:
         # RFC 6749 section 2.3.1: each part form-encoded before joining.
         pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-    form["client_id"] = client.client_id
     if method == "client_secret_post" and client.client_secret is not None:
         form["client_secret"] = client.client_secret
     elif method == "private_key_jwt":

@@ -36,7 +36,7 @@ from codex_mcp.core.routing_headers import (
 )
 
 from ..errors import ConnectionClosed, SessionExpired, TransportError
-from ..oauth.challenge import Challenge, parse_challenge
+from ..oauth.challenge import Challenge, parse_challenge, with_body
 from ..oauth.errors import OAuthError
 from .base import OnClosed, OnMessage, Transport
 from .sse import iter_sse
@@ -251,7 +251,7 @@ class StreamableHttpTransport(Transport):
                 if self.auth is not None and resp.status in (401, 403):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
-                        await resp.read()
+                        challenge = with_body(challenge, await resp.read())
                         return resp.status, challenge, resp.headers.get("DPoP-Nonce")
                 if modern is not None and resp.status >= 400 and is_request:
                     body = await resp.read()

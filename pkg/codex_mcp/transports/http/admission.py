@@ -35,6 +35,9 @@ from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
 #: The methods a login cookie is read on: reading pages, never changing anything.
 _COOKIE_METHODS = frozenset({"GET", "HEAD"})
 
+#: RFC 8615's prefix: metadata, public when served (oauth.py's), else 404.
+WELL_KNOWN = "/.well-known/"
+
 
 class Admission:
     def __init__(self, config: HttpConfig, guard: Guard | None = None) -> None:
@@ -65,7 +68,7 @@ class Admission:
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Every route passes the Host/Origin checks and the credential first, but /healthz
         (nothing) and /readyz (the credential only, unless public_readyz) and the OAuth
-        metadata (public: how to get a token)."""
+        metadata (public: how to get a token); any other /.well-known/ path is 404."""
         guard = self.guard
         if request.path.endswith(OPEN_PATH_SUFFIXES):
             if request.path.endswith("/readyz") and not self.public_readyz:
@@ -78,6 +81,11 @@ class Admission:
             return denied
         if self.oauth is not None and self.oauth.is_metadata(request):
             return await handler(request)
+        if request.path.startswith(WELL_KNOWN):
+            # A client's discovery probes (is this an OAuth server?): what we do not serve
+            # is simply not here, for anyone. A 401 would say "bring a credential" to a
+            # question that needs none, and count as a refusal (observe/refusals.py).
+            raise web.HTTPNotFound()
         login = self.login
         if login is not None and request.path == login.path:
             return await self._login(login, request)
