@@ -20,13 +20,15 @@ LAUNCHER = Path(__file__).with_name("oidc_provider.mjs")
 
 
 class OidcProvider:
-    """One oidc-provider issuing JWT access tokens for `resource` only, living `ttl` s."""
+    """One oidc-provider issuing JWT access tokens for `resource` only, living `ttl` s.
+    `refresh`: "any" (a refresh token for every client allowed the grant) or "oidc-core"
+    (oidc-provider's default: only for an honoured offline_access)."""
 
-    def __init__(self, resource: str, *, ttl: int = 3600) -> None:
+    def __init__(self, resource: str, *, ttl: int = 3600, refresh: str = "any") -> None:
         if not (NODE.exists() and LIB.exists()):
             pytest.skip("oidc-provider or node 22 not installed (bash .ci/node-tools.sh)")
         self.process = subprocess.Popen(
-            [str(NODE), str(LAUNCHER), str(LIB), resource, str(ttl)],
+            [str(NODE), str(LAUNCHER), str(LIB), resource, str(ttl), refresh],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -10,6 +10,11 @@
 //   test's browser stand-in posts).
 //
 //   node oidc_provider.mjs <oidc-provider's lib/index.js> <resource URL> <access token TTL s>
+//       [refresh]
+//
+// `refresh`: "any" (the default) issues a refresh token to every client allowed the grant;
+// "oidc-core" keeps oidc-provider's own rule (only for offline_access, which OpenID Connect
+// Core section 11 honours only with prompt=consent).
 //
 // Prints {"issuer": URL} once it listens, then one JSON line per token endpoint request:
 // {"grant": {"grant_type", "resource", "scope", "error"?}} (what the client sent, and the
@@ -19,7 +24,7 @@
 // requirement is a deployment matter); its cookies are not `secure` unless the request was.
 import { createServer } from "node:http";
 
-const [, , lib, resource, ttl] = process.argv;
+const [, , lib, resource, ttl, refresh = "any"] = process.argv;
 const { default: Provider, errors } = await import(lib);
 
 const http = createServer();
@@ -30,6 +35,7 @@ const provider = new Provider(issuer, {
   features: {
     devInteractions: { enabled: true },
     registration: { enabled: true },
+    revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
       // A request naming no resource gets none (no JWT for nobody); one naming another
@@ -48,9 +54,9 @@ const provider = new Provider(issuer, {
       },
     },
   },
-  // OIDC Core drops offline_access unless prompt=consent; an MCP client asks for a refresh
-  // token without it (OAuth 2.1), so any client allowed the grant gets one.
-  issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+  ...(refresh === "any"
+    ? { issueRefreshToken: (_ctx, client) => client.grantTypeAllowed("refresh_token") }
+    : {}),
   rotateRefreshToken: () => true,
   pkce: { required: () => true },
   scopes: ["openid", "offline_access"],
