@@ -28,6 +28,8 @@ import pytest
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import OAuth, TokenStore
 from codex_mcp.client.oauth.browser import LoopbackAuthorizer
+from gateway.gateway_helpers import launch_http_gateway, stop, until, write_config
+from http_helpers import JSON, init
 from http_process import HttpProcess
 from oidc_browser import cookie_jar, play
 from oidc_helpers import OidcProvider
@@ -273,6 +275,58 @@ async def test_an_expired_token_is_refreshed_for_the_same_resource(
         http.post(f"{provider.issuer}/token", data=spent) as reply,
     ):
         assert reply.status == 400 and (await reply.json())["error"] == "invalid_grant"
+
+
+async def test_the_gateway_holds_the_childs_token_and_refreshes_it(
+    short_lived: Stack, tmp_path: Path
+) -> None:
+    """The gateway over HTTP, its caller holding only the gateway's credential; its child is
+    the oidc-provider-guarded server, reached with the user's login (the shared token
+    store), refreshed by the gateway for the same resource as its 3 s tokens expire."""
+    url, provider = short_lived.url, short_lived.provider
+    env = browser_env(tmp_path)
+    code, _, err = await cli(
+        "login", url, "--compact", "--scope", "mcp", "--scope", "echo.use", env=env
+    )
+    assert code == 0, err
+    config = write_config(tmp_path, {"remote": {"url": url}})
+    credential = tmp_path / "gateway-tokens"
+    credential.write_text("gateway-credential\n")
+    gateway_log: list[str] = []
+    process, gateway_url = launch_http_gateway(
+        config,
+        "--bearer-token-file",
+        str(credential),
+        log=gateway_log,
+        CODEX_MCP_OAUTH_DIR=env["CODEX_MCP_OAUTH_DIR"],
+    )
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(gateway_url, json=init(), headers=JSON) as reply,
+        ):
+            assert reply.status == 401  # nothing without the gateway's own credential
+        before = len(provider.grants)
+        headers = {"Authorization": "Bearer gateway-credential"}
+        async with Client.http(gateway_url, headers=headers) as client:
+
+            async def has_echo() -> bool:
+                return "remote__echo" in {t.name for t in await client.list_tools(cache=False)}
+
+            await until(has_echo, timeout=30)
+            first = await client.call_tool("remote__echo", {"message": "via the gateway"})
+            assert first.text == "via the gateway", "".join(gateway_log)
+            kept = TokenStore(tmp_path / "oauth").load(url).tokens
+            assert kept is not None
+            expires = jwt.decode(kept.access_token, options={"verify_signature": False})["exp"]
+            await until(lambda: time.time() > expires, timeout=30)
+            second = await client.call_tool("remote__echo", {"message": "after expiry"})
+            assert second.text == "after expiry", "".join(gateway_log)
+        refreshes = [g for g in provider.grants[before:] if g["grant_type"] == "refresh_token"]
+        assert refreshes, provider.grants
+        assert all(g["resource"] == url and "error" not in g for g in refreshes), refreshes
+    finally:
+        stop(process)
 
 
 @pytest.mark.xfail(
