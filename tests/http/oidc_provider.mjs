@@ -61,7 +61,14 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   scopes: ["openid", "offline_access"],
   findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
-  ttl: { RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, AuthorizationCode: 60 },
+  ttl: {
+    AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? Number(ttl),
+    RefreshToken: 3600,
+    Grant: 3600,
+    Session: 3600,
+    Interaction: 600,
+    AuthorizationCode: 60,
+  },
 });
 
 function report(ctx, error) {
