@@ -43,4 +43,10 @@ fi
 if [ ! -d "$tools/oauth-server/node_modules/oauth2-mock-server" ]; then
   install_into "$tools/oauth-server" oauth2-mock-server@8.2.3
 fi
+# An OpenID-certified authorization server (panva's oidc-provider: dynamic registration, PKCE,
+# refresh rotation, RFC 8707 resource indicators) for the client login tests
+# (tests/http/test_oidc_provider.py); its own directory.
+if [ ! -d "$tools/oidc-provider/node_modules/oidc-provider" ]; then
+  install_into "$tools/oidc-provider" oidc-provider@9.13.3
+fi
 echo "node tools ready in $tools" >&2
