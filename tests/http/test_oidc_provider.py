@@ -176,9 +176,9 @@ async def test_login_tools_call_with_step_up_and_logout(stack: Stack, tmp_path: 
     assert "echo" in {tool["name"] for tool in tools}
 
     # echo needs echo.use, which the token lacks: the server answers 403 insufficient_scope
-    # and the CLI, which has no browser outside `login`, says to log in again.
+    # and the CLI, which has no browser outside `login`, names the scope and the login for it.
     code, _, err = await cli("call", "echo", '{"message": "hi"}', "--url", url, env=env)
-    assert code == 1 and "needs login" in err, err
+    assert code == 1 and "lacks scope echo.use" in err and "--scope echo.use" in err, err
 
     code, logged_in, err = await cli(
         "login", url, "--compact", "--scope", "mcp", "--scope", "echo.use", env=env
@@ -380,13 +380,6 @@ async def test_logout_revokes_the_refresh_token_at_the_issuer(stack: Stack, tmp_
         assert reply.status == 400, "the refresh token still works after logout"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client defect: after a 403 insufficient_scope (WWW-Authenticate scope="
-    '"mcp echo.use") the CLI says `needs login: run codex-mcp-client login URL`, naming no '
-    "scope; running exactly that asks oidc-provider for `mcp offline_access` again (the "
-    "401's scope), so the call gets 403 again: following the advice never gets the scope",
-)
 async def test_the_clis_advice_after_a_scope_refusal_gets_the_scope(
     stack: Stack, tmp_path: Path
 ) -> None:
