@@ -193,7 +193,7 @@ async def test_login_tools_call_with_step_up_and_logout(stack: Stack, tmp_path: 
     assert result["content"][0]["text"] == "hi"
 
     code, result, _ = await cli("logout", url, env=env)
-    assert result == {"server": url, "forgotten": True}
+    assert result == {"server": url, "forgotten": True, "revoked": True}
     code, _, err = await cli("tools", "--url", url, env=env)
     assert code == 1 and "needs login" in err, err
 
@@ -331,14 +331,6 @@ async def test_the_gateway_holds_the_childs_token_and_refreshes_it(
         stop(process)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client defect: `login` asks an OpenID provider for offline_access (it lists it in "
-    "scopes_supported) without prompt=consent; OpenID Connect Core section 11 has the OP "
-    "ignore offline_access then, so oidc-provider (default issueRefreshToken) drops it and "
-    "answers the token request with no refresh_token: the login is not refreshable and "
-    "ends with the first access token",
-)
 async def test_a_login_to_an_openid_provider_is_refreshable(
     oidc_core_refresh: Stack, tmp_path: Path
 ) -> None:
@@ -351,12 +343,6 @@ async def test_a_login_to_an_openid_provider_is_refreshable(
     assert logged_in["refreshable"], logged_in
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client gap: `logout` forgets the tokens locally only; it does not revoke the "
-    "refresh token at the issuer's revocation_endpoint (RFC 7009, which oidc-provider "
-    "publishes), so the grant stays live at the issuer after logout",
-)
 async def test_logout_revokes_the_refresh_token_at_the_issuer(stack: Stack, tmp_path: Path) -> None:
     url, provider = stack.url, stack.provider
     env = browser_env(tmp_path)
@@ -366,7 +352,7 @@ async def test_logout_revokes_the_refresh_token_at_the_issuer(stack: Stack, tmp_
     assert kept.tokens is not None and kept.tokens.refresh_token is not None
     registration = kept.registrations[provider.issuer]
     code, result, _ = await cli("logout", url, env=env)
-    assert result == {"server": url, "forgotten": True}
+    assert result == {"server": url, "forgotten": True, "revoked": True}
     form = {
         "grant_type": "refresh_token",
         "refresh_token": kept.tokens.refresh_token,

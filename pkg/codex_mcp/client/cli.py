@@ -203,7 +203,7 @@ async def _account(opts: argparse.Namespace) -> Any:
     if not url:
         raise UsageError(f"{opts.command} needs the server's URL")
     if opts.command == "logout":
-        return logout(url)
+        return await logout(url)
     mode = MODERN_VERSIONS[0] if opts.mode == "modern" else opts.mode
     return await login(
         url, profile=_profile(opts), scopes=opts.scope, open_browser=not opts.no_browser, mode=mode

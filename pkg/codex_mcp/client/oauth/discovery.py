@@ -54,6 +54,8 @@ class AuthServer:
     client_id_metadata_documents: bool = False
     iss_parameter_supported: bool = False
     dpop_algorithms: tuple[str, ...] | None = None
+    #: RFC 7009: where `logout` hands the refresh token back (None: nowhere published).
+    revocation_endpoint: str | None = None
     #: False for the 2025-03-26 fallback endpoints: no metadata, no issuer to check.
     from_metadata: bool = True
 
@@ -141,10 +143,12 @@ async def auth_server(http: aiohttp.ClientSession, issuer: str) -> AuthServer | 
         if not isinstance(token, str):
             raise OAuthError(f"{url}: authorization-server metadata without a token_endpoint")
         registration = body.get("registration_endpoint")
+        revocation = body.get("revocation_endpoint")
         endpoints = {
             "authorization_endpoint": authorize,
             "token_endpoint": token,
             "registration_endpoint": registration,
+            "revocation_endpoint": revocation,
         }
         for name, value in endpoints.items():
             reason = insecure_reason(value) if isinstance(value, str) else None
@@ -161,6 +165,7 @@ async def auth_server(http: aiohttp.ClientSession, issuer: str) -> AuthServer | 
             iss_parameter_supported=body.get("authorization_response_iss_parameter_supported")
             is True,
             dpop_algorithms=_strings(body.get("dpop_signing_alg_values_supported")),
+            revocation_endpoint=revocation if isinstance(revocation, str) else None,
         )
     return None
 

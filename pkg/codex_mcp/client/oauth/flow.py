@@ -383,6 +383,11 @@ class OAuth:
         }
         if scopes:
             query["scope"] = " ".join(scopes)
+        if OFFLINE_ACCESS in scopes:
+            # OpenID Connect Core section 11: an OpenID provider ignores offline_access
+            # (no refresh token) unless the user is asked to consent; a plain OAuth server
+            # ignores a parameter it does not know (RFC 6749 section 3.1).
+            query["prompt"] = "consent"
         require_secure(server.authorization_endpoint, "authorization_endpoint")
         separator = "&" if "?" in server.authorization_endpoint else "?"
         callback = await self.authorizer.authorize(
