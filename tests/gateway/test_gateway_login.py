@@ -18,9 +18,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from codex_mcp.client import Client
 from codex_mcp.client.errors import McpError
 from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
+from oauth_fake import OAuthFake
 from oauth_helpers import AuthorizationServer
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -190,3 +192,43 @@ async def _children_gauge(http: aiohttp.ClientSession, base: str, state: str) ->
             if sample.name == "codex_mcp_gateway_children" and sample.labels == {"state": state}:
                 return sample.value
     return 0.0
+
+
+class RevokingFake(OAuthFake):
+    """An OAuth server that, once `revoking`, revokes each token it is shown (its refresh
+    token with it): the gateway's refresh is refused, and it writes the store doing so."""
+
+    revoking = False
+
+    async def mcp(self, request: web.Request) -> web.Response:
+        if self.revoking:
+            self.tokens.pop(request.headers.get("Authorization", "").removeprefix("Bearer "), None)
+        return await super().mcp(request)
+
+
+async def test_a_revoked_login_needs_a_login_and_is_not_tried_in_a_loop(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    """The kept login is revoked: the gateway's own refresh is refused and drops the tokens
+    from the store (so changes its file); that write must not start it again and again."""
+    fake = RevokingFake()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    url = str(server.make_url("/mcp"))
+    store = tmp_path / "oauth"
+    auth = OAuth(store=TokenStore(store), authorizer=ReadRedirect())
+    async with Client.http(url, auth=auth) as client:
+        await client.list_tools()
+    fake.revoking = True
+
+    config = write_config(tmp_path, {"remote": {"url": url}})
+    async with gateway(config, env={"CODEX_MCP_OAUTH_DIR": str(store)}) as client:
+        await until(lambda: _in_state(client, "remote", "needs login"), timeout=30)
+        asked = len(fake.log)
+        # Three of the store's looks (one a second) later: asked nothing more.
+        deadline = asyncio.get_running_loop().time() + 3.5
+        while asyncio.get_running_loop().time() < deadline:
+            servers = await status(client)
+            assert servers["remote"]["state"] == "needs login", servers["remote"]
+            await asyncio.sleep(0.25)
+        assert len(fake.log) == asked, fake.log[asked:]
+    assert "token:refresh_token" in fake.log and "invalid_grant" in fake.log
