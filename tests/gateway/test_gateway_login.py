@@ -42,7 +42,9 @@ from .gateway_helpers import (
     write_config,
 )
 
-pytestmark = [pytest.mark.interop, pytest.mark.slow]
+pytestmark = pytest.mark.slow
+#: The tests with the real authorization server (oauth2-mock-server, npm).
+with_mock_server = pytest.mark.interop
 
 #: The mock has no dynamic registration: the gateway's entry names a pre-registered client.
 CLIENT_ID = "codex-mcp-test"
@@ -94,6 +96,7 @@ def assert_needs_login(error: McpError, url: str) -> None:
     assert error.data["login"] == f"codex-mcp-client login {url}"
 
 
+@with_mock_server
 async def test_a_child_that_needs_a_login_waits_for_it_over_stdio(
     protected: str, tmp_path: Path
 ) -> None:
@@ -123,6 +126,7 @@ async def test_a_child_that_needs_a_login_waits_for_it_over_stdio(
         assert (await client.call_tool("remote__echo", {"message": "in"}, retries=0)).text == "in"
 
 
+@with_mock_server
 async def test_a_call_after_the_login_starts_the_child_at_once_over_http(
     protected: str, tmp_path: Path
 ) -> None:
@@ -156,6 +160,7 @@ async def test_a_call_after_the_login_starts_the_child_at_once_over_http(
     assert not [line for line in log if "remote: restarting" in line], log
 
 
+@with_mock_server
 async def test_lint_uses_the_stored_login(protected: str, tmp_path: Path) -> None:
     store = tmp_path / "oauth"
     code, out = await _lint(protected, store)

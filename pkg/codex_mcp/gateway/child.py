@@ -2,7 +2,8 @@
 
 It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
 backoff when it dies (per its `restart` policy); a child that never starts is reported
-(`state`, `last_error`), never fatal. While it is up it keeps its listings (tools,
+(`state`, `last_error`), never fatal. One whose server wants the user's login is `needs
+login` and is not restarted: it starts again when its token store file changes. While it is up it keeps its listings (tools,
 resources, templates, prompts) cached, refreshes one when the child says it changed, and
 tells its host (the gateway) whenever what it offers changes. Calls go through `relay.py`.
 """
