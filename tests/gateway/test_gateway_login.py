@@ -11,6 +11,7 @@ it comes up without the gateway being restarted. `codex-mcp lint URL` uses the s
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -235,5 +236,42 @@ async def test_a_revoked_login_needs_a_login_and_is_not_tried_in_a_loop(
             servers = await status(client)
             assert servers["remote"]["state"] == "needs login", servers["remote"]
             await asyncio.sleep(0.25)
+        # A call is refused at once, and without the store changed asks the server nothing.
+        with pytest.raises(McpError) as refused:
+            await client.call_tool("remote__whoami", {}, retries=0)
+        assert_needs_login(refused.value, url)
         assert len(fake.log) == asked, fake.log[asked:]
     assert "token:refresh_token" in fake.log and "invalid_grant" in fake.log
+
+
+class OpeningFake(OAuthFake):
+    """An OAuth server whose /mcp, once `open`, wants no token at all."""
+
+    open = False
+
+    async def mcp(self, request: web.Request) -> web.Response:
+        if self.open:
+            self.tokens.setdefault("", "")  # no Authorization header: the empty token
+        return await super().mcp(request)
+
+
+async def test_sighup_tries_a_child_that_needs_a_login_at_once(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    """The store is unchanged, but the operator fixed the server (it wants no login any
+    more) and says so with SIGHUP: the child is tried again then, not never."""
+    fake = OpeningFake()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    url = str(server.make_url("/mcp"))
+    config = write_config(tmp_path, {"remote": {"url": url}})
+    process, gateway_url = launch_http_gateway(config, CODEX_MCP_OAUTH_DIR=str(tmp_path / "o"))
+    try:
+        async with Client.http(gateway_url, timeout=60) as client:
+            await until(lambda: _in_state(client, "remote", "needs login"), timeout=30)
+            fake.open = True
+            process.send_signal(signal.SIGHUP)
+            servers = await until(lambda: _in_state(client, "remote", "ready"), timeout=30)
+            assert servers["remote"]["restarts"] == 0
+            assert (await client.call_tool("remote__whoami", {}, retries=0)).text == "token "
+    finally:
+        stop(process)
