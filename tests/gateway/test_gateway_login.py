@@ -275,3 +275,38 @@ async def test_sighup_tries_a_child_that_needs_a_login_at_once(
             assert (await client.call_tool("remote__whoami", {}, retries=0)).text == "token "
     finally:
         stop(process)
+
+
+async def test_a_login_lost_while_up_needs_a_login_then_comes_back(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    """The child is up when its login is revoked: the call that finds out fails saying
+    what to run, the child is `needs login` (not restarted), and a new login brings it
+    back in the running gateway."""
+    fake = RevokingFake()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    url = str(server.make_url("/mcp"))
+    store = tmp_path / "oauth"
+
+    async def log_in_here() -> None:
+        auth = OAuth(store=TokenStore(store), authorizer=ReadRedirect())
+        async with Client.http(url, auth=auth) as client:
+            await client.list_tools()
+
+    await log_in_here()
+    config = write_config(tmp_path, {"remote": {"url": url}})
+    async with gateway(config, env={"CODEX_MCP_OAUTH_DIR": str(store)}) as client:
+        await until(lambda: _in_state(client, "remote", "ready"), timeout=30)
+        fake.revoking = True
+        with pytest.raises(McpError) as refused:
+            await client.call_tool("remote__whoami", {}, retries=0)
+        assert_needs_login(refused.value, url)
+        servers = await until(lambda: _in_state(client, "remote", "needs login"), timeout=10)
+        assert servers["remote"]["restarts"] == 0
+        assert "remote__whoami" not in [t.name for t in await client.list_tools(cache=False)]
+
+        fake.revoking = False
+        await log_in_here()
+        await until(lambda: _in_state(client, "remote", "ready"), timeout=30)
+        token = (await client.call_tool("remote__whoami", {}, retries=0)).text
+        assert token.removeprefix("token ") in fake.tokens

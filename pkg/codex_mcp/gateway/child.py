@@ -147,6 +147,8 @@ class Child:
         self._login_file = login_file(server)
         self._login_seen: tuple[int, int, int] | None = None
         self._login_wake = asyncio.Event()
+        #: Set when a call found its login gone while it was up (login_lost).
+        self._login_lost: JsonObject | None = None
         self._closed: asyncio.Future[Exception] | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
@@ -191,6 +193,15 @@ class Child:
             return
         self._starting()
         self._login_wake.set()
+
+    def login_lost(self, error: JsonObject) -> None:
+        """A call found that the server wants a login again (revoked, refresh refused):
+        the connection is let go and the child waits for a login like one that never had
+        it (no restart loop, `needs login` everywhere)."""
+        if self.connection is None or self._closed is None or self._closed.done():
+            return
+        self._login_lost = error
+        self._closed.set_result(ConnectionError("its login is gone"))
 
     def _login_signature(self) -> tuple[int, int, int] | None:
         return file_signature(self._login_file) if self._login_file is not None else None
@@ -300,6 +311,12 @@ class Child:
                 self.up_since = None
             if self._stopping:
                 return
+            lost, self._login_lost = self._login_lost, None
+            if lost is not None:  # the store as the refused refresh left it: wait for news
+                self._login_seen = self._login_signature()
+                self._failed(lost)
+                await self._wait_for_login()
+                continue
             if self._dozing:  # idle: the next call starts it again
                 self._dozing = False
                 if self._wake:  # one came while it stopped: at once, not as a failure
@@ -414,6 +431,11 @@ class Child:
         # Its exit on the stdin EOF we then send is no clean exit: `on-failure` restarts it.
         cut = connection.returncode is None
         await connection.close()
+        if self._login_lost is not None:  # not a death: _supervise waits for a login
+            offered = self._offered(connection)
+            self._forget_listings()
+            self.host.child_changed(self, offered)
+            return None
         if self._dozing:  # its listing stays served while it is stopped
             tools = self.current_tools
             self._forget_listings()
