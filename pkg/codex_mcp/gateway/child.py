@@ -385,7 +385,7 @@ class Child:
                 "%s: needs login: run `%s`; it starts once you have (the gateway watches the "
                 "token store; SIGHUP looks at once)",
                 self.name,
-                login,
+                one_line(login),
             )
         else:
             log.log(level, "%s: could not start: %s", self.name, error["message"])

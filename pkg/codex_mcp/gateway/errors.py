@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
@@ -290,7 +291,8 @@ def needs_login_error(exc: Exception, *, server: str, tool: str | None = None) -
     original = {"type": type(exc).__name__, "message": str(exc), "url": url}
     message = f"{one_line(exc)} {_context(server, tool)}"
     error = _error(GATEWAY_ERROR, message, "server_error", False, server, tool, original)
-    error["data"]["login"] = f"codex-mcp-client login {url}"
+    # Quoted for a shell when it must be (a query's `&`); a plain URL reads as it is.
+    error["data"]["login"] = f"codex-mcp-client login {shlex.quote(url)}"
     return error
 
 
