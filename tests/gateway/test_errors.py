@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from codex_mcp.client import Client
 from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout
+from codex_mcp.client.oauth import NeedsLogin
 from codex_mcp.client.transports.stdio import SpawnError
 from codex_mcp.gateway.errors import (
     crashed_error,
     exited_error,
+    login_command,
     normalize_exception,
     normalize_rpc_error,
     passthrough_enabled,
@@ -175,3 +177,21 @@ def test_exceptions_map_like_their_errors() -> None:
     )
     assert normalize_exception(McpError(-32602, "bad"), server="s")["code"] == -32602
     assert data(normalize_exception(RuntimeError("boom"), server="s"))[:2] == ("server_error", True)
+
+
+def test_a_needed_login_is_not_retryable_and_names_the_command_to_run() -> None:
+    url = "https://mcp.example.com/mcp?team=a&x=1"
+    for passthrough in (False, True):  # not the child's own error: always ours
+        error = normalize_exception(
+            NeedsLogin(url), server="remote", tool="search", passthrough=passthrough
+        )
+        assert error["code"] == -32000
+        assert error["message"] == (
+            f"{url}: needs login: run `codex-mcp-client login {url}` "
+            "(server 'remote', tool 'search')"
+        )
+        assert error["data"]["retryable"] is False
+        # Pasted into a shell, the `&` would end the command: quoted.
+        assert login_command(error) == f"codex-mcp-client login '{url}'"
+    assert login_command(normalize_exception(OSError("x"), server="s")) is None
+    assert login_command({"code": 1, "message": "m", "data": []}) is None

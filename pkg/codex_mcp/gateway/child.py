@@ -2,7 +2,8 @@
 
 It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
 backoff when it dies (per its `restart` policy); a child that never starts is reported
-(`state`, `last_error`), never fatal. While it is up it keeps its listings (tools,
+(`state`, `last_error`), never fatal. One whose server wants the user's login is `needs
+login` and is not restarted: it starts again when its token store file changes. While it is up it keeps its listings (tools,
 resources, templates, prompts) cached, refreshes one when the child says it changed, and
 tells its host (the gateway) whenever what it offers changes. Calls go through `relay.py`.
 """
@@ -25,11 +26,12 @@ from ..log_tags import context_naming, session_label
 from .catalog import ToolEntry, prepare_tools
 from .codex.client import codex_client_capabilities
 from .config_model import ServerConfig, StdioTarget
-from .connection import Connection, StartFailed, connect
+from .connection import Connection, StartFailed, connect, login_file
 from .env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
-from .errors import cannot_run, one_line
+from .errors import NEEDS_LOGIN, cannot_run, login_command, one_line
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
+from .reload import POLL_SECONDS, file_signature
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codex_mcp.gateway")
 
-State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped"]
+State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "needs login"]
 #: Listing kind -> (method, result key, capability that offers it: also the kind whose
 #: list_changed clients hear when the listing changes).
 LISTINGS: dict[str, tuple[str, str, ListKind]] = {
@@ -137,7 +139,16 @@ class Child:
         self._stale: set[str] = set()
         self._missed: set[str] = set()
         self._up = asyncio.Event()
+        #: Set when a start attempt ends, up or not (a call waiting for it stops waiting).
+        self._attempt_over = asyncio.Event()
         self._settled = asyncio.Event()
+        #: The token store file a login for it writes, and how it looked before the start
+        #: attempt that found no login (it is tried again once that changes).
+        self._login_file = login_file(server)
+        self._login_seen: tuple[int, int, int] | None = None
+        self._login_wake = asyncio.Event()
+        #: Set when a call found its login gone while it was up (login_lost).
+        self._login_lost: JsonObject | None = None
         self._closed: asyncio.Future[Exception] | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
@@ -152,19 +163,62 @@ class Child:
     def start(self) -> None:
         if self._stopping:
             return
+        if self.state == NEEDS_LOGIN:
+            self.look_for_login()  # a call: the user may have just logged in
+            return
         if self._dozing:
             # A call came while it stops for want of use: it is started again as soon as
             # it is down, and the call waits for that (wait_up) instead of failing.
             self._wake = True
-            self.state = "starting"
+            self._starting()
             return
         if self._supervisor is None:
-            self.state = "starting"
+            self._starting()
             self._supervisor = asyncio.get_running_loop().create_task(
                 self._supervise(), context=self._log_context()
             )
             if self.cached_tools:  # served from now on: catalogs built without it are stale
                 self.host.child_changed(self, [])
+
+    def _starting(self) -> None:
+        self.state = "starting"
+        self._attempt_over.clear()
+
+    def look_for_login(self, *, anyway: bool = False) -> None:
+        """A child waiting for a login is started again now when the token store's entry
+        for it changed (a call came), or `anyway` (SIGHUP); the caller may wait_up."""
+        if self.state != NEEDS_LOGIN:
+            return
+        if not anyway and self._login_signature() == self._login_seen:
+            return
+        self._starting()
+        self._login_wake.set()
+
+    def login_lost(self, error: JsonObject) -> None:
+        """A call found that the server wants a login again (revoked, refresh refused):
+        the connection is let go and the child waits for a login like one that never had
+        it (no restart loop, `needs login` everywhere)."""
+        if self.connection is None or self._closed is None or self._closed.done():
+            return
+        self._login_lost = error
+        self._closed.set_result(ConnectionError("its login is gone"))
+
+    def _login_signature(self) -> tuple[int, int, int] | None:
+        return file_signature(self._login_file) if self._login_file is not None else None
+
+    async def _wait_for_login(self) -> None:
+        """Until the token store's entry for it changes (a login, or another process's
+        refresh), looked at every POLL_SECONDS, or a call or SIGHUP says to look now
+        (look_for_login). Nothing is started meanwhile: without a login, it cannot be."""
+        self._login_wake.clear()
+        while not self._login_wake.is_set():
+            if self._login_signature() != self._login_seen:
+                return
+            try:
+                async with asyncio.timeout(POLL_SECONDS):
+                    await self._login_wake.wait()
+            except TimeoutError:
+                pass
 
     def _log_context(self) -> contextvars.Context:
         """The context of the child's own tasks (its supervisor, which starts its process
@@ -224,10 +278,11 @@ class Child:
                 pass
 
     async def wait_up(self, timeout: float) -> bool:
+        """Up now, or once the start in progress is (False as soon as it fails)."""
         if self.state == "starting" and not self._up.is_set():
             try:
                 async with asyncio.timeout(timeout):
-                    await self._up.wait()
+                    await self._attempt_over.wait()
             except TimeoutError:
                 return False
         return self.state == "ready"
@@ -236,11 +291,15 @@ class Child:
         attempt = 0
         policy = self.server.restart
         while not self._stopping:
-            self.state = "starting"
+            self._starting()
+            self._login_seen = self._login_signature()  # a login from now on is news
             try:
                 connection = await self._connect()
             except StartFailed as failure:
                 self._failed(failure.error)
+                if self.state == NEEDS_LOGIN:  # no backoff, no restart: until a login
+                    await self._wait_for_login()
+                    continue
                 if self.cannot_run is not None:  # trying again changes nothing: the user must
                     log.warning("%s: not restarted: its command is %s", self.name, self.cannot_run)
                     return
@@ -252,6 +311,12 @@ class Child:
                 self.up_since = None
             if self._stopping:
                 return
+            lost, self._login_lost = self._login_lost, None
+            if lost is not None:  # the store as the refused refresh left it: wait for news
+                self._login_seen = self._login_signature()
+                self._failed(lost)
+                await self._wait_for_login()
+                continue
             if self._dozing:  # idle: the next call starts it again
                 self._dozing = False
                 if self._wake:  # one came while it stopped: at once, not as a failure
@@ -306,13 +371,24 @@ class Child:
     def _failed(self, error: JsonObject) -> None:
         again = error["message"] == self.last_error
         self._record_error(error)
-        self.state = "failed"
+        login = login_command(error)
+        self.state = NEEDS_LOGIN if login is not None else "failed"
+        self._attempt_over.set()
         self._settled.set()
         if self.cached_tools:  # it cannot serve them: they leave the catalog
             self.cached_tools = []
             self.host.child_changed(self, ["tools"])
         level = logging.DEBUG if again else logging.WARNING  # the same failure: said already
-        log.log(level, "%s: could not start: %s", self.name, error["message"])
+        if login is not None:
+            log.log(
+                level,
+                "%s: needs login: run `%s`; it starts once you have (the gateway watches the "
+                "token store; SIGHUP looks at once)",
+                self.name,
+                one_line(login),
+            )
+        else:
+            log.log(level, "%s: could not start: %s", self.name, error["message"])
 
     @property
     def cannot_run(self) -> str | None:
@@ -331,6 +407,7 @@ class Child:
         self.was_up = True
         self.up_since = time.monotonic()
         self._up.set()
+        self._attempt_over.set()
         self._settled.set()
         log.debug("%s: up (pid %s)", self.name, connection.pid or "-")
         for kind in LISTINGS:
@@ -354,6 +431,11 @@ class Child:
         # Its exit on the stdin EOF we then send is no clean exit: `on-failure` restarts it.
         cut = connection.returncode is None
         await connection.close()
+        if self._login_lost is not None:  # not a death: _supervise waits for a login
+            offered = self._offered(connection)
+            self._forget_listings()
+            self.host.child_changed(self, offered)
+            return None
         if self._dozing:  # its listing stays served while it is stopped
             tools = self.current_tools
             self._forget_listings()

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Awaitable, Callable, Hashable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp import __version__
@@ -177,6 +178,17 @@ def child_oauth(target: HttpTarget, headers: dict[str, str]) -> OAuth | None:
         scopes=config.scopes if config else None,
         fallback=config is not None,  # unasked, only a 401 that points to OAuth metadata
     )
+
+
+def login_file(server: ServerConfig) -> Path | None:
+    """The token store's file that a login for this child writes (`child_oauth` reads it),
+    for a child that may use one: watched while the child waits for the user's login."""
+    target = server.target
+    if not isinstance(target, HttpTarget) or target.transport == "sse":
+        return None
+    from codex_mcp.client.oauth import TokenStore
+
+    return TokenStore().path(target.url)
 
 
 async def connect(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
@@ -279,6 +280,29 @@ def limit_error(
     return _error(GATEWAY_ERROR, message, "server_error", True, server, tool, original)
 
 
+#: A child's state while its server wants a login the gateway cannot do (no browser here).
+NEEDS_LOGIN: Final = "needs login"
+
+
+def needs_login_error(exc: Exception, *, server: str, tool: str | None = None) -> dict[str, Any]:
+    """The client's NeedsLogin (`URL: needs login: run `codex-mcp-client login URL``):
+    not retryable until the user runs the command, which `data.login` holds."""
+    url = str(getattr(exc, "url", ""))
+    original = {"type": type(exc).__name__, "message": str(exc), "url": url}
+    message = f"{one_line(exc)} {_context(server, tool)}"
+    error = _error(GATEWAY_ERROR, message, "server_error", False, server, tool, original)
+    # Quoted for a shell when it must be (a query's `&`); a plain URL reads as it is.
+    error["data"]["login"] = f"codex-mcp-client login {shlex.quote(url)}"
+    return error
+
+
+def login_command(error: JsonObject | None) -> str | None:
+    """`codex-mcp-client login URL` when `error` says its server needs the user's login."""
+    data = error.get("data") if error is not None else None
+    command = data.get("login") if isinstance(data, dict) else None
+    return command if isinstance(command, str) else None
+
+
 def normalize_exception(
     exc: BaseException,
     *,
@@ -293,7 +317,7 @@ def normalize_exception(
     # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
     # gateway config must not pay at startup just for importing this package.
     from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
-    from codex_mcp.client.oauth.errors import OAuthError
+    from codex_mcp.client.oauth.errors import NeedsLogin, OAuthError
     from codex_mcp.client.transports.stdio import SpawnError
 
     if isinstance(exc, McpError):
@@ -307,7 +331,9 @@ def normalize_exception(
         return spawn_error(exc, server=server, command=command or "?", tool=tool)
     if isinstance(exc, RequestTimeout):
         return timeout_error(exc.timeout, server=server, tool=tool)
-    if isinstance(exc, OAuthError):  # "needs login: run `codex-mcp-client login URL`"
+    if isinstance(exc, NeedsLogin):
+        return needs_login_error(exc, server=server, tool=tool)
+    if isinstance(exc, OAuthError):  # a refusal the user can read: metadata, a grant
         original = {"type": type(exc).__name__, "message": str(exc)}
         message = f"{one_line(exc)} {_context(server, tool)}"
         return _error(GATEWAY_ERROR, message, "server_error", False, server, tool, original)

@@ -30,6 +30,7 @@ from .config import find_config, read_config
 from .config_model import HttpTarget, ServerConfig, StdioTarget
 from .config_parse import derive_name
 from .config_values import ConfigError
+from .connection import child_oauth
 from .errors import normalize_exception, one_line
 from .lint import LintReport, Listing, ToolReport, lint_servers
 from .lint_fix import APPROVAL_ADVICE, fix_plan
@@ -159,8 +160,11 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
         )
     else:
         headers = target.resolved_headers(dict(environ))
-        factory = Client.sse if target.transport == "sse" else Client.http
-        client = factory(target.url, headers=headers, timeout=timeout)
+        if target.transport == "sse":
+            client = Client.sse(target.url, headers=headers, timeout=timeout)
+        else:  # the user's login, as the gateway's child would use it
+            auth = child_oauth(target, headers)
+            client = Client.http(target.url, headers=headers, timeout=timeout, auth=auth)
     try:
         async with asyncio.timeout(timeout), client:
             tools: list[Any] = []

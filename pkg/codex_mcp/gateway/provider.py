@@ -38,6 +38,7 @@ from .child import Child
 from .codex.client import RELAYED_CAPABILITIES, everything_relayed
 from .config_model import GatewayConfig, ServerConfig
 from .env import STARTUP_BUDGET_ENV, GatewayEnv
+from .errors import NEEDS_LOGIN
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .naming import SEPARATOR
@@ -120,7 +121,8 @@ class GatewayProvider(Provider):
         for child in self.shared:
             connection = child.connection
             if connection is None:
-                unknown = unknown or child.state in ("idle", "starting")
+                # One not up yet, or waiting for a login, may offer anything once it is.
+                unknown = unknown or child.state in ("idle", "starting", NEEDS_LOGIN)
                 continue
             capabilities = connection.capabilities
             features |= {k for k in ("resources", "prompts", "completions") if k in capabilities}
@@ -221,8 +223,10 @@ class GatewayProvider(Provider):
 
     def _start_given_up(self) -> None:
         """A reload, SIGHUP included, starts afresh each shared child that gave up (its
-        command could not run, or its restarts ran out): the user may have fixed that."""
+        command could not run, or its restarts ran out): the user may have fixed that; one
+        waiting for a login looks for it at once."""
         for index, child in enumerate(self.shared):
+            child.look_for_login(anyway=True)
             if child.state != "failed":
                 continue
             fresh = self.shared[index] = self._child(child.server)
@@ -321,6 +325,7 @@ class GatewayProvider(Provider):
             # run per call (the core looks a 2026-07-28 call's tool up here over HTTP).
             return self.catalog(ctx.session)
         for child in children:
+            child.look_for_login()  # the user may have just logged in: listed once up
             if child.dormant and not child.cached_tools:
                 child.start()  # lazy with nothing kept: its tools are known only by asking
         await asyncio.gather(

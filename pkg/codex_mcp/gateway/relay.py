@@ -28,7 +28,7 @@ from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from . import modern_child, tasks
-from .errors import crashed_error, normalize_exception
+from .errors import crashed_error, login_command, normalize_exception
 from .repair import normalize_result
 
 if TYPE_CHECKING:
@@ -251,6 +251,8 @@ def unavailable(child: Child, tool: str | None) -> JsonRpcError:
 def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> JsonRpcError:
     """The client's exception as the error the front client gets (errors.py)."""
     error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
+    if login_command(error) is not None:
+        child.login_lost(error)  # revoked, or its refresh refused: it waits for a new one
     return JsonRpcError(error["code"], error["message"], error.get("data"))
 
 

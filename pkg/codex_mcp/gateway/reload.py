@@ -28,7 +28,8 @@ log = logging.getLogger("codex_mcp.gateway")
 POLL_SECONDS = 1.0
 
 
-def _signature(path: Path) -> tuple[int, int, int] | None:
+def file_signature(path: Path) -> tuple[int, int, int] | None:
+    """What tells a changed file (or a new one, or a replaced one) from the one seen before."""
     try:
         stat = path.stat()
     except OSError:
@@ -53,7 +54,7 @@ class ConfigWatcher:
     def __init__(self, path: Path, apply: Callable[[GatewayConfig], None]) -> None:
         self.path = path
         self.apply = apply
-        self._seen = _signature(path)
+        self._seen = file_signature(path)
         self._task: asyncio.Task[None] | None = None
         self._hangup = asyncio.Event()
 
@@ -78,7 +79,7 @@ class ConfigWatcher:
             # costs one more reload after this one, never one each.
             hangup = self._hangup.is_set()
             self._hangup.clear()
-            seen = _signature(self.path)
+            seen = file_signature(self.path)
             if not hangup and seen == self._seen:
                 continue
             self._seen = seen

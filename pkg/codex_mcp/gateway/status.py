@@ -1,7 +1,8 @@
 """The gateway's own tool, `gateway_status`, and its one-line startup summary.
 
 `gateway_status` lists each child server: its state (starting, ready, restarting, failed,
-stopped; `not started` for a per-session child this session has not needed yet), its tool
+stopped, `needs login` for a server that waits for `codex-mcp-client login URL`; `not
+started` for a per-session child this session has not needed yet), its tool
 count, restarts, last error and uptime, and what needs the user's attention (a shared child
 whose messages no call could claim should be marked `per_session`). It is read-only, so Codex calls it under its
 default sandbox. Its name has no `__`, so it never collides with a `server__tool` name.
@@ -14,6 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.jsonrpc import JsonObject
+
+from .errors import NEEDS_LOGIN, login_command
 
 if TYPE_CHECKING:
     from .child import Child
@@ -104,6 +107,13 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
     }
 
 
+def _why_down(child: Child) -> str:
+    login = login_command(child.last_error_data) if child.state == NEEDS_LOGIN else None
+    if login is not None:
+        return f"{NEEDS_LOGIN}: run `{login}`"
+    return child.last_error or child.state
+
+
 def summary_line(
     children: Sequence[Child], per_session_names: Sequence[str], lazy: Sequence[str] = ()
 ) -> str:
@@ -113,7 +123,7 @@ def summary_line(
     line = f"Started {len(up)} child server(s): {', '.join(up) or '-'}"
     if down:
         line += f"; {len(down)} not started: " + ", ".join(
-            f"{child.name} ({child.last_error or child.state})" for child in down
+            f"{child.name} ({_why_down(child)})" for child in down
         )
     if per_session_names:
         line += "; started per session: " + ", ".join(per_session_names)

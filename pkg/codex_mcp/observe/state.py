@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
 STARTED = time.time()
 STDERR_TAIL_CHARS = 2000
-#: A child whose command cannot run at all is "not found" or "not executable" (never retried).
+#: A child whose command cannot run at all is "not found" or "not executable" (never retried);
+#: one whose server wants the user's login, "needs login" (tried again once there is one).
 CHILD_STATES = (
     "idle", "starting", "ready", "restarting", "failed", "stopped", "not found", "not executable",
+    "needs login",
 )  # fmt: skip
 
 
