@@ -5,8 +5,11 @@ the same observations, edges of the buckets included."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from codex_mcp.observe.call_metrics import ERRORS, LABELS, REQUESTS, SECONDS, LocalCalls
-from codex_mcp.observe.metrics import BUCKETS, MAX_LABELS
+from codex_mcp.observe.metrics import BUCKETS, MAX_LABELS, WorkerCalls
 from codex_mcp.observe.plain_metrics import (
     REFUSED,
     SESSIONS_ENDED,
@@ -152,3 +155,25 @@ async def test_calls_answered_at_once_and_later_are_counted_alike() -> None:
     assert gained("quick") == (3, 0)
     assert gained("broken") == (1, 1)
     assert gained("slow") == (1, 0)
+
+
+def test_a_scrape_under_workers_skips_a_file_that_is_not_a_workers(tmp_path: Path) -> None:
+    """Under --workers a scrape sums the workers' files (call_metrics.summed); a file that
+    is not JSON, has foreign buckets or the wrong shape is skipped whole, never half-added,
+    and the other workers' requests still count."""
+    good = [["tools/call", "echo", 3, 1, 0.5, [3] + [0] * len(BUCKETS)]]
+    (tmp_path / "calls_1.json").write_text(json.dumps({"requests": good, "children": []}))
+    (tmp_path / "calls_2.json").write_text(json.dumps({"requests": good, "children": []}))
+    (tmp_path / "calls_3.json").write_text("{not json")
+    short = [[*good[0][:5], [3]], *good]  # a good row after a bad one: neither is added
+    (tmp_path / "calls_4.json").write_text(json.dumps({"requests": short, "children": []}))
+    (tmp_path / "calls_5.json").write_text(json.dumps({"requests": good, "children": [1]}))
+    (tmp_path / "calls_6.json").write_text(json.dumps([]))
+    registry = CollectorRegistry()
+    registry.register(WorkerCalls(str(tmp_path)))
+    found = samples(registry)
+    echo = (("method", "tools/call"), ("tool", "echo"))
+    assert found[("codex_mcp_requests_total", echo)] == 6
+    assert found[("codex_mcp_request_errors_total", echo)] == 2
+    assert found[("codex_mcp_request_duration_seconds_sum", echo)] == 1.0
+    assert "_created" not in generate_latest(registry).decode()  # as multiprocess mode

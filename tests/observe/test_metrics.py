@@ -192,6 +192,7 @@ def samples(registry):
 def shared():
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry)
+    registry.register(metrics.WorkerCalls(sys.argv[1]))
     return samples(registry)
 
 worker = call_metrics.calls()
@@ -231,9 +232,9 @@ print("files:", sorted(os.listdir(sys.argv[1])))
 
 def test_worker_request_metrics_are_written_in_batches(tmp_path: Path) -> None:
     """Under --workers a worker counts requests as plain numbers, as one process does, and
-    writes them to its file in the shared directory every FLUSH_SECONDS, when scraped and at
-    exit (not five locked file writes and os.getpid() calls per request): the series are
-    the same, and a forked child writes its own file."""
+    writes them whole to its own file in the shared directory every FLUSH_SECONDS, when
+    scraped and at exit (not five locked file writes and os.getpid() calls per request):
+    the series are the same, and a forked child writes its own file."""
     shared = tmp_path / "metrics"
     shared.mkdir()
     done = subprocess.run(
@@ -250,7 +251,7 @@ def test_worker_request_metrics_are_written_in_batches(tmp_path: Path) -> None:
     assert "in flight: ['1.0']" in done.stdout, done.stdout
     assert "requests after the child: 5.0" in done.stdout, done.stdout
     files = re.search(r"files: (.*)", done.stdout)
-    assert files is not None and files[1].count("counter_") == 2, done.stdout
+    assert files is not None and files[1].count("calls_") == 2, done.stdout
 
 
 def test_stdio_gateway_serves_metrics_on_a_loopback_port(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from codex_mcp.core.session import StatelessSession
 
 from ..defaults import HttpDefaults
 from ..log_tags import SESSION, session_label
+from ..observe.hooks import CodexTurnHooks
 from .binary import find_codex
 from .bounds import CodexBounds
 from .calls import read_call, run_call
@@ -49,7 +50,7 @@ log = logging.getLogger("codex_mcp.codex")
 DEFAULT_MAX_APP_SERVERS: Final = HttpDefaults.codex_max_app_servers
 
 
-class CodexProvider(Provider):
+class CodexProvider(Provider, CodexTurnHooks):
     def __init__(
         self,
         *,
@@ -139,7 +140,11 @@ class CodexProvider(Provider):
             driver = await codex.driver()
         except CodexError as exc:
             return error_result(exc)
-        return await run_call(driver, call, ctx)
+        if self.turn_observer is None:
+            return await run_call(driver, call, ctx)
+        return await self.turn_observer.on_codex_turn(
+            call.tool, lambda: run_call(driver, call, ctx)
+        )
 
 
 def _label(session: ServerSession) -> str | None:

@@ -32,6 +32,7 @@ from codex_mcp.core.provider import (
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.rounds import InputRequired
 
+from ..observe.hooks import RelayHooks
 from . import relay, tasks
 from .catalog import Catalog, build_catalog, outer_uri
 from .child import Child
@@ -58,7 +59,7 @@ _RETIRE_POLL_SECONDS = 0.05
 _RELOADS_OUTWAITED = 3
 
 
-class GatewayProvider(Provider):
+class GatewayProvider(Provider, RelayHooks):
     def __init__(self, config: GatewayConfig, env: GatewayEnv | None = None) -> None:
         super().__init__()
         self.config = config
@@ -379,6 +380,8 @@ class GatewayProvider(Provider):
             catalog = self.catalog(ctx.session)
         route = catalog.routes.get(name)
         if route is not None:
+            if self.relay_observer is not None:
+                self.relay_observer.on_relay(route[0].name, route[1], ctx)
             return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
         if name == STATUS_TOOL:
             return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
@@ -404,6 +407,8 @@ class GatewayProvider(Provider):
             if down is not None:  # say why its tools are gone (a spawn error, a restart)
                 raise relay.unavailable(*down)
             raise UnknownTool(name)
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(route[0].name, route[1], ctx)
         return await relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
 
     def _down_server_of(self, name: str, catalog: Catalog) -> tuple[Child, str] | None:

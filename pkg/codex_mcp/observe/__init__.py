@@ -1,9 +1,9 @@
 """What a server reports about itself: Prometheus metrics, the audit log, the status page,
 refused requests in the log, and OpenTelemetry spans.
 
-Everything here hooks into a few seams from the outside (the core's method table, the HTTP
-app's middleware, the session manager, the gateway's relay), so the serving code carries
-no observation code of its own, and nothing here runs when it is off:
+Everything here hooks into a few seams (the core's method table, the HTTP app's
+middleware, the session manager, and the explicit hooks of hooks.py that the gateway's
+relay and the Codex provider call), and nothing here runs when it is off:
 
 - dispatch.py   times each request (method, tool, outcome) and tells the sinks
 - metrics.py    the Prometheus metrics (multiprocess under --workers), read at a scrape
@@ -13,6 +13,8 @@ no observation code of its own, and nothing here runs when it is off:
 - audit.py      the audit log (JSON lines)
 - state.py      a snapshot of the server (sessions, children, app-servers, Redis)
 - status_page.py the HTML status page at /
+- hooks.py      the hook points a provider calls (the gateway's relay, a Codex turn)
+- relay.py / codex_turns.py  the observers of those hooks
 - enable.py     turns the above on for a core, once
 - web.py        wires them into the HTTP app; metrics_server.py serves them for stdio
 - tracing.py    OpenTelemetry spans and W3C trace context

@@ -5,18 +5,21 @@ They are bumped on every request, so their cost is the metrics' cost on the hot 
 single process they are plain numbers (a few additions per request, no lock: the event
 loop's thread is the only writer) that a collector hands to prometheus_client when
 scraped, in the same series its Counter, Histogram and Gauge would give. Under `--workers`
-(prometheus_client's multiprocess mode) each worker counts the same way and writes what
-changed to its file in the shared directory every FLUSH_SECONDS, when scraped and at exit.
+each worker counts the same way and writes its numbers whole to its own file in the
+shared directory every FLUSH_SECONDS, when scraped and at exit; a scrape sums the files
+(WorkerFiles). Only prometheus_client's public API is used (decision 55).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import os
 import time
 from bisect import bisect_left
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final
 
 from .plain_metrics import BUCKETS, MAX_LABELS, OTHER, bounded
@@ -37,6 +40,8 @@ CHILD_SECONDS: Final = (
 )
 IN_FLIGHT: Final = ("codex_mcp_requests_in_flight", "Requests being served now.")
 LABELS: Final = ("method", "tool")
+#: Under --workers, each worker's request metrics are in `calls_<pid>.json`.
+FILE_PREFIX: Final = "calls_"
 #: Under --workers, how often a worker writes its request metrics to the shared files.
 FLUSH_SECONDS: Final = 0.25
 _BOUNDS: list[str] = []
@@ -71,6 +76,23 @@ class Series:
         if failed:
             self.errors += 1
 
+    @classmethod
+    def of(cls, count: Any, errors: Any, seconds: Any, buckets: Any) -> Series:
+        """A series as a worker's file has it (ValueError or TypeError: not ours)."""
+        series = cls()
+        series.count, series.errors, series.sum = int(count), int(errors), float(seconds)
+        series.buckets = [int(each) for each in buckets]
+        if len(series.buckets) != len(BUCKETS) + 1:
+            raise ValueError("not our buckets")
+        return series
+
+    def add(self, other: Series) -> None:
+        """Another worker's numbers of the same series."""
+        self.count += other.count
+        self.errors += other.errors
+        self.sum += other.sum
+        self.buckets = [mine + theirs for mine, theirs in zip(self.buckets, other.buckets, strict=True)]  # fmt: skip
+
     def cumulative(self) -> list[tuple[str, float]]:
         total = 0
         out: list[tuple[str, float]] = []
@@ -83,6 +105,9 @@ class Series:
 class LocalCalls:
     """This process's request metrics, as plain numbers (one process: no --workers),
     collected by metrics.py at a scrape."""
+
+    #: Numbers summed from the workers' files (no `_created`: see `collect`).
+    summed = False
 
     def __init__(self) -> None:
         self.in_flight = 0
@@ -135,7 +160,9 @@ class LocalCalls:
             found = self.by_child[name] = Series()
         return found
 
-    def collect(self) -> Iterator[Any]:
+    def collect(self, *, in_flight: bool = True) -> Iterator[Any]:
+        """The series prometheus_client's Counter, Histogram and Gauge would give; with
+        `_created` in one process, without under --workers (as its multiprocess mode)."""
         from prometheus_client.core import (
             CounterMetricFamily,
             GaugeMetricFamily,
@@ -147,8 +174,9 @@ class LocalCalls:
         seconds = HistogramMetricFamily(*SECONDS, labels=LABELS)
         for (method, tool), series in list(self.by_label.items()):
             labels = [method, tool]
-            requests.add_metric(labels, series.count, created=series.created)
-            errors.add_metric(labels, series.errors, created=series.created)
+            created = None if self.summed else series.created
+            requests.add_metric(labels, series.count, created=created)
+            errors.add_metric(labels, series.errors, created=created)
             seconds.add_metric(labels, series.cumulative(), series.sum)
         children = HistogramMetricFamily(*CHILD_SECONDS, labels=["child"])
         for name, series in list(self.by_child.items()):
@@ -156,33 +184,41 @@ class LocalCalls:
         yield requests
         yield errors
         yield seconds
-        yield GaugeMetricFamily(*IN_FLIGHT, value=self.in_flight)
+        if in_flight:
+            yield GaugeMetricFamily(*IN_FLIGHT, value=self.in_flight)
         yield children
 
 
 class SharedCalls(LocalCalls):
     """The request metrics under --workers: counted as plain numbers like one process's,
-    and written to this worker's file in the shared directory (prometheus_client's
-    multiprocess values) at most every FLUSH_SECONDS, when this worker is scraped and at
-    exit, not on every request (five locked file writes: 4 us of a worker's request). A
-    scrape shows another worker's requests within FLUSH_SECONDS."""
+    and written whole to this worker's file in the shared directory (`calls_<pid>.json`,
+    a temporary file renamed over it) at most every FLUSH_SECONDS, when this worker is
+    scraped and at exit, not on every request. A scrape sums every worker's file
+    (WorkerFiles) and shows another worker's requests within FLUSH_SECONDS. The calls in
+    flight are prometheus_client's own gauge, summed over the live workers."""
 
-    def __init__(self) -> None:
+    def __init__(self, directory: str) -> None:
         super().__init__()
-        from prometheus_client import Counter, Gauge, Histogram
+        from prometheus_client import Gauge
 
         # metrics.py before any metric: it sets prometheus_client's multiprocess values up.
         from . import metrics  # noqa: F401
 
-        self._requests = Counter(*REQUESTS, LABELS)
-        self._errors = Counter(*ERRORS, LABELS)
-        self._seconds = Histogram(*SECONDS, LABELS, buckets=BUCKETS)
-        self._child_seconds = Histogram(*CHILD_SECONDS, ["child"], buckets=BUCKETS)
+        self.directory = Path(directory)
         self._in_flight = Gauge(*IN_FLIGHT, multiprocess_mode="livesum")
-        #: What each series had when last written: (count, errors, sum, buckets).
-        self._written: dict[Series, tuple[int, int, float, list[int]]] = {}
+        #: The requests counted when last written (nothing new: nothing to write).
+        self._written = -1
         self._due: asyncio.TimerHandle | None = None
         atexit.register(self.flush)
+        # A forked child writes its own file: it starts from none of its parent's numbers.
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self.by_label.clear()
+        self.by_child.clear()
+        self.in_flight = 0
+        self._written = -1
+        self._due = None
 
     def started(self) -> None:
         self.in_flight += 1
@@ -209,42 +245,52 @@ class SharedCalls(LocalCalls):
         self._due = loop.call_later(FLUSH_SECONDS, self.flush)
 
     def flush(self) -> None:
-        """Write what changed since the last flush to this worker's files."""
+        """Write this worker's numbers, if any changed since the last flush."""
         if self._due is not None:
             self._due.cancel()
             self._due = None
         self._in_flight.set(self.in_flight)
-        for key, series in list(self.by_label.items()):
-            if self._changed(series):
-                self._write(series, self._requests.labels(*key), self._errors.labels(*key))
-                self._write_seconds(series, self._seconds.labels(*key))
-                self._remember(series)
-        for name, series in list(self.by_child.items()):
-            if self._changed(series):
-                self._write_seconds(series, self._child_seconds.labels(name))
-                self._remember(series)
+        answered = sum(series.count for series in self.by_label.values())
+        if answered == self._written:
+            return
+        self._written = answered
+        snapshot = {
+            "requests": [
+                [method, tool, s.count, s.errors, s.sum, s.buckets]
+                for (method, tool), s in list(self.by_label.items())
+            ],
+            "children": [[name, s.sum, s.buckets] for name, s in list(self.by_child.items())],
+        }
+        target = self.directory / f"{FILE_PREFIX}{os.getpid()}.json"
+        temporary = target.with_suffix(".tmp")
+        temporary.write_text(json.dumps(snapshot))
+        temporary.replace(target)
 
-    def _changed(self, series: Series) -> bool:
-        written = self._written.get(series)
-        return written is None or written[0] != series.count
 
-    def _write(self, series: Series, requests: Any, errors: Any) -> None:
-        count, failed, _, _ = self._written.get(series, (0, 0, 0.0, []))
-        requests.inc(series.count - count)
-        if series.errors != failed:
-            errors.inc(series.errors - failed)
-
-    def _write_seconds(self, series: Series, histogram: Any) -> None:
-        _, _, total, buckets = self._written.get(series, (0, 0, 0.0, [0] * len(series.buckets)))
-        # A histogram child takes one observation at a time; a batch goes straight to its
-        # values (the same multiprocess values its observe() bumps).
-        histogram._sum.inc(series.sum - total)
-        for index, (now, before) in enumerate(zip(series.buckets, buckets, strict=True)):
-            if now != before:
-                histogram._buckets[index].inc(now - before)
-
-    def _remember(self, series: Series) -> None:
-        self._written[series] = (series.count, series.errors, series.sum, list(series.buckets))
+def summed(directory: str) -> LocalCalls:
+    """Every worker's request metrics, summed from their files in the shared directory
+    (a dead worker's requests still count, as prometheus_client's multiprocess counters
+    do); collected with `in_flight=False` (the live workers' gauge gives that)."""
+    total = LocalCalls()
+    total.summed = True
+    for path in sorted(Path(directory).glob(f"{FILE_PREFIX}*.json")):
+        try:
+            snapshot = json.loads(path.read_text())
+            requests = [
+                ((str(method), str(tool)), Series.of(count, errors, seconds, buckets))
+                for method, tool, count, errors, seconds, buckets in snapshot["requests"]
+            ]
+            children = [
+                (str(name), Series.of(sum(buckets), 0, seconds, buckets))
+                for name, seconds, buckets in snapshot["children"]
+            ]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue  # gone since listed, or not one of ours: the others still count
+        for key, series in requests:
+            total.series(*key).add(series)
+        for name, series in children:
+            total.child(name).add(series)
+    return total
 
 
 _CALLS: LocalCalls | SharedCalls | None = None
@@ -262,7 +308,8 @@ def calls() -> LocalCalls | SharedCalls:
     `metrics.exposition` reads: multiprocess when PROMETHEUS_MULTIPROC_DIR is set."""
     global _CALLS
     if _CALLS is None:
-        _CALLS = SharedCalls() if os.environ.get(MULTIPROC_ENV) else LocalCalls()
+        directory = os.environ.get(MULTIPROC_ENV)
+        _CALLS = SharedCalls(directory) if directory else LocalCalls()
     return _CALLS
 
 

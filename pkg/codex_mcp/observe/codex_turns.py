@@ -1,39 +1,32 @@
 """A Codex turn seen from here: when tracing, a `codex turn` span under the request's
-span, with the tool and the thread it ran on. Hooked once, by wrapping the `run_call`
-the Codex provider runs each codex / codex-reply call through."""
+span, with the tool and the thread it ran on. The Codex provider runs each codex /
+codex-reply turn through `on_codex_turn` (hooks.CodexTurnHooks)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
+from ..core.jsonrpc import JsonObject
 from .dispatch import CURRENT
 
-_HOOKED = "_codex_mcp_observed"
-
-#: The tracing sink (tracing.py): set when tracing, None otherwise.
-tracing: Any = None
+if TYPE_CHECKING:
+    from .tracing import TracingSink
 
 
-def watch_codex_turns(tracing_sink: Any) -> None:
-    global tracing
-    tracing = tracing_sink
-    from ..codex import provider as codex_provider
+class CodexTurnSpans:
+    def __init__(self, tracing: TracingSink) -> None:
+        self.tracing = tracing
 
-    provider: Any = codex_provider  # its `run_call` is the one it imported from calls.py
-    original = provider.run_call
-    if getattr(original, _HOOKED, False):
-        return
-
-    async def run_call(driver: Any, codex_call: Any, ctx: Any) -> Any:
+    async def on_codex_turn(
+        self, tool: str, call_next: Callable[[], Awaitable[JsonObject]]
+    ) -> JsonObject:
         call = CURRENT.get()
-        if tracing is None or call is None or call.span is None:
-            return await original(driver, codex_call, ctx)
-        with tracing.child_span(call, "codex turn", {"codex.tool": codex_call.tool}) as span:
-            result = await original(driver, codex_call, ctx)
+        if call is None or call.span is None:
+            return await call_next()
+        with self.tracing.child_span(call, "codex turn", {"codex.tool": tool}) as span:
+            result = await call_next()
             structured = result.get("structuredContent") if isinstance(result, dict) else None
             if isinstance(structured, dict) and structured.get("threadId"):
                 span.set_attribute("codex.thread_id", str(structured["threadId"]))
             return result
-
-    setattr(run_call, _HOOKED, True)
-    provider.run_call = run_call

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import tracing
 from .dispatch import MetricsSink, Recorder, Sink, instrument
+from .hooks import CodexTurnHooks, RelayHooks
 from .sessions import SessionCounts
 from .state import ServerState
 
@@ -45,20 +46,19 @@ class Observed:
 
             self.tracing = TracingSink(tracer)
             sinks.append(self.tracing)
-        gateway = type(core.provider).__module__.startswith("codex_mcp.gateway")
+        provider = core.provider
+        relays = isinstance(provider, RelayHooks)
         # The gateway's relay and the tracer's spans read the call being served.
-        calls_seen = gateway or self.tracing is not None
+        calls_seen = relays or self.tracing is not None
         self.recorder: Recorder | None = instrument(core, sinks, calls_seen) if sinks else None
-        if gateway:
-            from .relay import watch_relay
+        if isinstance(provider, RelayHooks):
+            from .relay import RelayWatch
 
-            watch_relay(self.tracing)
-        if self.tracing is not None and type(core.provider).__module__.startswith(
-            "codex_mcp.codex"
-        ):
-            from .codex_turns import watch_codex_turns
+            provider.relay_observer = RelayWatch(self.tracing)
+        if self.tracing is not None and isinstance(provider, CodexTurnHooks):
+            from .codex_turns import CodexTurnSpans
 
-            watch_codex_turns(self.tracing)
+            provider.turn_observer = CodexTurnSpans(self.tracing)
         self.state = ServerState(core, in_flight=self.metrics)
 
 

@@ -146,6 +146,16 @@ class _PlainNumbers(Collector):
             yield from calls.collect()
 
 
+class WorkerCalls(Collector):
+    """Every worker's request metrics (under --workers), from their files."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def collect(self) -> Iterator[Any]:
+        yield from call_metrics.summed(self.directory).collect(in_flight=False)
+
+
 if not os.environ.get(MULTIPROC_ENV):
     REGISTRY.register(_PlainNumbers())
 
@@ -158,5 +168,6 @@ def exposition() -> tuple[bytes, str]:
         call_metrics.flush()  # this worker's latest; the others' are at most FLUSH_SECONDS old
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        registry.register(WorkerCalls(os.environ[MULTIPROC_ENV]))
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
