@@ -148,7 +148,7 @@ def run_client_suite(version: str, tmp_path: Path, *selection: str) -> dict[str,
     for path in results.rglob("checks.json"):
         scenario = STAMP.sub("", str(path.parent.relative_to(results)))
         found[scenario] = [
-            f"{check['id']}: {check.get('errorMessage', '')}"
+            f"{check['id']}: {check.get('errorMessage') or check.get('description', '')}"
             for check in json.loads(path.read_text())
             if check["status"] in ("FAILURE", "WARNING")
         ]
