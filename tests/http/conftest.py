@@ -10,6 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from codex_mcp.transports.http import HttpConfig, create_app
 from http_process import HttpProcess, MakeClient
+from oauth_helpers import AuthorizationServer
 
 
 @pytest.fixture
@@ -41,3 +42,24 @@ def make_client(aiohttp_client: Any) -> MakeClient:
         return client
 
     return make
+
+
+@pytest.fixture(scope="module")
+def authorization_server() -> Iterator[AuthorizationServer]:
+    """A real OAuth authorization server (oauth2-mock-server) for the module's tests."""
+    server = AuthorizationServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def resource_server(authorization_server: AuthorizationServer) -> Iterator[HttpProcess]:
+    """A real `codex-mcp-http` accepting its tokens: every request needs `mcp`, the echo
+    tool needs `echo.use` too."""
+    server = HttpProcess(
+        "--oauth-issuer", authorization_server.issuer,
+        "--oauth-scope", "mcp",
+        "--oauth-tool-scope", "echo=echo.use",
+    )  # fmt: skip
+    yield server
+    server.stop()

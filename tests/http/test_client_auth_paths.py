@@ -8,7 +8,6 @@ server oauth2-mock-server (authorization_server.mjs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -17,7 +16,6 @@ import aiohttp
 import pytest
 from client_cli import cli, login_as_browser
 from http_process import HttpProcess
-from oauth_helpers import AuthorizationServer
 
 TOKEN = "s3cret-static-token"
 
@@ -90,25 +88,6 @@ async def test_well_known_probes_get_404_without_a_credential_and_are_no_refusal
         if line.startswith("codex_mcp_http_refused") and not line.endswith(" 0.0")
     ]  # fmt: skip
     assert refused == [], refused
-
-
-@pytest.fixture(scope="module")
-def authorization_server() -> Iterator[AuthorizationServer]:
-    server = AuthorizationServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def resource_server(authorization_server: AuthorizationServer) -> Iterator[HttpProcess]:
-    """Every request needs `mcp`; the echo tool needs `echo.use` too."""
-    server = HttpProcess(
-        "--oauth-issuer", authorization_server.issuer,
-        "--oauth-scope", "mcp",
-        "--oauth-tool-scope", "echo=echo.use",
-    )  # fmt: skip
-    yield server
-    server.stop()
 
 
 @pytest.mark.interop

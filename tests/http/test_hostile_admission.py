@@ -167,13 +167,6 @@ class Tokens:
 
 
 @pytest.fixture(scope="module")
-def authorization_server() -> Iterator[AuthorizationServer]:
-    server = AuthorizationServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def audit_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("audit") / "audit.jsonl"
 

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -47,28 +46,6 @@ from mcp.shared.auth import (
 pytestmark = pytest.mark.interop
 
 CALLBACK = "http://127.0.0.1:9/callback"  # never reached: the test reads the redirect
-
-
-@pytest.fixture(scope="module")
-def authorization_server() -> Iterator[AuthorizationServer]:
-    server = AuthorizationServer()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def resource_server(authorization_server: AuthorizationServer) -> Iterator[HttpProcess]:
-    """Every request needs `mcp`; the echo tool needs `echo.use` too."""
-    server = HttpProcess(
-        "--oauth-issuer",
-        authorization_server.issuer,
-        "--oauth-scope",
-        "mcp",
-        "--oauth-tool-scope",
-        "echo=echo.use",
-    )
-    yield server
-    server.stop()
 
 
 def challenge(reply: aiohttp.ClientResponse) -> dict[str, str]:
