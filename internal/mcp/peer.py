@@ -94,8 +94,9 @@ class JsonRpcPeer(Requester):
     `fallback`, `handle_notification`, the error factories and `batch_refusal`).
 
     Guarantees: every incoming request with a usable id is answered exactly once unless
-    the peer cancels it; notifications (and `"id": null` messages, seed 003's
-    notifications) are never answered; a malformed message costs at most its own answer;
+    the peer cancels it; notifications (and `"id": null` messages, which clients of the Go
+    system send as notifications) are never answered; a malformed message costs at most its
+    own answer;
     answers to our requests that cannot be read fail that request, never the reader.
     """
 
@@ -162,7 +163,7 @@ class JsonRpcPeer(Requester):
         """Returns whether an answer will be sent."""
         method = message.get("method")
         request_id: Any = message.get("id")
-        has_id = request_id is not None  # "id": null is seed 003's notification
+        has_id = request_id is not None  # the Go system's clients send "id": null notifications
         if method is None:
             if "id" in message and ("result" in message or "error" in message):
                 self._on_response(message)

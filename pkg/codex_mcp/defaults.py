@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
-#: `trace` and `warn` are RUST_LOG's words (seed 004 took its level from RUST_LOG).
+#: `trace` and `warn` are RUST_LOG's words (the Rust codex-mcp-server took its level from RUST_LOG).
 LogLevel = Literal["trace", "debug", "info", "warn", "warning", "error", "critical"]
 PostStream = Literal["auto", "upgrade", "header"]
 OnHangup = Literal["auto", "keep", "cancel"]

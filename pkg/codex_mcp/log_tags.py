@@ -57,7 +57,7 @@ class SessionTag(logging.Filter):
 
 
 class RedactBearer(logging.Formatter):
-    """File logs never keep bearer tokens (seed 004's rule); stderr stays as is."""
+    """File logs never keep bearer tokens (the Rust codex-mcp-server's rule); stderr stays as is."""
 
     def format(self, record: logging.LogRecord) -> str:
         return _BEARER.sub(r"\1****", super().format(record))

@@ -71,7 +71,8 @@ def configure_core(
 
 
 def log_file_for(settings: CommonDefaults) -> Path | None:
-    """--log-file, else seed 004's `$CODEX_HOME/log/codex-rmcp.log` when serving codex."""
+    """--log-file, else `$CODEX_HOME/log/codex-rmcp.log` when serving codex (where the Rust
+    codex-mcp-server kept its log)."""
     if settings.log_file is not None or settings.serve != "codex":
         return settings.log_file
     from ..codex.home import default_log_file

@@ -1,6 +1,6 @@
 """The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`:
 
-    codex-mcp                          serve the .mcp.json found as seed 001 says (none: built-ins)
+    codex-mcp                          serve the .mcp.json found (gateway/config.py) or built-ins
     codex-mcp -- <server> <args...>    wrap one server (passthrough)
     codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
     codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml

@@ -127,10 +127,10 @@ def _checked_options(settings: HttpDefaults) -> tuple[dict[str, object], list[st
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)
     }
     if options["post_stream"] == "auto":
-        # Seed 004's streaming for Codex: GET SSE plus JSON POST unless asked otherwise.
+        # The Rust codex-mcp-server's streaming for Codex: GET SSE plus JSON POST, unless asked.
         options["post_stream"] = "header" if settings.serve == "codex" else "upgrade"
     if options["on_hangup"] == "auto":
-        # Seed 004: a Codex client that hangs up stops its turn.
+        # A Codex client that hangs up stops its turn, as in the Rust codex-mcp-server.
         options["on_hangup"] = "cancel" if settings.serve == "codex" else "keep"
     tokens = bearer_tokens(settings)
     try:

@@ -4,7 +4,7 @@
         tools = await client.list_tools(qualify=True)
         result = await client.call_tool("echo", {"message": "hi"})
 
-Defaults follow the Codex.MCP.Client (seed 002): protocol 2025-06-18, 10 s to initialize,
+Defaults follow the Elixir Codex.MCP.Client: protocol 2025-06-18, 10 s to initialize,
 30 s per list request, 60 s per tool call, 3 retries with 100 ms..5 s exponential backoff.
 
 `mode="auto"` makes it a dual-era client: it probes with 2026-07-28's `server/discover`
@@ -207,7 +207,7 @@ class Client(ModernFeatures):
             await self.session.aclose()
             raise
 
-    initialize = connect  # seed 002's name (and `handshake`, its older alias)
+    initialize = connect  # the Elixir client's name (and `handshake`, its older alias)
     handshake = connect
 
     async def aclose(self) -> None:

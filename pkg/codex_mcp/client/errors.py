@@ -5,8 +5,8 @@ Retry policy (used by `Client.call_tool`):
 * retried: transient transport failures (`TransportError` with `retryable=True`: a refused or
   reset HTTP connection, an HTTP 5xx/408/429, a stream cut before the response) and JSON-RPC
   errors a server uses for transient trouble: -32603 (internal error) and the -32000..-32099
-  implementation range, unless the error's `data.retryable` says otherwise (seed 001's
-  normalized shape), which always wins.
+  implementation range, unless the error's `data.retryable` says otherwise (the gateway's
+  normalized shape, gateway/errors.py), which always wins.
 * but a tool call whose fate is unknown is never re-run unless the caller says the tool is
   idempotent: a transport failure after the request may have reached the server (a stream
   cut before the response, a reset connection, a 500/502/504 from a proxy) has

@@ -2,7 +2,7 @@
 
 A backoff is called with the 1-based number of the retry about to happen. It may return the
 delay in seconds (the client sleeps), or be a coroutine function that waits by itself (and
-returns None), like the seed's `fn attempt -> Process.sleep(...) end`.
+returns None), like the Elixir client's `fn attempt -> Process.sleep(...) end`.
 """
 
 from __future__ import annotations

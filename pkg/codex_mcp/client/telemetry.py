@@ -1,6 +1,7 @@
 """Tool call telemetry: events to subscribers, and OpenTelemetry spans when the API is installed.
 
-Events mirror seed 002's `[:codex, :mcp, :tool_call, :start | :success | :failure]`:
+Events mirror the Elixir Codex.MCP.Client's
+`[:codex, :mcp, :tool_call, :start | :success | :failure]`:
 
 * `codex.mcp.tool_call.start`: measurements `system_time` (ns since the epoch);
   metadata `tool`, `arguments`, `server_name`.

@@ -1,5 +1,5 @@
 """CODEX_HOME: where Codex keeps its configuration, credentials and sessions, and where
-the Codex MCP server kept its log (seed 004: `$CODEX_HOME/log/codex-rmcp.log`)."""
+the Rust codex-mcp-server kept its log (`$CODEX_HOME/log/codex-rmcp.log`)."""
 
 from __future__ import annotations
 

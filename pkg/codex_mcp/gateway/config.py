@@ -1,4 +1,4 @@
-"""Finding and loading the gateway's `.mcp.json` (seed 001's discovery).
+"""Finding and loading the gateway's `.mcp.json` (the TypeScript wrapper's discovery).
 
 1. `CODEX_MCP_WRAPPER_CONFIG`, if set (a path that does not exist is an error);
 2. else the nearest `.mcp.json` upward from the working directory to the root;
@@ -56,7 +56,7 @@ def find_config(
     cwd: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Path | None:
-    """The config file to use, by seed 001's order, or None when there is none."""
+    """The config file to use, in the TypeScript wrapper's order, or None when there is none."""
     env = os.environ if environ is None else environ
     explicit = env.get(CONFIG_ENV, "").strip()
     if explicit:

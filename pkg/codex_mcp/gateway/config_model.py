@@ -76,9 +76,9 @@ class RepairConfig:
 
     #: The repairs that keep Codex from dropping a tool, or a whole server (always safe).
     fix_shapes: bool = True
-    #: Infer a missing `type` (seed 001's rule: enum's first value, properties, items, string).
+    #: Infer a missing `type` (the TypeScript wrapper's rule: enum, properties, items, string).
     infer_types: bool = True
-    #: `input_schema` -> `inputSchema` and friends, from servers written like seed 000.
+    #: `input_schema` -> `inputSchema` and friends, from Rust servers that serialize snake_case.
     camel_case: bool = True
     #: `integer` -> `number` (older Codex rejected `integer`; 0.169 keeps it).
     integer_to_number: bool = False

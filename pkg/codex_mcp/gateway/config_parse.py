@@ -1,8 +1,9 @@
 """A decoded `.mcp.json` document -> GatewayConfig, or one ConfigError naming what is wrong.
 
-Shapes (seed 001): `{"servers": {...}}`, `{"mcp_servers": {...}}`, `{"mcpServers": {...}}`,
-a list of entries with optional `name`s, or one bare entry. Field spellings of Claude Code,
-Cursor, VS Code, Gemini CLI and Codex are accepted (see specs/gateway.md).
+Shapes (the TypeScript wrapper's): `{"servers": {...}}`, `{"mcp_servers": {...}}`,
+`{"mcpServers": {...}}`, a list of entries with optional `name`s, or one bare entry. Field
+spellings of Claude Code, Cursor, VS Code, Gemini CLI and Codex are accepted (see
+specs/gateway.md).
 """
 
 from __future__ import annotations

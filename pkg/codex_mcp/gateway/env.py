@@ -1,4 +1,4 @@
-"""The gateway's environment variables, seed 001's names:
+"""The gateway's environment variables, named as the TypeScript wrapper named them:
 
 | variable | default | meaning |
 |---|---|---|

@@ -12,8 +12,9 @@ second backend appears. We name tools so Codex never has to touch them:
   `server\\0tool`, so it is deterministic and distinct;
 - a name depends on its own server and tool only, except when two different raw names
   sanitize to the same one: the first keeps it, the later ones get the hash suffix; and
-  an exact duplicate is dropped, first wins, with a warning (seed 001). Assigning in config
-  order, then the child's listing order, keeps every existing name when a backend is added.
+  an exact duplicate is dropped, first wins, with a warning (as the TypeScript wrapper
+  did). Assigning in config order, then the child's listing order, keeps every existing
+  name when a backend is added.
 """
 
 from __future__ import annotations

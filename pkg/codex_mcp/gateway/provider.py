@@ -147,7 +147,7 @@ class GatewayProvider(Provider, RelayHooks):
             self._spawn(self._announce())
 
     async def _announce(self) -> None:
-        """seed 001's one line on stderr, once the first starts are over."""
+        """The TypeScript wrapper's one line on stderr, once the first starts are over."""
         started = self._started_with_us
         await asyncio.gather(*(c.wait_settled(c.startup_timeout + 1) for c in started))
         names = [server.name for server in self.per_session.servers]

@@ -122,7 +122,7 @@ class RelayedCall(Deferred):
         if child.interrupts:
             child.interrupts.pop(self.request_id, None)
         if "is_error" in result or "structured_content" in result:
-            result = normalize_result(result)  # seed 000's snake case
+            result = normalize_result(result)  # Rust (serde) servers' snake case
         self._finish(result, None)
 
     def fail(self, error: Exception) -> None:

@@ -26,7 +26,7 @@ __all__ = [
     "repair_tool",
 ]
 
-#: Fields of servers written in the style of seed 000 (Rust, serde snake_case).
+#: Fields of servers written in the style of the Rust codex-mcp crate (serde snake_case).
 DEFINITION_FIELDS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}
 ANNOTATION_FIELDS = {
     "read_only_hint": "readOnlyHint",
@@ -160,7 +160,7 @@ def apply_tool_settings(tool: dict[str, Any], settings: ToolSettings | None) -> 
 
 def normalize_result(result: Any) -> Any:
     """`is_error` -> `isError`, `structured_content` -> `structuredContent` in a tool's result
-    (servers in the style of seed 000 answer so, and Codex would read such an error as a
+    (Rust servers that serialize snake_case answer so, and Codex would read such an error as a
     success). Cheap when there is nothing to do: the same object comes back."""
     if not isinstance(result, dict) or not ("is_error" in result or "structured_content" in result):
         return result

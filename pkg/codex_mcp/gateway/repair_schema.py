@@ -210,9 +210,10 @@ class _Repairer:
             self.note(_at(at, "minItems"), "not a count, dropped")
 
     def infer_type(self, node: dict[str, Any], at: str) -> None:
-        """Seed 001's rule (enum: the first value's type; properties: object; items: array;
-        else string), for a schema with no `type` that is not a `$ref` or a combination. The
-        other keywords that only make sense for one type count as well, as Codex counts them."""
+        """The TypeScript wrapper's rule (enum: the first value's type; properties: object;
+        items: array; else string), for a schema with no `type` that is not a `$ref` or a
+        combination. The other keywords that only make sense for one type count as well, as
+        Codex counts them."""
         if "type" in node or "$ref" in node or any(k in node for k in (*_COMPOSITIONS, "not")):
             return
         integer = "number" if self.options.integer_to_number else "integer"

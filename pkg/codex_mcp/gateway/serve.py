@@ -2,7 +2,7 @@
 
 `initialize` waits for the shared children's first start, at most `WRAPPER_INIT_TIMEOUT_MS`,
 so the capabilities it answers with are the children's; past the limit it answers anyway
-(seed 001), and children that come up later are announced with `list_changed`.
+(as the TypeScript wrapper did), and children that come up later are announced with `list_changed`.
 """
 
 from __future__ import annotations

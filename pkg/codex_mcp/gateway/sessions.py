@@ -1,4 +1,6 @@
-"""Per-session children: a child of its own for each client, over HTTP (seed 004).
+"""Per-session children: a child of its own for each client, over HTTP.
+
+Isolated state per session, as the Rust codex-mcp-server gave each of its sessions.
 
 Whose children they are (an `Owner`): a client session's (the legacy eras: one
 `Mcp-Session-Id`), kept in `session.state` and stopped through `session.cleanup` when the

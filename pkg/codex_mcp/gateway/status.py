@@ -117,7 +117,8 @@ def _why_down(child: Child) -> str:
 def summary_line(
     children: Sequence[Child], per_session_names: Sequence[str], lazy: Sequence[str] = ()
 ) -> str:
-    """`Started 3 child server(s): a, b, c` (seed 001), and what did not start."""
+    """`Started 3 child server(s): a, b, c` (the TypeScript wrapper's line), and what did not
+    start."""
     up = [child.name for child in children if child.connection is not None]
     down = [child for child in children if child.connection is None]
     line = f"Started {len(up)} child server(s): {', '.join(up) or '-'}"

@@ -1,6 +1,6 @@
 """A lower-level handler interface for people who route by hand.
 
-In the spirit of the seed crate's `McpHandler`: subclass, override `tools_list`
+In the spirit of the Rust codex-mcp crate's `McpHandler`: subclass, override `tools_list`
 and `tools_call` (and optionally `initialize`), and serve it like any server.
 """
 

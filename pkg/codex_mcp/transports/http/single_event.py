@@ -1,6 +1,6 @@
 """GET /mcp/sse?request=<url-encoded JSON-RPC>: one `message` event with the answer, then close.
 
-For callers that can only make GET requests (seed 003's design). A notification
+For callers that can only make GET requests (the Go system's design). A notification
 gets a stream with no event. With an Mcp-Session-Id header the request runs in
 that session; otherwise in a throwaway one, which counts against the session cap
 while it lives.

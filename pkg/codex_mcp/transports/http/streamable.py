@@ -4,9 +4,10 @@ A POST carrying a request is answered with JSON when the call sends nothing but
 its result. When it sends notifications or server-to-client requests first and
 the client accepts SSE, the answer turns into an SSE stream that carries them
 as they happen, then the result. `X-MCP-POST-STREAM: 1` asks for SSE from the
-start. A message is never put on two streams. With `post_stream="header"` (seed 004, the
-default when serving codex) a session holding its GET stream gets JSON answers to its
-POSTs, and what the calls send first goes to that GET stream.
+start. A message is never put on two streams. With `post_stream="header"` (the
+Rust codex-mcp-server's contract, the default when serving codex) a session
+holding its GET stream gets JSON answers to its POSTs, and what the calls send
+first goes to that GET stream.
 """
 
 from __future__ import annotations
@@ -138,10 +139,11 @@ class StreamableHttp:
         )
 
     def _to_get_stream(self, session: HttpSession) -> bool:
-        """Seed 004's streaming (`--post-stream header`): while the session holds its GET
-        stream, a POST answers with JSON and what its call sends first goes to that stream,
-        unless the POST asks with X-MCP-POST-STREAM: 1. (With no GET stream to carry them,
-        a call's messages still upgrade its answer to SSE rather than wait unread.)"""
+        """The Rust codex-mcp-server's streaming (`--post-stream header`): while the session
+        holds its GET stream, a POST answers with JSON and what its call sends first goes to
+        that stream, unless the POST asks with X-MCP-POST-STREAM: 1. (With no GET stream to
+        carry them, a call's messages still upgrade its answer to SSE rather than wait
+        unread.)"""
         return self.config.post_stream == "header" and session.streams.standalone.queue is not None
 
     async def _answer(
@@ -210,7 +212,7 @@ class StreamableHttp:
             return response
         except (ConnectionError, asyncio.CancelledError):
             # The client went away: by default the call keeps running and its events stay
-            # resumable; with on_hangup="cancel" (seed 004) it is cancelled, as if asked.
+            # resumable; with on_hangup="cancel" (serving codex) it is cancelled, as if asked.
             session.log.debug("client left stream %s", stream.key)
             if self.config.on_hangup == "cancel" and not stream.finished:
                 session.core_session.cancel_request(request_id, "the client hung up")
