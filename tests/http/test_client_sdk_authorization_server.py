@@ -120,6 +120,7 @@ async def test_the_cli_logs_in_lists_calls_and_refreshes_at_the_sdks_authorizati
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason="product defect: codex_mcp.client.oauth.registration.register sends no `scope` in "
     "its RFC 7591 registration metadata, and the step-up login reuses the kept registration; "
     "the SDK's RegistrationHandler gives a client registered without `scope` its "
