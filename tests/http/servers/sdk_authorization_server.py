@@ -176,7 +176,7 @@ def main() -> None:
     issuer = f"http://127.0.0.1:{port}/"  # pydantic's AnyHttpUrl spells it with the slash
     provider = Provider(issuer)
     registration = ClientRegistrationOptions(
-        enabled=True, valid_scopes=["mcp"], default_scopes=["mcp"]
+        enabled=True, valid_scopes=["mcp", "echo.use"], default_scopes=["mcp"]
     )
     revocation = RevocationOptions(enabled=True)
     metadata = build_metadata(AnyHttpUrl(issuer), None, registration, revocation)
