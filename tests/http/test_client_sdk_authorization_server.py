@@ -118,16 +118,6 @@ async def test_the_cli_logs_in_lists_calls_and_refreshes_at_the_sdks_authorizati
         assert refresh["token_request"]["client_id"] and refresh["basic"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="product defect: codex_mcp.client.oauth.registration.register sends no `scope` in "
-    "its RFC 7591 registration metadata, and the step-up login reuses the kept registration; "
-    "the SDK's RegistrationHandler gives a client registered without `scope` its "
-    "default_scopes (`mcp`) and its AuthorizationHandler then refuses `mcp echo.use` with "
-    "invalid_scope 'Client was not registered with scope echo.use', so the CLI's own advice "
-    "(`login URL --scope mcp --scope echo.use`) fails",
-)
 async def test_the_clis_advice_after_a_scope_refusal_gets_the_scope_at_the_sdks_as(
     sdk_authorization_server: SdkAuthorizationServer, http_process: Any, tmp_path: Path
 ) -> None:

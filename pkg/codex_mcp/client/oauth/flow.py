@@ -318,7 +318,7 @@ class OAuth:
         server = found.server
         state = self.state
         if self.grant != "authorization_code":
-            registration = await self._registration(http, server, "")
+            registration = await self._registration(http, server, "", ())
             form = {"grant_type": self.grant, "resource": found.resource}
             if self.assertion is not None:
                 form["grant_type"] = JWT_BEARER
@@ -334,7 +334,9 @@ class OAuth:
                     # No OAuth metadata anywhere: a static token, not a login, is wanted.
                     raise BearerTokenNeeded(self.server_url, said)
                 raise NeedsLogin(self.server_url)
-            registration = await self._registration(http, server, self.authorizer.redirect_uri)
+            registration = await self._registration(
+                http, server, self.authorizer.redirect_uri, scopes
+            )
             tokens = await self._authorization_code(http, found, registration, scopes)
         state.issuer = server.issuer
         state.tokens = tokens
@@ -343,15 +345,25 @@ class OAuth:
         await self._save()
 
     async def _registration(
-        self, http: aiohttp.ClientSession, server: AuthServer, redirect_uri: str
+        self,
+        http: aiohttp.ClientSession,
+        server: AuthServer,
+        redirect_uri: str,
+        scopes: tuple[str, ...],
     ) -> Registration:
+        """The client kept for `server` when it fits (its redirect URI, and the scopes it
+        was registered for, when it was registered here); else a new registration."""
         known = self.state.registrations.get(server.issuer)
-        if known is not None and (known.redirect_uri == redirect_uri or not redirect_uri):
+        if (
+            known is not None
+            and (known.redirect_uri == redirect_uri or not redirect_uri)
+            and (self.profile.client_id is not None or known.covers(scopes))
+        ):
             return known
         if self.grant != "authorization_code" and self.profile.client_id is None:
             raise OAuthError(f"the {self.grant} grant needs a pre-registered client_id")
         try:
-            registration = await register(http, server, self.profile, redirect_uri)
+            registration = await register(http, server, self.profile, redirect_uri, scopes)
         except OAuthError:
             if server.from_metadata:
                 raise

@@ -42,8 +42,13 @@ def pick_auth_method(server: AuthServer, has_secret: bool) -> str:
 
 
 async def register(
-    http: aiohttp.ClientSession, server: AuthServer, profile: ClientProfile, redirect_uri: str
+    http: aiohttp.ClientSession,
+    server: AuthServer,
+    profile: ClientProfile,
+    redirect_uri: str,
+    scopes: tuple[str, ...] = (),
 ) -> Registration:
+    """Our client at `server`, registered (when it is registered here) for `scopes`."""
     if profile.client_id is not None:
         method = profile.auth_method or pick_auth_method(server, profile.client_secret is not None)
         return Registration(profile.client_id, profile.client_secret, method, redirect_uri)
@@ -65,6 +70,13 @@ async def register(
         "token_endpoint_auth_method": asked,
         "application_type": "native",
     }
+    offered = set(server.scopes_supported or ())
+    if scopes and set(scopes) <= offered:
+        # RFC 7591 section 2: a server may limit a client to the scopes it registered for
+        # (the official MCP SDK's does, to its defaults when none is named). Named only
+        # when the server lists them all: one that does not govern a scope (an OpenID
+        # provider, for a resource's scopes) refuses a registration that names it.
+        metadata["scope"] = " ".join(scopes)
     endpoint = server.registration_endpoint
     status, body, _ = await exchange(http, endpoint, "registration endpoint", json=metadata)
     if status >= 300 or not isinstance(body, dict):
@@ -83,4 +95,4 @@ async def register(
         if given_method in AUTH_METHODS
         else pick_auth_method(server, secret is not None)
     )
-    return Registration(client_id, secret, str(method), redirect_uri)
+    return Registration(client_id, secret, str(method), redirect_uri, scopes)

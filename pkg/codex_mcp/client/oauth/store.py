@@ -152,6 +152,13 @@ class Registration:
     client_secret: str | None = None
     auth_method: str = "none"
     redirect_uri: str | None = None
+    #: The scopes of the login we registered for (RFC 7591 `scope`, where the server
+    #: lists them): a server may grant a client no others, so a login for more registers
+    #: again.
+    scopes: tuple[str, ...] = ()
+
+    def covers(self, scopes: tuple[str, ...]) -> bool:
+        return set(scopes) <= set(self.scopes)
 
     @classmethod
     def from_json(cls, data: Any, complain: Complain) -> Registration | None:
@@ -166,7 +173,13 @@ class Registration:
         if secret is not None and printable_token(secret) is None:
             complain("a registration's client_secret is not usable")
             return None
-        return cls(client_id, _text(secret), str(method), _text(data.get("redirect_uri")))
+        return cls(
+            client_id,
+            _text(secret),
+            str(method),
+            _text(data.get("redirect_uri")),
+            _scope_list(data, "scopes", complain),
+        )
 
 
 @dataclass(slots=True)
