@@ -11,11 +11,12 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from codex_mcp.client import Client
+from support.polling import until as until
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -118,18 +119,6 @@ async def status(client: Client) -> dict[str, dict[str, Any]]:
     result = await client.call_tool("gateway_status", {}, retries=0)
     assert result.structured_content is not None
     return {s["name"]: s for s in result.structured_content["servers"]}
-
-
-async def until(check: Callable[[], Any], timeout: float = 20.0, every: float = 0.05) -> Any:
-    """Poll an async or sync condition until it is truthy (for state only a peer can tell)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            value = check()
-            if asyncio.iscoroutine(value):
-                value = await value
-            if value:
-                return value
-            await asyncio.sleep(every)
 
 
 def alive(pid: int) -> bool:

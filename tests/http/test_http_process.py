@@ -296,12 +296,6 @@ async def test_hung_up_streams_end_their_handlers(http_process: Start) -> None:
 # -- nginx ---------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def nginx(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """`nginx(upstream, extra_directives)`: a reverse proxy on a free loopback port,

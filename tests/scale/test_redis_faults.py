@@ -11,18 +11,12 @@ from typing import Any
 import aiohttp
 from http_helpers import SSE_ONLY, call, messages_of, next_event, open_session, text_of
 from scale_setup import RedisServer, Replicas
+from support.polling import until
 
 
 async def ready(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
     async with http.get(f"{base}/readyz") as response:
         return response.status, await response.json()
-
-
-async def until(check: Any, seconds: float = 15) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.1)
 
 
 async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: RedisServer) -> None:

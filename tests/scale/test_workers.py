@@ -16,6 +16,7 @@ import aiohttp
 from http_helpers import JSON, call, init, open_session, text_of
 from http_process import ROOT, HttpProcess
 from scale_setup import SERVING, SHARED, RedisServer
+from support.polling import until
 
 
 def _children(pid: int) -> set[int]:
@@ -116,10 +117,10 @@ async def test_a_crash_looping_worker_never_stops_the_healthy_one(
         "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
     )
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         marker.write_text("1")
         os.kill(_worker(server.pid, "1"), signal.SIGKILL)  # and it dies on every restart
-        await _until(lambda: server.stderr.count("worker 1 exited") >= 6, 60)
+        await until(lambda: server.stderr.count("worker 1 exited") >= 6, 60)
         assert server.process.poll() is None, server.stderr
         assert "restarting it in" in server.stderr
         healthy = _worker(server.pid, "0")
@@ -145,7 +146,7 @@ async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
         "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
     )
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         marker.write_text("0 1")
         for index in ("0", "1"):
             os.kill(_worker(server.pid, index), signal.SIGKILL)
@@ -176,7 +177,7 @@ async def test_a_restarting_worker_takes_no_connection_before_redis_answers_it(
     merely connecting (a new connection per initialize, all through the restart)."""
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         os.kill(_worker(server.pid, "1"), signal.SIGKILL)
         answers: list[int] = []
         connector = aiohttp.TCPConnector(force_close=True)
@@ -208,13 +209,6 @@ def _worker(supervisor: int, index: str) -> int:
     raise AssertionError(f"no live worker {index}")
 
 
-async def _until(check: Any, seconds: float = 20) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the condition never held"
-        await asyncio.sleep(0.05)
-
-
 LIFESPAN = str(ROOT / "tests/server/servers/lifespan_server.py")
 
 
@@ -227,7 +221,7 @@ async def test_each_worker_enters_the_lifespan_once_and_exits_it_on_sigterm(
         "--workers", "2", "--serve", LIFESPAN, "--redis-url", redis_server.url, env=env
     )
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         workers = _children(server.pid)
         entered = sorted(marks.read_text().splitlines())
         assert entered == sorted(f"enter {pid}" for pid in workers)
