@@ -77,18 +77,16 @@ async def test_workers_of_a_killed_supervisor_stop_serving(redis_server: RedisSe
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     workers: set[int] = set()
     try:
-        deadline = time.monotonic() + 20
-        while server.stderr.count(SERVING) < 2:
-            assert time.monotonic() < deadline, server.stderr
-            await asyncio.sleep(0.05)
+        await until(lambda: server.stderr.count(SERVING) >= 2, 20, lambda: server.stderr)
         workers = _children(server.pid)
         assert len(workers) == 2
         server.process.kill()  # SIGKILL: the supervisor cannot pass anything on
         server.process.wait(10)
-        deadline = time.monotonic() + 30
-        while any(_running(pid) for pid in workers):
-            assert time.monotonic() < deadline, "workers kept serving without a supervisor"
-            await asyncio.sleep(0.05)
+        await until(
+            lambda: not any(_running(pid) for pid in workers),
+            30,
+            "workers kept serving without a supervisor",
+        )
         server.wait_for_line("supervisor is gone", 10)
     finally:
         server.stop()

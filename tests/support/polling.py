@@ -9,7 +9,8 @@ from typing import Any
 
 
 def _timed_out(timeout: float, what: object) -> AssertionError:
-    return AssertionError(f"not met in {timeout} s: {what if what is not None else 'a condition'}")
+    said = what() if callable(what) else what
+    return AssertionError(f"not met in {timeout} s: {said if said is not None else 'a condition'}")
 
 
 async def until(
@@ -17,7 +18,7 @@ async def until(
 ) -> Any:
     """Poll `check` (sync, or returning an awaitable) until its value is truthy, and return
     that value. After `timeout` seconds fail with AssertionError naming `what` (shown as it is
-    then: pass an object whose repr tells the state)."""
+    then; a callable is called then, e.g. `lambda: server.stderr`)."""
     limit = asyncio.timeout(timeout)  # also bounds a check that itself hangs
     try:
         async with limit:

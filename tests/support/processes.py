@@ -49,19 +49,22 @@ def wait_for_port(
 
 
 class HttpProcess:
-    """A `codex-mcp-http` subprocess; stderr is drained in a thread (a full pipe would
-    block the server) and kept for assertions."""
+    """A `codex-mcp-http --port 0 ARGS` subprocess (or `command`, any HTTP server that logs
+    "listening on URL"); stderr is drained in a thread (a full pipe would block the server)
+    and kept for assertions, in `lines` when given."""
 
     def __init__(
         self,
         *args: str,
+        command: Sequence[str] | None = None,
+        lines: list[str] | None = None,
         python: Sequence[str] = (),
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         preexec_fn: Callable[[], None] | None = None,
     ) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, *python, CMD_HTTP, "--port", "0", *args],
+            command or [sys.executable, *python, CMD_HTTP, "--port", "0", *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -70,12 +73,12 @@ class HttpProcess:
             cwd=cwd,
             preexec_fn=preexec_fn,  # e.g. lower a resource limit in the server alone
         )
-        self.lines: list[str] = []
+        self.lines: list[str] = [] if lines is None else lines
         self._listening = threading.Event()
         self.url = ""
         self._drainer = threading.Thread(target=self._drain, daemon=True)
         self._drainer.start()
-        if not self._listening.wait(20):
+        if not self._listening.wait(60):
             self.stop()
             raise AssertionError("the HTTP server did not start:\n" + self.stderr)
 
