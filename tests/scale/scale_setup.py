@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))  # http_process
 from http_process import HttpProcess
 from nginx_proxy import upstream
+from support.polling import until_sync
 from support.processes import free_port as free_port
 from support.processes import wait_for_port
 
@@ -90,16 +90,16 @@ def wait_ready(server: HttpProcess, token: str | None = None, seconds: float = 2
     request = urllib.request.Request(f"{server.base}/readyz")
     if token is not None:
         request.add_header("Authorization", f"Bearer {token}")
-    deadline = time.monotonic() + seconds
-    while True:
+
+    def ready() -> bool:
         try:
             with urllib.request.urlopen(request, timeout=5) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except urllib.error.HTTPError as exc:
             assert exc.code == 503, f"/readyz answered {exc.code}"
-        assert time.monotonic() < deadline, f"not ready in {seconds} s:\n{server.stderr}"
-        time.sleep(0.05)
+            return False
+
+    until_sync(ready, seconds, lambda: f"not ready:\n{server.stderr}")
 
 
 #: Round-robin over the replicas, as the simplest balancer does (no affinity at all).
