@@ -86,6 +86,7 @@ async def test_probe_goes_modern_and_rounds_use_the_callbacks(examples_http: str
             await client.ping()  # server/discover: a modern server has no ping
 
 
+@pytest.mark.slow
 async def test_tasks_are_followed_to_their_result(examples_http: str) -> None:
     for client_index in range(2):
         asked = Asked()

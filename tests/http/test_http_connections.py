@@ -316,6 +316,7 @@ def healthz(base: str) -> int:
     return asyncio.run(get())
 
 
+@pytest.mark.slow
 def test_running_out_of_descriptors_is_logged_once_not_per_retry() -> None:
     server = start_with_few_descriptors(64, "--max-connections", "1000")  # above the limit
     try:
@@ -337,6 +338,7 @@ def test_running_out_of_descriptors_is_logged_once_not_per_retry() -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_the_default_cap_leaves_room_for_a_burst_of_connections() -> None:
     server = start_with_few_descriptors(256)
     try:

@@ -9,6 +9,7 @@ import signal
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import SSE_ONLY, call, messages_of, next_event, open_session, text_of
 from scale_setup import RedisServer, Replicas
 from support.polling import until
@@ -19,6 +20,7 @@ async def ready(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
         return response.status, await response.json()
 
 
+@pytest.mark.slow
 async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: RedisServer) -> None:
     a, b, c = replicas(3)  # c sees the session only after Redis came back
     async with aiohttp.ClientSession() as http:
@@ -58,6 +60,7 @@ async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: Re
         await asyncio.gather(*(open_session(http, b.url) for _ in range(8)))
 
 
+@pytest.mark.slow
 async def test_a_session_held_in_memory_outlives_an_empty_redis_restart(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:
@@ -95,6 +98,7 @@ async def is_ready(http: aiohttp.ClientSession, replica: Any) -> bool:
     return (await ready(http, replica.base))[0] == 200
 
 
+@pytest.mark.slow
 async def test_a_resumed_call_whose_replica_was_killed_ends_with_an_error(
     replicas: Replicas,
 ) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import JSON, call, init, open_session, text_of
 from http_process import ROOT, HttpProcess
 from scale_setup import SERVING, SHARED, RedisServer
@@ -106,6 +107,7 @@ async def _readyz(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
         return 0, None  # between a worker's death and the next listener
 
 
+@pytest.mark.slow
 async def test_a_crash_looping_worker_never_stops_the_healthy_one(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -135,6 +137,7 @@ async def test_a_crash_looping_worker_never_stops_the_healthy_one(
         assert server.stop() == 0
 
 
+@pytest.mark.slow
 async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -167,6 +170,7 @@ async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
         assert server.stop() == 0
 
 
+@pytest.mark.slow
 async def test_a_restarting_worker_takes_no_connection_before_redis_answers_it(
     redis_server: RedisServer,
 ) -> None:
