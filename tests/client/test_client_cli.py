@@ -37,6 +37,7 @@ def test_call_by_plain_and_qualified_name() -> None:
     assert json.loads(proc.stdout)["content"][0]["text"] == "q"
 
 
+@pytest.mark.slow
 def test_tool_error_exits_non_zero_with_the_result_on_stdout() -> None:
     proc = run("call", "fail", '{"message": "bad"}', "--", *sdk_command())
     assert proc.returncode == 1

@@ -104,6 +104,7 @@ async def _task_until(client: Client, task_id: str, status: str) -> JsonObject:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["--refuse", "--stateless"])
 async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: str) -> None:
     errlog = Lines()  # with DEBUG=1 the gateway's stderr has its children's

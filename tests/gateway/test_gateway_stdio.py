@@ -300,6 +300,7 @@ async def test_per_tool_settings_and_single_server_mode(tmp_path: Path) -> None:
         assert (await client.call_tool("brk__plain", {})).text == "no_annotations ran"
 
 
+@pytest.mark.slow
 async def test_per_child_timeouts(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,

@@ -140,6 +140,7 @@ async def readyz(port: int) -> tuple[int, dict[str, Any]]:
     return reply.status, reply.json()
 
 
+@pytest.mark.slow
 async def test_trickling_bodies_cannot_hold_the_connection_cap_and_readyz_says_when_full() -> None:
     """Every connection trickling a body: new requests get 503 and /readyz says why (not
     "ready"); the trickles are cut off by the minimum body rate, and the server is ready

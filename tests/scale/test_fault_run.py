@@ -14,6 +14,7 @@ import signal
 from dataclasses import dataclass, field
 
 import aiohttp
+import pytest
 from http_helpers import SSE_ONLY, call, next_event, open_session, text_of
 from http_process import HttpProcess
 from scale_setup import RedisServer, Replicas
@@ -120,6 +121,7 @@ async def readiness(http: aiohttp.ClientSession, replicas: list[HttpProcess]) ->
     return found
 
 
+@pytest.mark.slow
 async def test_calls_and_streams_through_a_redis_crash_and_a_killed_replica(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:

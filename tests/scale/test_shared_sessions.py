@@ -200,6 +200,7 @@ async def test_a_cut_call_stream_resumes_on_another_replica(replicas: Replicas) 
     assert rest[-1]["id"] == 2 and text_of(rest[-1]) == str(a.pid)
 
 
+@pytest.mark.slow
 async def test_a_resource_update_reaches_the_subscriber_wherever_its_stream_is(
     replicas: Replicas,
 ) -> None:
@@ -243,6 +244,7 @@ async def test_events_sent_before_the_stream_turned_to_sse_are_resumable(
     assert rest[-1]["id"] == 2
 
 
+@pytest.mark.slow
 async def test_a_call_stream_resumes_elsewhere_before_it_sent_anything(
     replicas: Replicas,
 ) -> None:

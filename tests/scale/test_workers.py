@@ -28,6 +28,7 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+@pytest.mark.slow
 async def test_two_workers_share_the_port_and_the_sessions(redis_server: RedisServer) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
@@ -74,6 +75,7 @@ def test_more_than_one_worker_without_redis_is_refused() -> None:
     assert "--workers 2 needs --redis-url" in done.stderr
 
 
+@pytest.mark.slow
 async def test_workers_of_a_killed_supervisor_stop_serving(redis_server: RedisServer) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     workers: set[int] = set()
@@ -214,6 +216,7 @@ def _worker(supervisor: int, index: str) -> int:
 LIFESPAN = str(ROOT / "tests/server/servers/lifespan_server.py")
 
 
+@pytest.mark.slow
 async def test_each_worker_enters_the_lifespan_once_and_exits_it_on_sigterm(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
