@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import atexit
 import os
-import re
 import shutil
 import subprocess
-import sys
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
+from support.processes import HttpProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,41 +62,19 @@ class LaunchedHttp(str):
 LaunchHttp = Callable[..., LaunchedHttp]
 
 
-def _drain(stream: IO[str], lines: list[str]) -> None:
-    lines.extend(stream)
-
-
 @pytest.fixture(scope="module")
 def launch_http() -> Iterator[LaunchHttp]:
     """Start `codex-mcp-http --port 0 ARGS...` as a subprocess; returns its /mcp URL.
     Every server started is stopped at the end of the module."""
-    processes: list[subprocess.Popen[str]] = []
+    servers: list[HttpProcess] = []
 
     def launch(*args: str) -> LaunchedHttp:
-        process = subprocess.Popen(
-            [sys.executable, str(ROOT / "cmd/http"), "--port", "0", *args],
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            text=True,
-        )
-        processes.append(process)
-        assert process.stderr is not None
-        lines: list[str] = []
-        for _ in range(50):
-            lines.append(process.stderr.readline())
-            found = re.search(r"listening on (http://\S+)", lines[-1])
-            if found:
-                # Keep reading its log, or a chatty server would block on a full pipe.
-                threading.Thread(target=_drain, args=(process.stderr, lines), daemon=True).start()
-                url = LaunchedHttp(found.group(1))
-                url.process, url.log = process, lines
-                return url
-        raise AssertionError("the HTTP server did not start:\n" + "".join(lines))
+        server = HttpProcess(*args)
+        servers.append(server)
+        url = LaunchedHttp(server.url)
+        url.process, url.log = server.process, server.lines
+        return url
 
     yield launch
-    for process in processes:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    for server in servers:
+        server.stop()

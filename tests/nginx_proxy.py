@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.processes import free_port as free_port
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 
@@ -29,12 +30,6 @@ http {{
 {body}
 }}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def upstream(name: str, bases: list[str], options: str = "") -> str:

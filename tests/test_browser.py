@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from browser import chromium, needs_chromium
@@ -13,6 +14,7 @@ PAGE = """<!doctype html><title>t</title><p id="said">{said}</p>
 <p id="ran"></p><script>document.getElementById("ran").textContent = "script ran";</script>"""
 
 
+@pytest.mark.slow
 @needs_chromium
 async def test_chromium_loads_a_page_with_our_headers_and_screenshots_it(tmp_path: Path) -> None:
     async def page(request: web.Request) -> web.Response:

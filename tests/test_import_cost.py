@@ -15,22 +15,25 @@ every module they imported during their whole life (lazy imports included).
   no gateway, no OpenTelemetry, no JWT library and, with only flags given, no
   pydantic-settings; until /metrics is first scraped, no prometheus_client (its counters
   are plain numbers until then).
+
+Written as package-prefix rules (support.imports), with the entry modules read from the
+installed console scripts and the config finder from the gateway's public names, so moving a
+file inside its package breaks none of them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import threading
 import urllib.request
-from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
+from support.imports import entry_module, imported_modules, loaded, modules_after
+from support.processes import HttpProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 ECHO = {"name": "echo", "arguments": {"message": "hi"}}
@@ -40,12 +43,14 @@ INITIALIZE = {
     "clientInfo": {"name": "import-cost", "version": "1"},
 }
 
-#: The gateway's config finder: every `codex-mcp` looks for a .mcp.json at start.
-GATEWAY_FINDER = {
-    "codex_mcp.gateway",
-    "codex_mcp.gateway.config",
-    "codex_mcp.gateway.config_values",
-}
+
+@pytest.fixture(scope="module")
+def gateway_finder() -> set[str]:
+    """The gateway's config finder (what its public `find_config` loads): every `codex-mcp`
+    looks for a .mcp.json at start, and may load that much of the gateway and no more."""
+    return modules_after("from codex_mcp.gateway import find_config", "codex_mcp.gateway")
+
+
 #: What no server needs unless asked for it.
 SERVICES = ("aiohttp", "redis", "prometheus_client", "opentelemetry")
 NO_AUTH = ("jwt", "cryptography")
@@ -61,25 +66,6 @@ def _clean_environment(home: Path) -> dict[str, str]:
     }
     env["HOME"] = str(home)
     return env
-
-
-def _imported(log: Iterable[str]) -> set[str]:
-    """The modules an `-X importtime` log names."""
-    found = set()
-    for line in log:
-        if line.startswith("import time:") and "|" in line:
-            found.add(line.rsplit("|", 1)[-1].strip())
-    found.discard("package")  # the log's header line
-    return found
-
-
-def _offending(imported: set[str], forbidden: Iterable[str], allowed: set[str]) -> list[str]:
-    prefixes = tuple(forbidden)
-    return sorted(
-        name
-        for name in imported - allowed
-        if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
-    )
 
 
 def _stdio_run(command: list[str], cwd: Path, request: dict[str, object] | None = None) -> set[str]:
@@ -106,11 +92,7 @@ def _stdio_run(command: list[str], cwd: Path, request: dict[str, object] | None 
     assert "result" in answer, answer
     if request["method"] == "tools/call":
         assert answer["result"]["content"][0]["text"].endswith("hi"), answer
-    return _imported(done.stderr.splitlines())
-
-
-def _drain(stream: IO[str], lines: list[str]) -> None:
-    lines.extend(stream)
+    return imported_modules(done.stderr.splitlines())
 
 
 def _post(url: str, body: dict[str, object], session: str | None = None) -> tuple[str, Any]:
@@ -130,41 +112,19 @@ def _post(url: str, body: dict[str, object], session: str | None = None) -> tupl
 def _http_run(args: list[str], cwd: Path) -> set[str]:
     """Start `codex-mcp-http --port 0 ARGS` with -X importtime, initialize and call echo,
     stop it; the modules it imported."""
-    process = subprocess.Popen(
-        [sys.executable, "-X", "importtime", str(ROOT / "cmd/http"), "--port", "0", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-        env=_clean_environment(cwd),
-    )
-    assert process.stderr is not None
-    log: list[str] = []
-    url = None
+    server = HttpProcess(*args, python=["-X", "importtime"], cwd=cwd, env=_clean_environment(cwd))
     try:
-        for line in process.stderr:
-            log.append(line)
-            found = re.search(r"listening on (http://\S+)", line)
-            if found:
-                url = found.group(1)
-                break
-        assert url is not None, "the HTTP server did not start:\n" + "".join(log[-20:])
-        drain = threading.Thread(target=_drain, args=(process.stderr, log), daemon=True)
-        drain.start()
         session, _ = _post(
-            url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
+            server.url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
         )
-        _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        _post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         _, answer = _post(
-            url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": ECHO}, session
+            server.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": ECHO}, session
         )
         assert answer["result"]["content"][0]["text"].endswith("hi"), answer
     finally:
-        process.terminate()
-        process.wait(30)
-    drain.join(10)
-    return _imported(log)
+        server.stop()
+    return imported_modules(server.logged())
 
 
 def test_the_core_imports_no_transport_service_library_or_gateway(tmp_path: Path) -> None:
@@ -185,7 +145,7 @@ def test_the_core_imports_no_transport_service_library_or_gateway(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr
     imported = set(done.stdout.split())
-    assert "codex_mcp.core.server" in imported
+    assert len(loaded(imported, ["codex_mcp.core"])) > 1  # the walk imported the core
     forbidden = (
         *SERVICES,
         *NO_AUTH,
@@ -194,7 +154,7 @@ def test_the_core_imports_no_transport_service_library_or_gateway(tmp_path: Path
         "codex_mcp.transports",
         "codex_mcp.client",
     )
-    assert _offending(imported, forbidden, set()) == []
+    assert loaded(imported, forbidden, set()) == []
 
 
 @pytest.mark.parametrize(
@@ -203,10 +163,10 @@ def test_the_core_imports_no_transport_service_library_or_gateway(tmp_path: Path
     ids=["builtin", "codex"],
 )
 def test_the_stdio_server_imports_no_service_library_or_gateway(
-    args: list[str], request_: dict[str, object] | None, tmp_path: Path
+    args: list[str], request_: dict[str, object] | None, tmp_path: Path, gateway_finder: set[str]
 ) -> None:
     imported = _stdio_run([str(ROOT / "cmd/mcp"), *args], tmp_path, request_)
-    assert "codex_mcp.cli.stdio" in imported
+    assert entry_module("codex-mcp") in imported
     forbidden = (
         *SERVICES,
         *NO_AUTH,
@@ -215,42 +175,44 @@ def test_the_stdio_server_imports_no_service_library_or_gateway(
         "codex_mcp.transports.http",
         "codex_mcp.scale",
     )
-    assert _offending(imported, forbidden, GATEWAY_FINDER) == []
+    assert loaded(imported, forbidden, gateway_finder) == []
 
 
-def test_a_stdio_gateway_of_stdio_children_imports_no_service_library(tmp_path: Path) -> None:
+def test_a_stdio_gateway_of_stdio_children_imports_no_service_library(
+    tmp_path: Path, gateway_finder: set[str]
+) -> None:
     child = [sys.executable, str(ROOT / "cmd/mcp")]
     imported = _stdio_run([str(ROOT / "cmd/mcp"), "--", *child], tmp_path)
-    assert "codex_mcp.gateway.serve" in imported  # it is a gateway
-    assert _offending(imported, (*SERVICES, *NO_SETTINGS_MODEL), set()) == []
+    assert loaded(imported, ["codex_mcp.gateway"], gateway_finder)  # it is a gateway
+    assert loaded(imported, (*SERVICES, *NO_SETTINGS_MODEL), set()) == []
 
 
 def test_a_plain_http_server_imports_no_redis_gateway_tracing_auth_or_prometheus(
-    tmp_path: Path,
+    tmp_path: Path, gateway_finder: set[str]
 ) -> None:
     imported = _http_run([], tmp_path)
-    assert "codex_mcp.transports.http.app" in imported
-    assert "codex_mcp.observe.plain_metrics" in imported  # it counts, all the same
+    assert loaded(imported, ["codex_mcp.transports.http"])
+    assert loaded(imported, ["codex_mcp.observe"])  # it counts, all the same
     forbidden = (
         "redis",
         "codex_mcp.scale",
         "codex_mcp.gateway",
         "opentelemetry",
-        "prometheus_client",
-        "codex_mcp.observe.metrics",
+        "prometheus_client",  # and so no Prometheus-backed metrics module of ours
         *NO_AUTH,
         *NO_SETTINGS_MODEL,
     )
-    assert _offending(imported, forbidden, GATEWAY_FINDER) == []
+    assert loaded(imported, forbidden, gateway_finder) == []
 
 
-@pytest.mark.parametrize("module", ["codex_mcp.cli.http", "codex_mcp.cli.stdio"])
+@pytest.mark.parametrize("script", ["codex-mcp-http", "codex-mcp"])
 def test_a_console_scripts_module_leaves_the_imports_to_its_main(
-    module: str, tmp_path: Path
+    script: str, tmp_path: Path
 ) -> None:
     """Importing the entry point's module loads neither the core, the transports nor the
     settings: `main` imports them, with the collector paused (a module imported before,
     the whole core through log_tags once, made ~20 collections of its own)."""
+    module = entry_module(script)
     program = f"import sys, {module}\nprint('\\n'.join(sys.modules))\n"
     done = subprocess.run(
         [sys.executable, "-c", program],
@@ -264,7 +226,7 @@ def test_a_console_scripts_module_leaves_the_imports_to_its_main(
     imported = set(done.stdout.split())
     assert module in imported
     forbidden = ("codex_mcp.core", "codex_mcp.transports", "codex_mcp.defaults", "aiohttp")
-    assert _offending(imported, forbidden, set()) == []
+    assert loaded(imported, forbidden, set()) == []
 
 
 GC_SERVER = """
@@ -304,29 +266,12 @@ def test_start_up_runs_with_the_collector_paused_and_serving_with_it_on(tmp_path
     answer = next(a for a in answers if a.get("id") == 2)
     assert answer["result"]["content"][0]["text"] == "enabled=True frozen=True", answer
 
-    server = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", "--serve", "gc_server.py"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=_clean_environment(tmp_path),
-    )
-    assert server.stderr is not None
+    server = HttpProcess("--serve", "gc_server.py", cwd=tmp_path, env=_clean_environment(tmp_path))
     try:
-        url = next(
-            found.group(1)
-            for line in server.stderr
-            if (found := re.search(r"listening on (http://\S+)", line))
-        )
-        drain = threading.Thread(target=_drain, args=(server.stderr, []), daemon=True)
-        drain.start()
         initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
-        session, _ = _post(url, initialize)
-        _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-        _, answer = _post(url, {"jsonrpc": "2.0", "id": 2, **request}, session)
+        session, _ = _post(server.url, initialize)
+        _post(server.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        _, answer = _post(server.url, {"jsonrpc": "2.0", "id": 2, **request}, session)
         assert answer["result"]["content"][0]["text"] == "enabled=True frozen=True", answer
     finally:
-        server.terminate()
-        server.wait(30)
+        server.stop()

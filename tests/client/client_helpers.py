@@ -6,13 +6,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from support.polling import until_sync
+from support.processes import free_port as free_port
+from support.processes import wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -52,25 +53,6 @@ def sdk_command(*args: str) -> list[str]:
     return [sys.executable, SDK_SERVER, *args]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"test server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"test server did not listen on {port} within {timeout} s")
-
-
 def start_server(
     args: list[str], port: int, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
@@ -81,7 +63,7 @@ def start_server(
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for_port(port, proc)
+        wait_for_port(port, proc, "the test server")
     except BaseException:
         stop_server(proc)
         raise
@@ -103,9 +85,8 @@ def everything_args(mode: str) -> list[str]:
 
 
 def wait_for_line(path: Path, line: str, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if line in path.read_text().splitlines():
-            return True
-        time.sleep(0.05)
-    return False
+    try:
+        until_sync(lambda: line in path.read_text().splitlines(), timeout)
+    except AssertionError:
+        return False
+    return True

@@ -25,6 +25,7 @@ def test_tools_qualified_over_stdio() -> None:
     assert all(t["server_name"] == "ours" for t in tools)
 
 
+@pytest.mark.slow
 def test_call_by_plain_and_qualified_name() -> None:
     proc = run("call", "echo", '{"message": "hi"}', "--", *OUR_SERVER)
     assert proc.returncode == 0, proc.stderr
@@ -36,6 +37,7 @@ def test_call_by_plain_and_qualified_name() -> None:
     assert json.loads(proc.stdout)["content"][0]["text"] == "q"
 
 
+@pytest.mark.slow
 def test_tool_error_exits_non_zero_with_the_result_on_stdout() -> None:
     proc = run("call", "fail", '{"message": "bad"}', "--", *sdk_command())
     assert proc.returncode == 1
@@ -43,6 +45,7 @@ def test_tool_error_exits_non_zero_with_the_result_on_stdout() -> None:
     assert "reported an error" in proc.stderr
 
 
+@pytest.mark.slow
 def test_resources_prompts_read_and_prompt() -> None:
     server = ["--", *sdk_command()]
     resources = run("resources", *server)
@@ -90,6 +93,7 @@ def test_failures_are_clear(args: list[str], code: int, message: str) -> None:
     assert len(proc.stderr.strip().splitlines()) <= 8  # a message, not a traceback
 
 
+@pytest.mark.slow
 def test_mode_chooses_the_protocol_era(launch_http: Any) -> None:
     url = launch_http()
     legacy = run("info", "--url", url, "--compact")

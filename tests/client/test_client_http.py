@@ -176,6 +176,7 @@ async def test_everything_streamable_http(everything_http_url: str) -> None:
         assert not done.is_error and len(progress) == 2
 
 
+@pytest.mark.slow
 async def test_http_server_killed_mid_call(events_file: Path) -> None:
     port = free_port()
     proc = start_server(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import OAuth, TokenStore
 from oauth_fake import OAuthFake
@@ -53,6 +54,7 @@ async def login_as_browser(url: str, env: dict[str, str]) -> Any:
     return json.loads(out)
 
 
+@pytest.mark.slow
 async def test_login_then_commands_then_logout(aiohttp_server: Any, tmp_path: Path) -> None:
     fake = OAuthFake()
     server = await aiohttp_server(fake.app(), host="127.0.0.1")

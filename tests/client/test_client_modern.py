@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import EVERYTHING, ROOT, free_port, needs_everything, start_server, stop_server
+from client_helpers import EVERYTHING, ROOT, needs_everything
 from codex_mcp import Context, Server
 from codex_mcp.client import Client, McpClientError, McpError, RequestTimeout
+from support.processes import HttpProcess
 
 EXAMPLES = str(ROOT / "examples/everything_server.py")
 
@@ -51,12 +52,9 @@ class Asked:
 
 @pytest.fixture(scope="module")
 def examples_http() -> Iterator[str]:
-    port = free_port()
-    proc = start_server(
-        [sys.executable, str(ROOT / "cmd/http"), "--serve", EXAMPLES, "--port", str(port)], port
-    )
-    yield f"http://127.0.0.1:{port}/mcp"
-    stop_server(proc)
+    server = HttpProcess("--serve", EXAMPLES)
+    yield server.url
+    server.stop()
 
 
 def modern_clients(http_url: str, asked: Asked, **options: Any) -> list[Client]:
@@ -88,6 +86,7 @@ async def test_probe_goes_modern_and_rounds_use_the_callbacks(examples_http: str
             await client.ping()  # server/discover: a modern server has no ping
 
 
+@pytest.mark.slow
 async def test_tasks_are_followed_to_their_result(examples_http: str) -> None:
     for client_index in range(2):
         asked = Asked()

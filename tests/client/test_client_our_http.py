@@ -3,44 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from client_helpers import free_port, start_server, stop_server
 from codex_mcp.client import Client
 from codex_mcp.client.transports import StreamableHttpTransport
 from codex_mcp.core.peer import Inbound
+from support.processes import HttpProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples/everything_server.py"
 
 
-def _serve(*extra: str) -> tuple[str, object]:
-    port = free_port()
-    proc = start_server(
-        [
-            sys.executable,
-            str(ROOT / "cmd/http"),
-            "--port",
-            str(port),
-            "--serve",
-            str(EXAMPLES),
-            *extra,
-        ],
-        port,
-    )
-    return f"http://127.0.0.1:{port}", proc
-
-
 @pytest.fixture(scope="module")
 def our_http() -> Iterator[str]:
-    base, proc = _serve()
-    yield base
-    stop_server(proc)  # type: ignore[arg-type]
+    server = HttpProcess("--serve", str(EXAMPLES))
+    yield server.base
+    server.stop()
 
 
 async def test_streamable_http_calls_and_progress(our_http: str) -> None:

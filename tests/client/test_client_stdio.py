@@ -50,6 +50,7 @@ async def test_our_stdio_server() -> None:
         os.kill(pid, 0)  # closing the client stopped the server
 
 
+@pytest.mark.slow
 async def test_sdk_stdio_server(events_file: Path) -> None:
     async with Client.stdio(sdk_command(), env={"EVENTS_FILE": str(events_file)}) as client:
         assert client.server_info["name"] == "sdk-test-server"

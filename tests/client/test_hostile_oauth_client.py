@@ -36,6 +36,7 @@ from codex_mcp.client.oauth import (
     Tokens,
     TokenStore,
 )
+from support.polling import until
 
 GOOD_TOKEN = "good-token"
 #: What a hostile peer sends that must never be read whole.
@@ -388,7 +389,7 @@ async def test_a_callback_without_our_state_is_turned_away_and_the_login_waits()
         aiohttp.ClientSession() as http,
     ):
         waiting = asyncio.ensure_future(browser.authorize(authorization_url("our-state")))
-        await _until(lambda: "https://as.example/authorize" in out.getvalue())
+        await until(lambda: "https://as.example/authorize" in out.getvalue())
         callback = browser.redirect_uri
         hostile = [
             {"error": "access_denied", "error_description": "Your account is locked: call 555"},
@@ -549,13 +550,6 @@ async def test_malformed_metadata_is_a_clear_error(
         await login(url, TokenStore(tmp_path))
     assert len(str(refused.value)) < 1000
     assert not {"/register", "/authorize", "/token"} & set(hostile.seen)
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 async def test_a_refusals_words_and_scopes_are_shown_escaped_and_quoted(

@@ -7,33 +7,9 @@ import json
 from typing import Any
 
 import aiohttp
+from support.raw_session import open_session as open_session
 
-JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 SSE_ONLY = {"Accept": "text/event-stream"}
-
-
-async def open_session(
-    http: aiohttp.ClientSession, url: str, extra: dict[str, str] | None = None
-) -> dict[str, str]:
-    """initialize + notifications/initialized; the headers for the session's requests
-    (with `extra`, an Authorization say, on every one)."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
-    async with http.post(url, json=init, headers={**JSON, **(extra or {})}) as response:
-        assert response.status == 200, await response.text()
-        session = {**JSON, **(extra or {}), "Mcp-Session-Id": response.headers["Mcp-Session-Id"]}
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    async with http.post(url, json=initialized, headers=session) as response:
-        assert response.status == 202
-    return {**session, "MCP-Protocol-Version": "2025-06-18"}
 
 
 async def next_message(response: aiohttp.ClientResponse, timeout: float) -> Any:

@@ -11,11 +11,9 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 import pytest
@@ -27,6 +25,7 @@ from mcp.client.extension import NotificationBinding
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel, ConfigDict
+from support.processes import HttpProcess
 
 from .conftest import CODEX, ROOT, codex_env, needs_codex, write_codex_home
 from .processes import group, group_ends
@@ -40,45 +39,14 @@ needs_inspector = pytest.mark.skipif(
 STDIO = [sys.executable, str(ROOT / "cmd/mcp"), "--serve", "codex"]
 
 
-@dataclass
-class HttpServer:
-    url: str
-    process: subprocess.Popen[str]
-    log: list[str] = field(default_factory=list)
-
-
-def _drain(stream: IO[str], lines: list[str]) -> None:
-    lines.extend(stream)
-
-
 @pytest.fixture
-def codex_http(codex_home: Path, workdir: Path) -> Iterator[HttpServer]:
+def codex_http(codex_home: Path, workdir: Path) -> Iterator[HttpProcess]:
     """`codex-mcp-http --serve codex --port 0`, with CODEX_HOME pointing at the fake model."""
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--serve", "codex", "--port", "0"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **codex_env(codex_home)},
-        cwd=workdir,
+    server = HttpProcess(
+        "--serve", "codex", env={**os.environ, **codex_env(codex_home)}, cwd=workdir
     )
-    assert process.stderr is not None
-    lines: list[str] = []
-    while found := process.stderr.readline():
-        lines.append(found)
-        listening = re.search(r"listening on (http://\S+)", found)
-        if listening:
-            threading.Thread(target=_drain, args=(process.stderr, lines), daemon=True).start()
-            server = HttpServer(listening.group(1), process, lines)
-            break
-    else:
-        raise AssertionError("the server did not start:\n" + "".join(lines))
     yield server
-    process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    server.stop()
 
 
 class CodexEventParams(BaseModel):
@@ -114,7 +82,7 @@ async def call_codex(session: ClientSession, events: Events, prompt: str) -> str
 
 
 async def test_the_sdk_calls_codex_over_http_and_the_log_names_the_session(
-    codex_http: HttpServer, codex_home: Path, fake_model: tuple[FakeProvider, int]
+    codex_http: HttpProcess, codex_home: Path, fake_model: tuple[FakeProvider, int]
 ) -> None:
     provider, _ = fake_model
     provider.responder = fake.echo_prompt()
@@ -187,7 +155,7 @@ async def test_the_inspector_calls_codex_over_stdio(
 
 @needs_inspector
 async def test_the_inspector_calls_codex_over_http(
-    codex_http: HttpServer, fake_model: tuple[FakeProvider, int]
+    codex_http: HttpProcess, fake_model: tuple[FakeProvider, int]
 ) -> None:
     provider, _ = fake_model
     provider.responder = fake.echo_prompt()
@@ -213,7 +181,7 @@ def codex_calling_codex(body: dict[str, Any], number: int) -> list[fake.Item]:
 
 
 async def test_codex_calls_codex_through_our_codex_tool(
-    codex_http: HttpServer, fake_model: tuple[FakeProvider, int], tmp_path: Path
+    codex_http: HttpProcess, fake_model: tuple[FakeProvider, int], tmp_path: Path
 ) -> None:
     provider, port = fake_model
     provider.responder = codex_calling_codex
@@ -243,7 +211,7 @@ async def test_codex_calls_codex_through_our_codex_tool(
 
 
 async def test_sigterm_stops_every_sessions_app_server(
-    codex_http: HttpServer, codex_home: Path, fake_model: tuple[FakeProvider, int]
+    codex_http: HttpProcess, codex_home: Path, fake_model: tuple[FakeProvider, int]
 ) -> None:
     provider, _ = fake_model
     provider.responder = fake.echo_prompt()

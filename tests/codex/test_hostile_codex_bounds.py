@@ -417,7 +417,7 @@ async def test_an_oauth_scope_raises_the_bounds_for_its_token_only(
         # then called with a token of the same subject without it, is bound again.
         narrowed = await issuer.token("client-full", audience=url, scope="mcp")
         async with aiohttp.ClientSession() as http:
-            session = await open_session(http, url, {"Authorization": f"Bearer {full}"})
+            session = await open_session(http, url, extra={"Authorization": f"Bearer {full}"})
             call = {
                 "jsonrpc": "2.0",
                 "id": 2,

@@ -14,6 +14,7 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+import pytest
 from codex_mcp import Context, Server
 from codex_mcp.core import ServerCore
 from codex_mcp.core.versions import allows_batches
@@ -151,6 +152,7 @@ def _flatten(items: list[Any]) -> list[dict[str, Any]]:
     return [reply for item in items for reply in (item if isinstance(item, list) else [item])]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_conversations_answer_each_request_once(data: st.DataObject) -> None:

@@ -8,38 +8,7 @@ from typing import Any
 
 import aiohttp
 import orjson
-
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-
-async def open_session(
-    http: aiohttp.ClientSession,
-    url: str,
-    version: str = "2025-06-18",
-    capabilities: dict[str, Any] | None = None,
-) -> dict[str, str]:
-    """initialize + notifications/initialized; the headers for the session's later requests."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": "init",
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": capabilities or {},
-            "clientInfo": {"name": "fuzz", "version": "1"},
-        },
-    }
-    async with http.post(url, json=initialize, headers=HEADERS) as response:
-        assert response.status == 200, await response.text()
-        session = {
-            **HEADERS,
-            "Mcp-Session-Id": response.headers["Mcp-Session-Id"],
-            "MCP-Protocol-Version": version,
-        }
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    async with http.post(url, json=initialized, headers=session) as response:
-        assert response.status == 202
-    return session
+from support.raw_session import open_session as open_session
 
 
 async def sse_messages(response: aiohttp.ClientResponse, timeout: float = 10) -> AsyncIterator[Any]:

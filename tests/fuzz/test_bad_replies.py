@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 import pytest
-from stdio.conftest import StdioServer
+from support.processes import StdioServer
 
 from .http_peer import messages_of, open_session, sse_messages
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 import pytest
-from stdio.conftest import StdioServer
+from support.processes import StdioServer
 
 from .checker import Ledger
 from .expectations import Expect

@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 from interop.fake_responses_provider import FakeProvider, call_tool, codex_config, say
+from support.processes import free_port as _free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEX = ROOT / ".tools/npm/node_modules/.bin/codex"
@@ -38,12 +38,6 @@ class FakeModel(FakeProvider):
         super().__init__(
             say("Done.") if call is None else call_tool(call.namespace, call.name, call.arguments)
         )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -10,12 +10,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from codex_mcp.client import Client
+from support.polling import until as until
+from support.processes import HttpProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -120,18 +121,6 @@ async def status(client: Client) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in result.structured_content["servers"]}
 
 
-async def until(check: Callable[[], Any], timeout: float = 20.0, every: float = 0.05) -> Any:
-    """Poll an async or sync condition until it is truthy (for state only a peer can tell)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            value = check()
-            if asyncio.iscoroutine(value):
-                value = await value
-            if value:
-                return value
-            await asyncio.sleep(every)
-
-
 def alive(pid: int) -> bool:
     """Is `pid` a live process (not a zombie)?"""
     try:
@@ -165,24 +154,8 @@ def launch_http(
     """`codex-mcp-http --port 0 ARGS` (or `command`, an HTTP server that says where it
     listens); returns the process and its /mcp URL. `log`, when given, gets its stderr's
     lines as they come."""
-    process = subprocess.Popen(
-        command or [PY, CMD_HTTP, "--port", "0", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    for _ in range(200):
-        line = process.stderr.readline()
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            threading.Thread(target=_drain, args=(process.stderr, log), daemon=True).start()
-            return process, found.group(1)
-        if not line and process.poll() is not None:
-            break
-    process.kill()
-    raise AssertionError("the HTTP server did not start")
+    server = HttpProcess(*args, command=command, lines=log, env=env)
+    return server.process, server.url
 
 
 def launch_http_gateway(
@@ -190,12 +163,6 @@ def launch_http_gateway(
 ) -> tuple[subprocess.Popen[str], str]:
     """`codex-mcp-http` serving the gateway of `config` (its stderr's lines into `log`)."""
     return launch_http(*args, env=gateway_env(config, **env), log=log)
-
-
-def _drain(stream: IO[str], log: list[str] | None = None) -> None:
-    for line in stream:
-        if log is not None:
-            log.append(line)
 
 
 def stop(process: subprocess.Popen[str]) -> None:

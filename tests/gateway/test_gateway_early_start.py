@@ -17,23 +17,22 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from support.imports import entry_module, imported_modules, loaded
+from support.polling import until_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: What the gateway imports only after its children started: its serving comes last, after
+#: the core and the client (before: the child started after all of it). Package rules, so a
+#: file moved inside a package changes nothing here.
+NOT_YET = ("codex_mcp.core", "codex_mcp.client", "codex_mcp.transports", "aiohttp")
+
 #: Notes its start, stops its parent (the gateway), then runs our echo server.
 CHILD = 'echo $$ >> "$0"; kill -STOP $PPID; exec "$1" "$2"'
-
-
-def _until(condition: object, what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.01)
 
 
 def _listening(log: Path) -> str | None:
@@ -81,12 +80,16 @@ def test_a_child_starts_before_the_gateway_has_imported_itself(tmp_path: Path) -
             cwd=tmp_path,
         )
     try:
-        _until(lambda: starts.exists() and _stopped(gateway.pid), "the child stopped the gateway")
-        imported_then = log.read_text()
+        until_sync(
+            lambda: starts.exists() and _stopped(gateway.pid),
+            60,
+            "the child stopped the gateway",
+            every=0.01,
+        )
+        imported_then = imported_modules(log.read_text().splitlines())
         gateway.send_signal(signal.SIGCONT)
-        assert "codex_mcp.cli.stdio" in imported_then  # the log is there
-        # What comes last, after the core and the client (before: the child started after it).
-        assert "| codex_mcp.gateway.serve\n" not in imported_then
+        assert entry_module("codex-mcp") in imported_then  # the log is there
+        assert loaded(imported_then, NOT_YET) == []
 
         assert gateway.stdin is not None and gateway.stdout is not None
         messages = [
@@ -127,14 +130,18 @@ def test_codex_mcp_http_starts_its_children_before_importing_itself(tmp_path: Pa
             cwd=tmp_path,
         )
     try:
-        _until(lambda: starts.exists() and _stopped(gateway.pid), "the child stopped the gateway")
-        imported_then = log.read_text()
+        until_sync(
+            lambda: starts.exists() and _stopped(gateway.pid),
+            60,
+            "the child stopped the gateway",
+            every=0.01,
+        )
+        imported_then = imported_modules(log.read_text().splitlines())
         gateway.send_signal(signal.SIGCONT)
-        assert "codex_mcp.cli.http" in imported_then  # the log is there
-        assert "| codex_mcp.gateway.serve\n" not in imported_then
-        assert "| aiohttp.web\n" not in imported_then
+        assert entry_module("codex-mcp-http") in imported_then  # the log is there
+        assert loaded(imported_then, NOT_YET) == []
 
-        _until(lambda: _listening(log) is not None, "the gateway listened")
+        until_sync(lambda: _listening(log) is not None, 60, "the gateway listened", every=0.01)
         url = _listening(log)
         headers = {
             "Content-Type": "application/json",
@@ -214,7 +221,7 @@ def test_a_gateway_refused_pidfds_starts_its_children_the_ordinary_way(tmp_path:
             assert reader.is_alive() or answers, "no answer:\n" + log.read_text()[-2000:]
             return any(answer.get("id") == 2 for answer in list(answers))
 
-        _until(answered, "the gateway answered the call")
+        until_sync(answered, 60, "the gateway answered the call", every=0.01)
         call = next(answer for answer in answers if answer.get("id") == 2)
         assert "ordinary" in json.dumps(call["result"]), call
         assert len(starts.read_text().split()) == 1  # one child, started once

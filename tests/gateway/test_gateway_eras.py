@@ -104,6 +104,7 @@ async def _task_until(client: Client, task_id: str, status: str) -> JsonObject:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["--refuse", "--stateless"])
 async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: str) -> None:
     errlog = Lines()  # with DEBUG=1 the gateway's stderr has its children's
@@ -343,6 +344,7 @@ async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
 
 
 @pytest.mark.parametrize("how", ["--refuse", "--stateless"])
+@pytest.mark.slow
 async def test_a_modern_only_child_over_http(tmp_path: Path, how: str) -> None:
     """The same child over Streamable HTTP, for a front of either era."""
     child, url = launch_http(command=[*MODERN_ONLY, how, "--http"])

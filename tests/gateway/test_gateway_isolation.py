@@ -88,6 +88,7 @@ async def _pid(client: Client) -> int:
 # -- 2026-07-28 callers: children by credential ----------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_2026_07_28_callers_children_are_its_credentials_alone(
     serve: Any, tokens: str
 ) -> None:
@@ -105,6 +106,7 @@ async def test_a_2026_07_28_callers_children_are_its_credentials_alone(
         assert await _pid(again) == pid_a
 
 
+@pytest.mark.slow
 async def test_a_callers_children_stop_when_it_goes_idle_and_free_their_slot(
     serve: Any, tokens: str
 ) -> None:
@@ -130,6 +132,7 @@ async def test_a_callers_children_stop_when_it_goes_idle_and_free_their_slot(
         assert pid_b != pid_a and alive(pid_b)
 
 
+@pytest.mark.slow
 async def test_a_caller_whose_call_waits_on_its_childs_listing_is_not_idle(serve: Any) -> None:
     """principal_idle_sec runs from a caller's last request, but a caller whose call waits on
     its child's tools/list (a slow child, or a loaded machine) is not idle: before, its
@@ -209,6 +212,7 @@ def _silent() -> dict[str, Any]:
 NO_STARTUP_WAIT = {"WRAPPER_STARTUP_BUDGET_MS": "0"}
 
 
+@pytest.mark.slow
 async def test_without_a_configured_cap_the_machine_sets_one(serve: Any) -> None:
     cap = default_session_children()
     assert 2 <= cap <= 8 * len(os.sched_getaffinity(0))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import OAuth, TokenStore
 from oauth_fake import OAuthFake
@@ -25,6 +26,7 @@ class ReadRedirect:
             return page.headers["Location"]
 
 
+@pytest.mark.slow
 async def test_an_http_child_needs_a_login_then_uses_it(
     aiohttp_server: Any, tmp_path: Path
 ) -> None:

@@ -55,6 +55,7 @@ async def _pid(client: Client) -> int:
     return int(result.structured_content["result"])
 
 
+@pytest.mark.slow
 async def test_each_session_has_its_own_child_until_it_is_deleted(serve: object) -> None:
     url = serve()  # type: ignore[operator]
     a, b = Client.http(url), Client.http(url)
@@ -85,6 +86,7 @@ async def test_each_session_has_its_own_child_until_it_is_deleted(serve: object)
     await until(lambda: not alive(pid_b), timeout=15)
 
 
+@pytest.mark.slow
 async def test_a_sessions_child_stops_when_the_session_expires(serve: object) -> None:
     url = serve("--session-ttl", "1")  # type: ignore[operator]
     # No GET stream: it would keep the session busy, and a busy session never expires.
@@ -97,6 +99,7 @@ async def test_a_sessions_child_stops_when_the_session_expires(serve: object) ->
         await client.session.aclose()
 
 
+@pytest.mark.slow
 async def test_a_cap_on_live_children_refuses_with_a_clear_error(serve: object) -> None:
     url = serve(gateway={"max_session_children": 1})  # type: ignore[operator]
     first, second = Client.http(url), Client.http(url)

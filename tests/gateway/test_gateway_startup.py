@@ -22,6 +22,7 @@ def _names(tools: list[object]) -> list[str]:
     return [tool.name for tool in tools]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 async def test_the_last_listing_is_served_while_the_child_starts(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
@@ -48,6 +49,7 @@ async def test_the_last_listing_is_served_while_the_child_starts(tmp_path: Path)
         assert (await status(client))["slow"]["state"] == "ready"
 
 
+@pytest.mark.slow
 async def test_a_changed_command_is_not_served_an_old_listing(tmp_path: Path) -> None:
     servers = {"slow": stdio(BROKEN, "--tools", "echo", "--slow-init", SLOW_START)}
     env = {"WRAPPER_INIT_TIMEOUT_MS": "0"}
@@ -61,6 +63,7 @@ async def test_a_changed_command_is_not_served_an_old_listing(tmp_path: Path) ->
         ]
 
 
+@pytest.mark.slow
 async def test_a_child_past_the_budget_is_named_with_the_setting(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
@@ -118,6 +121,7 @@ async def test_an_idle_child_is_stopped_and_started_again_by_a_call(tmp_path: Pa
         assert again["sleepy"]["state"] == "ready" and again["sleepy"]["pid"] != pid
 
 
+@pytest.mark.slow
 async def test_a_tool_the_kept_listing_lacks_is_found_in_the_live_one(tmp_path: Path) -> None:
     """The child gained a tool since its listing was kept (here from the gateway's own
     environment, which does not key the kept listing): a call to it right after start,

@@ -220,6 +220,7 @@ async def test_initialize_answers_within_the_init_timeout(tmp_path: Path) -> Non
         assert servers["slow"]["state"] == "starting"
 
 
+@pytest.mark.slow
 async def test_a_slow_child_is_skipped_then_announced(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,
@@ -299,6 +300,7 @@ async def test_per_tool_settings_and_single_server_mode(tmp_path: Path) -> None:
         assert (await client.call_tool("brk__plain", {})).text == "no_annotations ran"
 
 
+@pytest.mark.slow
 async def test_per_child_timeouts(tmp_path: Path) -> None:
     config = write_config(
         tmp_path,

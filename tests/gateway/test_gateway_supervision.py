@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from codex_mcp.client import McpError
+from support.polling import until_sync
 
 from .gateway_helpers import (
     BROKEN,
@@ -126,10 +127,11 @@ def test_no_child_outlives_a_gateway_killed_with_sigkill(tmp_path: Path) -> None
         assert len(processes) >= 3, processes  # two children and the grandchild sleep
         gateway_process.send_signal(signal.SIGKILL)
         gateway_process.wait(10)
-        deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in processes) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert [pid for pid in processes if alive(pid)] == []
+        until_sync(
+            lambda: not any(alive(pid) for pid in processes),
+            10,
+            lambda: f"still alive: {[pid for pid in processes if alive(pid)]}",
+        )
     finally:
         if gateway_process.poll() is None:
             gateway_process.kill()
@@ -174,10 +176,7 @@ def test_the_kernel_kills_a_child_whose_parent_is_sigkilled() -> None:
         assert alive(child)
         parent.send_signal(signal.SIGKILL)
         parent.wait(10)
-        deadline = time.monotonic() + 5
-        while alive(child) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not alive(child)
+        until_sync(lambda: not alive(child), 5, f"child {child} still alive", every=0.02)
     finally:
         if alive(child):
             os.kill(child, signal.SIGKILL)

@@ -205,6 +205,7 @@ def test_lint_a_config_file_with_a_server_that_cannot_start(tmp_path: Path) -> N
     assert code == 0 and len(document["servers"]) == 1
 
 
+@pytest.mark.slow
 def test_slow_servers(tmp_path: Path) -> None:
     code, document = run_json("--", *BROKEN, "--tools", "echo", "--slow-list", "1.5")
     assert code == 0

@@ -7,10 +7,13 @@ import json
 from typing import Any
 
 import aiohttp
-from aiohttp.test_utils import TestClient
 from codex_mcp import Context, Server
 
-JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+# Re-exported: the HTTP tests import these from here.
+from support.raw_session import HEADERS as JSON  # noqa: F401
+from support.raw_session import initialize_request as init  # noqa: F401
+from support.raw_session import open_session as open_session
+
 SSE_ONLY = {"Accept": "text/event-stream"}
 
 #: In-process servers only: what a `hold` call with a given tag reports to its test.
@@ -56,19 +59,6 @@ def build_test_server() -> Server:
     return server
 
 
-def init(version: str = "2025-06-18", request_id: int | str = 1) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-
-
 def call(
     request_id: Any, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -87,22 +77,6 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
 
 def text_of(reply: dict[str, Any]) -> str:
     return str(reply["result"]["content"][0]["text"])
-
-
-async def open_session(
-    client: TestClient[Any, Any] | aiohttp.ClientSession,
-    url: str = "/mcp",
-    version: str = "2025-06-18",
-    **headers: str,
-) -> dict[str, str]:
-    """initialize + notifications/initialized; returns the headers for later requests."""
-    async with client.post(url, json=init(version), headers={**JSON, **headers}) as response:
-        assert response.status == 200, await response.text()
-        sid = response.headers["Mcp-Session-Id"]
-    session = {**JSON, **headers, "Mcp-Session-Id": sid, "MCP-Protocol-Version": version}
-    async with client.post(url, json=notification("notifications/initialized"), headers=session):
-        pass
-    return session
 
 
 async def next_event(response: aiohttp.ClientResponse, timeout: float = 5) -> dict[str, str] | None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from browser import chromium, needs_chromium
@@ -118,6 +119,7 @@ CALL = """async ([url, token]) => {
 
 
 @needs_chromium
+@pytest.mark.slow
 async def test_a_browser_page_calls_from_an_allowed_origin_and_not_from_another(
     http_process: Callable[..., HttpProcess], tmp_path: Path
 ) -> None:

@@ -26,6 +26,7 @@ from http_process import HttpProcess
 from multidict import CIMultiDict
 from oauth_helpers import AuthorizationServer
 from raw_http import request_bytes, send
+from support.processes import free_port
 
 STATIC = "static-operator-token"
 #: The operator scope the status page and /metrics want of an OAuth token (the default).
@@ -480,14 +481,6 @@ async def test_two_mcp_method_headers_are_refused(static_server: HttpProcess) ->
 
 
 # -- the session store unreachable: the refusal names the request ----------------------
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_a_redis_down_refusal_carries_the_requests_id() -> None:

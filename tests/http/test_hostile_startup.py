@@ -184,6 +184,7 @@ def test_a_cors_origin_that_is_no_single_origin_stops_the_start(origin: str, sai
     assert "--cors-origin" in line and said in line, line
 
 
+@pytest.mark.slow
 def test_the_library_refuses_what_the_console_script_refuses(tmp_path: Path) -> None:
     """`server.run("http", ...)` and HttpConfig take the same checks: one line, no traceback."""
     program = (

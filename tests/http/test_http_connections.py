@@ -140,6 +140,7 @@ async def readyz(port: int) -> tuple[int, dict[str, Any]]:
     return reply.status, reply.json()
 
 
+@pytest.mark.slow
 async def test_trickling_bodies_cannot_hold_the_connection_cap_and_readyz_says_when_full() -> None:
     """Every connection trickling a body: new requests get 503 and /readyz says why (not
     "ready"); the trickles are cut off by the minimum body rate, and the server is ready
@@ -316,6 +317,7 @@ def healthz(base: str) -> int:
     return asyncio.run(get())
 
 
+@pytest.mark.slow
 def test_running_out_of_descriptors_is_logged_once_not_per_retry() -> None:
     server = start_with_few_descriptors(64, "--max-connections", "1000")  # above the limit
     try:
@@ -337,6 +339,7 @@ def test_running_out_of_descriptors_is_logged_once_not_per_retry() -> None:
         server.stop()
 
 
+@pytest.mark.slow
 def test_the_default_cap_leaves_room_for_a_burst_of_connections() -> None:
     server = start_with_few_descriptors(256)
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from codex_mcp.transports.http.app import MANAGER_KEY
 from http_helpers import SSE_ONLY, call, messages_of, next_event, open_session, text_of
 from http_process import HttpProcess, MakeClient
@@ -18,6 +19,7 @@ SESSIONS = 1000
 SAME_ID = 7
 
 
+@pytest.mark.slow
 async def test_a_thousand_concurrent_sessions_without_cross_talk(
     make_client: MakeClient,
 ) -> None:
@@ -115,6 +117,7 @@ IDLE_SESSION_LIMIT_KIB = 4.5
 PARALLEL = 100
 
 
+@pytest.mark.slow
 async def test_idle_session_memory(http_process: Callable[..., HttpProcess]) -> None:
     server = http_process("--log-level", "warning")
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=PARALLEL)) as http:

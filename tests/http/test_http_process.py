@@ -296,12 +296,6 @@ async def test_hung_up_streams_end_their_handlers(http_process: Start) -> None:
 # -- nginx ---------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def nginx(tmp_path: Path) -> Iterator[Callable[..., str]]:
     """`nginx(upstream, extra_directives)`: a reverse proxy on a free loopback port,
@@ -329,6 +323,7 @@ def nginx(tmp_path: Path) -> Iterator[Callable[..., str]]:
 HOST = {"Host": PUBLIC_HOST}
 
 
+@pytest.mark.slow
 async def test_behind_nginx_a_session_works_end_to_end(
     http_process: Start, nginx: Callable[..., str]
 ) -> None:
@@ -380,6 +375,7 @@ async def _progress_arrivals(http: aiohttp.ClientSession, url: str, seconds: int
 GZIP = "gzip on; gzip_types text/event-stream; gzip_proxied any; gzip_min_length 0;"
 
 
+@pytest.mark.slow
 async def test_behind_nginx_progress_arrives_while_the_call_runs(
     http_process: Start, nginx: Callable[..., str]
 ) -> None:
@@ -392,6 +388,7 @@ async def test_behind_nginx_progress_arrives_while_the_call_runs(
     assert before_final[0] > 1.5 and before_final[1] > 0.6, before_final
 
 
+@pytest.mark.slow
 async def test_behind_nginx_compressing_progress_still_arrives_while_the_call_runs(
     http_process: Start, nginx: Callable[..., str]
 ) -> None:
@@ -424,6 +421,7 @@ async def _long_silent_call(http: aiohttp.ClientSession, url: str) -> tuple[int,
         return r.status, await r.text()
 
 
+@pytest.mark.slow
 async def test_behind_nginx_keepalives_carry_a_long_silent_call_past_its_read_timeout(
     http_process: Start, nginx: Callable[..., str]
 ) -> None:
@@ -447,6 +445,7 @@ async def test_behind_nginx_without_keepalives_the_read_timeout_cuts_the_call(
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+@pytest.mark.slow
 async def test_listening_on_an_address_starts_no_thread(host: str, http_process: Start) -> None:
     """An address is bound as given, not resolved: uvloop resolves even 127.0.0.1 on
     libuv's thread pool, four threads started before the first answer (issue 23)."""

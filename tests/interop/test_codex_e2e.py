@@ -10,7 +10,6 @@ import asyncio
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp import web
+from support.processes import free_port
 
 from .fake_responses_provider import ECHO_MESSAGE, FakeProvider, codex_config
 
@@ -32,12 +32,6 @@ pytestmark = [
     pytest.mark.skipif(not CODEX.exists(), reason="run .ci/node-tools.sh to install the Codex CLI"),
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def run_codex(

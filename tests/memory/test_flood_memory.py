@@ -172,6 +172,7 @@ def peers() -> Iterator[list[NeverReads]]:
         peer.close()
 
 
+@pytest.mark.slow
 def test_the_stdio_server_streaming_to_a_client_that_never_reads(
     peers: list[NeverReads],
 ) -> None:
@@ -188,6 +189,7 @@ def test_the_stdio_server_streaming_to_a_client_that_never_reads(
     assert progress < 10 * 100_000  # some were shed: what waited for us was bounded
 
 
+@pytest.mark.slow
 def test_the_gateway_over_stdio_relaying_a_flood_to_a_client_that_never_reads(
     tmp_path: Path, peers: list[NeverReads]
 ) -> None:
@@ -269,6 +271,7 @@ def sockets() -> Iterator[list[socket.socket]]:
         sock.close()
 
 
+@pytest.mark.slow
 def test_the_http_server_streaming_to_clients_that_never_read(
     sockets: list[socket.socket],
 ) -> None:
@@ -286,6 +289,7 @@ def test_the_http_server_streaming_to_clients_that_never_read(
         stop(process)
 
 
+@pytest.mark.slow
 def test_the_gateway_over_http_relaying_a_flood_to_a_client_that_never_reads(
     tmp_path: Path, sockets: list[socket.socket]
 ) -> None:
@@ -305,6 +309,7 @@ def test_the_gateway_over_http_relaying_a_flood_to_a_client_that_never_reads(
         stop(process)
 
 
+@pytest.mark.slow
 def test_a_slow_stream_is_closed_and_resumed_with_last_event_id(
     sockets: list[socket.socket],
 ) -> None:
@@ -370,6 +375,7 @@ def modern_post_and_never_read(url: str, request_id: int) -> socket.socket:
     return sock
 
 
+@pytest.mark.slow
 def test_the_http_server_streaming_to_2026_07_28_clients_that_never_read(
     sockets: list[socket.socket],
 ) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from stdio.conftest import StdioServer
+from support.processes import StdioServer
 
 from .modern_helpers import EXAMPLES, params
 

@@ -265,6 +265,7 @@ async def test_closing_a_call_stream_cancels_the_call() -> None:
         await asyncio.wait_for(cancelled.wait(), 10)
 
 
+@pytest.mark.slow
 async def test_state_and_tasks_are_bound_to_the_credential(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import aiohttp
+import pytest
 from browser import chromium, needs_chromium
 from http_helpers import JSON, init, open_session
 from http_process import HttpProcess
@@ -19,6 +20,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @needs_chromium
+@pytest.mark.slow
 async def test_the_status_page_shows_sessions_and_a_child_that_is_down(tmp_path: Path) -> None:
     env = {**os.environ, "CODEX_MCP_WRAPPER_CONFIG": str(gateway_config(tmp_path))}
     server = HttpProcess("--bearer-token", TOKEN, env=env)

@@ -5,10 +5,8 @@ the replicas (imported by name; the fixtures are in conftest.py)."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -17,6 +15,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))  # http_process
 from http_process import HttpProcess
 from nginx_proxy import upstream
+from support.polling import until_sync
+from support.processes import free_port as free_port
+from support.processes import wait_for_port
 
 HERE = Path(__file__).resolve().parent
 SHARED = str(HERE / "servers/shared.py")
@@ -29,24 +30,6 @@ def _installed(name: str) -> str | None:
 
 
 REDIS = _installed("redis-server")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            assert process.poll() is None, f"{what} exited with {process.returncode}"
-            assert time.monotonic() < deadline, f"{what} did not start"
-            time.sleep(0.05)
 
 
 class RedisServer:
@@ -107,16 +90,16 @@ def wait_ready(server: HttpProcess, token: str | None = None, seconds: float = 2
     request = urllib.request.Request(f"{server.base}/readyz")
     if token is not None:
         request.add_header("Authorization", f"Bearer {token}")
-    deadline = time.monotonic() + seconds
-    while True:
+
+    def ready() -> bool:
         try:
             with urllib.request.urlopen(request, timeout=5) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except urllib.error.HTTPError as exc:
             assert exc.code == 503, f"/readyz answered {exc.code}"
-        assert time.monotonic() < deadline, f"not ready in {seconds} s:\n{server.stderr}"
-        time.sleep(0.05)
+            return False
+
+    until_sync(ready, seconds, lambda: f"not ready:\n{server.stderr}")
 
 
 #: Round-robin over the replicas, as the simplest balancer does (no affinity at all).

@@ -12,12 +12,13 @@ import json
 import os
 import signal
 from dataclasses import dataclass, field
-from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import SSE_ONLY, call, next_event, open_session, text_of
 from http_process import HttpProcess
 from scale_setup import RedisServer, Replicas
+from support.polling import until
 
 SESSIONS = 6  # each used on both replicas, so both hold every one of them
 CALLERS = 4
@@ -112,13 +113,6 @@ async def reader(http: aiohttp.ClientSession, load: Load, stream: Reader) -> Non
             await asyncio.sleep(0.1)  # poll: its replica died; the next try goes elsewhere
 
 
-async def until(check: Any, seconds: float = 30, says: Any = None) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, f"not met in time: {says}"
-        await asyncio.sleep(0.1)
-
-
 async def readiness(http: aiohttp.ClientSession, replicas: list[HttpProcess]) -> list[int]:
     found = []
     for replica in replicas:
@@ -127,6 +121,7 @@ async def readiness(http: aiohttp.ClientSession, replicas: list[HttpProcess]) ->
     return found
 
 
+@pytest.mark.slow
 async def test_calls_and_streams_through_a_redis_crash_and_a_killed_replica(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:

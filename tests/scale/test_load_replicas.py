@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import call, messages_of, next_event, open_session, text_of
 from scale_setup import Replicas, round_robin
 
@@ -16,6 +17,7 @@ SESSIONS = 1000
 SAME_ID = 7  # every session uses the same request id and progress token
 
 
+@pytest.mark.slow
 async def test_a_thousand_sessions_over_three_replicas_without_cross_talk(
     replicas: Replicas, nginx: Any
 ) -> None:

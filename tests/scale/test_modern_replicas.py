@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import aiohttp
+import pytest
 from scale_setup import Replicas
 
 VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -63,6 +64,7 @@ async def task_until(
     raise AssertionError(f"task {task_id} never reached {status}: {task}")
 
 
+@pytest.mark.slow
 async def test_a_task_is_followed_answered_and_cancelled_on_other_replicas(
     replicas: Replicas,
 ) -> None:
@@ -115,6 +117,7 @@ async def test_a_task_is_followed_answered_and_cancelled_on_other_replicas(
         assert unknown["error"]["code"] == -32602
 
 
+@pytest.mark.slow
 async def test_a_request_state_is_accepted_once_across_replicas(replicas: Replicas) -> None:
     a, b, c = replicas(3, "--request-state-keys", "the-keys-every-replica-shares-0123456789")
     async with aiohttp.ClientSession() as http:

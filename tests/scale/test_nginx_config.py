@@ -10,6 +10,7 @@ import signal
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import call, open_session, text_of
 from http_process import ROOT
 from scale_setup import Replicas
@@ -37,6 +38,7 @@ async def whoami(http: aiohttp.ClientSession, url: str, session: dict[str, str],
         return text_of(await response.json())
 
 
+@pytest.mark.slow
 async def test_the_shipped_config_keeps_a_session_on_its_replica(
     replicas: Replicas, nginx: Any
 ) -> None:

@@ -9,8 +9,10 @@ import signal
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import SSE_ONLY, call, messages_of, next_event, open_session, text_of
 from scale_setup import RedisServer, Replicas
+from support.polling import until
 
 
 async def ready(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
@@ -18,13 +20,7 @@ async def ready(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
         return response.status, await response.json()
 
 
-async def until(check: Any, seconds: float = 15) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.1)
-
-
+@pytest.mark.slow
 async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: RedisServer) -> None:
     a, b, c = replicas(3)  # c sees the session only after Redis came back
     async with aiohttp.ClientSession() as http:
@@ -64,6 +60,7 @@ async def test_redis_stopped_then_restarted(replicas: Replicas, redis_server: Re
         await asyncio.gather(*(open_session(http, b.url) for _ in range(8)))
 
 
+@pytest.mark.slow
 async def test_a_session_held_in_memory_outlives_an_empty_redis_restart(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:
@@ -101,6 +98,7 @@ async def is_ready(http: aiohttp.ClientSession, replica: Any) -> bool:
     return (await ready(http, replica.base))[0] == 200
 
 
+@pytest.mark.slow
 async def test_a_resumed_call_whose_replica_was_killed_ends_with_an_error(
     replicas: Replicas,
 ) -> None:

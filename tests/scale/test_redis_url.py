@@ -57,6 +57,7 @@ def test_workers_with_a_bad_url_stop_instead_of_restarting_for_ever() -> None:
     assert "is not a Redis URL" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_refused_credentials_exit_with_one_line_and_no_password() -> None:
     if REDIS is None:
         pytest.skip("redis-server not installed: apt-get install -y redis-server")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import redis
 from codex_mcp.core.request_state import RequestStateCodec
 from http_process import HttpProcess
@@ -48,6 +49,7 @@ def stored_strings(url: str) -> list[bytes]:
         client.close()
 
 
+@pytest.mark.slow
 async def test_a_state_forged_with_what_redis_holds_is_refused(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:
@@ -72,6 +74,7 @@ async def test_a_state_forged_with_what_redis_holds_is_refused(
         assert len(warnings) == 1, replica.stderr
 
 
+@pytest.mark.slow
 async def test_keys_rotate_the_old_one_still_verifies_the_new_one_signs(tmp_path: Path) -> None:
     before = HttpProcess("--serve", SHARED, env={**os.environ, "CODEX_MCP_REQUEST_STATE_KEYS": OLD})
     try:

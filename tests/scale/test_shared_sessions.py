@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -99,6 +100,7 @@ async def test_a_session_is_bound_to_its_credential_on_every_replica(
         assert (await post(http, b.url, call(2, "whoami", {}), session))[0] == 200
 
 
+@pytest.mark.slow
 async def test_an_answer_reaches_the_replica_whose_tool_waits(replicas: Replicas) -> None:
     a, b, c = replicas(3)
     async with aiohttp.ClientSession() as http:
@@ -115,6 +117,7 @@ async def test_an_answer_reaches_the_replica_whose_tool_waits(replicas: Replicas
         assert text_of(final) == f"hello Ann from {b.pid}"
 
 
+@pytest.mark.slow
 async def test_an_answer_to_no_request_of_ours_is_accepted_and_dropped(replicas: Replicas) -> None:
     """Ids that look like numbers but are not ours ("²" passes str.isdigit) cost nothing."""
     a, b = replicas(2)
@@ -142,6 +145,7 @@ async def test_a_cancellation_reaches_the_replica_running_the_call(replicas: Rep
         assert status == 200 and "result" not in str(body)  # no answer: an empty stream
 
 
+@pytest.mark.slow
 async def test_the_get_stream_carries_what_any_replica_sends(replicas: Replicas) -> None:
     a, b, c = replicas(3)
     async with aiohttp.ClientSession() as http:
@@ -154,6 +158,7 @@ async def test_the_get_stream_carries_what_any_replica_sends(replicas: Replicas)
         assert got == ["a-1", "a-2", "c-1", "c-2"]
 
 
+@pytest.mark.slow
 async def test_a_cut_get_stream_resumes_on_another_replica_without_loss_or_repeat(
     replicas: Replicas,
 ) -> None:
@@ -195,6 +200,7 @@ async def test_a_cut_call_stream_resumes_on_another_replica(replicas: Replicas) 
     assert rest[-1]["id"] == 2 and text_of(rest[-1]) == str(a.pid)
 
 
+@pytest.mark.slow
 async def test_a_resource_update_reaches_the_subscriber_wherever_its_stream_is(
     replicas: Replicas,
 ) -> None:
@@ -238,6 +244,7 @@ async def test_events_sent_before_the_stream_turned_to_sse_are_resumable(
     assert rest[-1]["id"] == 2
 
 
+@pytest.mark.slow
 async def test_a_call_stream_resumes_elsewhere_before_it_sent_anything(
     replicas: Replicas,
 ) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from http_process import HttpProcess
 from scale_setup import SHARED, Replicas
 from test_modern_replicas import headers, request
@@ -50,6 +51,7 @@ async def until_status(
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_tasks_are_capped_per_caller_and_in_all(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text("alpha-token-0123456789\nbeta-token-0123456789\n")
@@ -89,6 +91,7 @@ async def test_tasks_are_capped_per_caller_and_in_all(tmp_path: Path) -> None:
         server.stop()
 
 
+@pytest.mark.slow
 async def test_running_tasks_count_as_calls_in_flight() -> None:
     server = HttpProcess("--serve", SHARED, "--max-inflight", "2")
     try:
@@ -122,6 +125,7 @@ async def test_a_task_waiting_for_input_fails_after_the_timeout() -> None:
         server.stop()
 
 
+@pytest.mark.slow
 async def test_sigterm_drains_running_tasks_then_cancels_the_rest(replicas: Replicas) -> None:
     a, b = replicas(2, "--shutdown-timeout", "4")
     async with aiohttp.ClientSession() as http:

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from http_helpers import JSON, call, init, open_session, text_of
 from http_process import ROOT, HttpProcess
 from scale_setup import SERVING, SHARED, RedisServer
+from support.polling import until
 
 
 def _children(pid: int) -> set[int]:
@@ -26,6 +28,7 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+@pytest.mark.slow
 async def test_two_workers_share_the_port_and_the_sessions(redis_server: RedisServer) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
@@ -72,22 +75,21 @@ def test_more_than_one_worker_without_redis_is_refused() -> None:
     assert "--workers 2 needs --redis-url" in done.stderr
 
 
+@pytest.mark.slow
 async def test_workers_of_a_killed_supervisor_stop_serving(redis_server: RedisServer) -> None:
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     workers: set[int] = set()
     try:
-        deadline = time.monotonic() + 20
-        while server.stderr.count(SERVING) < 2:
-            assert time.monotonic() < deadline, server.stderr
-            await asyncio.sleep(0.05)
+        await until(lambda: server.stderr.count(SERVING) >= 2, 20, lambda: server.stderr)
         workers = _children(server.pid)
         assert len(workers) == 2
         server.process.kill()  # SIGKILL: the supervisor cannot pass anything on
         server.process.wait(10)
-        deadline = time.monotonic() + 30
-        while any(_running(pid) for pid in workers):
-            assert time.monotonic() < deadline, "workers kept serving without a supervisor"
-            await asyncio.sleep(0.05)
+        await until(
+            lambda: not any(_running(pid) for pid in workers),
+            30,
+            "workers kept serving without a supervisor",
+        )
         server.wait_for_line("supervisor is gone", 10)
     finally:
         server.stop()
@@ -107,6 +109,7 @@ async def _readyz(http: aiohttp.ClientSession, base: str) -> tuple[int, Any]:
         return 0, None  # between a worker's death and the next listener
 
 
+@pytest.mark.slow
 async def test_a_crash_looping_worker_never_stops_the_healthy_one(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -116,10 +119,10 @@ async def test_a_crash_looping_worker_never_stops_the_healthy_one(
         "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
     )
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         marker.write_text("1")
         os.kill(_worker(server.pid, "1"), signal.SIGKILL)  # and it dies on every restart
-        await _until(lambda: server.stderr.count("worker 1 exited") >= 6, 60)
+        await until(lambda: server.stderr.count("worker 1 exited") >= 6, 60)
         assert server.process.poll() is None, server.stderr
         assert "restarting it in" in server.stderr
         healthy = _worker(server.pid, "0")
@@ -136,6 +139,7 @@ async def test_a_crash_looping_worker_never_stops_the_healthy_one(
         assert server.stop() == 0
 
 
+@pytest.mark.slow
 async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -145,7 +149,7 @@ async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
         "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
     )
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         marker.write_text("0 1")
         for index in ("0", "1"):
             os.kill(_worker(server.pid, index), signal.SIGKILL)
@@ -168,6 +172,7 @@ async def test_with_no_worker_serving_the_port_answers_503_with_the_reason(
         assert server.stop() == 0
 
 
+@pytest.mark.slow
 async def test_a_restarting_worker_takes_no_connection_before_redis_answers_it(
     redis_server: RedisServer,
 ) -> None:
@@ -176,7 +181,7 @@ async def test_a_restarting_worker_takes_no_connection_before_redis_answers_it(
     merely connecting (a new connection per initialize, all through the restart)."""
     server = HttpProcess("--workers", "2", "--serve", SHARED, "--redis-url", redis_server.url)
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         os.kill(_worker(server.pid, "1"), signal.SIGKILL)
         answers: list[int] = []
         connector = aiohttp.TCPConnector(force_close=True)
@@ -208,16 +213,10 @@ def _worker(supervisor: int, index: str) -> int:
     raise AssertionError(f"no live worker {index}")
 
 
-async def _until(check: Any, seconds: float = 20) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the condition never held"
-        await asyncio.sleep(0.05)
-
-
 LIFESPAN = str(ROOT / "tests/server/servers/lifespan_server.py")
 
 
+@pytest.mark.slow
 async def test_each_worker_enters_the_lifespan_once_and_exits_it_on_sigterm(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -227,7 +226,7 @@ async def test_each_worker_enters_the_lifespan_once_and_exits_it_on_sigterm(
         "--workers", "2", "--serve", LIFESPAN, "--redis-url", redis_server.url, env=env
     )
     try:
-        await _until(lambda: server.stderr.count(SERVING) >= 2)
+        await until(lambda: server.stderr.count(SERVING) >= 2)
         workers = _children(server.pid)
         entered = sorted(marks.read_text().splitlines())
         assert entered == sorted(f"enter {pid}" for pid in workers)

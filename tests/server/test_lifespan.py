@@ -6,19 +6,18 @@ error."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 from codex_mcp.client import Client
+from support.polling import until
+from support.processes import HttpProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(Path(__file__).resolve().parent / "servers/lifespan_server.py")
@@ -47,14 +46,14 @@ def _marks(path: Path) -> list[str]:
 
 
 async def _until(condition: str, path: Path, count: int = 1, timeout: float = 20) -> list[str]:
-    """The marks once `count` of them start with `condition` (polled, with a deadline)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    """The marks once `count` of them start with `condition`."""
+
+    def enough() -> list[str] | None:
         marks = _marks(path)
-        if sum(m.startswith(condition) for m in marks) >= count:
-            return marks
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no {count} {condition!r} marks in {timeout} s: {_marks(path)}")
+        return marks if sum(m.startswith(condition) for m in marks) >= count else None
+
+    found: list[str] = await until(enough, timeout, f"{count} {condition!r} marks in {path}")
+    return found
 
 
 async def test_stdio_enters_once_shares_the_state_and_exits_at_eof(
@@ -75,31 +74,13 @@ async def test_stdio_enters_once_shares_the_state_and_exits_at_eof(
     assert await _until("exit", marks) == [f"enter {pid}", f"exit closed=True {pid}"]
 
 
-def _start_http(*args: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "cmd/http"), "--port", "0", "--serve", SERVER, *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **env},
-    )
-    assert process.stderr is not None
-    lines = []
-    for line in process.stderr:
-        lines.append(line)
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            return process, found.group(1)
-    process.wait(10)
-    raise AssertionError("the HTTP server did not start:\n" + "".join(lines))
-
-
 async def test_http_sessions_share_the_state_and_sigterm_exits_it(
     backend: str, tmp_path: Path
 ) -> None:
     marks = tmp_path / "marks"
-    process, url = _start_http(env={"LIFESPAN_MARKS": str(marks), "LIFESPAN_BACKEND": backend})
+    env = {**os.environ, "LIFESPAN_MARKS": str(marks), "LIFESPAN_BACKEND": backend}
+    server = HttpProcess("--serve", SERVER, env=env)
+    process, url = server.process, server.url
     try:
         answers = []
         for name in ("a", "b", "c"):  # three sessions, one after the other
