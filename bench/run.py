@@ -347,9 +347,10 @@ def main() -> int:
     }
     servers = list(SERVERS)
     gateway_servers = list(GATEWAY_SERVERS)
-    if options.baseline:
-        servers.insert(1, baseline_server(options.baseline))
-        gateway_servers.insert(3, baseline_gateway(servers[1]))
+    baseline = baseline_server(options.baseline) if options.baseline else None
+    if baseline is not None:
+        servers.insert(1, baseline)
+        gateway_servers.insert(3, baseline_gateway(baseline))
     if named:
         servers = [s for s in servers if any(word in s.name for word in named)]
     stdio_servers = [s for s in servers if s.stdio]
@@ -553,8 +554,8 @@ def main() -> int:
         verdict = "n/a" if value is None else ("met" if ok(value) else "MISSED")
         shown = "-" if value is None else f"{value:.2f}"
         print(f"  {name:45s} {shown:>10s}  {verdict}")
-    if options.baseline:
-        print_before_after(report, servers[1].name)
+    if baseline is not None:  # named here: --servers may have left it out of `servers`
+        print_before_after(report, baseline.name)
     if options.readme:  # each of the README's Speed blocks whose case ran
         for block, text in speed_blocks(report):
             write_block(ROOT / "README.md", block, text)
