@@ -86,3 +86,23 @@ def kept_claims(store: Path, url: str) -> dict[str, Any]:
     assert tokens is not None, f"no tokens kept for {url}"
     decoded: dict[str, Any] = jwt.decode(tokens.access_token, options={"verify_signature": False})
     return decoded
+
+
+async def gateway_relays_echo(gateway_url: str, client: Any, log: list[str]) -> None:
+    """A gateway serving one OAuth child as `remote`: refused without its own credential,
+    then, through `client` (which holds it), the child's echo is listed and answers."""
+    from http_helpers import JSON, init
+    from support.polling import until
+
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(gateway_url, json=init(), headers=JSON) as reply,
+    ):
+        assert reply.status == 401  # nothing without the gateway's own credential
+
+    async def has_echo() -> bool:
+        return "remote__echo" in {t.name for t in await client.list_tools(cache=False)}
+
+    await until(has_echo, timeout=30)
+    first = await client.call_tool("remote__echo", {"message": "via the gateway"})
+    assert first.text == "via the gateway", "".join(log)

@@ -26,9 +26,8 @@ from client_cli import cli, login_as_browser
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import TokenStore
 from gateway.gateway_helpers import launch_http_gateway, stop, until, write_config
-from http_helpers import JSON, init
 from http_process import SERVERS, HttpProcess
-from oauth_helpers import kept_claims
+from oauth_helpers import gateway_relays_echo, kept_claims
 
 pytest.importorskip("mcp.server.auth.routes", reason="the official MCP SDK is not installed")
 
@@ -238,21 +237,10 @@ async def test_the_gateway_holds_the_childs_sdk_token_and_refreshes_it(
         config, "--bearer-token-file", str(credential), log=gateway_log, CODEX_MCP_OAUTH_DIR=store
     )
     try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.post(gateway_url, json=init(), headers=JSON) as reply,
-        ):
-            assert reply.status == 401  # nothing without the gateway's own credential
         before = len(sdk_authorization_server.token_requests)
         headers = {"Authorization": "Bearer gateway-credential"}
         async with Client.http(gateway_url, headers=headers) as client:
-
-            async def has_echo() -> bool:
-                return "remote__echo" in {t.name for t in await client.list_tools(cache=False)}
-
-            await until(has_echo, timeout=30)
-            first = await client.call_tool("remote__echo", {"message": "via the gateway"})
-            assert first.text == "via the gateway", "".join(gateway_log)
+            await gateway_relays_echo(gateway_url, client, gateway_log)
             expires = kept_claims(tmp_path / "oauth", url)["exp"]
             await until(lambda: time.time() > expires, timeout=60)
             second = await client.call_tool("remote__echo", {"message": "after expiry"})

@@ -31,9 +31,8 @@ from codex_mcp.client import Client
 from codex_mcp.client.oauth import OAuth, TokenStore
 from codex_mcp.client.oauth.browser import LoopbackAuthorizer
 from gateway.gateway_helpers import launch_http_gateway, stop, until, write_config
-from http_helpers import JSON, init
 from http_process import HttpProcess
-from oauth_helpers import kept_claims
+from oauth_helpers import gateway_relays_echo, kept_claims
 from oidc_browser import cookie_jar, play
 from oidc_helpers import OidcProvider
 
@@ -296,21 +295,10 @@ async def test_the_gateway_holds_the_childs_token_and_refreshes_it(
         CODEX_MCP_OAUTH_DIR=env["CODEX_MCP_OAUTH_DIR"],
     )
     try:
-        async with (
-            aiohttp.ClientSession() as http,
-            http.post(gateway_url, json=init(), headers=JSON) as reply,
-        ):
-            assert reply.status == 401  # nothing without the gateway's own credential
         before = len(provider.grants)
         headers = {"Authorization": "Bearer gateway-credential"}
         async with Client.http(gateway_url, headers=headers) as client:
-
-            async def has_echo() -> bool:
-                return "remote__echo" in {t.name for t in await client.list_tools(cache=False)}
-
-            await until(has_echo, timeout=30)
-            first = await client.call_tool("remote__echo", {"message": "via the gateway"})
-            assert first.text == "via the gateway", "".join(gateway_log)
+            await gateway_relays_echo(gateway_url, client, gateway_log)
             kept = TokenStore(tmp_path / "oauth").load(url).tokens
             assert kept is not None
             expires = jwt.decode(kept.access_token, options={"verify_signature": False})["exp"]
