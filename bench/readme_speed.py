@@ -175,6 +175,16 @@ def _observation(rows: Rows) -> str:
     )
 
 
+def _gateway_added(rows: Rows) -> str:
+    def added(name: str) -> str:
+        return _cell(rows.get(name, {}).get("added_p50_us"), "+,.0f", " µs")
+
+    return (
+        f"adds {added('codex-mcp gateway')} at p50 to a direct call "
+        f"(fastmcp's proxy adds {added('fastmcp proxy')})"
+    )
+
+
 def _session_per_call(rows: Rows) -> str:
     def rate(name: str) -> str:
         return _cell(rows.get(name, {}).get("requests_per_s"), ",.0f")
@@ -185,13 +195,15 @@ def _session_per_call(rows: Rows) -> str:
     )
 
 
-#: The "Also in the run" figures: block name, case, and the words from that case's rows.
+#: The figures quoted in running text (the "Also in the run" list, and the gateway's overhead in
+#: the README's gateway section): block name, case, and the words from that case's rows.
 ALSO: list[tuple[str, str, Callable[[Rows], str]]] = [
     ("also-stdio-1mb", "stdio 1 MB result", _blob),
     ("also-stdio-list", "stdio tools/list, 500 tools", _blob),
     ("also-http-list", "HTTP tools/list, 1,000 tools", _http_list),
     ("also-progress", "progress over SSE", _progress),
     ("also-gateway-large", "stdio gateway large results", _large),
+    ("gateway-added", "stdio gateway echo", _gateway_added),
     ("also-observation", OBSERVATION, _observation),
     ("also-session-per-call", ECHO_LABEL, _session_per_call),
 ]

@@ -142,6 +142,9 @@ def test_a_full_run_writes_every_figure_of_the_speed_section(readme: Path) -> No
     assert _block(text, "also-session-per-call").startswith(
         "codex-mcp 2,500 requests/s (1,200 with its sessions on Redis), the official SDK 300"
     )
+    assert _block(text, "gateway-added") == (
+        "adds +107 µs at p50 to a direct call (fastmcp's proxy adds +1,716 µs)"
+    )
     assert _block(text, "speed-run") == (
         "2031-02-03 on x86_64, 2 cores, Python 3.11.7, medians of 3 runs"
     )
@@ -150,6 +153,14 @@ def test_a_full_run_writes_every_figure_of_the_speed_section(readme: Path) -> No
     section = text.split("\n## Speed\n", 1)[1].split("\n## ", 1)[0]
     hand = re.sub(r"<!-- bench:([\w-]+) -->.*?<!-- /bench:\1 -->", "", section, flags=re.S)
     assert not re.findall(r"\d[\d,.]*\s*(?:ms|µs|KB|calls/s|per second)\b", hand)
+
+
+def test_the_readme_writes_no_per_call_figure_by_hand() -> None:
+    """A per-call cost (µs) in the README is always a bench block: a figure written by hand
+    outlives the run it came from (the gateway's overhead once read three ways)."""
+    text = (ROOT / "README.md").read_text()
+    hand = re.sub(r"<!-- bench:([\w-]+) -->.*?<!-- /bench:\1 -->", "", text, flags=re.S)
+    assert [line for line in hand.splitlines() if "µs" in line] == []
 
 
 def test_a_partial_run_rewrites_only_the_blocks_of_its_cases(readme: Path) -> None:
