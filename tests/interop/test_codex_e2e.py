@@ -167,3 +167,45 @@ async def test_codex_with_and_without_mcp_2026_07_28_against_one_server(
     legacy, output = await run_codex(tmp_path / "legacy", server)
     assert_echo_called(legacy, "codexmcp", output)
     assert "[session 2025-06-18]" in str(legacy.tool_outputs()[0]), legacy.tool_outputs()
+
+
+STDIO_2026_OPT_IN = "[features]\nmcp_2026_07_28 = true\n"
+
+
+def _stdio_server_2026(args: list[str]) -> str:
+    """A stdio `[mcp_servers.X]` entry that opts in to 2026-07-28: Codex reads the marker
+    variable from the entry's `env` (and strips it before starting the child)."""
+    quoted = ", ".join(f'"{arg}"' for arg in args)
+    return f"""
+[mcp_servers.codexmcp]
+command = "{sys.executable}"
+args = [{quoted}]
+required = true
+env = {{ CODEX_MCP_PROTOCOL_VERSION = "2026-07-28" }}
+"""
+
+
+async def test_codex_speaks_2026_07_28_to_our_stdio_server_when_opted_in(tmp_path: Path) -> None:
+    """The README's stdio opt-in: with the feature and the entry's marker, Codex sends
+    server/discover (no initialize) and calls statelessly; the same entry without the
+    feature initializes a session as before."""
+    era_echo = str(ROOT / "tests/interop/servers/era_echo.py")
+    entry = _stdio_server_2026([str(ROOT / "cmd/mcp"), "--serve", era_echo])
+    stateless, output = await run_codex(tmp_path / "opted-in", entry + STDIO_2026_OPT_IN)
+    assert_echo_called(stateless, "codexmcp", output)
+    assert "[stateless 2026-07-28]" in str(stateless.tool_outputs()[0]), output
+    session, output = await run_codex(tmp_path / "not-opted-in", entry)
+    assert_echo_called(session, "codexmcp", output)
+    assert "[session " in str(session.tool_outputs()[0]), output
+
+
+async def test_codex_speaks_2026_07_28_to_the_gateway_over_stdio(tmp_path: Path) -> None:
+    """The gateway in front of a server, opted in the same way: Codex's discover result
+    from the gateway is one it accepts (it parses 2026 results strictly: one bad field fails
+    the whole server), and the call reaches the child."""
+    era_echo = str(ROOT / "tests/interop/servers/era_echo.py")
+    entry = _stdio_server_2026(
+        [str(ROOT / "cmd/mcp"), "--", sys.executable, str(ROOT / "cmd/mcp"), "--serve", era_echo]
+    )
+    provider, output = await run_codex(tmp_path, entry + STDIO_2026_OPT_IN)
+    assert_echo_called(provider, "codexmcp", output)
