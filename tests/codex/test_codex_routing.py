@@ -130,7 +130,7 @@ async def test_a_sub_agents_events_and_approvals_go_to_the_call_that_spawned_it(
         ("item/fileChange/requestApproval", {"decision": "cancel"}),
         ("execCommandApproval", {"decision": "abort"}),
         ("applyPatchApproval", {"decision": "abort"}),
-        ("mcpServer/elicitation/request", {"action": "decline"}),
+        ("mcpServer/elicitation/request", {"action": "decline", "content": None, "_meta": None}),
     ],
 )
 async def test_requests_nobody_is_waiting_for_are_refused_at_once(

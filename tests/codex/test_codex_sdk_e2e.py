@@ -142,3 +142,76 @@ async def test_a_client_without_elicitation_gets_an_error_not_a_hang(
     assert result.is_error
     assert "elicitation capability" in result.content[0].text  # type: ignore[union-attr]
     assert not (workdir / "nobody.txt").exists()
+
+
+def codex_home_with_notes(tmp_path: Path, port: int) -> tuple[Path, Path]:
+    """A CODEX_HOME whose Codex has an MCP server of its own, `notes` (servers/
+    notes_server.py), and the file its tool writes to."""
+    notes = tmp_path / "notes.txt"
+    home = tmp_path / "codex-home-with-notes"
+    home.mkdir()
+    server = Path(__file__).parent / "servers/notes_server.py"
+    (home / "config.toml").write_text(
+        fake.codex_config(
+            port,
+            retries=False,
+            tables=f"""
+[mcp_servers.notes]
+command = "{sys.executable}"
+args = ["{ROOT / "cmd/mcp"}", "--serve", "{server}"]
+env = {{ NOTES_FILE = "{notes}" }}
+""",
+        )
+    )
+    return home, notes
+
+
+async def test_codex_asks_the_sdk_before_running_its_own_mcp_servers_tool(
+    tmp_path: Path, workdir: Path, fake_model: tuple[FakeProvider, int]
+) -> None:
+    """Codex puts the approval of a tool call to one of its own MCP servers to app-server's
+    client as `mcpServer/elicitation/request`: we put it to our caller as elicitation (it
+    was declined unasked, so the tool never ran), and its answer decides."""
+    provider, port = fake_model
+    home, notes = codex_home_with_notes(tmp_path, port)
+    provider.responder = fake.call_tool("mcp__notes", "write_note", {"text": "kept"})
+    answers = ["accept", "decline"]
+    asked: list[dict[str, Any]] = []
+
+    async def on_elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.model_dump(by_alias=True))
+        return types.ElicitResult(action=answers.pop(0), content={})  # type: ignore[arg-type]
+
+    async with connect(home, workdir, elicitation_callback=on_elicit) as (session, _):
+        with anyio.fail_after(60):
+            accepted = await session.call_tool("codex", {"prompt": "note it"})
+        assert not accepted.is_error, accepted
+        assert notes.read_text() == "kept\n"
+        assert "noted: kept" in str(provider.tool_outputs()[-1])
+
+        provider.responder = fake.call_tool("mcp__notes", "write_note", {"text": "refused"})
+        with anyio.fail_after(60):
+            declined = await session.call_tool("codex", {"prompt": "note it again"})
+        assert not declined.is_error, declined  # the turn goes on: the model hears "rejected"
+        assert notes.read_text() == "kept\n"
+        assert "rejected" in str(provider.tool_outputs()[-1])
+
+    assert len(asked) == 2
+    assert asked[0]["message"] == 'Allow the notes MCP server to run tool "write_note"?'
+    assert asked[0]["requestedSchema"] == {"type": "object", "properties": {}}
+
+
+async def test_codex_mcp_tool_approval_is_declined_for_a_caller_that_cannot_be_asked(
+    tmp_path: Path, workdir: Path, fake_model: tuple[FakeProvider, int]
+) -> None:
+    """A caller without elicitation: the approval is declined at once (no hang), the turn
+    goes on and the tool does not run."""
+    provider, port = fake_model
+    home, notes = codex_home_with_notes(tmp_path, port)
+    provider.responder = fake.call_tool("mcp__notes", "write_note", {"text": "unasked"})
+    async with connect(home, workdir) as (session, _):
+        with anyio.fail_after(60):
+            result = await session.call_tool("codex", {"prompt": "note it"})
+    assert not result.is_error, result
+    assert not notes.exists()
+    assert "rejected" in str(provider.tool_outputs()[-1])

@@ -20,7 +20,7 @@ from . import elicitation, events
 from .bounds import CodexBounds
 from .errors import CodexError
 from .protocol import ApprovalDetails, ApprovalKind, ThreadOptions
-from .run import Approver, CodexEvent, EventCallback, TurnResult
+from .run import Approver, CodexEvent, Elicitor, EventCallback, TurnResult
 from .tools import (
     CODEX,
     CODEX_REPLY,
@@ -81,6 +81,23 @@ def elicitation_approver(ctx: RequestContext) -> Approver:
     return approve
 
 
+def elicitation_forwarder(ctx: RequestContext) -> Elicitor:
+    """The elicitations of Codex's own MCP servers (its approval of an MCP tool call among
+    them) put to the caller as they are; a caller that cannot be asked makes them declined."""
+
+    async def elicit(request: JsonObject) -> JsonObject:
+        if isinstance(ctx, ModernContext):
+            raise ElicitationUnsupported("a 2026-07-28 request cannot be asked while its turn runs")
+        declared = ctx.client_capabilities.get("elicitation")
+        if not isinstance(declared, dict):
+            raise ElicitationUnsupported("the MCP client did not declare elicitation")
+        if request.get("mode") == "url" and "url" not in declared:
+            raise ElicitationUnsupported("the MCP client did not declare URL elicitation")
+        return await ctx.request("elicitation/create", request)
+
+    return elicit
+
+
 @dataclass(frozen=True, slots=True)
 class CodexCall:
     prompt: str
@@ -128,15 +145,16 @@ async def run_call(
 ) -> JsonObject:
     """The CallToolResult of one call read by `read_call`."""
     on_event, approve = event_forwarder(ctx), elicitation_approver(ctx)
+    elicit = elicitation_forwarder(ctx)
     try:
         result: TurnResult
         if isinstance(call, CodexCall):
             result = await driver.codex(
-                call.prompt, call.options, on_event=on_event, approve=approve
+                call.prompt, call.options, on_event=on_event, approve=approve, elicit=elicit
             )
         else:
             result = await driver.reply(
-                call.thread_id, call.prompt, on_event=on_event, approve=approve
+                call.thread_id, call.prompt, on_event=on_event, approve=approve, elicit=elicit
             )
     except CodexError as exc:
         return error_result(exc)

@@ -27,7 +27,7 @@ from .binary import CodexBinary, find_codex
 from .connection import AppServerConnection, ConnectionLost, RpcError, StdioConnection
 from .errors import AppServerGone, AppServerRequestFailed, ThreadBusy, UnknownThread
 from .protocol import ThreadOptions
-from .run import Approver, EventCallback, TurnResult, TurnRun
+from .run import Approver, Elicitor, EventCallback, TurnResult, TurnRun
 
 log = logging.getLogger("codex_mcp.codex")
 
@@ -60,8 +60,7 @@ class CodexDriver:
         connection.on_close(self._on_close)
         for method in protocol.APPROVAL_METHODS:
             connection.handle_requests(method, self._approval_handler(method))
-        for method, refusal in protocol.REFUSALS.items():
-            connection.handle_requests(method, _constant(refusal))
+        connection.handle_requests(protocol.MCP_ELICITATION, self._on_mcp_elicitation)
 
     @classmethod
     async def spawn(
@@ -113,10 +112,14 @@ class CodexDriver:
         *,
         on_event: EventCallback | None = None,
         approve: Approver | None = None,
+        elicit: Elicitor | None = None,
     ) -> TurnResult:
-        """Start a thread and run its first turn: the `codex` tool."""
+        """Start a thread and run its first turn: the `codex` tool. `approve` decides
+        command and patch approvals; `elicit` answers the elicitations of Codex's MCP
+        servers (Codex's approval of an MCP tool call among them); without it they are
+        declined."""
         self._check_alive()
-        run = TurnRun(on_event, approve, self.approval_timeout)
+        run = TurnRun(on_event, approve, self.approval_timeout, elicit)
         self._starting += 1
         try:
             started = await self._request(
@@ -139,13 +142,14 @@ class CodexDriver:
         *,
         on_event: EventCallback | None = None,
         approve: Approver | None = None,
+        elicit: Elicitor | None = None,
     ) -> TurnResult:
         """Run the next turn on a thread this driver started: the `codex-reply` tool."""
         self._check_alive()
         if thread_id not in self._threads:
             raise UnknownThread(f"Session not found for thread_id: {thread_id}", thread_id)
         await self._wait_for_thread(thread_id)
-        run = TurnRun(on_event, approve, self.approval_timeout)
+        run = TurnRun(on_event, approve, self.approval_timeout, elicit)
         self._bind(run, thread_id)
         return await self._run_turn(run, prompt)
 
@@ -283,6 +287,37 @@ class CodexDriver:
 
         return handle
 
+    async def _on_mcp_elicitation(self, params: JsonObject) -> JsonObject:
+        """An MCP server's elicitation, put to the caller of the call whose thread it came
+        from; declined (with the reason logged) when nobody can answer it."""
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "app-server asked %s %s", protocol.MCP_ELICITATION, params)
+        server = params.get("serverName")
+        thread_id = protocol.thread_id_of(params)
+        run = self._runs.get(self._root(thread_id)) if thread_id else None
+        request = protocol.mcp_elicitation_request(params)
+        if run is None or run.elicit is None or run.abandoned or request is None:
+            why = (
+                "it has no MCP form"
+                if request is None
+                else "no call is running on its thread"
+                if run is None or run.abandoned
+                else "this call cannot ask its client"
+            )
+            log.warning("MCP server %r asked for input: declined, %s", server, why)
+            return protocol.MCP_ELICITATION_DECLINED
+        try:
+            async with asyncio.timeout(self.approval_timeout):
+                return protocol.mcp_elicitation_answer(await run.elicit(request))
+        except Exception as exc:  # the caller's failure or silence is a refusal, never a hang
+            reason = (
+                f"no answer within {self.approval_timeout:g} s"
+                if isinstance(exc, TimeoutError)
+                else str(exc)
+            )
+            log.warning("MCP server %r asked for input: declined, %s", server, reason)
+            return protocol.MCP_ELICITATION_DECLINED
+
     def _on_close(self, reason: str) -> None:
         if self._gone is not None:
             return
@@ -322,10 +357,3 @@ class CodexDriver:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
-
-
-def _constant(result: JsonObject) -> Any:
-    async def answer(_params: JsonObject) -> JsonObject:
-        return result
-
-    return answer

@@ -31,11 +31,11 @@ APPROVAL_METHODS: Final = (
     LEGACY_EXEC_APPROVAL,
     LEGACY_PATCH_APPROVAL,
 )
-#: Requests the tools cannot put to the MCP caller, with the refusal each takes. Anything
+#: An MCP server's elicitation, passed on by app-server: since about 0.149 also Codex's own
+#: approval of an MCP tool call (`_meta.codex_approval_kind = "mcp_tool_call"`). Anything
 #: else app-server may ask gets -32601 from the connection: an answer, never a hang.
-REFUSALS: Final[dict[str, JsonObject]] = {
-    "mcpServer/elicitation/request": {"action": "decline"},
-}
+MCP_ELICITATION: Final = "mcpServer/elicitation/request"
+MCP_ELICITATION_DECLINED: Final[JsonObject] = {"action": "decline", "content": None, "_meta": None}
 
 # -- app-server -> client: notifications the driver acts on ------------------------------
 THREAD_STARTED: Final = "thread/started"
@@ -187,6 +187,41 @@ def approval_answer(method: str, approved: bool) -> JsonObject:
     if method in (LEGACY_EXEC_APPROVAL, LEGACY_PATCH_APPROVAL):
         return {"decision": "approved" if approved else "abort"}
     return {"decision": "accept" if approved else "cancel"}
+
+
+def mcp_elicitation_request(params: JsonObject) -> JsonObject | None:
+    """The MCP `elicitation/create` params for an `mcpServer/elicitation/request`, or None
+    when it has no MCP form (app-server's `openai/form` modes, or fields of the wrong type):
+    such a request is declined."""
+    message = params.get("message")
+    meta = params.get("_meta")
+    if not isinstance(message, str):
+        return None
+    request: JsonObject = {"message": message}
+    if isinstance(meta, dict):
+        request["_meta"] = meta
+    mode = params.get("mode", "form")
+    if mode == "form" and isinstance(params.get("requestedSchema"), dict):
+        request["requestedSchema"] = params["requestedSchema"]
+        return request
+    url, elicitation_id = params.get("url"), params.get("elicitationId")
+    if mode == "url" and isinstance(url, str) and isinstance(elicitation_id, str):
+        return {**request, "mode": "url", "url": url, "elicitationId": elicitation_id}
+    return None
+
+
+def mcp_elicitation_answer(result: JsonObject) -> JsonObject:
+    """app-server's answer from the MCP caller's ElicitResult: its action and, on accept,
+    its content; anything unreadable declines."""
+    action = result.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        return MCP_ELICITATION_DECLINED
+    content = result.get("content") if action == "accept" else None
+    return {
+        "action": action,
+        "content": content if isinstance(content, dict) else None,
+        "_meta": None,
+    }
 
 
 def turn_of(params: JsonObject) -> JsonObject:

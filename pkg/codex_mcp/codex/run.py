@@ -51,6 +51,9 @@ class TurnResult:
 EventCallback = Callable[[CodexEvent], Any]
 #: Decides an approval request: True runs the command / applies the patch.
 Approver = Callable[[ApprovalKind, ApprovalDetails], Awaitable[bool]]
+#: Puts an MCP server's elicitation (MCP `elicitation/create` params) to the caller; returns
+#: the caller's ElicitResult.
+Elicitor = Callable[[JsonObject], Awaitable[JsonObject]]
 
 
 class _Approval:
@@ -78,9 +81,11 @@ class TurnRun:
         on_event: EventCallback | None,
         approve: Approver | None,
         approval_timeout: float | None,
+        elicit: Elicitor | None = None,
     ) -> None:
         self.on_event = on_event
         self.approve = approve
+        self.elicit = elicit
         self.approval_timeout = approval_timeout
         self.thread_id = ""
         self.turn_id: str | None = None
