@@ -1,6 +1,6 @@
 """The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`:
 
-    codex-mcp                          serve the .mcp.json found (gateway/config.py) or built-ins
+    codex-mcp                          serve the .mcp.json found (gateway/config/) or built-ins
     codex-mcp -- <server> <args...>    wrap one server (passthrough)
     codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
     codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
@@ -20,19 +20,19 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..gateway.config import (
+from ..gateway.config.load import (
     CHILD_ENV,
     CONFIG_ENV,
+    ConfigError,
     display_path,
     find_config,
     load_config,
     passthrough_config,
 )
-from ..gateway.config_values import ConfigError
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
-    from ..gateway.config_model import GatewayConfig
+    from ..gateway.config.model import GatewayConfig
 
 PRINT_CONFIG = "--print-codex-config"
 SERVE_ENV = "CODEX_MCP_SERVE"
@@ -108,7 +108,7 @@ def gateway_core(config: GatewayConfig, max_message_bytes: int | None = None) ->
     (the stdio server's setting) caps what a child may send too."""
     import dataclasses
 
-    from ..gateway.env import GatewayEnv
+    from ..gateway.config.env import GatewayEnv
     from ..gateway.serve import build_core
 
     env = GatewayEnv.read()
@@ -135,7 +135,7 @@ def _serve_given(argv: list[str]) -> bool:
 def print_codex_config(own: list[str], command: list[str] | None) -> int:
     """Print the `[mcp_servers.codex-mcp]` entry for Codex's config.toml, and the same as a
     `codex mcp add` command, for this installation and the config it would serve."""
-    from ..gateway.env import DEFAULT_STARTUP_BUDGET_MS, STARTUP_BUDGET_ENV
+    from ..gateway.config.env import DEFAULT_STARTUP_BUDGET_MS, STARTUP_BUDGET_ENV
 
     launcher = _launcher()
     args = [*launcher[1:], *own, *(["--", *command] if command is not None else [])]

@@ -83,8 +83,8 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         return lambda: sys.exit(supervisor.run())
     if gateway is not None:
         # Before the imports below (aiohttp, the core, the client): its children start
-        # meanwhile, on another core (gateway/early.py).
-        from ..gateway.early import start_children
+        # meanwhile, on another core (gateway/config/early.py).
+        from ..gateway.config.early import start_children
 
         start_children(gateway)
     from .common import configure_core, configure_logging, load_core, log_file_for

@@ -48,8 +48,8 @@ def _prepare(given: list[str]) -> Callable[[], object]:
     settings = _settings(args)
     if gateway is not None:
         # Before the imports below (the core, the client, the relay): its children start
-        # meanwhile, on another core (gateway/early.py).
-        from ..gateway.early import start_children
+        # meanwhile, on another core (gateway/config/early.py).
+        from ..gateway.config.early import start_children
 
         start_children(gateway)
     from .common import configure_core, configure_logging, load_core, log_file_for

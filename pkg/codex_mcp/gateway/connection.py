@@ -28,9 +28,9 @@ from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
 from codex_mcp.defaults import DEFAULTS
 
-from . import early
-from .config import child_environment
-from .config_model import HttpTarget, ServerConfig, StdioTarget
+from .config import early
+from .config.load import child_environment
+from .config.model import HttpTarget, ServerConfig, StdioTarget
 from .errors import exited_error, normalize_exception, spawn_error
 from .lifetime import Watchdog, die_with_parent, kill_group
 
