@@ -12,9 +12,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .defaults import HttpOptions, flag
+from .launch import StartupError
 from .loopback import is_loopback_host
-from .startup import StartupError
+from .settings import HttpOptions, flag
 
 if TYPE_CHECKING:
     from yarl import URL

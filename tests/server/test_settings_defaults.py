@@ -1,5 +1,5 @@
-"""Settings are declared once (codex_mcp.defaults) and read the same way everywhere: the
-stdio fast path without pydantic-settings, the full parse (flags over environment over
+"""Settings are declared once (codex_mcp.settings) and read the same way everywhere: the
+start without pydantic-settings, the full parse (flags over environment over
 .env), the HTTP library's defaults and the command line's. --help reads as written for
 people: grouped, one sentence per option, its default once, its environment variable."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from codex_mcp.cli.options import build_parser, parse, plain_flags
-from codex_mcp.defaults import (
+from codex_mcp.settings import (
     DEFAULTS,
     CommonDefaults,
     HttpDefaults,
@@ -23,7 +23,6 @@ from codex_mcp.defaults import (
     SendingDefaults,
     StdioDefaults,
     configured_by_environment,
-    quick_flags,
 )
 from codex_mcp.transports.http import HttpConfig
 
@@ -191,38 +190,6 @@ def test_only_real_settings_count_as_configuration(
     monkeypatch.delenv("codex_mcp_log_level")
     (tmp_path / ".env").write_text("CODEX_MCP_SHUTDOWN_TIMEOUT=1\n")
     assert configured_by_environment()
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--serve", "my_server.py"],
-        ["--serve=pkg.module:server", "--log-level", "debug"],
-        ["--log-level=warning"],
-        ["--serve", "a.py", "--serve", "b.py"],  # the last one wins, as with argparse
-    ],
-)
-def test_quick_flags_read_what_the_full_parse_reads(
-    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    _unconfigure(monkeypatch, tmp_path)
-    assert quick_flags(argv) == parse(StdioDefaults, argv, "codex-mcp", "")
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--help"],
-        ["--serve"],
-        ["--serve", "--log-level", "debug"],
-        ["--log-level", "loud"],
-        ["--log-level", "DEBUG"],
-        ["--max-message-bytes", "4096"],
-        ["my_server.py"],
-    ],
-)
-def test_quick_flags_leave_everything_else_to_the_full_parse(argv: list[str]) -> None:
-    assert quick_flags(argv) is None
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,7 @@ _ADD_CANNOT = (
 def print_http_codex_config(own: list[str]) -> int:
     """`codex-mcp-http --print-codex-config`: the `url =` entry for the server these
     arguments start (Codex connects to it; it does not launch it)."""
-    from ..defaults import HttpDefaults
+    from ..settings import HttpDefaults
 
     defaults = HttpDefaults()
     host = _option(own, "--host") or defaults.host

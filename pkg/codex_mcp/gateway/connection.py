@@ -26,7 +26,7 @@ from codex_mcp.client.types import InitializeResult
 from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
-from codex_mcp.defaults import DEFAULTS
+from codex_mcp.settings import DEFAULTS
 
 from .config import early
 from .config.load import child_environment

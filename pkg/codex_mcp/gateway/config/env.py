@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codex_mcp.defaults import DEFAULTS
+from codex_mcp.settings import DEFAULTS
 
 from ..errors import passthrough_enabled
 from ..listing_cache import cache_directory
