@@ -29,13 +29,14 @@ from ..gateway.config.load import (
     load_config,
     passthrough_config,
 )
+from ..settings import HttpDefaults, env_name
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
     from ..gateway.config.model import GatewayConfig
 
 PRINT_CONFIG = "--print-codex-config"
-SERVE_ENV = "CODEX_MCP_SERVE"
+SERVE_ENV = env_name("serve")
 
 
 #: How the gateway is asked for, for --help.
@@ -183,12 +184,10 @@ _ADD_CANNOT = (
 def print_http_codex_config(own: list[str]) -> int:
     """`codex-mcp-http --print-codex-config`: the `url =` entry for the server these
     arguments start (Codex connects to it; it does not launch it)."""
-    from ..settings import HttpDefaults
+    from .options import parse
 
-    defaults = HttpDefaults()
-    host = _option(own, "--host") or defaults.host
-    port = _option(own, "--port") or str(defaults.port)
-    base = (_option(own, "--base-path") or defaults.base_path).rstrip("/")
+    settings = parse(HttpDefaults, own, "codex-mcp-http", "")
+    host, port, base = settings.host, settings.port, settings.base_path.rstrip("/")
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}{base}/mcp"
     lines = [
         f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip(),
@@ -204,17 +203,6 @@ def print_http_codex_config(own: list[str]) -> int:
     ]
     print("\n".join(lines))
     return 0
-
-
-def _option(argv: list[str], name: str) -> str | None:
-    """The value of `--name V` or `--name=V` in argv (the last one given), else None."""
-    value = None
-    for index, arg in enumerate(argv):
-        if arg == name and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif arg.startswith(name + "="):
-            value = arg.split("=", 1)[1]
-    return value
 
 
 def _launcher() -> list[str]:
