@@ -21,8 +21,10 @@ from codex_mcp.settings import (
     HttpOptions,
     ObserveOptions,
     SendingDefaults,
+    SettingsError,
     StdioDefaults,
     configured_by_environment,
+    read_settings,
 )
 from codex_mcp.transports.http import HttpConfig
 
@@ -276,3 +278,21 @@ def test_groups_of_fields_make_no_methods_and_the_settings_cover_every_field() -
         changed = dataclasses.replace(made, audit_arguments=True)
         assert changed != made and changed == dataclasses.replace(made, audit_arguments=True)
         assert hash(changed) == hash(dataclasses.replace(made, audit_arguments=True))
+
+
+def test_flags_within_their_bounds_are_typed_and_one_outside_is_worded_by_the_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No second validator: a value within its bounds is only typed; one outside goes to the
+    pydantic-settings model, whose words are the complaint."""
+    _unconfigure(monkeypatch, tmp_path)
+    given = {"port": 0, "allowed_hosts": ["a, b", "c"], "audit_log": "audit.jsonl"}
+    settings = read_settings(HttpDefaults, given)
+    assert (settings.port, settings.allowed_hosts) == (0, ("a", "b", "c"))
+    assert settings.audit_log == Path("audit.jsonl")
+    with pytest.raises(SettingsError) as caught:
+        read_settings(HttpDefaults, {"port": 65536, "max_sessions": 0})
+    assert caught.value.problems == [
+        ("port", "Input should be less than or equal to 65535"),
+        ("max_sessions", "Input should be greater than or equal to 1"),
+    ]

@@ -4,10 +4,15 @@ Shapes (the TypeScript wrapper's): `{"servers": {...}}`, `{"mcp_servers": {...}}
 `{"mcpServers": {...}}`, a list of entries with optional `name`s, or one bare entry. Field
 spellings of Claude Code, Cursor, VS Code, Gemini CLI and Codex are accepted (see
 specs/gateway.md).
+
+Written out rather than pydantic models: every field has aliases, each error must read
+`<file>: <entry>: "<key>" must be ...`, and it runs before the children start, where
+pydantic's import would delay them (specs/decisions.md, 57).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import re
@@ -20,6 +25,7 @@ from ..naming import sanitize_name
 from .json_file import json_kind
 from .load import ConfigError
 from .model import (
+    CODEX_SCHEMA_MAX_BYTES,
     GatewayConfig,
     HttpTarget,
     OAuthConfig,
@@ -36,6 +42,10 @@ _STDIO_TYPES = {"stdio"}
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp", "streamable"}
 _SSE_TYPES = {"sse"}
 _RESTART_POLICIES = ("on-failure", "always", "never")
+#: The repairs a `"repair"` object switches on or off (every field but the size).
+_REPAIR_SWITCHES = tuple(
+    f.name for f in dataclasses.fields(RepairConfig) if f.name != "schema_max_bytes"
+)
 #: Launchers whose first argument names the server better than they do.
 _LAUNCHERS = {
     "npx", "uvx", "uv", "node", "python", "python3", "bunx", "bun", "pnpm", "pnpx",
@@ -322,26 +332,18 @@ def _restart(fields: Fields) -> RestartConfig:
 
 
 def _repair(fields: Fields) -> RepairConfig:
-    default = RepairConfig()
+    """`"repair": {...}` over the defaults; Codex's `tool_input_schema_max_bytes` is the
+    default size."""
     codex_budget = fields.integer("tool_input_schema_max_bytes", minimum=1)
+    repair = RepairConfig(schema_max_bytes=codex_budget or CODEX_SCHEMA_MAX_BYTES)
     found = fields.object("repair")
     if found is None:
-        return RepairConfig(schema_max_bytes=codex_budget or default.schema_max_bytes)
+        return repair
     sub = Fields(found[1], f"{fields.where}: repair", fields.environ)
-    out = RepairConfig(
-        fix_shapes=_or(sub.boolean("fix_shapes"), default.fix_shapes),
-        infer_types=_or(sub.boolean("infer_types"), default.infer_types),
-        camel_case=_or(sub.boolean("camel_case"), default.camel_case),
-        integer_to_number=_or(sub.boolean("integer_to_number"), default.integer_to_number),
-        inline_refs=_or(sub.boolean("inline_refs"), default.inline_refs),
-        strip_schema_uri=_or(sub.boolean("strip_schema_uri"), default.strip_schema_uri),
-        shrink_descriptions=_or(sub.boolean("shrink_descriptions"), default.shrink_descriptions),
-        schema_max_bytes=_or(
-            sub.integer("schema_max_bytes", minimum=1), codex_budget or default.schema_max_bytes
-        ),
-    )
+    given: dict[str, Any] = {name: sub.boolean(name) for name in _REPAIR_SWITCHES}
+    given["schema_max_bytes"] = sub.integer("schema_max_bytes", minimum=1)
     _no_unknown(sub)
-    return out
+    return replace(repair, **{name: value for name, value in given.items() if value is not None})
 
 
 def _tools(fields: Fields) -> dict[str, ToolSettings]:
