@@ -225,7 +225,7 @@ def test_a_console_scripts_module_leaves_the_imports_to_its_main(
     assert done.returncode == 0, done.stderr
     imported = set(done.stdout.split())
     assert module in imported
-    forbidden = ("codex_mcp.core", "codex_mcp.transports", "codex_mcp.defaults", "aiohttp")
+    forbidden = ("codex_mcp.core", "codex_mcp.transports", "codex_mcp.settings", "aiohttp")
     assert loaded(imported, forbidden, set()) == []
 
 

@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from .defaults import HttpOptions, flag
+from .launch import StartupError
 from .loopback import is_loopback_host
-from .startup import StartupError
+from .settings import HttpOptions, flag
 
 if TYPE_CHECKING:
     from yarl import URL
 
 #: What is said for every credential-free refusal: the ways to configure one.
 CREDENTIALS: Final = "--bearer-token (or --bearer-token-file) or --oauth-issuer"
-
-
-def _default(field: dataclasses.Field[Any]) -> Any:
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return field.default
 
 
 def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
@@ -36,7 +30,7 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
         for field in dataclasses.fields(HttpOptions):
             value = getattr(config, field.name)
             # Set by the operator: a value of its own, not the field's default.
-            if field.name.startswith("oauth_") and value and value != _default(field):
+            if field.name.startswith("oauth_") and value and value != field.default:
                 raise StartupError(
                     f"{flag(field.name)} has no effect without --oauth-issuer (the "
                     "authorization server whose tokens to accept): add --oauth-issuer URL, "

@@ -1,7 +1,7 @@
-"""The pydantic-settings model of a declaration from defaults.py: it reads the environment
+"""The pydantic-settings model of a declaration from settings.py: it reads the environment
 (CODEX_MCP_*) and the .env file and checks every value. Importing it loads pydantic and
-pydantic-settings (some 60 ms), so settings.py uses it only when the environment or a .env
-file configures something.
+pydantic-settings (some 140 ms), so settings.py uses it only when the environment or a .env
+file configures something, or a flag is out of its bounds (pydantic then says so).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, ValidationError, create_model
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from .defaults import ENV_FILE, ENV_PREFIX, field_types, split_commas
-from .settings import SettingsError
+from .settings import ENV_FILE, ENV_PREFIX, SettingsError, field_types, split_commas
 
 CommaList = Annotated[list[str], NoDecode, BeforeValidator(split_commas)]
 
@@ -29,7 +28,7 @@ class _SettingsBase(BaseSettings):
 
 @functools.cache
 def settings_model(declaration: type[Any]) -> type[BaseSettings]:
-    """The pydantic-settings model of a declaration from defaults.py."""
+    """The pydantic-settings model of a declaration from settings.py."""
     hints = field_types(declaration)
     fields: dict[str, Any] = {}
     for field in dataclasses.fields(declaration):

@@ -21,7 +21,7 @@ from codex_mcp.codex.bounds import (
 )
 from codex_mcp.codex.protocol import ThreadOptions
 from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.defaults import HttpDefaults, StdioDefaults
+from codex_mcp.settings import HttpDefaults, StdioDefaults
 
 HTTP = HttpDefaults()
 

@@ -34,7 +34,7 @@ from codex_mcp.codex.driver import CodexDriver
 from codex_mcp.codex.provider import CodexProvider
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.server import ServerCore
-from codex_mcp.defaults import HttpDefaults
+from codex_mcp.settings import HttpDefaults
 from codex_mcp.transports.http import HttpConfig, create_app
 from interop import fake_responses_provider as fake
 from interop.fake_responses_provider import FakeProvider

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from codex_mcp.gateway.codex.policy import REFUSAL
 from codex_mcp.gateway.codex.schema import codex_parameters
-from codex_mcp.gateway.config_model import RepairConfig
+from codex_mcp.gateway.config.model import RepairConfig
 from codex_mcp.gateway.lint import Listing, lint_servers
 from codex_mcp.gateway.naming import NameTable
 from codex_mcp.gateway.repair import repair_tool

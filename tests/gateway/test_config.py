@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
-from codex_mcp.gateway.config import (
+from codex_mcp.gateway.config.load import (
+    ConfigError,
     display_path,
     find_config,
     load_config,
@@ -17,9 +18,8 @@ from codex_mcp.gateway.config import (
     read_config,
     select_server,
 )
-from codex_mcp.gateway.config_model import HttpTarget, StdioTarget
-from codex_mcp.gateway.config_parse import derive_name
-from codex_mcp.gateway.config_values import ConfigError
+from codex_mcp.gateway.config.model import HttpTarget, StdioTarget
+from codex_mcp.gateway.config.parse import derive_name
 
 
 def write(path: Path, document: Any) -> Path:

@@ -1,5 +1,5 @@
 """The gateway starts its stdio children before it imports the core, the client and the relay
-(gateway/early.py), so a child starts while the gateway does, and its connection adopts that
+(gateway/config/early.py), so a child starts while the gateway does, and its connection adopts that
 process: one process per child, serving calls as any other.
 
 The child here (a shell, up in a millisecond) stops the gateway (SIGSTOP) the moment it

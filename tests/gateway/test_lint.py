@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from codex_mcp.gateway.config import read_config
+from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.lint import Listing, lint_servers
 from codex_mcp.gateway.lint_cli import main
 from codex_mcp.gateway.naming import NameTable

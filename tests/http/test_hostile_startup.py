@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from codex_mcp.startup import StartupError
+from codex_mcp.launch import StartupError
 from codex_mcp.transports.http import HttpConfig
 
 BIN = Path(sys.executable).parent

@@ -23,7 +23,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
-from codex_mcp.startup import StartupError
+from codex_mcp.launch import StartupError
 from codex_mcp.transports.http import HttpConfig, create_app
 from codex_mcp.transports.http.oauth import ResourceServer
 from http_helpers import JSON, build_test_server, call, init, open_session, text_of

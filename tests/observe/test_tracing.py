@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from codex_mcp.gateway.config import read_config
+from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.serve import build_core
 from codex_mcp.observe import tracing
 from codex_mcp.transports.http import HttpConfig

@@ -1,5 +1,5 @@
-"""Settings are declared once (codex_mcp.defaults) and read the same way everywhere: the
-stdio fast path without pydantic-settings, the full parse (flags over environment over
+"""Settings are declared once (codex_mcp.settings) and read the same way everywhere: the
+start without pydantic-settings, the full parse (flags over environment over
 .env), the HTTP library's defaults and the command line's. --help reads as written for
 people: grouped, one sentence per option, its default once, its environment variable."""
 
@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 from codex_mcp.cli.options import build_parser, parse, plain_flags
-from codex_mcp.defaults import (
+from codex_mcp.settings import (
     DEFAULTS,
     CommonDefaults,
     HttpDefaults,
     HttpOptions,
     ObserveOptions,
     SendingDefaults,
+    SettingsError,
     StdioDefaults,
     configured_by_environment,
-    quick_flags,
+    read_settings,
 )
 from codex_mcp.transports.http import HttpConfig
 
@@ -194,38 +195,6 @@ def test_only_real_settings_count_as_configuration(
 
 
 @pytest.mark.parametrize(
-    "argv",
-    [
-        ["--serve", "my_server.py"],
-        ["--serve=pkg.module:server", "--log-level", "debug"],
-        ["--log-level=warning"],
-        ["--serve", "a.py", "--serve", "b.py"],  # the last one wins, as with argparse
-    ],
-)
-def test_quick_flags_read_what_the_full_parse_reads(
-    argv: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    _unconfigure(monkeypatch, tmp_path)
-    assert quick_flags(argv) == parse(StdioDefaults, argv, "codex-mcp", "")
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["--help"],
-        ["--serve"],
-        ["--serve", "--log-level", "debug"],
-        ["--log-level", "loud"],
-        ["--log-level", "DEBUG"],
-        ["--max-message-bytes", "4096"],
-        ["my_server.py"],
-    ],
-)
-def test_quick_flags_leave_everything_else_to_the_full_parse(argv: list[str]) -> None:
-    assert quick_flags(argv) is None
-
-
-@pytest.mark.parametrize(
     "argv", [[], ["--serve", "builtin"], ["--help"]], ids=["bare", "serve", "help"]
 )
 def test_the_stdio_server_starts_without_pydantic_settings(
@@ -309,3 +278,21 @@ def test_groups_of_fields_make_no_methods_and_the_settings_cover_every_field() -
         changed = dataclasses.replace(made, audit_arguments=True)
         assert changed != made and changed == dataclasses.replace(made, audit_arguments=True)
         assert hash(changed) == hash(dataclasses.replace(made, audit_arguments=True))
+
+
+def test_flags_within_their_bounds_are_typed_and_one_outside_is_worded_by_the_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No second validator: a value within its bounds is only typed; one outside goes to the
+    pydantic-settings model, whose words are the complaint."""
+    _unconfigure(monkeypatch, tmp_path)
+    given = {"port": 0, "allowed_hosts": ["a, b", "c"], "audit_log": "audit.jsonl"}
+    settings = read_settings(HttpDefaults, given)
+    assert (settings.port, settings.allowed_hosts) == (0, ("a", "b", "c"))
+    assert settings.audit_log == Path("audit.jsonl")
+    with pytest.raises(SettingsError) as caught:
+        read_settings(HttpDefaults, {"port": 65536, "max_sessions": 0})
+    assert caught.value.problems == [
+        ("port", "Input should be less than or equal to 65535"),
+        ("max_sessions", "Input should be greater than or equal to 1"),
+    ]

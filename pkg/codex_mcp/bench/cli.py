@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ..startup import add_version_flag
+from ..launch import add_version_flag
 from . import http_load, stdio_load
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from ..core.request_state import RequestStateCodec
 from ..core.server import ServerCore
-from ..defaults import CommonDefaults
 from ..log_tags import LINE_FORMAT, RedactBearer, SessionTag, level_number
+from ..settings import CommonDefaults
 
 
 def configure_logging(level: str, log_file: Path | None = None) -> None:

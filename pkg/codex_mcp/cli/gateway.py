@@ -1,6 +1,6 @@
 """The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`:
 
-    codex-mcp                          serve the .mcp.json found (gateway/config.py) or built-ins
+    codex-mcp                          serve the .mcp.json found (gateway/config/) or built-ins
     codex-mcp -- <server> <args...>    wrap one server (passthrough)
     codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
     codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
@@ -20,22 +20,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..gateway.config import (
+from ..gateway.config.load import (
     CHILD_ENV,
     CONFIG_ENV,
+    ConfigError,
     display_path,
     find_config,
     load_config,
     passthrough_config,
 )
-from ..gateway.config_values import ConfigError
+from ..settings import HttpDefaults, env_name
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
-    from ..gateway.config_model import GatewayConfig
+    from ..gateway.config.model import GatewayConfig
 
 PRINT_CONFIG = "--print-codex-config"
-SERVE_ENV = "CODEX_MCP_SERVE"
+SERVE_ENV = env_name("serve")
 
 
 #: How the gateway is asked for, for --help.
@@ -108,7 +109,7 @@ def gateway_core(config: GatewayConfig, max_message_bytes: int | None = None) ->
     (the stdio server's setting) caps what a child may send too."""
     import dataclasses
 
-    from ..gateway.env import GatewayEnv
+    from ..gateway.config.env import GatewayEnv
     from ..gateway.serve import build_core
 
     env = GatewayEnv.read()
@@ -135,7 +136,7 @@ def _serve_given(argv: list[str]) -> bool:
 def print_codex_config(own: list[str], command: list[str] | None) -> int:
     """Print the `[mcp_servers.codex-mcp]` entry for Codex's config.toml, and the same as a
     `codex mcp add` command, for this installation and the config it would serve."""
-    from ..gateway.env import DEFAULT_STARTUP_BUDGET_MS, STARTUP_BUDGET_ENV
+    from ..gateway.config.env import DEFAULT_STARTUP_BUDGET_MS, STARTUP_BUDGET_ENV
 
     launcher = _launcher()
     args = [*launcher[1:], *own, *(["--", *command] if command is not None else [])]
@@ -183,12 +184,10 @@ _ADD_CANNOT = (
 def print_http_codex_config(own: list[str]) -> int:
     """`codex-mcp-http --print-codex-config`: the `url =` entry for the server these
     arguments start (Codex connects to it; it does not launch it)."""
-    from ..defaults import HttpDefaults
+    from .options import parse
 
-    defaults = HttpDefaults()
-    host = _option(own, "--host") or defaults.host
-    port = _option(own, "--port") or str(defaults.port)
-    base = (_option(own, "--base-path") or defaults.base_path).rstrip("/")
+    settings = parse(HttpDefaults, own, "codex-mcp-http", "")
+    host, port, base = settings.host, settings.port, settings.base_path.rstrip("/")
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}{base}/mcp"
     lines = [
         f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip(),
@@ -204,17 +203,6 @@ def print_http_codex_config(own: list[str]) -> int:
     ]
     print("\n".join(lines))
     return 0
-
-
-def _option(argv: list[str], name: str) -> str | None:
-    """The value of `--name V` or `--name=V` in argv (the last one given), else None."""
-    value = None
-    for index, arg in enumerate(argv):
-        if arg == name and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif arg.startswith(name + "="):
-            value = arg.split("=", 1)[1]
-    return value
 
 
 def _launcher() -> list[str]:

@@ -8,10 +8,11 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..startup import collector_paused, config_error, in_worker
+from ..launch import collector_paused
+from ..worker_process import config_error, in_worker
 
 if TYPE_CHECKING:
-    from ..defaults import HttpDefaults
+    from ..settings import HttpDefaults
 
 DESCRIPTION = (
     "Serve MCP over Streamable HTTP at /mcp (with single-event SSE at /mcp/sse and the "
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _prepare(given: list[str]) -> Callable[[], object]:
     """Everything before serving (settings, imports, the core, the config): what then serves."""
-    from ..defaults import WORKER_ENV, HttpDefaults
+    from ..settings import HttpDefaults
+    from ..worker_process import WORKER_ENV
     from .gateway import GATEWAY_HELP, gateway_core, intercept
     from .options import parse
 
@@ -83,8 +85,8 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         return lambda: sys.exit(supervisor.run())
     if gateway is not None:
         # Before the imports below (aiohttp, the core, the client): its children start
-        # meanwhile, on another core (gateway/early.py).
-        from ..gateway.early import start_children
+        # meanwhile, on another core (gateway/config/early.py).
+        from ..gateway.config.early import start_children
 
         start_children(gateway)
     from .common import configure_core, configure_logging, load_core, log_file_for
@@ -97,7 +99,7 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         link = join_supervisor(settings.shutdown_timeout)
     core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
     configure_core(core, settings, link.key if link is not None else None)
-    from ..runtime import run
+    from ..launch import run
     from ..transports.http import HttpConfig, serve_http
     from ..transports.http.app import announcer
 
@@ -119,9 +121,9 @@ def _prepare(given: list[str]) -> Callable[[], object]:
 def _checked_options(settings: HttpDefaults) -> tuple[dict[str, object], list[str]]:
     """The transport's options and the bearer tokens, refused (one line) if they would
     leave the server open or ignore a setting (exposure.py)."""
-    from ..defaults import HttpOptions
     from ..exposure import refuse_unsafe
-    from ..startup import StartupError
+    from ..launch import StartupError
+    from ..settings import HttpOptions
 
     options = {
         field.name: getattr(settings, field.name) for field in dataclasses.fields(HttpOptions)

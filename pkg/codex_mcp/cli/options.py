@@ -1,4 +1,4 @@
-"""Command-line flags and --help, written from the declarations in defaults.py.
+"""Command-line flags and --help, written from the declarations in settings.py.
 
 Each setting becomes `--kebab-name`, in its group, with its one-sentence help, its
 default said once and its environment variable. Only flags actually given are
@@ -15,8 +15,16 @@ import typing
 from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from ..defaults import ENV_FILE, GROUPS, env_name, field_types, flag
-from ..startup import OneLineErrors, add_version_flag
+from ..launch import OneLineErrors, add_version_flag
+from ..settings import (
+    ENV_FILE,
+    GROUPS,
+    SettingsError,
+    env_name,
+    field_types,
+    flag,
+    read_settings,
+)
 
 D = TypeVar("D")
 
@@ -170,8 +178,6 @@ def parse(
     given = plain_flags(declaration, args)
     if given is None:
         given = vars(build_parser(declaration, prog, description, epilog).parse_args(args))
-    from ..settings import SettingsError, read_settings
-
     try:
         return read_settings(declaration, given)
     except SettingsError as exc:

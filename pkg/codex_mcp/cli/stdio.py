@@ -6,11 +6,11 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ..startup import collector_paused
+from ..launch import collector_paused
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
-    from ..defaults import StdioDefaults
+    from ..settings import StdioDefaults
 
 DESCRIPTION = (
     "Serve MCP over stdin and stdout, for Codex and other clients that launch their "
@@ -20,15 +20,13 @@ DESCRIPTION = (
 
 
 def _settings(argv: list[str]) -> StdioDefaults:
-    """The defaults, or `--serve`/`--log-level` read directly, when nothing else is
-    configured (a faster start: no pydantic-settings); otherwise the full parse."""
-    from ..defaults import DEFAULTS, StdioDefaults, configured_by_environment, quick_flags
+    """The defaults when nothing is given or configured (no parsing at all: the usual
+    start from a Codex config), else the full parse."""
+    from ..settings import DEFAULTS, StdioDefaults, configured_by_environment
     from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP
 
-    if not configured_by_environment():
-        quick = quick_flags(argv) if argv else DEFAULTS
-        if quick is not None:
-            return quick
+    if not argv and not configured_by_environment():
+        return DEFAULTS
     from .options import parse
 
     return parse(StdioDefaults, argv, "codex-mcp", DESCRIPTION, f"{GATEWAY_HELP} {STDIO_ONLY_HELP}")
@@ -48,8 +46,8 @@ def _prepare(given: list[str]) -> Callable[[], object]:
     settings = _settings(args)
     if gateway is not None:
         # Before the imports below (the core, the client, the relay): its children start
-        # meanwhile, on another core (gateway/early.py).
-        from ..gateway.early import start_children
+        # meanwhile, on another core (gateway/config/early.py).
+        from ..gateway.config.early import start_children
 
         start_children(gateway)
     from .common import configure_core, configure_logging, load_core, log_file_for
@@ -61,7 +59,7 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         else load_core(settings.serve, settings)
     )
     configure_core(core, settings)
-    from ..runtime import run
+    from ..launch import run
     from ..transports.stdio import serve_stdio
 
     main: Coroutine[Any, Any, Any] = serve_stdio(

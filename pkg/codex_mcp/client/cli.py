@@ -26,7 +26,7 @@ import orjson
 
 from codex_mcp.core.versions import MODERN_VERSIONS
 
-from ..startup import add_version_flag
+from ..launch import add_version_flag
 from .client import Client
 from .errors import TOKEN_ENV, McpClientError
 from .transports.stdio import Framing

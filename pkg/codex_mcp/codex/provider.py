@@ -29,9 +29,9 @@ from codex_mcp.core.provider import Provider, UnknownTool
 from codex_mcp.core.server import ServerCore
 from codex_mcp.core.session import StatelessSession
 
-from ..defaults import HttpDefaults
 from ..log_tags import SESSION, session_label
 from ..observe.hooks import CodexTurnHooks
+from ..settings import HttpDefaults
 from .binary import find_codex
 from .bounds import CodexBounds
 from .calls import read_call, run_call

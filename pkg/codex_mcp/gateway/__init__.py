@@ -10,9 +10,10 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import (
+    from .config.load import (
         CONFIG_ENV,
         SERVER_NAME_ENV,
+        ConfigError,
         display_path,
         find_config,
         load_config,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
         read_config,
         select_server,
     )
-    from .config_model import (
+    from .config.model import (
         GatewayConfig,
         HttpTarget,
         RepairConfig,
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
         StdioTarget,
         ToolSettings,
     )
-    from .config_values import ConfigError
     from .errors import (
         crashed_error,
         exited_error,
@@ -45,22 +45,22 @@ if TYPE_CHECKING:
 # Loaded on first use: `codex-mcp` imports `gateway.config` at every start to look for a
 # .mcp.json, and must not pay for the config model, repairs and naming when there is none.
 _WHERE = {
-    "CONFIG_ENV": ".config",
-    "SERVER_NAME_ENV": ".config",
-    "display_path": ".config",
-    "find_config": ".config",
-    "load_config": ".config",
-    "passthrough_config": ".config",
-    "read_config": ".config",
-    "select_server": ".config",
-    "GatewayConfig": ".config_model",
-    "HttpTarget": ".config_model",
-    "RepairConfig": ".config_model",
-    "RestartConfig": ".config_model",
-    "ServerConfig": ".config_model",
-    "StdioTarget": ".config_model",
-    "ToolSettings": ".config_model",
-    "ConfigError": ".config_values",
+    "CONFIG_ENV": ".config.load",
+    "SERVER_NAME_ENV": ".config.load",
+    "display_path": ".config.load",
+    "find_config": ".config.load",
+    "load_config": ".config.load",
+    "passthrough_config": ".config.load",
+    "read_config": ".config.load",
+    "select_server": ".config.load",
+    "GatewayConfig": ".config.model",
+    "HttpTarget": ".config.model",
+    "RepairConfig": ".config.model",
+    "RestartConfig": ".config.model",
+    "ServerConfig": ".config.model",
+    "StdioTarget": ".config.model",
+    "ToolSettings": ".config.model",
+    "ConfigError": ".config.load",
     "crashed_error": ".errors",
     "exited_error": ".errors",
     "normalize_exception": ".errors",

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from codex_mcp.core.jsonrpc import JsonObject
 
 from .codex.schema import codex_parameters
-from .config_model import ServerConfig
-from .json_file import nests_deeper_than
+from .config.json_file import nests_deeper_than
+from .config.model import ServerConfig
 from .naming import NameTable, sanitize_name
 from .repair import RepairedTool, apply_tool_settings, repair_tool
 

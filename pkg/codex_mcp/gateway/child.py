@@ -25,13 +25,13 @@ from codex_mcp.core.provider import ListKind
 from ..log_tags import context_naming, session_label
 from .catalog import ToolEntry, prepare_tools
 from .codex.client import codex_client_capabilities
-from .config_model import ServerConfig, StdioTarget
+from .config.env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
+from .config.model import ServerConfig, StdioTarget
+from .config.reload import POLL_SECONDS, file_signature
 from .connection import Connection, StartFailed, connect, login_file
-from .env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
 from .errors import NEEDS_LOGIN, cannot_run, login_command, one_line
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
-from .reload import POLL_SECONDS, file_signature
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession

@@ -26,11 +26,11 @@ from codex_mcp.client.types import InitializeResult
 from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
-from codex_mcp.defaults import DEFAULTS
+from codex_mcp.settings import DEFAULTS
 
-from . import early
-from .config import child_environment
-from .config_model import HttpTarget, ServerConfig, StdioTarget
+from .config import early
+from .config.load import child_environment
+from .config.model import HttpTarget, ServerConfig, StdioTarget
 from .errors import exited_error, normalize_exception, spawn_error
 from .lifetime import Watchdog, die_with_parent, kill_group
 

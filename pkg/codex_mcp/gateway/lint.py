@@ -19,7 +19,7 @@ from .codex.definition import definition_problems
 from .codex.names import CodexName, codex_names
 from .codex.policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
 from .codex.schema import codex_parameters
-from .config_model import CODEX_SCHEMA_MAX_BYTES
+from .config.model import CODEX_SCHEMA_MAX_BYTES
 
 Severity = Literal["lost", "warn", "info"]
 Status = Literal["kept", "changed", "dropped", "lost with its server"]

@@ -26,10 +26,9 @@ from typing import Any, TextIO
 
 from codex_mcp.client import Client
 
-from .config import find_config, read_config
-from .config_model import HttpTarget, ServerConfig, StdioTarget
-from .config_parse import derive_name
-from .config_values import ConfigError
+from .config.load import ConfigError, find_config, read_config
+from .config.model import HttpTarget, ServerConfig, StdioTarget
+from .config.parse import derive_name
 from .connection import child_oauth
 from .errors import normalize_exception, one_line
 from .lint import LintReport, Listing, ToolReport, lint_servers

@@ -30,8 +30,8 @@ import orjson
 from codex_mcp.core.jsonrpc import JsonObject
 
 from .catalog import MAX_DEFINITION_DEPTH
-from .config_model import ServerConfig
-from .json_file import JsonFileError, nests_deeper_than, read_json_file
+from .config.json_file import JsonFileError, nests_deeper_than, read_json_file
+from .config.model import ServerConfig
 
 log = logging.getLogger("codex_mcp.gateway")
 

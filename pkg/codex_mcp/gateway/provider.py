@@ -37,13 +37,13 @@ from . import relay, tasks
 from .catalog import Catalog, build_catalog, outer_uri
 from .child import Child
 from .codex.client import RELAYED_CAPABILITIES, everything_relayed
-from .config_model import GatewayConfig, ServerConfig
-from .env import STARTUP_BUDGET_ENV, GatewayEnv
+from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
+from .config.model import GatewayConfig, ServerConfig
+from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .naming import SEPARATOR
-from .reload import ConfigWatcher
 from .sessions import Owner, SessionChildren
 from .status import STATUS_TOOL, status_result, status_tool, summary_line
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codex.schema import NUMERIC_HINTS, codex_parameters
-from .config_model import RepairConfig
+from .config.model import RepairConfig
 
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")

@@ -17,8 +17,8 @@ from codex_mcp.core.peer import MethodEntry
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.server import ServerCore
 
-from .config_model import GatewayConfig
-from .env import GatewayEnv
+from .config.env import GatewayEnv
+from .config.model import GatewayConfig
 from .provider import GatewayProvider
 
 if TYPE_CHECKING:

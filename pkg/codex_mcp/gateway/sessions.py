@@ -31,7 +31,7 @@ from codex_mcp.core.jsonrpc import JsonRpcError
 from codex_mcp.core.session import StatelessSession
 from codex_mcp.log_tags import session_label
 
-from .config_model import GatewayConfig, ServerConfig
+from .config.model import GatewayConfig, ServerConfig
 from .errors import limit_error
 from .naming import SEPARATOR, sanitize_name
 

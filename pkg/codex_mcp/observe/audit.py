@@ -52,7 +52,7 @@ class AuditLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as error:
-            from ..startup import StartupError
+            from ..launch import StartupError
 
             raise StartupError(f"cannot open --audit-log {path}: {error.strerror}") from None
 

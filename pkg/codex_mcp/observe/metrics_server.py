@@ -32,7 +32,7 @@ async def serving_metrics(main: Coroutine[Any, Any, Any], observed: Observed, po
     except OSError as error:
         await runner.cleanup()
         main.close()
-        from ..startup import cannot_listen
+        from ..launch import cannot_listen
 
         raise cannot_listen(HOST, port, error) from None
     bound = runner.addresses[0][1]

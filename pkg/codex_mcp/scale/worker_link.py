@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..defaults import WORKER_LINK_ENV
+from ..worker_process import WORKER_LINK_ENV
 
 log = logging.getLogger("codex_mcp.workers")
 

@@ -28,8 +28,8 @@ from typing import Final
 import orjson
 
 from ..core.request_state import generate_key
-from ..defaults import CONFIG_ERROR_STATUS, WORKER_ENV, WORKER_LINK_ENV
 from ..observe.workers import SharedMetrics
+from ..worker_process import CONFIG_ERROR_STATUS, WORKER_ENV, WORKER_LINK_ENV
 from .standby import Standby
 
 log = logging.getLogger("codex_mcp.workers")

@@ -204,7 +204,7 @@ class Server:
     @contextlib.asynccontextmanager
     async def _entered_lifespan(self) -> AsyncIterator[Any]:
         """The lifespan, with a failure to enter it a start-up error (one line, no traceback)."""
-        from ..startup import StartupError
+        from ..launch import StartupError
 
         assert self.lifespan is not None
         async with contextlib.AsyncExitStack() as stack:

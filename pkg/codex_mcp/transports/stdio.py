@@ -31,8 +31,8 @@ from ..core.framing import BadFrame, FrameDecoder, Oversized, encode_frame, snif
 from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
-from ..defaults import DEFAULTS
 from ..memory import LARGE_MESSAGE, release_free_memory
+from ..settings import DEFAULTS
 from .backpressure import compact, shed
 
 log = logging.getLogger("codex_mcp.stdio")
@@ -346,6 +346,6 @@ def _start_thread_reader(loop: asyncio.AbstractEventLoop, fd: int, reader: _Read
 
 def run_stdio(core: ServerCore, **options: Any) -> None:
     """Blocking entry: run `serve_stdio` on uvloop when installed, else asyncio."""
-    from ..runtime import run
+    from ..launch import run
 
     run(serve_stdio(core, **options))

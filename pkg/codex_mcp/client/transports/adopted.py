@@ -3,7 +3,7 @@ of `asyncio.subprocess.Process` the stdio transport uses: its pipes as asyncio s
 its exit awaited through a pidfd (Linux), so no thread waits for it.
 
 The gateway starts its stdio children this way as the very first thing it does, so they
-start while it imports the rest of itself (gateway/early.py).
+start while it imports the rest of itself (gateway/config/early.py).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ import orjson
 from codex_mcp.core import jsonrpc
 from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
-from codex_mcp.defaults import DEFAULTS
 from codex_mcp.memory import LARGE_MESSAGE, release_free_memory
+from codex_mcp.settings import DEFAULTS
 
 from ..errors import ConnectionClosed, McpClientError
 from .adopted import AdoptedProcess, adopt

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config_values import json_kind
+from ..config.json_file import json_kind
 from ..repair import ANNOTATION_HINTS
 
 

@@ -16,8 +16,9 @@ from aiohttp.typedefs import Handler
 
 from ...core import jsonrpc
 from ...core.server import ServerCore
+from ...launch import cannot_listen
 from ...observe.web import observe_app
-from ...startup import cannot_listen, config_error
+from ...worker_process import config_error
 from .admission import Admission
 from .config import HttpConfig
 from .connections import (
@@ -325,7 +326,7 @@ async def serve_http(
 
 def run_http(core: ServerCore, config: HttpConfig | None = None, **options: Any) -> None:
     """Blocking entry (`server.run("http", port=...)`): `options` are HttpConfig's fields."""
-    from ...runtime import run
+    from ...launch import run
 
     async def serve() -> None:
         # The config is made inside `run`, so a refused one is its one line too.

@@ -1,5 +1,5 @@
 """How the HTTP transport behaves: every option of `codex-mcp-http` (declared, with its
-default, in codex_mcp.defaults), plus the bearer tokens themselves.
+default, in codex_mcp.settings), plus the bearer tokens themselves.
 
 An HttpConfig is checked when it is made (the console script, the environment and
 `server.run("http", ...)` all make one): a configuration that would leave the server
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...defaults import HttpOptions
 from ...exposure import refuse_unsafe
+from ...settings import HttpOptions
 
 
 @dataclass(frozen=True)

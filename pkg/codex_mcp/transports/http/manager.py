@@ -21,8 +21,8 @@ from typing import Any
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
-from ...defaults import DEFAULTS
 from ...log_tags import session_label
+from ...settings import DEFAULTS
 from ..backpressure import SlowReaders
 from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore

@@ -20,8 +20,8 @@ from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...core.tasks import TaskStore
-from ...defaults import DEFAULTS
 from ...log_tags import session_label
+from ...settings import DEFAULTS
 from ..backpressure import SlowReaders
 from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
 from .streams import CLOSE, STANDALONE, Stream, StreamSet

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from ...core.jsonrpc import RequestId
-from ...defaults import DEFAULTS
+from ...settings import DEFAULTS
 from ..backpressure import EVENT_OVERHEAD, LAGGING, EventQueue, SlowReaders, compact
 
 STANDALONE: Final = "0"

@@ -88,3 +88,18 @@ def nests_deeper_than(value: Any, limit: int) -> bool:
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item)
     return False
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for messages: 'a string', 'an object', 'null'..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"

@@ -1,4 +1,4 @@
-"""The gateway's configuration, typed: what `config_parse` builds from a `.mcp.json`.
+"""The gateway's configuration, typed: what `parse` builds from a `.mcp.json`.
 
 Durations are seconds (floats) as in Codex's `config.toml` (`startup_timeout_sec`,
 `tool_timeout_sec`); None means "use the gateway-wide default" (the `WRAPPER_*` variables).

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codex_mcp.defaults import DEFAULTS
+from codex_mcp.settings import DEFAULTS
 
-from .errors import passthrough_enabled
-from .listing_cache import cache_directory
+from ..errors import passthrough_enabled
+from ..listing_cache import cache_directory
 
 INIT_TIMEOUT_ENV = "WRAPPER_INIT_TIMEOUT_MS"
 TOOLS_LIST_TIMEOUT_ENV = "WRAPPER_TOOLS_LIST_TIMEOUT_MS"

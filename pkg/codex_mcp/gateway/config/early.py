@@ -21,11 +21,11 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from .config import child_environment
-from .lifetime import die_with_parent
+from ..lifetime import die_with_parent
+from .load import child_environment
 
 if TYPE_CHECKING:
-    from .config_model import GatewayConfig, StdioTarget
+    from .model import GatewayConfig, StdioTarget
 
 #: server name -> (how it was started, the running process)
 _started: dict[str, tuple[tuple[object, ...], subprocess.Popen[bytes]]] = {}
@@ -49,7 +49,7 @@ def _pidfds_work() -> bool:
 
 def start_children(config: GatewayConfig) -> None:
     """Start the children the gateway would start at once (see the module's docstring)."""
-    from .config_model import StdioTarget
+    from .model import StdioTarget
 
     if not _pidfds_work():  # the transport waits on a pidfd for an adopted child
         return

@@ -17,10 +17,9 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from .config import SERVER_NAME_ENV, read_config, select_server
-from .config_model import GatewayConfig
-from .config_values import ConfigError
-from .errors import one_line
+from ..errors import one_line
+from .load import SERVER_NAME_ENV, ConfigError, read_config, select_server
+from .model import GatewayConfig
 
 log = logging.getLogger("codex_mcp.gateway")
 

@@ -1,8 +1,9 @@
-"""How a console script starts: `--version`, and start-up mistakes as one line saying
-what to do, a non-zero exit, no traceback.
+"""Launching a server process: its imports with the collector paused, `--version`, the
+event loop (uvloop when there is one), and start-up mistakes as one line saying what to
+do, a non-zero exit, no traceback.
 
 `StartupError` is raised where the mistake is found (a port taken, a host that does not
-resolve, a `--serve` that names nothing); `run` in runtime.py turns it into that line.
+resolve, a `--serve` that names nothing); `run` turns it into that line.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import argparse
 import contextlib
 import errno
 import gc
-import os
 import socket
 import sys
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .worker_process import config_error, in_worker
 
 
 @contextlib.contextmanager
@@ -55,21 +58,6 @@ class StartupError(Exception):
     """The server cannot start as asked; the message says what to change."""
 
 
-def config_error(message: str) -> NoReturn:
-    """Exit with one line and EX_CONFIG: a supervisor (--workers) does not restart it."""
-    from .defaults import CONFIG_ERROR_STATUS
-
-    print(message, file=sys.stderr, flush=True)
-    raise SystemExit(CONFIG_ERROR_STATUS)
-
-
-def in_worker() -> bool:
-    """Is this process a worker of `codex-mcp-http --workers N`?"""
-    from .defaults import WORKER_ENV
-
-    return os.environ.get(WORKER_ENV) is not None
-
-
 def cannot_listen(host: str, port: int, error: OSError) -> StartupError:
     """Why binding `host:port` failed, and what to do about it."""
     where = f"{host}:{port}"
@@ -90,3 +78,25 @@ def cannot_listen(host: str, port: int, error: OSError) -> StartupError:
             f"--host {host} is not an address of this machine; use 127.0.0.1, ::1 or 0.0.0.0"
         )
     return StartupError(f"cannot listen on {where}: {error.strerror or error}")
+
+
+def run(main: Coroutine[Any, Any, Any], *, use_uvloop: bool = True, prog: str | None = None) -> Any:
+    """Run `main` on uvloop when asked and installed, else asyncio; a start-up mistake
+    exits with its one line (status 1), no traceback, naming `prog` (default: the
+    script's name)."""
+    try:
+        if use_uvloop:
+            try:
+                import uvloop
+            except ImportError:
+                pass
+            else:
+                return uvloop.run(main)
+        import asyncio
+
+        return asyncio.run(main)
+    except StartupError as error:
+        message = f"{prog or Path(sys.argv[0]).name}: {error}"
+        if in_worker():  # its supervisor stops, rather than restart it to say it again
+            config_error(message)
+        raise SystemExit(message) from None

@@ -12,15 +12,31 @@ starts; a bad file raises one ConfigError naming the file, the entry and what is
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config_values import ConfigError
-
 if TYPE_CHECKING:
-    from .config_model import GatewayConfig
+    from .model import GatewayConfig
+
+
+class ConfigError(ValueError):
+    """A bad config: one line naming the file, the entry and what is wrong. What the file
+    says is quoted in it (a key, a value): its control characters are escaped, so a key with
+    a newline or a terminal escape in it cannot make the line two, or rewrite the terminal."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(_CONTROL.sub(_escaped, message))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
 
 # The config model and parser are imported when a file is read: `codex-mcp` looks for a
 # .mcp.json at every start, and most starts find none.
@@ -97,7 +113,7 @@ def read_config(path: Path, environ: Mapping[str, str] | None = None) -> Gateway
         raise ConfigError(f"{source}: not UTF-8 text") from None
     except JsonFileError as error:
         raise ConfigError(f"{source}: {error}") from None
-    from .config_parse import parse_document
+    from .parse import parse_document
 
     return parse_document(document, source, path=path, environ=env)
 
@@ -128,8 +144,8 @@ def select_server(config: GatewayConfig, name: str) -> GatewayConfig:
 
 def passthrough_config(command: Sequence[str], name: str | None = None) -> GatewayConfig:
     """`codex-mcp -- <server> <args...>`: one stdio child, no file."""
-    from .config_model import GatewayConfig, ServerConfig, StdioTarget
-    from .config_parse import derive_name
+    from .model import GatewayConfig, ServerConfig, StdioTarget
+    from .parse import derive_name
 
     if not command:
         raise ConfigError("nothing after --: give the server command to wrap")

@@ -4,10 +4,15 @@ Shapes (the TypeScript wrapper's): `{"servers": {...}}`, `{"mcp_servers": {...}}
 `{"mcpServers": {...}}`, a list of entries with optional `name`s, or one bare entry. Field
 spellings of Claude Code, Cursor, VS Code, Gemini CLI and Codex are accepted (see
 specs/gateway.md).
+
+Written out rather than pydantic models: every field has aliases, each error must read
+`<file>: <entry>: "<key>" must be ...`, and it runs before the children start, where
+pydantic's import would delay them (specs/decisions.md, 57).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import re
@@ -16,7 +21,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .config_model import (
+from ..naming import sanitize_name
+from .json_file import json_kind
+from .load import ConfigError
+from .model import (
+    CODEX_SCHEMA_MAX_BYTES,
     GatewayConfig,
     HttpTarget,
     OAuthConfig,
@@ -27,14 +36,16 @@ from .config_model import (
     StdioTarget,
     ToolSettings,
 )
-from .config_values import ConfigError, Fields
-from .naming import sanitize_name
 
 SERVER_MAPS = ("mcpServers", "mcp_servers", "servers")
 _STDIO_TYPES = {"stdio"}
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamableHttp", "streamable"}
 _SSE_TYPES = {"sse"}
 _RESTART_POLICIES = ("on-failure", "always", "never")
+#: The repairs a `"repair"` object switches on or off (every field but the size).
+_REPAIR_SWITCHES = tuple(
+    f.name for f in dataclasses.fields(RepairConfig) if f.name != "schema_max_bytes"
+)
 #: Launchers whose first argument names the server better than they do.
 _LAUNCHERS = {
     "npx", "uvx", "uv", "node", "python", "python3", "bunx", "bun", "pnpm", "pnpx",
@@ -321,26 +332,18 @@ def _restart(fields: Fields) -> RestartConfig:
 
 
 def _repair(fields: Fields) -> RepairConfig:
-    default = RepairConfig()
+    """`"repair": {...}` over the defaults; Codex's `tool_input_schema_max_bytes` is the
+    default size."""
     codex_budget = fields.integer("tool_input_schema_max_bytes", minimum=1)
+    repair = RepairConfig(schema_max_bytes=codex_budget or CODEX_SCHEMA_MAX_BYTES)
     found = fields.object("repair")
     if found is None:
-        return RepairConfig(schema_max_bytes=codex_budget or default.schema_max_bytes)
+        return repair
     sub = Fields(found[1], f"{fields.where}: repair", fields.environ)
-    out = RepairConfig(
-        fix_shapes=_or(sub.boolean("fix_shapes"), default.fix_shapes),
-        infer_types=_or(sub.boolean("infer_types"), default.infer_types),
-        camel_case=_or(sub.boolean("camel_case"), default.camel_case),
-        integer_to_number=_or(sub.boolean("integer_to_number"), default.integer_to_number),
-        inline_refs=_or(sub.boolean("inline_refs"), default.inline_refs),
-        strip_schema_uri=_or(sub.boolean("strip_schema_uri"), default.strip_schema_uri),
-        shrink_descriptions=_or(sub.boolean("shrink_descriptions"), default.shrink_descriptions),
-        schema_max_bytes=_or(
-            sub.integer("schema_max_bytes", minimum=1), codex_budget or default.schema_max_bytes
-        ),
-    )
+    given: dict[str, Any] = {name: sub.boolean(name) for name in _REPAIR_SWITCHES}
+    given["schema_max_bytes"] = sub.integer("schema_max_bytes", minimum=1)
     _no_unknown(sub)
-    return out
+    return replace(repair, **{name: value for name, value in given.items() if value is not None})
 
 
 def _tools(fields: Fields) -> dict[str, ToolSettings]:
@@ -385,7 +388,7 @@ def _client_capabilities(fields: Fields) -> dict[str, Any] | None:
     key, value = found
     # Imported here: it names the core's capabilities, and the core is not needed to read a
     # config (the gateway starts its children before it imports the core: early.py).
-    from .codex.client import RELAYED_CAPABILITIES
+    from ..codex.client import RELAYED_CAPABILITIES
 
     for name, declared in value.items():
         if name not in RELAYED_CAPABILITIES:
@@ -404,3 +407,141 @@ def _no_unknown(fields: Fields) -> None:
 
 def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
+
+
+#: The largest number a setting takes (seconds, counts, bytes): over 30 years of seconds.
+MAX_NUMBER = 1e9
+
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_variables(text: str, environ: Mapping[str, str], unset: list[str]) -> str:
+    """`${VAR}`, `${VAR:-default}` (Claude Code) and `${env:VAR}` (Cursor, VS Code). An unset
+    variable without a default stays as written, as in Claude Code; its name goes to `unset`."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        unset.append(name)
+        return match.group(0)
+
+    return _VARIABLE.sub(replace, text) if "${" in text else text
+
+
+class Fields:
+    """One config object: typed getters that accept a key's aliases and fail with a message
+    naming `where` and the key as the user wrote it. `unknown()` lists keys nobody asked for."""
+
+    def __init__(
+        self,
+        raw: Mapping[str, Any],
+        where: str,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.raw = raw
+        self.where = where
+        self.environ = os.environ if environ is None else environ
+        self.seen: set[str] = set()
+        self.unset_variables: list[str] = []
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f'{self.where}: "{key}" {problem}')
+
+    def _find(self, *names: str) -> tuple[str, Any] | None:
+        found = [name for name in names if name in self.raw]
+        self.seen.update(found)
+        if len(found) > 1:
+            raise ConfigError(
+                f"{self.where}: {' and '.join(map(repr, found))} are the same setting"
+            )
+        return (found[0], self.raw[found[0]]) if found else None
+
+    def has(self, *names: str) -> bool:
+        return any(name in self.raw for name in names)
+
+    def string(self, *names: str, expand: bool = False, required: bool = False) -> str | None:
+        found = self._find(*names)
+        if found is None or found[1] is None:
+            if required:
+                raise ConfigError(f'{self.where}: "{names[0]}" is missing')
+            return None
+        key, value = found
+        if not isinstance(value, str):
+            raise self.error(key, f"must be a string, not {json_kind(value)}")
+        if required and not value.strip():
+            raise self.error(key, "must not be empty")
+        return self._expand(value) if expand else value
+
+    def string_list(self, *names: str, expand: bool = False) -> tuple[str, ...] | None:
+        found = self._find(*names)
+        if found is None or found[1] is None:
+            return None
+        key, value = found
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise self.error(key, "must be a list of strings")
+        return tuple(self._expand(item) if expand else item for item in value)
+
+    def string_map(self, *names: str, expand: bool = False) -> dict[str, str] | None:
+        found = self._find(*names)
+        if found is None or found[1] is None:
+            return None
+        key, value = found
+        if not isinstance(value, dict):
+            raise self.error(key, f"must be an object of strings, not {json_kind(value)}")
+        out = {}
+        for name, item in value.items():
+            if isinstance(item, int | float) and not isinstance(item, bool):
+                item = str(item)  # "PORT": 8080 is what people write; the child sees "8080"
+            if not isinstance(item, str):
+                raise ConfigError(f'{self.where}: "{key}.{name}" must be a string')
+            out[name] = self._expand(item) if expand else item
+        return out
+
+    def boolean(self, *names: str) -> bool | None:
+        found = self._find(*names)
+        if found is None or found[1] is None:
+            return None
+        key, value = found
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, not {json_kind(value)}")
+        return value
+
+    def number(self, *names: str, minimum: float = 0) -> float | None:
+        found = self._find(*names)
+        if found is None or found[1] is None:
+            return None
+        key, value = found
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"must be a number, not {json_kind(value)}")
+        if value < minimum:
+            raise self.error(key, f"must be at least {minimum:g}")
+        if value > MAX_NUMBER:  # a timer or a count this large is a typo, and overflows
+            raise self.error(key, f"must be a number no larger than {MAX_NUMBER:g}")
+        return float(value)
+
+    def integer(self, *names: str, minimum: int = 0) -> int | None:
+        value = self.number(*names, minimum=minimum)
+        if value is None:
+            return None
+        if value != int(value):
+            key = next(name for name in names if name in self.raw)
+            raise self.error(key, "must be a whole number")
+        return int(value)
+
+    def object(self, *names: str) -> tuple[str, dict[str, Any]] | None:
+        found = self._find(*names)
+        if found is None or found[1] is None:
+            return None
+        key, value = found
+        if not isinstance(value, dict):
+            raise self.error(key, f"must be an object, not {json_kind(value)}")
+        return key, value
+
+    def unknown(self) -> list[str]:
+        return [key for key in self.raw if key not in self.seen]
+
+    def _expand(self, text: str) -> str:
+        return expand_variables(text, self.environ, self.unset_variables)
