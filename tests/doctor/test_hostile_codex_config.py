@@ -119,6 +119,7 @@ def test_garbage_on_stdout_costs_no_traceback(tmp_path: Path) -> None:
     assert "noisy" in ran.out
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_timed_out(tmp_path: Path) -> None:
     entry = broken_entry("mute", "--slow-init", "3600", startup_timeout_sec="0.5")
     config = write_codex_config(tmp_path / "codex", entry)

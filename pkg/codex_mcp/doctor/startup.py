@@ -167,6 +167,6 @@ def _failed(error: Exception, server: CodexServer, target: str, command: str | N
     message = normalize_exception(error, server=server.name, command=command)["message"]
     line = one_line(message)
     if "exited" in line or "closed its stdout" in line or "killed by" in line:
-        fix = "run the command by hand to see why it stops (its stderr is shown above)"
+        fix = "run the command by hand to see why it stops"
         return Started("exited", error=line, fix=fix, target=target)
     return Started("failed", error=line, fix="run the command by hand to see why", target=target)
