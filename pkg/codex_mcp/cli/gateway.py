@@ -48,7 +48,8 @@ GATEWAY_HELP = (
 )
 STDIO_ONLY_HELP = (
     "`codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]` shows how Codex will see a "
-    "server's tools; `codex-mcp --print-codex-config` prints the entry for "
+    "server's tools; `codex-mcp doctor [--json]` what Codex will see of the servers in its "
+    "config.toml; `codex-mcp --print-codex-config` prints the entry for "
     "~/.codex/config.toml."
 )
 

@@ -78,12 +78,11 @@ def main(
     options = _parser().parse_args(argv)
     if options.max_wait is not None and not options.max_wait > 0:
         return _usage("--max-wait must be a positive number of seconds")
-    path = (
-        Path(options.config)
-        if options.config
-        else codex_home(env if not options.codex_home else {"CODEX_HOME": options.codex_home})
-        / CONFIG_FILENAME
-    )
+    if options.config:
+        path = Path(options.config)
+    else:
+        home = Path(options.codex_home) if options.codex_home else codex_home(env)
+        path = home / CONFIG_FILENAME
     try:
         config = read_codex_config(path)
     except CodexConfigError as error:
@@ -169,12 +168,10 @@ def _gateway_findings(
         DoctorFinding(
             "lost",
             "gateway-child-not-found",
-            f"child {child.server!r} of {files.path}: {child.advice.split(': give')[0]}; the gateway serves none of its tools",
+            f"child {child.server!r} of {files.path}: {child.missing.problem}; the gateway "
+            "serves none of its tools",
             SRC_GATEWAY,
-            "in the .mcp.json, " + child.advice.split(": ", 1)[-1]
-            if ": give" in child.advice
-            else child.advice,
-            (),
+            f"in the .mcp.json, {child.missing.fix}",
         )
         for child in unfound_children(files.config, env.get("PATH", ""))
     ]

@@ -76,15 +76,25 @@ def find_command(command: str, path: str | None, cwd: str | os.PathLike[str] | N
     return shutil.which(command, path=path)
 
 
-def not_found_advice(command: str, path: str, cwd: str | None = None) -> str:
-    """`mcp-server-time` is not on Codex's PATH (...): what to do, with where it is here."""
+@dataclass(frozen=True, slots=True)
+class NotFound:
+    """A command the OS will not find for Codex: what is wrong, and what to do."""
+
+    problem: str
+    fix: str
+
+    def line(self) -> str:
+        return f"{self.problem}: {self.fix}"
+
+
+def not_found(command: str, path: str, cwd: str | None = None) -> NotFound:
+    """`mcp-server-time` is not on Codex's PATH (...), with where this shell finds it."""
     if os.sep in command:
         where = f" (relative to {cwd})" if cwd and not os.path.isabs(command) else ""
-        return f"`{command}`{where} is not an executable file: give its absolute path in `command`"
+        return NotFound(f"`{command}`{where} is not an executable file", "give its absolute path")
     here = shutil.which(command)
-    hint = (
-        f'`command = "{here}"` (where this shell finds it)'
-        if here
-        else "its absolute path in `command`"
+    fix = f'give its absolute path: command = "{here}" (where this shell finds it)'
+    return NotFound(
+        f"`{command}` is not on Codex's PATH ({path or 'empty'})",
+        fix if here else "give its absolute path in `command`",
     )
-    return f"`{command}` is not on Codex's PATH ({path or 'empty'}): give {hint}"

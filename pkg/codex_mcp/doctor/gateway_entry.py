@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .codex_launch import find_command, not_found_advice
+from .codex_launch import NotFound, find_command, not_found
 from .lint_model import ConfigError, GatewayConfig, StdioTarget, find_config, read_config
 
 GATEWAY_SCRIPT = "codex-mcp"
@@ -23,11 +23,13 @@ GATEWAY_MODULE = "codex_mcp.cli.stdio"
 def is_gateway(command: str, args: Sequence[str]) -> bool:
     """`codex-mcp ...`, `python -m codex_mcp.cli.stdio`, or `python .../cmd/mcp` (the three
     launchers `--print-codex-config` writes)."""
+    if "--" in args:  # `codex-mcp -- CMD` wraps one server: no .mcp.json
+        return False
     if Path(command).name == GATEWAY_SCRIPT:
-        return "--" not in args  # `codex-mcp -- CMD` wraps one server: no .mcp.json
-    if args[:2] == ["-m", GATEWAY_MODULE] or list(args[:2]) == ["-m", GATEWAY_MODULE]:
-        return "--" not in args
-    return bool(args) and Path(args[0]).parts[-2:] == ("cmd", "mcp") and "--" not in args
+        return True
+    return list(args[:2]) == ["-m", GATEWAY_MODULE] or (
+        bool(args) and Path(args[0]).parts[-2:] == ("cmd", "mcp")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +59,7 @@ def gateway_config(cwd: Path, environment: Mapping[str, str]) -> GatewayFiles:
 class UnfoundChild:
     server: str
     command: str
-    #: One line: where it was looked for and what to do.
-    advice: str
+    missing: NotFound
 
 
 def unfound_children(config: GatewayConfig, path: str) -> list[UnfoundChild]:
@@ -71,8 +72,8 @@ def unfound_children(config: GatewayConfig, path: str) -> list[UnfoundChild]:
         child_path = target.env.get("PATH", path)
         cwd = os.path.expanduser(target.cwd) if target.cwd else None
         if find_command(target.command, child_path, cwd) is None:
-            advice = not_found_advice(target.command, child_path, cwd)
-            unfound.append(UnfoundChild(server.name, target.command, advice))
+            missing = not_found(target.command, child_path, cwd)
+            unfound.append(UnfoundChild(server.name, target.command, missing))
     return unfound
 
 
@@ -89,8 +90,8 @@ def warn_unfound_children(path: Path, *, prog: str) -> bool:
     searched = codex_path(os.environ)
     for child in unfound_children(config, searched.value):
         print(
-            f"{prog}: warning: {child.server}: {child.advice} in {path} "
-            f"(PATH searched: {searched.origin})",
+            f"{prog}: warning: {path}: {child.server}: {child.missing.problem} "
+            f"(PATH: {searched.origin}): {child.missing.fix}",
             file=sys.stderr,
         )
     return True

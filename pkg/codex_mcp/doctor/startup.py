@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from codex_mcp.client import Client
+from codex_mcp.client.errors import ConnectionClosed
 from codex_mcp.client.oauth import OAuth
 from codex_mcp.client.oauth.errors import BearerTokenNeeded, NeedsLogin
 from codex_mcp.client.oauth.store import MemoryStore
 from codex_mcp.client.transports.stdio import StdioTransport
 
 from .codex_config import CodexServer, HttpEntry, StdioEntry
-from .codex_launch import find_command, not_found_advice, server_environment
+from .codex_launch import find_command, not_found, server_environment
 from .lint_model import codex_client_capabilities, normalize_exception, one_line
 
 #: What Codex's initialize says (rmcp_client.rs, `mcp_initialize_request_params`).
@@ -83,10 +84,9 @@ def stdio_transport(
     cwd = os.path.expanduser(entry.cwd) if entry.cwd else None
     found = find_command(entry.command, env.get("PATH"), cwd)
     if found is None:
-        advice = not_found_advice(entry.command, env.get("PATH", ""), entry.cwd)
-        error, _, fix = advice.partition(": give ")
+        missing = not_found(entry.command, env.get("PATH", ""), entry.cwd)
         return Started(
-            "not startable", error=error, fix=f"give {fix}" if fix else None, target=entry.command
+            "not startable", error=missing.problem, fix=missing.fix, target=entry.command
         )
     return StdioTransport([found, *entry.args], env=env, inherit_env=False, cwd=cwd)
 
@@ -166,7 +166,7 @@ async def _list(
 def _failed(error: Exception, server: CodexServer, target: str, command: str | None) -> Started:
     message = normalize_exception(error, server=server.name, command=command)["message"]
     line = one_line(message)
-    if "exited" in line or "closed its stdout" in line or "killed by" in line:
+    if isinstance(error, ConnectionClosed):
         fix = "run the command by hand to see why it stops"
         return Started("exited", error=line, fix=fix, target=target)
     return Started("failed", error=line, fix="run the command by hand to see why", target=target)
