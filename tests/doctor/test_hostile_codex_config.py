@@ -4,6 +4,7 @@ traceback, never a wait without end. Written before `codex-mcp doctor` (hostile-
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -149,6 +150,20 @@ def test_a_broken_mcp_json_behind_the_gateway(tmp_path: Path) -> None:
     ran = doctor(tmp_path, "--config", str(config))
     assert ran.code == 1 and "Traceback" not in ran.err + ran.out
     assert "broken.mcp.json" in ran.out
+
+
+@pytest.mark.slow
+def test_what_a_server_writes_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    evil = [{"name": "evil\x1b[2Jname", "inputSchema": {"type": "object"}}]
+    entry = broken_entry("evil", "--tools", "none", "--custom-tools", json.dumps(evil))
+    stderr = "printf 'dying\\033[2Jnow' >&2; exit 3"
+    entry += f'[mcp_servers.dies]\ncommand = "sh"\nargs = ["-c", {toml_string(stderr)}]\n'
+    config = write_codex_config(tmp_path / "codex", entry)
+    ran = doctor(tmp_path, "--config", str(config))
+    assert ran.code == 1 and "\x1b" not in ran.out and "evil\\x1b[2Jname" in ran.out
+    assert "dying\\x1b[2Jnow" in ran.out
+    document = doctor(tmp_path, "--config", str(config), "--json").json()
+    assert document["servers"][0]["tools"][0]["tool"] == "evil\x1b[2Jname"  # JSON escapes it
 
 
 def test_a_server_name_codex_refuses(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -94,6 +95,8 @@ def main(
             return _usage(f"{path}: no [mcp_servers] entry named {', '.join(unknown)}")
         servers = [s for s in servers if s.name in options.server]
     chosen = codex_path(env, options.path)
+    # What the client logs about a server (its exit, stray output) is in the report already.
+    logging.getLogger("codex_mcp").addHandler(logging.NullHandler())
     report = asyncio.run(
         _doctor(str(path), servers, env, chosen.value, chosen.origin, options.max_wait)
     )

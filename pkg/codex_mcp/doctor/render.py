@@ -1,5 +1,6 @@
 """The report as text: a block per server (a line per tool, then a line per kind of finding
-with its fix), and a summary line."""
+with its fix), and a summary line. What a server wrote (tool names, its stderr in an error)
+is shown with control characters escaped: it cannot move the cursor or clear the terminal."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from .report import DoctorFinding, DoctorReport, ServerView, ToolView
 
 #: A line naming more tools than this says how many more.
 MAX_NAMED = 8
+
+
+def printable(text: str) -> str:
+    """`text` with every non-printable character as its escape (`\\x1b`, `\\n`)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def render(report: DoctorReport, out: TextIO) -> None:
@@ -31,15 +37,16 @@ def render(report: DoctorReport, out: TextIO) -> None:
 
 
 def _server(server: ServerView, out: TextIO) -> None:
-    head = f"{server.name}  ({server.transport}: {server.target or '-'})"
+    head = printable(f"{server.name}  ({server.transport}: {server.target or '-'})")
     if server.status == "ok":
         took = f" in {server.seconds:.2f} s" if server.seconds is not None else ""
         print(f"{head}: {len(server.tools)} tool(s) listed{took}", file=out)
     else:
         print(f"{head}: {server.status.upper()}", file=out)
-    width = max((len(t.tool) for t in server.tools), default=0)
-    for tool in server.tools:
-        print(f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}", file=out)
+    names = [printable(t.tool) for t in server.tools]
+    width = max(map(len, names), default=0)
+    for tool, name in zip(server.tools, names, strict=True):
+        print(f"  {_mark(tool):<8} {name:<{width}}  {tool.codex_name or '-'}", file=out)
     for finding in server.findings:
         _finding(finding, out)
     print(file=out)
@@ -57,6 +64,7 @@ def _finding(finding: DoctorFinding, out: TextIO) -> None:
         shown = ", ".join(finding.tools[:MAX_NAMED])
         more = len(finding.tools) - MAX_NAMED
         named = f" [{shown}{f' and {more} more' if more > 0 else ''}]"
-    print(f"  {finding.severity:<5} {finding.rule}{named}: {finding.message}", file=out)
+    line = f"  {finding.severity:<5} {finding.rule}{named}: {finding.message}"
+    print(printable(line), file=out)
     if finding.fix:
-        print(f"        fix: {finding.fix}", file=out)
+        print(printable(f"        fix: {finding.fix}"), file=out)

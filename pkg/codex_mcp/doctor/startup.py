@@ -164,9 +164,9 @@ async def _list(
 
 
 def _failed(error: Exception, server: CodexServer, target: str, command: str | None) -> Started:
-    message = normalize_exception(error, server=server.name, command=command)["message"]
-    line = one_line(message)
-    if isinstance(error, ConnectionClosed):
+    if isinstance(error, ConnectionClosed):  # its own words: the exit code, its stderr's end
         fix = "run the command by hand to see why it stops"
-        return Started("exited", error=line, fix=fix, target=target)
-    return Started("failed", error=line, fix="run the command by hand to see why", target=target)
+        return Started("exited", error=one_line(error), fix=fix, target=target)
+    message = normalize_exception(error, server=server.name, command=command)["message"]
+    fix = "run the command by hand to see why"
+    return Started("failed", error=one_line(message), fix=fix, target=target)
