@@ -58,6 +58,7 @@ def test_each_server_named_with_its_fix(tmp_path: Path) -> None:
     assert not [f for f in good["findings"] if f["severity"] == "lost"]
 
     off = by_name["offpath"]
+    assert off["tools"] == []
     assert off["status"] == "not startable"
     lost = finding(off, "not-startable")
     assert "not on Codex's PATH" in lost["message"] and document["path"]["value"] in lost["message"]
@@ -96,10 +97,10 @@ def test_json_shape(tmp_path: Path) -> None:
     }  # fmt: skip
     (server,) = document["servers"]
     assert set(server) == {
-        "name", "transport", "target", "status", "startupTimeoutSec", "seconds", "findings",
-        "tools",
+        "name", "transport", "target", "status", "startupTimeoutSec", "toolTimeoutSec",
+        "seconds", "findings", "tools",
     }  # fmt: skip
-    assert server["startupTimeoutSec"] == 30  # Codex's default
+    assert server["startupTimeoutSec"] == 30 and server["toolTimeoutSec"] == 300  # Codex's
     assert server["transport"] == "stdio" and server["target"] == PY
     assert server["tools"] == [{"tool": "echo", "codexName": "mcp__brk__echo", "status": "kept"}]
 
@@ -109,6 +110,13 @@ def test_nothing_lost_is_exit_0(tmp_path: Path) -> None:
     ran = doctor(tmp_path, "--config", str(config))
     assert ran.code == 0, ran.out + ran.err
     assert "good" in ran.out and "mcp__good__echo" in ran.out
+
+
+def test_only_the_servers_asked_for(tmp_path: Path) -> None:
+    config = write_codex_config(tmp_path / "codex", GOOD + OFF_PATH)
+    assert doctor(tmp_path, "--config", str(config), "--server", "good").code == 0
+    ran = doctor(tmp_path, "--config", str(config), "--server", "nope")
+    assert ran.code == 2 and "nope" in ran.err and len(ran.err.splitlines()) == 1
 
 
 def test_codex_home_and_its_default(tmp_path: Path) -> None:
@@ -176,14 +184,16 @@ def test_a_command_only_in_the_active_virtualenv(tmp_path: Path) -> None:
 def test_an_http_entry_without_its_token(tmp_path: Path) -> None:
     entry = (
         '[mcp_servers.web]\nurl = "http://127.0.0.1:9/mcp"\n'
-        'bearer_token_env_var = "DOCTOR_TEST_TOKEN_NEVER_SET"\n'
+        'bearer_token_env_var = "DOCTOR_TEST_TOKEN_NEVER_SET"\nrequired = true\n'
     )
     config = write_codex_config(tmp_path / "codex", entry)
     ran = doctor(tmp_path, "--config", str(config), "--json")
     assert ran.code == 1
     (server,) = ran.json()["servers"]
     assert server["transport"] == "http" and server["status"] == "not startable"
-    assert "DOCTOR_TEST_TOKEN_NEVER_SET is not set" in server["findings"][0]["message"]
+    message = server["findings"][0]["message"]
+    assert "DOCTOR_TEST_TOKEN_NEVER_SET is not set" in message
+    assert "`codex exec` stops with an error" in message  # required = true
 
 
 async def test_an_oauth_server_needs_login(aiohttp_server: Any, tmp_path: Path) -> None:

@@ -36,6 +36,9 @@ from .startup import Started, start_like_codex
 PROG = "codex-mcp doctor"
 #: Waited beyond a server's startup timeout, to tell slow (and by how much) from never.
 EXTRA_WAIT_SEC = 10.0
+#: Servers started at once (each is timed from its own start): a config of thousands of
+#: entries must not start thousands of processes.
+MAX_STARTING = 8
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -133,9 +136,12 @@ async def _doctor(
             extra[server.name] = _gateway_findings(server, environ, path)
             startable.append(server)
 
+    starting = asyncio.Semaphore(MAX_STARTING)
+
     async def start(server: CodexServer) -> Started:
         wait = max_wait if max_wait is not None else server.startup_timeout + EXTRA_WAIT_SEC
-        return await start_like_codex(server, environ, path, wait)
+        async with starting:
+            return await start_like_codex(server, environ, path, wait)
 
     results = await asyncio.gather(*(start(s) for s in startable))
     started = {s.name: r for s, r in zip(startable, results, strict=True)}

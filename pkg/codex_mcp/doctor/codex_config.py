@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 #: `DEFAULT_STARTUP_TIMEOUT` in codex-rs/codex-mcp/src/rmcp_client.rs: each of initialize
 #: and the first tools/list gets this long.
 DEFAULT_STARTUP_TIMEOUT_SEC = 30.0
+#: `DEFAULT_TOOL_TIMEOUT`, same file: a call's limit unless `tool_timeout_sec` says.
+DEFAULT_TOOL_TIMEOUT_SEC = 300.0
 #: Far above any real config.toml; the read stops here.
 MAX_CONFIG_BYTES = 1 << 20
 CONFIG_FILENAME = "config.toml"
@@ -63,6 +65,12 @@ class CodexServer:
         if self.startup_timeout_sec is None:
             return DEFAULT_STARTUP_TIMEOUT_SEC
         return self.startup_timeout_sec
+
+    @property
+    def tool_timeout(self) -> float:
+        if self.tool_timeout_sec is None:
+            return DEFAULT_TOOL_TIMEOUT_SEC
+        return self.tool_timeout_sec
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,7 @@ class ServerView:
     target: str
     status: ServerStatus
     startup_timeout_sec: float
+    tool_timeout_sec: float
     seconds: float | None = None
     findings: list[DoctorFinding] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)
@@ -112,6 +113,7 @@ class ServerView:
             "target": self.target,
             "status": self.status,
             "startupTimeoutSec": self.startup_timeout_sec,
+            "toolTimeoutSec": self.tool_timeout_sec,
             "seconds": None if self.seconds is None else round(self.seconds, 3),
             "findings": [f.to_json() for f in self.findings],
             "tools": [t.to_json() for t in self.tools],
@@ -198,7 +200,8 @@ def _view(server: CodexServer, result: Started | None, extra: list[DoctorFinding
         "http" if isinstance(server.transport, HttpEntry) else "stdio"
     )
     timeout = server.startup_timeout
-    view = ServerView(server.name, transport, result.target if result else "", "ok", timeout)
+    target = result.target if result else ""
+    view = ServerView(server.name, transport, target, "ok", timeout, server.tool_timeout)
     view.findings = list(extra)
     if not server.enabled:
         view.status = "disabled"
@@ -210,13 +213,10 @@ def _view(server: CodexServer, result: Started | None, extra: list[DoctorFinding
         return view
     view.seconds = result.seconds
     if result.outcome != "listed":
-        view.status = "not startable" if result.outcome in ("not startable",) else result.outcome
-        message = result.error or result.outcome
-        view.findings.append(
-            DoctorFinding(
-                "lost", result.outcome.replace(" ", "-"), message, _source(result), result.fix
-            )
-        )
+        view.status = result.outcome
+        message = (result.error or result.outcome) + _required(server)
+        rule = result.outcome.replace(" ", "-")
+        view.findings.append(DoctorFinding("lost", rule, message, _source(result), result.fix))
         return view
     slowest = max(result.initialize_seconds or 0.0, result.list_seconds or 0.0)
     if slowest > timeout:
@@ -225,7 +225,7 @@ def _view(server: CodexServer, result: Started | None, extra: list[DoctorFinding
         message = (
             f"took {slowest:.1f} s to {step}, over its startup_timeout_sec ({timeout:g} s): "
             "Codex gives up on it and shows none of its tools"
-        )
+        ) + _required(server)
         fix = f"set startup_timeout_sec = {math.ceil(slowest * 1.5 + 1)} in [mcp_servers.{server.name}]"
         view.findings.append(DoctorFinding("lost", "too-slow", message, SRC_STARTUP, fix))
     elif (result.seconds or 0.0) > FIRST_TURN_SEC and not server.required:
@@ -236,6 +236,10 @@ def _view(server: CodexServer, result: Started | None, extra: list[DoctorFinding
         fix = f"set required = true in [mcp_servers.{server.name}] to make it wait"
         view.findings.append(DoctorFinding("info", "slow-start", message, SRC_STARTUP, fix))
     return view
+
+
+def _required(server: CodexServer) -> str:
+    return "; required = true: `codex exec` stops with an error" if server.required else ""
 
 
 def _source(result: Started) -> str:
