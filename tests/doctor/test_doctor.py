@@ -216,6 +216,7 @@ def test_a_gateway_child_off_codex_path(tmp_path: Path) -> None:
     children = {
         "echo": {"command": PY, "args": [str(Path(CMD_MCP))]},
         "nowhere": {"command": "mcp-server-nowhere-to-be-found"},
+        "time": {"command": "mcp-server-time"},  # the README's example: in the venv only
     }
     mcp_json.write_text(json.dumps({"mcpServers": children}))
     entry = (
@@ -224,13 +225,18 @@ def test_a_gateway_child_off_codex_path(tmp_path: Path) -> None:
         f"env = {{ CODEX_MCP_WRAPPER_CONFIG = {toml_string(str(mcp_json))} }}\n"
     )
     config = write_codex_config(tmp_path / "codex", entry)
-    ran = doctor(tmp_path, "--config", str(config), "--json")
+    env = bare_env(tmp_path / "home")
+    venv_bin = str(Path(CODEX_MCP).parent)  # as when Codex is started outside the venv
+    env["PATH"] = os.pathsep.join(d for d in env["PATH"].split(os.pathsep) if d != venv_bin)
+    ran = doctor(tmp_path, "--config", str(config), "--json", env=env)
     assert ran.code == 1, ran.err
     (server,) = ran.json()["servers"]
     assert server["status"] == "ok"
-    lost = finding(server, "gateway-child-not-found")
-    assert "'nowhere'" in lost["message"] and "not on Codex's PATH" in lost["message"]
-    assert "absolute path" in lost["fix"]
+    nowhere, time = [f for f in server["findings"] if f["rule"] == "gateway-child-not-found"]
+    assert "'nowhere'" in nowhere["message"] and "not on Codex's PATH" in nowhere["message"]
+    assert "absolute path" in nowhere["fix"]
+    assert "'time'" in time["message"]  # found next to the gateway, named in the fix:
+    assert time["fix"].endswith(f'command = "{Path(CODEX_MCP).parent / "mcp-server-time"}"')
 
 
 def _print_codex_config(tmp_path: Path, mcp_json: Path) -> subprocess.CompletedProcess[str]:

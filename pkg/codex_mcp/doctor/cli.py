@@ -28,7 +28,7 @@ from .codex_config import (
     codex_home,
     read_codex_config,
 )
-from .codex_launch import codex_path, server_environment
+from .codex_launch import codex_path, find_command, server_environment
 from .gateway_entry import gateway_config, is_gateway, unfound_children
 from .report import SRC_GATEWAY, DoctorFinding, DoctorReport, build_report, name_problem
 from .startup import Started, start_like_codex
@@ -158,6 +158,8 @@ def _gateway_findings(
     env = server_environment(environ, path, entry.env_vars, entry.env)
     cwd = Path(os.path.expanduser(entry.cwd)) if entry.cwd else Path.cwd()
     files = gateway_config(cwd, env)
+    gateway = find_command(entry.command, env.get("PATH"), cwd)
+    near = [str(Path(gateway).parent)] if gateway else []
     if files.error is not None:
         message = f"the gateway's config cannot be used: {files.error}; the gateway will not start"
         return [
@@ -182,5 +184,5 @@ def _gateway_findings(
             SRC_GATEWAY,
             f"in the .mcp.json, {child.missing.fix}",
         )
-        for child in unfound_children(files.config, env.get("PATH", ""))
+        for child in unfound_children(files.config, env.get("PATH", ""), near)
     ]

@@ -87,13 +87,18 @@ class NotFound:
         return f"{self.problem}: {self.fix}"
 
 
-def not_found(command: str, path: str, cwd: str | None = None) -> NotFound:
-    """`mcp-server-time` is not on Codex's PATH (...), with where this shell finds it."""
+def not_found(
+    command: str, path: str, cwd: str | None = None, near: Sequence[str] = ()
+) -> NotFound:
+    """`mcp-server-time` is not on Codex's PATH (...), with where it is when this shell's PATH
+    or one of the `near` directories (the gateway's own, say: a venv's bin) has it."""
     if os.sep in command:
         where = f" (relative to {cwd})" if cwd and not os.path.isabs(command) else ""
         return NotFound(f"`{command}`{where} is not an executable file", "give its absolute path")
-    here = shutil.which(command)
-    fix = f'give its absolute path: command = "{here}" (where this shell finds it)'
+    here = shutil.which(command) or (
+        shutil.which(command, path=os.pathsep.join(near)) if near else None
+    )
+    fix = f'give its absolute path: command = "{here}"'
     return NotFound(
         f"`{command}` is not on Codex's PATH ({path or 'empty'})",
         fix if here else "give its absolute path in `command`",

@@ -62,8 +62,11 @@ class UnfoundChild:
     missing: NotFound
 
 
-def unfound_children(config: GatewayConfig, path: str) -> list[UnfoundChild]:
-    """The enabled stdio children whose command the gateway, run with this PATH, cannot start."""
+def unfound_children(
+    config: GatewayConfig, path: str, near: Sequence[str] = ()
+) -> list[UnfoundChild]:
+    """The enabled stdio children whose command the gateway, run with this PATH, cannot start
+    (`near`: directories to suggest a command from, the gateway's own first)."""
     unfound = []
     for server in config.servers:
         target = server.target
@@ -72,7 +75,7 @@ def unfound_children(config: GatewayConfig, path: str) -> list[UnfoundChild]:
         child_path = target.env.get("PATH", path)
         cwd = os.path.expanduser(target.cwd) if target.cwd else None
         if find_command(target.command, child_path, cwd) is None:
-            missing = not_found(target.command, child_path, cwd)
+            missing = not_found(target.command, child_path, cwd, near)
             unfound.append(UnfoundChild(server.name, target.command, missing))
     return unfound
 
@@ -88,7 +91,7 @@ def warn_unfound_children(path: Path, *, prog: str) -> bool:
         print(f"{prog}: {error}", file=sys.stderr)
         return False
     searched = codex_path(os.environ)
-    for child in unfound_children(config, searched.value):
+    for child in unfound_children(config, searched.value, [str(Path(sys.argv[0]).parent)]):
         print(
             f"{prog}: warning: {path}: {child.server}: {child.missing.problem} "
             f"(PATH: {searched.origin}): {child.missing.fix}",
