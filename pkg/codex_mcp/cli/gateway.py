@@ -3,6 +3,7 @@
     codex-mcp                          serve the .mcp.json found (gateway/config/) or built-ins
     codex-mcp -- <server> <args...>    wrap one server (passthrough)
     codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
+    codex-mcp doctor ...               what Codex will see of the servers in its config.toml
     codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
 
 `intercept` runs before the settings are read and imports only the config reader, so a
@@ -48,7 +49,8 @@ GATEWAY_HELP = (
 )
 STDIO_ONLY_HELP = (
     "`codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]` shows how Codex will see a "
-    "server's tools; `codex-mcp --print-codex-config` prints the entry for "
+    "server's tools; `codex-mcp doctor [--json]` what Codex will see of the servers in its "
+    "config.toml; `codex-mcp --print-codex-config` prints the entry for "
     "~/.codex/config.toml."
 )
 
@@ -60,6 +62,10 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
         from ..gateway.lint_cli import main as lint
 
         raise SystemExit(lint(argv[1:]))
+    if prog == "codex-mcp" and argv[:1] == ["doctor"]:
+        from ..doctor.cli import main as doctor
+
+        raise SystemExit(doctor(argv[1:]))
     own, command = _split(argv)
     if PRINT_CONFIG in own:
         own = [arg for arg in own if arg != PRINT_CONFIG]
@@ -148,6 +154,10 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
         return 2
     if found is not None:
         env[CONFIG_ENV] = str(found)
+        from ..doctor.gateway_entry import warn_unfound_children
+
+        if not warn_unfound_children(found, prog="codex-mcp"):
+            return 2
     lines = [
         "# Add to ~/.codex/config.toml:",
         "[mcp_servers.codex-mcp]",
