@@ -103,7 +103,7 @@ _REFUSED = "; Codex refuses this file too: fix it"
 
 def _parse(path: Path) -> dict[str, Any]:
     # Imported here: the gateway's bounded reader is the one place files are read so.
-    from codex_mcp.gateway.json_file import JsonFileError, read_bounded
+    from codex_mcp.gateway.config.json_file import JsonFileError, read_bounded
 
     try:
         data = read_bounded(path, MAX_CONFIG_BYTES)

@@ -6,9 +6,8 @@ imports them, so a move of those modules changes these lines only.
 from __future__ import annotations
 
 from codex_mcp.gateway.codex.client import codex_client_capabilities
-from codex_mcp.gateway.config import CONFIG_ENV, find_config, read_config
-from codex_mcp.gateway.config_model import GatewayConfig, StdioTarget
-from codex_mcp.gateway.config_values import ConfigError
+from codex_mcp.gateway.config.load import CONFIG_ENV, ConfigError, find_config, read_config
+from codex_mcp.gateway.config.model import GatewayConfig, StdioTarget
 from codex_mcp.gateway.errors import normalize_exception, one_line
 from codex_mcp.gateway.lint import (
     SRC_STARTUP,
