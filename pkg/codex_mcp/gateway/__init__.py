@@ -1,9 +1,18 @@
-"""The gateway's building blocks that do not depend on the protocol core: configuration,
-Codex-safe tool names, schema repairs, error normalization, and `codex-mcp lint`.
+"""The gateway: `codex-mcp` with a `.mcp.json`, one MCP server in front of the child servers
+the file names, served through the protocol core (`codex_mcp.core`) like any server of ours.
 
-    from codex_mcp.gateway import load_config, NameTable, repair_tool, normalize_rpc_error
+Its parts import one way: `children/` supervises each child process (its states, its
+connection, its kept listing); `routing/` and `relay/` build on it, the first to name and
+route what the children offer (catalog, tool names, per-session children), the second to
+send a front request to its child and put the child's questions to the client; the modules
+at the top (`provider.py`, `status.py`, `serve.py`) put them together. Beside them, and
+below them all: its configuration (`config*.py`, `env.py`, `reload.py`, `early.py`) and its
+errors (`errors.py`). The model of what Codex does to tools, and the repairs made from it,
+are `codex_mcp.lint`'s, which the gateway imports.
 
-See specs/gateway.md for the config format and the Codex facts each rule rests on.
+    from codex_mcp.gateway import load_config, normalize_rpc_error
+
+See specs/gateway.md for the config format and what the gateway does to each message.
 """
 
 from importlib import import_module
@@ -39,11 +48,9 @@ if TYPE_CHECKING:
         spawn_error,
         timeout_error,
     )
-    from .naming import NamedTool, NameTable, assign_names, exposed_name, sanitize_name
-    from .repair import Change, RepairedTool, apply_tool_settings, normalize_result, repair_tool
 
 # Loaded on first use: `codex-mcp` imports `gateway.config` at every start to look for a
-# .mcp.json, and must not pay for the config model, repairs and naming when there is none.
+# .mcp.json, and must not pay for the config model when there is none.
 _WHERE = {
     "CONFIG_ENV": ".config",
     "SERVER_NAME_ENV": ".config",
@@ -68,16 +75,6 @@ _WHERE = {
     "passthrough_enabled": ".errors",
     "spawn_error": ".errors",
     "timeout_error": ".errors",
-    "NamedTool": ".naming",
-    "NameTable": ".naming",
-    "assign_names": ".naming",
-    "exposed_name": ".naming",
-    "sanitize_name": ".naming",
-    "Change": ".repair",
-    "RepairedTool": ".repair",
-    "apply_tool_settings": ".repair",
-    "normalize_result": ".repair",
-    "repair_tool": ".repair",
 }
 
 
@@ -91,34 +88,24 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CONFIG_ENV",
     "SERVER_NAME_ENV",
-    "Change",
     "ConfigError",
     "GatewayConfig",
     "HttpTarget",
-    "NameTable",
-    "NamedTool",
     "RepairConfig",
-    "RepairedTool",
     "RestartConfig",
     "ServerConfig",
     "StdioTarget",
     "ToolSettings",
-    "apply_tool_settings",
-    "assign_names",
     "crashed_error",
     "display_path",
     "exited_error",
-    "exposed_name",
     "find_config",
     "load_config",
     "normalize_exception",
-    "normalize_result",
     "normalize_rpc_error",
     "passthrough_config",
     "passthrough_enabled",
     "read_config",
-    "repair_tool",
-    "sanitize_name",
     "select_server",
     "spawn_error",
     "timeout_error",

@@ -16,6 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from codex_mcp.lint.codex_model.names import sanitize as sanitize_name
+
 from .config_model import (
     GatewayConfig,
     HttpTarget,
@@ -28,7 +30,6 @@ from .config_model import (
     ToolSettings,
 )
 from .config_values import ConfigError, Fields
-from .naming import sanitize_name
 
 SERVER_MAPS = ("mcpServers", "mcp_servers", "servers")
 _STDIO_TYPES = {"stdio"}
@@ -385,7 +386,7 @@ def _client_capabilities(fields: Fields) -> dict[str, Any] | None:
     key, value = found
     # Imported here: it names the core's capabilities, and the core is not needed to read a
     # config (the gateway starts its children before it imports the core: early.py).
-    from .codex.client import RELAYED_CAPABILITIES
+    from codex_mcp.lint.codex_model.client import RELAYED_CAPABILITIES
 
     for name, declared in value.items():
         if name not in RELAYED_CAPABILITIES:

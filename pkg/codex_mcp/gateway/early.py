@@ -21,8 +21,8 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
+from .children.lifetime import die_with_parent
 from .config import child_environment
-from .lifetime import die_with_parent
 
 if TYPE_CHECKING:
     from .config_model import GatewayConfig, StdioTarget

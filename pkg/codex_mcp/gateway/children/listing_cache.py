@@ -29,9 +29,9 @@ import orjson
 
 from codex_mcp.core.jsonrpc import JsonObject
 
-from .catalog import MAX_DEFINITION_DEPTH
-from .config_model import ServerConfig
-from .json_file import JsonFileError, nests_deeper_than, read_json_file
+from ..config_model import ServerConfig
+from ..json_file import JsonFileError, nests_deeper_than, read_json_file
+from .tools import MAX_DEFINITION_DEPTH
 
 log = logging.getLogger("codex_mcp.gateway")
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config_values import json_kind
+from codex_mcp.gateway.config_values import json_kind
+
 from ..repair import ANNOTATION_HINTS
 
 

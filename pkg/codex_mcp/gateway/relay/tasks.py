@@ -29,18 +29,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
 from codex_mcp.core.modern_context import ModernContext
+from codex_mcp.lint.repair import normalize_result
 
-from .repair import normalize_result
-
-if TYPE_CHECKING:
-    from .child import Child
-    from .connection import ChildSession
+from ..children.child import Child
+from ..children.connection import ChildSession
+from .envelope import envelope
+from .questions import answer
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -65,68 +65,9 @@ async def follow(
     return await work
 
 
-class Handoff:
-    """A call to a legacy child that becomes a task when the child first asks something."""
-
-    __slots__ = ("adopted", "asked")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        #: Set by the child's first question.
-        self.asked: asyncio.Future[None] = loop.create_future()
-        #: Set once the call is a task (None), or could not become one (the error).
-        self.adopted: asyncio.Future[BaseException | None] = loop.create_future()
-
-
-async def call_with_handoff(
-    child: Child, call: Coroutine[Any, Any, JsonObject], ctx: ModernContext
-) -> JsonObject:
-    """`call` (the relay of a tools/call to a legacy child) for a front that may get a task:
-    its result, or, once the child asks the front something, the gateway's task handle,
-    the call running on as the task's work."""
-    inner = asyncio.ensure_future(call)
-    handoff = Handoff(asyncio.get_running_loop())
-    child.handoffs[ctx] = handoff
-    try:
-        try:
-            await asyncio.wait((inner, handoff.asked), return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            inner.cancel()
-            raise
-        if inner.done():
-            return inner.result()
-        try:
-            handle = await ctx.adopt_task(inner)
-        except Exception as exc:  # no room for a task: the call fails, the question too
-            handoff.adopted.set_result(exc)
-            raise
-        handoff.adopted.set_result(None)
-        return handle
-    finally:
-        child.handoffs.pop(ctx, None)
-        if not handoff.adopted.done():
-            handoff.adopted.set_result(
-                JsonRpcError(INTERNAL_ERROR, "Internal error: the call has ended")
-            )
-
-
-async def before_question(child: Child, call: RequestContext) -> None:
-    """A legacy child is about to ask `call`'s client something: a call that may become a
-    task becomes one first, so the question goes through the task."""
-    handoff = child.handoffs.get(call)
-    if handoff is None:
-        return
-    if not handoff.asked.done():
-        handoff.asked.set_result(None)
-    failed = await handoff.adopted
-    if failed is not None:
-        raise failed
-
-
 async def _follow(
     child: Child, session: ChildSession, ctx: RequestContext, task_id: str, task: JsonObject
 ) -> JsonObject:
-    from .modern_child import answer, envelope
-
     options = envelope(session, ctx, CallOptions(timeout=TASK_REQUEST_TIMEOUT), True)
 
     async def child_request(method: str, params: JsonObject) -> JsonObject:
