@@ -1,7 +1,7 @@
 """Providers that know their session, over a real HTTP server on 127.0.0.1 and our client:
 concurrent listings where one failing provider costs only its own items, calls routed by
-the listing's index, the lifespan and per-session hooks with their cleanup stack, the
-session's settings reaching providers, and the namespacing wrapper."""
+the listing's index, the lifespan and per-session hooks with their cleanup stack, and the
+session's settings reaching providers."""
 
 from __future__ import annotations
 
