@@ -34,6 +34,7 @@ from codex_mcp.core.ready import Ready
 from ..lint.codex_model.client import RELAYED_CAPABILITIES, everything_relayed
 from ..observe.hooks import RelayHooks
 from .children.child import Child
+from .children.connection import OpenTransport
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
 from .config_model import GatewayConfig, ServerConfig
@@ -60,8 +61,16 @@ _RELOADS_OUTWAITED = 3
 
 
 class GatewayProvider(Provider, RelayHooks):
-    def __init__(self, config: GatewayConfig, env: GatewayEnv | None = None) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        env: GatewayEnv | None = None,
+        *,
+        open_transport: OpenTransport | None = None,
+    ) -> None:
         super().__init__()
+        #: How children are reached instead of what their entries say (tests: in memory).
+        self.open_transport = open_transport
         self.config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
@@ -111,6 +120,7 @@ class GatewayProvider(Provider, RelayHooks):
             owner=owner,
             capabilities=capabilities,
             cache=self.cache,
+            open_transport=self.open_transport,
         )
 
     # -- lifetime --------------------------------------------------------------

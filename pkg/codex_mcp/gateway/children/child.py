@@ -34,7 +34,7 @@ from ..env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
 from ..errors import NEEDS_LOGIN, cannot_run, login_command, one_line
 from ..logins import login_file
 from ..reload import POLL_SECONDS, file_signature
-from .connection import Connection, StartFailed, connect
+from .connection import Connection, OpenTransport, StartFailed, connect
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .states import Event, State, next_state
@@ -109,6 +109,7 @@ class Child:
         owner: Owner | None = None,
         capabilities: JsonObject | None = None,
         cache: ListingCache | None = None,
+        open_transport: OpenTransport | None = None,
     ) -> None:
         self.server = server
         self.name = server.name
@@ -139,6 +140,7 @@ class Child:
         self.interrupts: dict[Hashable, Callable[[BaseException], None]] = {}
         self.tools: list[ToolEntry] = []
         self.cache = cache
+        self._open_transport = open_transport
         #: The last good tool listing kept on disk (raw, and prepared): served while the
         #: child has not listed yet in this gateway (it starts, or is not started yet).
         self._cached_raw = cache.load(server, capabilities) if cache is not None else None
@@ -384,6 +386,7 @@ class Child:
             capabilities=self.client_capabilities,
             timeout=self.startup_timeout,
             max_message_bytes=self.env.max_message_bytes,
+            open_transport=self._open_transport,
             read_gate=self.host.flow.writable,
         )
 

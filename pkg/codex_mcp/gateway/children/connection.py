@@ -38,6 +38,9 @@ from .lifetime import Watchdog, die_with_parent, kill_group
 #: carried the notification (Streamable HTTP), or None.
 NotificationSink = Callable[[str, JsonObject, Hashable], None]
 
+#: The transport to a child other than what its entry says (a test's in-memory server).
+OpenTransport = Callable[[ServerConfig], Transport]
+
 CLIENT_INFO = {"name": "codex-mcp-gateway", "version": __version__}
 _MAX_PAGES = 100
 
@@ -166,11 +169,16 @@ async def connect(
     timeout: float,
     max_message_bytes: int = DEFAULTS.max_message_bytes,
     read_gate: Callable[[], Awaitable[object] | None] | None = None,
+    open_transport: OpenTransport | None = None,
 ) -> Connection:
     """Start the child and run the handshake within `timeout` seconds. Raises StartFailed
     (spawn_error for a child that cannot run, exits or stays silent; the child's own error
-    when it refuses the handshake); nothing is left running then."""
-    transport = make_transport(server, max_message_bytes=max_message_bytes)
+    when it refuses the handshake); nothing is left running then. `open_transport` (tests:
+    an in-memory server) replaces what the server's entry says to start."""
+    if open_transport is not None:
+        transport = open_transport(server)
+    else:
+        transport = make_transport(server, max_message_bytes=max_message_bytes)
     if isinstance(transport, StdioTransport):
         transport.read_gate = read_gate
     session = ChildSession(transport, on_notification)
