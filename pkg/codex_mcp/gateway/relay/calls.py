@@ -1,5 +1,4 @@
-"""Requests relayed to a child, and the child's requests relayed back, each tied to the front
-request that caused it.
+"""Requests relayed to a child, each tied to the front request that caused it.
 
 A front request sent on to a child goes under an id we pick (`CallOptions.request_id`) and is
 remembered in `child.calls` until it ends, so what the child sends while serving it finds its

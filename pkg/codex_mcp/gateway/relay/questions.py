@@ -1,16 +1,10 @@
 """How a child's question (elicitation, sampling, roots) is put to the front client, one
-strategy per front revision (`for_front`):
-
-- a legacy front (Codex) is asked on its call's stream, once its session declared it can
-  answer (Codex 0.169 has no sampling and no roots);
-- a 2026-07-28 front is asked by the core: a question in a call that may become a task
-  makes it one first (`call_with_handoff`), and the question waits in the task's
-  `input_required`; otherwise it is an input-required round (`InputRequired`), which ends
-  the child's call (`interrupt`), and the front's retry runs it again with the answer.
-
+strategy per front revision (`for_front`): a legacy front is asked on its call's stream,
+once its session declared it can answer; a 2026-07-28 front through its call's task (a call
+that may become one becomes one at the first question: `call_with_handoff`), or else by an
+input-required round, which ends the child's call (`interrupt`) for the retry to run again.
 A legacy child asks with requests of its own (`put`); a 2026-07-28 child returns its
-questions in an input-required result, answered all at once under its keys (`answer`).
-specs/gateway.md says what each revision of the front sees.
+questions in its result (`answer`). specs/gateway.md ("Eras") says what each front sees.
 """
 
 from __future__ import annotations

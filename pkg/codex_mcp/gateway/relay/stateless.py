@@ -1,18 +1,9 @@
 """Requests to a child that speaks 2026-07-28 only (connection.py found it so), on behalf of
-one front request, whichever era the front speaks.
-
-Each request carries the envelope, with the front's own capabilities (so the child asks
-only what the front can answer); the tasks extension only when the front declared it, so
-a tool that may run either way runs as a plain call for Codex (no polling between it and
-its result). A tool that must run as a task (-32021 naming the extension) is asked again
-with it, for a legacy front, and its task followed within the call. The child's
-input-required rounds are answered by the front: a legacy front (Codex) is sent the
-`elicitation/create` (sampling, roots) on its call's stream; a 2026-07-28 front gets the
-question as its own input-required round, and on its retry the child is asked again, from
-its first round, and the answers are at hand (the core's re-execution model, rounds.py);
-inside a task of the gateway's the question parks that task. A task the child makes goes
-to tasks.py; its questions are put to the front by questions.py. The child's `resultType` and server info stay behind: the core adds the
-front's own.
+one front request, whichever revision the front speaks: each carries the envelope
+(envelope.py); one the child refuses without the tasks extension is asked again with it,
+for a legacy front; its input-required rounds are answered by the front (questions.py)
+and its tasks followed (tasks.py). What the revision adds to its result stays behind.
+specs/gateway.md ("Eras") says what each front sees.
 """
 
 from __future__ import annotations

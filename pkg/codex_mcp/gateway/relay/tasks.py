@@ -1,26 +1,8 @@
-"""A task a 2026-07-28 child made of a call, seen through for the front client.
-
-For a 2026-07-28 front that declared the tasks extension, the call becomes a task of the
-gateway's own (`ModernContext.adopt_task`): the front gets the gateway's task handle, made
-and checked by the core's task store like any task of ours, so it is unguessable and bound
-to the caller (another principal's `tasks/get`, `tasks/update` or `tasks/cancel` of it is
-`unknown taskId`, as for any task). Its work follows the child's task: it polls the child's
-`tasks/get` at the child's pollIntervalMs, asks the child's questions as its own (the
-gateway's task waits in `input_required` until the front's `tasks/update`, which goes on to
-the child's `tasks/update`), ends as the child's task ends (its result, its error, or
-cancelled), and the front's `tasks/cancel` is the child's. The child's task id never leaves
-the gateway: it is held here, by the work that follows it.
-
-For any other front (Codex, a legacy client) the call itself waits for the child's task,
-and its questions are asked on the call (`elicitation/create` to a legacy front), so the
-front sees one request to its end.
-
-A legacy child makes no tasks, but its call may need one: when it asks the front something
-(`elicitation/create`, sampling, roots) while serving a 2026-07-28 front that declared
-tasks, the call becomes the gateway's task there (`call_with_handoff`): the front gets the
-handle, the question waits in the task's `input_required` for the front's `tasks/update`,
-and the child's call goes on unbroken. (Without tasks the question is an input-required
-round, which cancels the child's call and runs it again on the front's retry.)
+"""A task a 2026-07-28 child made of a call, seen through for the front client: the
+gateway's own task for a 2026-07-28 front that declared tasks (`ModernContext.adopt_task`),
+whose work follows the child's (its status, its questions, its end; the front's cancel is
+the child's), or for any other front the call itself, waiting for the child's task. The
+child's task id never leaves the gateway. specs/gateway.md ("Eras") says what each front sees.
 """
 
 from __future__ import annotations
