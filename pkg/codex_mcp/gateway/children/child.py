@@ -3,11 +3,12 @@
 It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
 backoff when it dies (per its `restart` policy); a child that never starts is reported
 (`state`, `last_error`), never fatal. One whose server wants the user's login is `needs
-login` and is not restarted: it starts again when its token store file changes. While it is up it keeps its listings (tools,
-resources, templates, prompts) cached, refreshes one when the child says it changed, and
-tells its host (the gateway) whenever what it offers changes. Its states and what moves
-it between them are one table (states.py). It supervises; the gateway's relay sends the
-calls (relay/), and the child's own requests to the client go to its host.
+login` and is not restarted: it starts again when its token store file changes. While it
+is up it keeps its listings (tools, resources, templates, prompts) cached, refreshes one
+when the child says it changed, and tells its host (the gateway) whenever what it offers
+changes. Its states and the events between them are one table (states.py). It supervises
+only: the relay (relay/) sends the calls, and the child's requests to the client go to
+its host.
 """
 
 from __future__ import annotations
