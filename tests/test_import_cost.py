@@ -46,9 +46,11 @@ INITIALIZE = {
 
 @pytest.fixture(scope="module")
 def gateway_finder() -> set[str]:
-    """The gateway's config finder (what its public `find_config` loads): every `codex-mcp`
+    """The gateway's config finder (what `find_config` loads): every `codex-mcp`
     looks for a .mcp.json at start, and may load that much of the gateway and no more."""
-    return modules_after("from codex_mcp.gateway import find_config", "codex_mcp.gateway")
+    return modules_after(
+        "from codex_mcp.gateway.config.load import find_config", "codex_mcp.gateway"
+    )
 
 
 #: What no server needs unless asked for it.

@@ -5,7 +5,10 @@
   the sessions below the methods); a module may name a type from above only under
   `if TYPE_CHECKING:`;
 - transports never import the server library or the client;
-- the client never imports the server library or the transports.
+- the client never imports the server library or the transports;
+- the gateway's parts import one way (children <- routing, relay <- provider, status,
+  serve) in no circle, counting every import, and `codex_mcp.lint` imports none of its
+  runtime.
 """
 
 from __future__ import annotations
@@ -163,3 +166,108 @@ def test_transports_and_client_stay_in_their_layer(area: str, forbidden: tuple[s
     for name, path in _modules(PKG / area, f"codex_mcp.{area}").items():
         for imported in _all_imports(path, _package_of(name, path)):
             assert not imported.startswith(forbidden), f"{path}: imports {imported}"
+
+
+# -- the gateway and lint ---------------------------------------------------------------
+# The gateway's parts import one way: children <- routing, relay <- its top (provider,
+# status, serve). Its configuration and errors sit beside the children and may be used by
+# all. `codex_mcp.lint` (the Codex model, repairs, lint) is a tool for any server: the
+# gateway imports it, it imports none of the gateway's runtime. Every import counts here,
+# a function-level or `if TYPE_CHECKING:` one too: a circle held by either is still one.
+GATEWAY = "codex_mcp.gateway"
+SERVING_MODULES = _modules(PKG / "gateway", GATEWAY) | _modules(PKG / "lint", "codex_mcp.lint")
+_TOP = tuple(f"{GATEWAY}.{name}" for name in ("provider", "status", "serve"))
+_RUNTIME = (*_TOP, f"{GATEWAY}.children", f"{GATEWAY}.routing", f"{GATEWAY}.relay")
+
+
+def _every_import(path: Path, package: str) -> set[str]:
+    """Absolute names of what `path` imports anywhere in it (`from . import x` names x)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve(package, node.level, node.module, path.name == "__init__.py")
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def _serving_graph() -> dict[str, set[str]]:
+    """Module -> the modules of the gateway and lint it imports (packages' __init__ left
+    out: theirs are docstrings, or the gateway's lazy public names)."""
+    packages = {n for n, p in SERVING_MODULES.items() if p.name == "__init__.py"}
+    return {
+        name: {
+            i
+            for i in _every_import(path, _package_of(name, path))
+            if i in SERVING_MODULES and i not in packages and i != name
+        }
+        for name, path in SERVING_MODULES.items()
+        if name not in packages
+    }
+
+
+def _within(name: str, areas: tuple[str, ...]) -> bool:
+    return any(name == area or name.startswith(area + ".") for area in areas)
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+
+    def walk(node: str, trail: list[str]) -> list[str] | None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                return [*trail[trail.index(target) :], target]
+            if target not in state:
+                found = walk(target, [*trail, target])
+                if found is not None:
+                    return found
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = walk(node, [node])
+            if found is not None:
+                return found
+    return None
+
+
+def test_gateway_and_lint_modules_import_in_no_circle() -> None:
+    cycle = _cycle(_serving_graph())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or ())
+
+
+@pytest.mark.parametrize(
+    ("area", "forbidden"),
+    [
+        # A child is supervised without knowing who routes to it or relays its calls.
+        ("children", (*_TOP, f"{GATEWAY}.routing", f"{GATEWAY}.relay")),
+        # Routing and relaying are side by side: neither needs the other.
+        ("routing", (*_TOP, f"{GATEWAY}.relay")),
+        ("relay", (*_TOP, f"{GATEWAY}.routing")),
+        # The configuration and errors are below everything that serves.
+        ("config", (*_TOP, f"{GATEWAY}.routing", f"{GATEWAY}.relay")),
+    ],
+)
+def test_gateway_parts_import_only_downward(area: str, forbidden: tuple[str, ...]) -> None:
+    if area == "config":  # every module of the gateway outside its serving parts
+        prefixes: tuple[str, ...] = tuple(
+            n for n in SERVING_MODULES if n.startswith(GATEWAY + ".") and not _within(n, _RUNTIME)
+        )
+    else:
+        prefixes = (f"{GATEWAY}.{area}",)
+    modules = [n for n in _serving_graph() if _within(n, prefixes)]
+    assert modules, f"no module in {area}"
+    for name in modules:
+        bad = sorted(i for i in _serving_graph()[name] if _within(i, forbidden))
+        assert not bad, f"{name} imports {bad}"
+
+
+def test_lint_imports_none_of_the_gateways_runtime() -> None:
+    for name, imports in _serving_graph().items():
+        if _within(name, ("codex_mcp.lint",)):
+            bad = sorted(i for i in imports if _within(i, _RUNTIME))
+            assert not bad, f"{name} imports {bad}"

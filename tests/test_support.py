@@ -59,7 +59,7 @@ def test_until_sync_has_the_same_contract() -> None:
 
 
 def test_import_rules_cover_a_package_and_a_name_prefix() -> None:
-    imported = {"aiohttp", "aiohttp.web", "aiohttpx", "codex_mcp.gateway.lint_cli", "json"}
+    imported = {"aiohttp", "aiohttp.web", "aiohttpx", "codex_mcp.lint.cli", "json"}
     assert loaded(imported, ["aiohttp"]) == ["aiohttp", "aiohttp.web"]
-    assert loaded(imported, ["codex_mcp.gateway.lint*"]) == ["codex_mcp.gateway.lint_cli"]
+    assert loaded(imported, ["codex_mcp.lint*"]) == ["codex_mcp.lint.cli"]
     assert loaded(imported, ["aiohttp"], allowed={"aiohttp"}) == ["aiohttp.web"]

@@ -15,7 +15,6 @@ from .context import RequestContext
 from .deferred import Deferred
 from .jsonrpc import JsonObject, JsonRpcError, RequestId
 from .log_levels import LOG_LEVELS
-from .namespace import Namespaced
 from .peer import CallOptions, Inbound, JsonRpcPeer, MethodEntry, Outbound
 from .provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool
 from .ready import Ready
@@ -36,7 +35,6 @@ __all__ = [
     "JsonRpcError",
     "JsonRpcPeer",
     "MethodEntry",
-    "Namespaced",
     "Outbound",
     "Provider",
     "Ready",

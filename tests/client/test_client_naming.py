@@ -1,59 +1,48 @@
-"""qualify_tool_name: seed 002's examples, sanitizing, and the 64-character limit."""
+"""qualify_tool_name: the name Codex gives a server's tool (`mcp__<server>__<tool>`), by
+the one model of Codex's naming there is (codex_mcp/lint/codex_model/names.py, checked
+against the CLI in tests/gateway/test_codex_interop.py): outside [A-Za-z0-9_] becomes `_`,
+and namespace + tool + 2 over 128 characters is cut and ends with `_` + 12 hex of a SHA-1."""
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 from codex_mcp.client import qualify_tool_name
-
-LONG_80 = "a" * 80
+from codex_mcp.lint.codex_model.names import codex_names
 
 
 @pytest.mark.parametrize(
     ("server", "tool", "expected"),
     [
-        # seed 002's doc example, exactly
         ("server1", "tool_a", "mcp__server1__tool_a"),
-        ("shell", "run-command", "mcp__shell__run-command"),
-        # outside [A-Za-z0-9_-] becomes "_"
+        # `-` too: Codex's Responses namespaces must not carry it
+        ("shell", "run-command", "mcp__shell__run_command"),
         ("my.server", "tool name", "mcp__my_server__tool_name"),
-        ("mcp-servers/everything", "echo", "mcp__mcp-servers_everything__echo"),
+        ("mcp-servers/everything", "echo", "mcp__mcp_servers_everything__echo"),
         ("srv", "caf\u00e9", "mcp__srv__caf_"),
-        # exactly 64 is kept whole
-        ("s", "t" * 56, "mcp__s__" + "t" * 56),
-        # seed 002's long example: 24-character prefix + SHA-1 of the full qualified name
-        (
-            "srv",
-            LONG_80,
-            "mcp__srv__aaaaaaaaaaaaaa11027370ba669127468996ee72b8e1d6b8a56d82",
-        ),
+        # exactly 128 is kept whole
+        ("s", "t" * 120, "mcp__s__" + "t" * 120),
+        # one more: cut, and the hash of the raw identity appended
+        ("s", "t" * 121, "mcp__s__" + "t" * 107 + "_6553d4acc58b"),
     ],
 )
 def test_qualify_tool_name(server: str, tool: str, expected: str) -> None:
     assert qualify_tool_name(server, tool) == expected
 
 
-def test_seed_long_example_is_64_characters() -> None:
-    result = qualify_tool_name("srv", LONG_80)
-    assert len(result) == 64
-    qualified = "mcp__srv__" + LONG_80
-    assert result == qualified[:24] + hashlib.sha1(qualified.encode()).hexdigest()
+def test_it_is_codexs_name_for_a_lone_tool() -> None:
+    for server, tool in [("a-b", "dot.name"), ("srv", "x" * 200), ("mcp__srv", "t")]:
+        (name,) = codex_names([(server, [tool])])
+        assert qualify_tool_name(server, tool) == name.qualified
 
 
 def test_long_names_are_deterministic_unique_and_safe() -> None:
-    a = qualify_tool_name("server", "x" * 70 + "1")
-    b = qualify_tool_name("server", "x" * 70 + "2")
-    assert a != b and len(a) == len(b) == 64
-    assert a == qualify_tool_name("server", "x" * 70 + "1")
+    a = qualify_tool_name("server", "x" * 130 + "1")
+    b = qualify_tool_name("server", "x" * 130 + "2")
+    assert a != b and len(a) == len(b) == 128
+    assert a == qualify_tool_name("server", "x" * 130 + "1")
     # Names that sanitize alike still differ once hashed (the hash is of the raw name).
-    c = qualify_tool_name("server", "y" * 70 + ".")
-    d = qualify_tool_name("server", "y" * 70 + "/")
+    c = qualify_tool_name("server", "y" * 130 + ".")
+    d = qualify_tool_name("server", "y" * 130 + "/")
     assert c != d
     for name in (a, b, c, d):
-        assert all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in name)
-
-
-def test_65_characters_is_truncated() -> None:
-    result = qualify_tool_name("s", "t" * 57)
-    assert len(result) == 64 and result.startswith("mcp__s__" + "t" * 16)
+        assert all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in name)

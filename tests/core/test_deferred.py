@@ -239,7 +239,7 @@ async def test_request_for_answers_the_callers_own_waiter() -> None:
 
 
 class KeepsItsContext(Deferred):
-    """A relay's answer keeps its request's context (gateway/relay.py's RelayedCall does)."""
+    """A relay's answer keeps its request's context (gateway/relay/calls.py's RelayedCall does)."""
 
     __slots__ = ("__weakref__", "ctx")
 

@@ -1,4 +1,4 @@
-"""Our model of Codex 0.169 (gateway/codex/). The expected values are what the real CLI
+"""Our model of Codex 0.169 (codex_mcp/lint/codex_model/). The expected values are what the real CLI
 offered the fake model for the same inputs (test_codex_interop.py re-checks them live)."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from codex_mcp.gateway.codex.definition import definition_problems
-from codex_mcp.gateway.codex.policy import (
+from codex_mcp.lint.codex_model.definition import definition_problems
+from codex_mcp.lint.codex_model.policy import (
     model_sees_only_structured_content,
     runs_without_approval,
 )
-from codex_mcp.gateway.codex.schema import codex_parameters, schema_size
+from codex_mcp.lint.codex_model.schema import codex_parameters, schema_size
 
 from .servers import broken_server
 

@@ -63,7 +63,11 @@ def test_no_config_imports_neither_the_client_nor_pydantic_settings(tmp_path: Pa
     imported = {line.split("|")[-1].strip() for line in process.stderr.splitlines() if "|" in line}
     assert "codex_mcp.gateway.config" in imported  # discovery ran
     heavy_modules = ("aiohttp", "codex_mcp.client", "pydantic_settings", "codex_mcp.gateway.serve")
-    for heavy in (*heavy_modules, "codex_mcp.gateway.config.model", "codex_mcp.gateway.naming"):
+    for heavy in (
+        *heavy_modules,
+        "codex_mcp.gateway.config.model",
+        "codex_mcp.gateway.routing.naming",
+    ):
         assert heavy not in imported, heavy
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from codex_mcp.client import Client, McpError
 from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.gateway.sessions import default_session_children
+from codex_mcp.gateway.routing.sessions import default_session_children
 
 from .gateway_helpers import (
     BROKEN,

@@ -163,7 +163,7 @@ def test_the_kernel_kills_a_child_whose_parent_is_sigkilled() -> None:
     # then waits to be killed: its child must not survive it.
     parent_code = (
         "import subprocess, sys, time\n"
-        "from codex_mcp.gateway.lifetime import die_with_parent\n"
+        "from codex_mcp.gateway.children.lifetime import die_with_parent\n"
         "child = subprocess.Popen(['sleep', '300'], preexec_fn=die_with_parent(),"
         " start_new_session=True)\n"
         "print(child.pid, flush=True)\n"

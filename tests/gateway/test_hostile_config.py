@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.gateway.config.load import ConfigError, read_config
+from codex_mcp.gateway.config.json_file import ConfigError
+from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.config.parse import parse_document
 
 from .gateway_helpers import (

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from codex_mcp.gateway.config.load import read_config
-from codex_mcp.gateway.lint import Listing, lint_servers
-from codex_mcp.gateway.lint_cli import main
-from codex_mcp.gateway.naming import NameTable
-from codex_mcp.gateway.repair import apply_tool_settings, repair_tool
+from codex_mcp.gateway.routing.naming import NameTable
+from codex_mcp.lint.check import Listing, lint_servers
+from codex_mcp.lint.cli import main
+from codex_mcp.lint.repair import apply_tool_settings, repair_tool
 
 from .servers import broken_server
 

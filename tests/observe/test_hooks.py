@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from codex_mcp.gateway import relay
 from codex_mcp.gateway.config.load import read_config
+from codex_mcp.gateway.relay import calls as relay
 from codex_mcp.gateway.serve import build_core
 from codex_mcp.observe.enable import observe
 from codex_mcp.observe.hooks import CodexTurnHooks, RelayHooks

@@ -1,7 +1,7 @@
 """Providers that know their session, over a real HTTP server on 127.0.0.1 and our client:
 concurrent listings where one failing provider costs only its own items, calls routed by
-the listing's index, the lifespan and per-session hooks with their cleanup stack, the
-session's settings reaching providers, and the namespacing wrapper."""
+the listing's index, the lifespan and per-session hooks with their cleanup stack, and the
+session's settings reaching providers."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
-from codex_mcp.client import Client, McpError
+from codex_mcp.client import Client
 from codex_mcp.client.transports import StreamableHttpTransport
 from codex_mcp.core import (
     CompositeProvider,
-    Namespaced,
     Provider,
     RequestContext,
     ResourceNotFound,
@@ -23,7 +22,7 @@ from codex_mcp.core import (
     ServerSession,
     UnknownTool,
 )
-from codex_mcp.core.jsonrpc import INVALID_PARAMS, JsonObject
+from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.transports.http import HttpConfig, create_app
 
 
@@ -235,55 +234,3 @@ async def test_the_sessions_settings_reach_the_provider(serve: Any) -> None:
     assert ("subscribe", "p", "mem://p/doc", session_id) in events
     assert ("unsubscribe", "p", "mem://p/doc") in events
     assert ("level", "p", "warning") in events
-
-
-async def test_namespaced_providers_side_by_side(serve: Any) -> None:
-    events = Events()
-    a, b = Recording("same", events), Recording("same", events)
-    url, _ = await serve(CompositeProvider([Namespaced(a, "alpha"), Namespaced(b, "beta")]))
-    async with Client.http(url) as client:
-        names = [tool.name for tool in await client.list_tools()]
-        assert names == ["alpha__same_a", "alpha__same_b", "beta__same_a", "beta__same_b"]
-        assert (await client.call_tool("beta__same_a")).text == "same_a in same-state"
-        uris = [r.uri for r in await client.list_resources()]
-        assert uris == ["mem://alpha/same/doc", "mem://beta/same/doc"]
-        read = await client.read_resource("mem://beta/same/doc")
-        assert read.contents[0]["uri"] == "mem://beta/same/doc"
-    # The inner provider got its own names back, and only b was called.
-    assert ("call", "same", "same_a") in events
-    assert sum(1 for e in events if e[0] == "call") == 1
-
-
-async def test_namespaced_not_found_names_what_the_client_asked_for(serve: Any) -> None:
-    # The inner provider says "not found" in its own names; the client never saw those.
-    url, _ = await serve(Namespaced(Recording("same", Events()), "beta"))
-    async with Client.http(url) as client:
-        with pytest.raises(McpError) as missing:
-            await client.read_resource("mem://beta/same/gone")
-        assert (missing.value.code, missing.value.message, missing.value.data) == (
-            INVALID_PARAMS,
-            "Resource not found: mem://beta/same/gone",
-            {"uri": "mem://beta/same/gone"},
-        )
-        with pytest.raises(McpError) as prompt:
-            await client.get_prompt("beta__gone")
-        assert (prompt.value.code, prompt.value.message) == (
-            INVALID_PARAMS,
-            "Unknown prompt: beta__gone",
-        )
-        with pytest.raises(McpError) as tool:
-            await client.call_tool("beta__gone", retries=0)
-        assert (tool.value.code, tool.value.message) == (INVALID_PARAMS, "Unknown tool: beta__gone")
-        read = await client.read_resource("mem://beta/same/doc")  # and it keeps serving
-        assert read.contents[0]["uri"] == "mem://beta/same/doc"
-
-
-def test_namespace_names_map_both_ways() -> None:
-    wrapped = Namespaced(Provider(), "time")
-    assert wrapped.outer_uri("file:///tmp/a") == "file://time//tmp/a"
-    assert wrapped.inner_uri("file://time//tmp/a") == "file:///tmp/a"
-    assert wrapped.outer_uri("docs://{path}") == "docs://time/{path}"
-    assert wrapped.inner_uri("docs://other/x") is None
-    assert wrapped.outer_uri("urn:isbn:1") == "time:urn:isbn:1"
-    assert wrapped.inner_uri("time:urn:isbn:1") == "urn:isbn:1"
-    assert wrapped.inner_name("time__now") == "now" and wrapped.inner_name("now") is None

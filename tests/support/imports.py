@@ -1,5 +1,5 @@
 """What a process imported, as package-prefix rules: a rule names a package ("aiohttp": the
-package and everything under it) or ends in "*" ("codex_mcp.gateway.lint*": every module whose
+package and everything under it) or ends in "*" ("codex_mcp.lint*": every module whose
 name starts so). Rules, not module names, so a file moved inside its package breaks no test."""
 
 from __future__ import annotations

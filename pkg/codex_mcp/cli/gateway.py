@@ -2,7 +2,7 @@
 
     codex-mcp                          serve the .mcp.json found (gateway/config/) or built-ins
     codex-mcp -- <server> <args...>    wrap one server (passthrough)
-    codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
+    codex-mcp lint ...                 what Codex would do to a server's tools (codex_mcp/lint/cli.py)
     codex-mcp doctor ...               what Codex will see of the servers in its config.toml
     codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
 
@@ -21,10 +21,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..gateway.config.json_file import ConfigError
 from ..gateway.config.load import (
     CHILD_ENV,
     CONFIG_ENV,
-    ConfigError,
     display_path,
     find_config,
     load_config,
@@ -59,7 +59,7 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
     """The arguments left for the settings, and the gateway config to serve (None: serve
     what the settings say). Exits for `lint`, `--print-codex-config` and a bad config."""
     if prog == "codex-mcp" and argv[:1] == ["lint"]:
-        from ..gateway.lint_cli import main as lint
+        from ..lint.cli import main as lint
 
         raise SystemExit(lint(argv[1:]))
     if prog == "codex-mcp" and argv[:1] == ["doctor"]:

@@ -28,7 +28,7 @@ _LAZY = {
     "SessionExpired": ".errors",
     "TransportError": ".errors",
     "is_retryable": ".errors",
-    "qualify_tool_name": ".naming",
+    "qualify_tool_name": "codex_mcp.lint.codex_model.names",
     "Backoff": ".retry",
     "exponential_backoff": ".retry",
     "ClientSession": ".session",
@@ -55,6 +55,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from codex_mcp.lint.codex_model.names import qualify_tool_name
+
     from .approval import Approval
     from .client import Client
     from .errors import (
@@ -67,7 +69,6 @@ if TYPE_CHECKING:
         TransportError,
         is_retryable,
     )
-    from .naming import qualify_tool_name
     from .retry import Backoff, exponential_backoff
     from .session import ClientSession
     from .telemetry import Telemetry, TelemetryEvent, subscribe

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import HEADER_MISMATCH
 from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
+from codex_mcp.lint.codex_model.names import qualify_tool_name
 
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval
@@ -32,7 +33,6 @@ from .elicitation import with_defaults
 from .errors import McpClientError, McpError, is_retryable
 from .modern import ModernEra, modern_capabilities
 from .modern_features import ModernFeatures
-from .naming import qualify_tool_name
 from .paging import every_page, page_of
 from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler

@@ -6,7 +6,6 @@ its own config.toml, and what it will lose and why.
   `codex-mcp --print-codex-config`);
 - gateway_entry: the `.mcp.json` behind an entry that is our gateway;
 - startup: each server started and listed the way Codex does it, within its timeout;
-- lint_model: the one door to the lint model (what Codex does to each tool);
 - report, render, cli: the findings, the table and `--json`, the command line.
 
 specs/doctor.md says what each rule rests on in Codex's source.

@@ -13,8 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from codex_mcp.gateway.config.json_file import ConfigError
+from codex_mcp.gateway.config.load import find_config, read_config
+from codex_mcp.gateway.config.model import GatewayConfig, StdioTarget
+
 from .codex_launch import NotFound, find_command, not_found
-from .lint_model import ConfigError, GatewayConfig, StdioTarget, find_config, read_config
 
 GATEWAY_SCRIPT = "codex-mcp"
 GATEWAY_MODULE = "codex_mcp.cli.stdio"

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from codex_mcp.lint.check import SRC_STARTUP, Finding, Listing, ToolReport, lint_servers
+from codex_mcp.lint.fix import APPROVAL_ADVICE
+
 from .codex_config import CodexServer, HttpEntry
-from .lint_model import APPROVAL_ADVICE, SRC_STARTUP, Finding, Listing, ToolReport, lint_servers
 from .startup import Started
 
 SCHEMA = "codex-mcp-doctor/1"

@@ -23,10 +23,11 @@ from codex_mcp.client.oauth import OAuth
 from codex_mcp.client.oauth.errors import BearerTokenNeeded, NeedsLogin
 from codex_mcp.client.oauth.store import MemoryStore
 from codex_mcp.client.transports.stdio import StdioTransport
+from codex_mcp.gateway.errors import normalize_exception, one_line
+from codex_mcp.lint.codex_model.client import codex_client_capabilities
 
 from .codex_config import CodexServer, HttpEntry, StdioEntry
 from .codex_launch import find_command, not_found, server_environment
-from .lint_model import codex_client_capabilities, normalize_exception, one_line
 
 #: What Codex's initialize says (rmcp_client.rs, `mcp_initialize_request_params`).
 CODEX_PROTOCOL_VERSION = "2025-06-18"

@@ -3,9 +3,9 @@
 Shared children start with the server (in parallel, in the background) and serve every
 session; a per-session child (`"per_session": true`) is started when its session first needs
 it, kept in the session's `state`, and stopped by the session's `cleanup` stack when the
-session ends or expires. Each session sees one catalog (catalog.py): its children in config
+session ends or expires. Each session sees one catalog (routing/catalog.py): its children in config
 order, named once and cached until a child's offer changes. A tool call is routed by a dict
-lookup and relayed (relay.py); nothing else is on its path.
+lookup and relayed (relay/calls.py); nothing else is on its path.
 """
 
 from __future__ import annotations
@@ -30,21 +30,22 @@ from codex_mcp.core.provider import (
     UnknownTool,
 )
 from codex_mcp.core.ready import Ready
-from codex_mcp.core.rounds import InputRequired
 
+from ..lint.codex_model.client import RELAYED_CAPABILITIES, everything_relayed
 from ..observe.hooks import RelayHooks
-from . import relay, tasks
-from .catalog import Catalog, build_catalog, outer_uri
-from .child import Child
-from .codex.client import RELAYED_CAPABILITIES, everything_relayed
+from .children.child import Child
+from .children.connection import OpenTransport
+from .children.lifetime import Watchdog
+from .children.listing_cache import ListingCache
 from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
-from .lifetime import Watchdog
-from .listing_cache import ListingCache
-from .naming import SEPARATOR
-from .sessions import Owner, SessionChildren
+from .relay import calls as relay
+from .relay.questions import check_client_can, for_front
+from .routing.catalog import Catalog, build_catalog, outer_uri
+from .routing.naming import SEPARATOR
+from .routing.sessions import Owner, SessionChildren
 from .status import STATUS_TOOL, status_result, status_tool, summary_line
 
 if TYPE_CHECKING:
@@ -60,8 +61,16 @@ _RELOADS_OUTWAITED = 3
 
 
 class GatewayProvider(Provider, RelayHooks):
-    def __init__(self, config: GatewayConfig, env: GatewayEnv | None = None) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        env: GatewayEnv | None = None,
+        *,
+        open_transport: OpenTransport | None = None,
+    ) -> None:
         super().__init__()
+        #: How children are reached instead of what their entries say (tests: in memory).
+        self.open_transport = open_transport
         self.config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
@@ -74,7 +83,7 @@ class GatewayProvider(Provider, RelayHooks):
         #: faster than a stdio front takes what they send.
         self.flow = Flow()
         servers = config.enabled_servers
-        self.shared = [self._child(s) for s in servers if not s.per_session]
+        self.shared = [self.make_child(s) for s in servers if not s.per_session]
         self.per_session = SessionChildren(self, [s for s in servers if s.per_session])
         self._order = {server.name: index for index, server in enumerate(servers)}
         self._sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
@@ -92,7 +101,7 @@ class GatewayProvider(Provider, RelayHooks):
         #: Children a reload replaced or removed, finishing their calls in flight.
         self._retiring: set[Child] = set()
 
-    def _child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
+    def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
         if owner is not None and owner.session is not None:
             # a child of one client asks that client only what it can answer
@@ -111,6 +120,7 @@ class GatewayProvider(Provider, RelayHooks):
             owner=owner,
             capabilities=capabilities,
             cache=self.cache,
+            open_transport=self.open_transport,
         )
 
     # -- lifetime --------------------------------------------------------------
@@ -144,7 +154,7 @@ class GatewayProvider(Provider, RelayHooks):
             self._watcher = ConfigWatcher(self.config.path, self.reconfigure)
             self._watcher.start()
         if self.env.summary:
-            self._spawn(self._announce())
+            self.spawn(self._announce())
 
     async def _announce(self) -> None:
         """The TypeScript wrapper's one line on stderr, once the first starts are over."""
@@ -198,12 +208,12 @@ class GatewayProvider(Provider, RelayHooks):
                 continue
             if child is not None:
                 restarted.append(server.name)
-                self._spawn(self._retire(child))
-            fresh = self._child(server)
+                self.spawn(self._retire(child))
+            fresh = self.make_child(server)
             shared.append(fresh)
             started.append(fresh)
         for child in old.values():
-            self._spawn(self._retire(child))
+            self.spawn(self._retire(child))
         self.config = config
         self.shared = shared
         self.per_session.reconfigure(config, [server for server in servers if server.per_session])
@@ -230,8 +240,8 @@ class GatewayProvider(Provider, RelayHooks):
             child.look_for_login(anyway=True)
             if child.state != "failed":
                 continue
-            fresh = self.shared[index] = self._child(child.server)
-            self._spawn(self._retire(child))
+            fresh = self.shared[index] = self.make_child(child.server)
+            self.spawn(self._retire(child))
             self.generation += 1
             if not fresh.server.lazy:
                 fresh.start()
@@ -592,18 +602,8 @@ class GatewayProvider(Provider, RelayHooks):
     async def child_request(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> JsonObject:
-        if call is not None:
-            relay.check_client_can(child, method, call.client_capabilities)
-            if child.handoffs:
-                await tasks.before_question(child, call)
-            try:
-                return await call.request(method, params)
-            except InputRequired as question:  # a 2026-07-28 front: asked by a round
-                relay.interrupt(child, call, question)
-                raise JsonRpcError(
-                    INTERNAL_ERROR,
-                    f"{method}: the client answers on a retry of its call, which asks again",
-                ) from None
+        if call is not None:  # asked as the front's revision asks (relay/questions.py)
+            return await for_front(call).put(child, call, method, params)
         owner = child.owner
         session = self.sole_session() if owner is None else owner.session
         if session is None or session.closed:
@@ -620,7 +620,7 @@ class GatewayProvider(Provider, RelayHooks):
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
-        relay.check_client_can(child, method, session.client_capabilities)
+        check_client_can(child, method, session.client_capabilities)
         return await session.request(method, params)
 
     def _unrouted(self, child: Child, what: str) -> None:
@@ -635,7 +635,7 @@ class GatewayProvider(Provider, RelayHooks):
             child.name, what,
         )  # fmt: skip
 
-    def _spawn(self, work: Awaitable[Any]) -> None:
+    def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

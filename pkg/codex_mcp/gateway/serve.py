@@ -17,6 +17,7 @@ from codex_mcp.core.peer import MethodEntry
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.server import ServerCore
 
+from .children.connection import OpenTransport
 from .config.env import GatewayEnv
 from .config.model import GatewayConfig
 from .provider import GatewayProvider
@@ -28,11 +29,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("codex_mcp.gateway")
 
 
-def build_core(config: GatewayConfig, env: GatewayEnv | None = None) -> ServerCore:
+def build_core(
+    config: GatewayConfig,
+    env: GatewayEnv | None = None,
+    *,
+    open_transport: OpenTransport | None = None,
+) -> ServerCore:
+    """The gateway's server core; `open_transport` reaches the children some other way than
+    their entries say (tests: servers in memory)."""
     env = env or GatewayEnv.read()
     for warning in (*config.warnings, *env.warnings):
         log.warning("%s", warning)
-    provider = GatewayProvider(config, env)
+    provider = GatewayProvider(config, env, open_transport=open_transport)
     core = ServerCore(provider, name="codex-mcp", version=__version__, title="codex-mcp gateway")
     core.flow = provider.flow
     answer = core.methods["initialize"].handler

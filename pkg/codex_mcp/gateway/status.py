@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codex_mcp.core.jsonrpc import JsonObject
 
+from .children.child import Child
 from .errors import NEEDS_LOGIN, login_command
-
-if TYPE_CHECKING:
-    from .child import Child
-    from .sessions import SessionChildren
+from .routing.sessions import SessionChildren
 
 STATUS_TOOL = "gateway_status"
 

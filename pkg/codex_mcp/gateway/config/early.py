@@ -21,7 +21,7 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from ..lifetime import die_with_parent
+from ..children.lifetime import die_with_parent
 from .load import child_environment
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from codex_mcp.settings import DEFAULTS
 
+from ..children.listing_cache import cache_directory
 from ..errors import passthrough_enabled
-from ..listing_cache import cache_directory
 
 INIT_TIMEOUT_ENV = "WRAPPER_INIT_TIMEOUT_MS"
 TOOLS_LIST_TIMEOUT_ENV = "WRAPPER_TOOLS_LIST_TIMEOUT_MS"

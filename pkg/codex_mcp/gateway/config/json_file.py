@@ -12,6 +12,7 @@ the gateway imports the rest of itself (early.py).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,22 @@ MAX_CONFIG_BYTES = 1024 * 1024
 #: A config nests about six levels (mcpServers.x.tools.t.annotations.title); other clients'
 #: settings in the same file a few more.
 MAX_CONFIG_DEPTH = 64
+
+
+class ConfigError(ValueError):
+    """A bad config: one line naming the file, the entry and what is wrong. What the file
+    says is quoted in it (a key, a value): its control characters are escaped, so a key with
+    a newline or a terminal escape in it cannot make the line two, or rewrite the terminal."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(_CONTROL.sub(_escaped, message))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
 
 
 class JsonFileError(ValueError):

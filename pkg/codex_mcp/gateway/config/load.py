@@ -12,30 +12,15 @@ starts; a bad file raises one ConfigError naming the file, the entry and what is
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .json_file import ConfigError
+
 if TYPE_CHECKING:
     from .model import GatewayConfig
-
-
-class ConfigError(ValueError):
-    """A bad config: one line naming the file, the entry and what is wrong. What the file
-    says is quoted in it (a key, a value): its control characters are escaped, so a key with
-    a newline or a terminal escape in it cannot make the line two, or rewrite the terminal."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(_CONTROL.sub(_escaped, message))
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return repr(match.group())[1:-1]
 
 
 # The config model and parser are imported when a file is read: `codex-mcp` looks for a

@@ -21,9 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from ..naming import sanitize_name
-from .json_file import json_kind
-from .load import ConfigError
+from codex_mcp.lint.codex_model.names import sanitize as sanitize_name
+
+from .json_file import ConfigError, json_kind
 from .model import (
     CODEX_SCHEMA_MAX_BYTES,
     GatewayConfig,
@@ -388,7 +388,7 @@ def _client_capabilities(fields: Fields) -> dict[str, Any] | None:
     key, value = found
     # Imported here: it names the core's capabilities, and the core is not needed to read a
     # config (the gateway starts its children before it imports the core: early.py).
-    from ..codex.client import RELAYED_CAPABILITIES
+    from codex_mcp.lint.codex_model.client import RELAYED_CAPABILITIES
 
     for name, declared in value.items():
         if name not in RELAYED_CAPABILITIES:

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import one_line
-from .load import SERVER_NAME_ENV, ConfigError, read_config, select_server
+from .json_file import ConfigError
+from .load import SERVER_NAME_ENV, read_config, select_server
 from .model import GatewayConfig
 
 log = logging.getLogger("codex_mcp.gateway")

@@ -29,9 +29,9 @@ import orjson
 
 from codex_mcp.core.jsonrpc import JsonObject
 
-from .catalog import MAX_DEFINITION_DEPTH
-from .config.json_file import JsonFileError, nests_deeper_than, read_json_file
-from .config.model import ServerConfig
+from ..config.json_file import JsonFileError, nests_deeper_than, read_json_file
+from ..config.model import ServerConfig
+from .tools import MAX_DEFINITION_DEPTH
 
 log = logging.getLogger("codex_mcp.gateway")
 

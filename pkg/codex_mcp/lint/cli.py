@@ -1,9 +1,9 @@
 """`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools.
 
-    python -m codex_mcp.gateway.lint_cli -- uvx mcp-server-time     # a stdio command
-    python -m codex_mcp.gateway.lint_cli http://127.0.0.1:8000/mcp  # a Streamable HTTP URL
-    python -m codex_mcp.gateway.lint_cli path/to/.mcp.json          # every server in a config
-    python -m codex_mcp.gateway.lint_cli                            # the config the gateway finds
+    python -m codex_mcp.lint.cli -- uvx mcp-server-time     # a stdio command
+    python -m codex_mcp.lint.cli http://127.0.0.1:8000/mcp  # a Streamable HTTP URL
+    python -m codex_mcp.lint.cli path/to/.mcp.json          # every server in a config
+    python -m codex_mcp.lint.cli                            # the config the gateway finds
 
 Exit status: 0 when Codex keeps every tool, 1 when a tool would be lost (or a server could not
 be listed), 2 for bad arguments or a bad config. `--json` for machines, `--fix` for the gateway
@@ -25,14 +25,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codex_mcp.client import Client
+from codex_mcp.gateway.config.json_file import ConfigError
+from codex_mcp.gateway.config.load import find_config, read_config
+from codex_mcp.gateway.config.model import HttpTarget, ServerConfig, StdioTarget
+from codex_mcp.gateway.config.parse import derive_name
+from codex_mcp.gateway.errors import normalize_exception, one_line
+from codex_mcp.gateway.logins import child_oauth
 
-from .config.load import ConfigError, find_config, read_config
-from .config.model import HttpTarget, ServerConfig, StdioTarget
-from .config.parse import derive_name
-from .connection import child_oauth
-from .errors import normalize_exception, one_line
-from .lint import LintReport, Listing, ToolReport, lint_servers
-from .lint_fix import APPROVAL_ADVICE, fix_plan
+from .check import LintReport, Listing, ToolReport, lint_servers
+from .fix import APPROVAL_ADVICE, fix_plan
 
 DEFAULT_TIMEOUT = 30.0
 MAX_PAGES = 100

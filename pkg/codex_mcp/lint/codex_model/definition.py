@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config.json_file import json_kind
+from codex_mcp.gateway.config.json_file import json_kind
+
 from ..repair import ANNOTATION_HINTS
 
 

@@ -15,7 +15,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config.model import RepairConfig, ToolSettings
+from codex_mcp.gateway.config.model import RepairConfig, ToolSettings
+
 from .repair_schema import Change, repair_input_schema
 
 __all__ = [

@@ -1,26 +1,8 @@
-"""A task a 2026-07-28 child made of a call, seen through for the front client.
-
-For a 2026-07-28 front that declared the tasks extension, the call becomes a task of the
-gateway's own (`ModernContext.adopt_task`): the front gets the gateway's task handle, made
-and checked by the core's task store like any task of ours, so it is unguessable and bound
-to the caller (another principal's `tasks/get`, `tasks/update` or `tasks/cancel` of it is
-`unknown taskId`, as for any task). Its work follows the child's task: it polls the child's
-`tasks/get` at the child's pollIntervalMs, asks the child's questions as its own (the
-gateway's task waits in `input_required` until the front's `tasks/update`, which goes on to
-the child's `tasks/update`), ends as the child's task ends (its result, its error, or
-cancelled), and the front's `tasks/cancel` is the child's. The child's task id never leaves
-the gateway: it is held here, by the work that follows it.
-
-For any other front (Codex, a legacy client) the call itself waits for the child's task,
-and its questions are asked on the call (`elicitation/create` to a legacy front), so the
-front sees one request to its end.
-
-A legacy child makes no tasks, but its call may need one: when it asks the front something
-(`elicitation/create`, sampling, roots) while serving a 2026-07-28 front that declared
-tasks, the call becomes the gateway's task there (`call_with_handoff`): the front gets the
-handle, the question waits in the task's `input_required` for the front's `tasks/update`,
-and the child's call goes on unbroken. (Without tasks the question is an input-required
-round, which cancels the child's call and runs it again on the front's retry.)
+"""A task a 2026-07-28 child made of a call, seen through for the front client: the
+gateway's own task for a 2026-07-28 front that declared tasks (`ModernContext.adopt_task`),
+whose work follows the child's (its status, its questions, its end; the front's cancel is
+the child's), or for any other front the call itself, waiting for the child's task. The
+child's task id never leaves the gateway. specs/gateway.md ("Eras") says what each front sees.
 """
 
 from __future__ import annotations
@@ -29,18 +11,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
 from codex_mcp.core.modern_context import ModernContext
+from codex_mcp.lint.repair import normalize_result
 
-from .repair import normalize_result
-
-if TYPE_CHECKING:
-    from .child import Child
-    from .connection import ChildSession
+from ..children.child import Child
+from ..children.connection import ChildSession
+from .envelope import envelope
+from .questions import answer
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -65,68 +47,9 @@ async def follow(
     return await work
 
 
-class Handoff:
-    """A call to a legacy child that becomes a task when the child first asks something."""
-
-    __slots__ = ("adopted", "asked")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        #: Set by the child's first question.
-        self.asked: asyncio.Future[None] = loop.create_future()
-        #: Set once the call is a task (None), or could not become one (the error).
-        self.adopted: asyncio.Future[BaseException | None] = loop.create_future()
-
-
-async def call_with_handoff(
-    child: Child, call: Coroutine[Any, Any, JsonObject], ctx: ModernContext
-) -> JsonObject:
-    """`call` (the relay of a tools/call to a legacy child) for a front that may get a task:
-    its result, or, once the child asks the front something, the gateway's task handle,
-    the call running on as the task's work."""
-    inner = asyncio.ensure_future(call)
-    handoff = Handoff(asyncio.get_running_loop())
-    child.handoffs[ctx] = handoff
-    try:
-        try:
-            await asyncio.wait((inner, handoff.asked), return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            inner.cancel()
-            raise
-        if inner.done():
-            return inner.result()
-        try:
-            handle = await ctx.adopt_task(inner)
-        except Exception as exc:  # no room for a task: the call fails, the question too
-            handoff.adopted.set_result(exc)
-            raise
-        handoff.adopted.set_result(None)
-        return handle
-    finally:
-        child.handoffs.pop(ctx, None)
-        if not handoff.adopted.done():
-            handoff.adopted.set_result(
-                JsonRpcError(INTERNAL_ERROR, "Internal error: the call has ended")
-            )
-
-
-async def before_question(child: Child, call: RequestContext) -> None:
-    """A legacy child is about to ask `call`'s client something: a call that may become a
-    task becomes one first, so the question goes through the task."""
-    handoff = child.handoffs.get(call)
-    if handoff is None:
-        return
-    if not handoff.asked.done():
-        handoff.asked.set_result(None)
-    failed = await handoff.adopted
-    if failed is not None:
-        raise failed
-
-
 async def _follow(
     child: Child, session: ChildSession, ctx: RequestContext, task_id: str, task: JsonObject
 ) -> JsonObject:
-    from .modern_child import answer, envelope
-
     options = envelope(session, ctx, CallOptions(timeout=TASK_REQUEST_TIMEOUT), True)
 
     async def child_request(method: str, params: JsonObject) -> JsonObject:

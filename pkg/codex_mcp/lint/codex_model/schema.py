@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config.model import CODEX_SCHEMA_MAX_BYTES
+from codex_mcp.gateway.config.model import CODEX_SCHEMA_MAX_BYTES
 
 _PRIMITIVES = ("string", "number", "boolean", "integer", "object", "array", "null")
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")

@@ -1,7 +1,6 @@
 """What a set of children offers, merged and named, with the routes back to each child.
 
-Tool definitions are repaired once per child listing (`prepare_tools`: repairs, allow and
-deny lists, per-tool settings); names are assigned when the catalog is built, across every
+Tool definitions come repaired from each child (children/tools.py); names are assigned when the catalog is built, across every
 child in config order, then each child's listing order (naming.NameTable), so one child's
 tools never rename another's. Prompts are named the same way; resource URIs and templates
 get the child's name as the first segment after the scheme (`file:///a` ->
@@ -11,92 +10,15 @@ gateway (one child, `codex-mcp -- <server>`) keeps every name and URI as the chi
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from codex_mcp.core.jsonrpc import JsonObject
 
-from .codex.schema import codex_parameters
-from .config.json_file import nests_deeper_than
-from .config.model import ServerConfig
+from ..children.child import Child
 from .naming import NameTable, sanitize_name
-from .repair import RepairedTool, apply_tool_settings, repair_tool
 
-if TYPE_CHECKING:
-    from .child import Child
-
-log = logging.getLogger("codex_mcp.gateway")
 _SCHEME_END = "://"
-
-
-@dataclass(frozen=True, slots=True)
-class ToolEntry:
-    #: The child's own name for the tool (what a call sends it).
-    name: str
-    #: The definition as served, except its name: repaired, with the config's settings.
-    definition: JsonObject
-
-
-def prepare_tools(server: ServerConfig, tools: Sequence[JsonObject]) -> list[ToolEntry]:
-    entries = []
-    for tool in tools:
-        repaired = _repaired(tool, server)
-        if repaired.dropped is not None:
-            log.warning("%s: a tool is left out: %s", server.name, repaired.dropped)
-            continue
-        name = repaired.tool["name"]
-        if not server.tool_allowed(name):
-            continue
-        if repaired.changes:
-            log.debug(
-                "%s: %s repaired: %s", server.name, name, "; ".join(map(str, repaired.changes))
-            )
-        definition = apply_tool_settings(repaired.tool, server.tool_settings(name)).tool
-        _warn_about_codex(server, name, definition)
-        entries.append(ToolEntry(name, definition))
-    return entries
-
-
-#: Deeper than this, a definition is left out: no real schema nests so far, the repairs
-#: recurse, and orjson refuses to encode more than 254 levels (the listing adds a few).
-MAX_DEFINITION_DEPTH = 128
-
-
-def _repaired(tool: JsonObject, server: ServerConfig) -> RepairedTool:
-    """`repair_tool`, except that a tool it cannot handle is left out on its own: one bad
-    definition never costs the child's other tools."""
-    name = tool.get("name") if isinstance(tool, dict) else None
-    if nests_deeper_than(tool, MAX_DEFINITION_DEPTH):
-        return RepairedTool(
-            {}, [], f"{name!r}: its definition nests over {MAX_DEFINITION_DEPTH} levels"
-        )
-    try:
-        return repair_tool(tool, server.repair)
-    except Exception as exc:  # a repair's bug must cost this tool only
-        return RepairedTool({}, [], f"{name!r}: it could not be repaired ({exc!r})")
-
-
-#: The definition last checked per (server, tool): a listing that did not change a tool
-#: does not pay for Codex's view of its schema again.
-_checked: dict[tuple[str, str], JsonObject] = {}
-
-
-def _warn_about_codex(server: ServerConfig, name: str, definition: JsonObject) -> None:
-    key = (server.name, name)
-    if _checked.get(key) == definition:
-        return
-    _checked[key] = definition
-    seen = codex_parameters(definition.get("inputSchema"), server.repair.schema_max_bytes)
-    if seen.rejected:
-        log.warning("%s: Codex will skip tool %r: %s", server.name, name, seen.rejected)
-    elif seen.compacted:
-        log.warning(
-            "%s: tool %r has a %d-byte input schema; Codex will compact it (%s). "
-            'Set "repair": {"shrink_descriptions": true} to shorten its descriptions instead',
-            server.name, name, seen.size, ", ".join(seen.compacted),
-        )  # fmt: skip
 
 
 def outer_uri(server: str, uri: str, passthrough: bool = False) -> str:

@@ -3,9 +3,12 @@
 It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
 backoff when it dies (per its `restart` policy); a child that never starts is reported
 (`state`, `last_error`), never fatal. One whose server wants the user's login is `needs
-login` and is not restarted: it starts again when its token store file changes. While it is up it keeps its listings (tools,
-resources, templates, prompts) cached, refreshes one when the child says it changed, and
-tells its host (the gateway) whenever what it offers changes. Calls go through `relay.py`.
+login` and is not restarted: it starts again when its token store file changes. While it
+is up it keeps its listings (tools, resources, templates, prompts) cached, refreshes one
+when the child says it changed, and tells its host (the gateway) whenever what it offers
+changes. Its states and the events between them are one table (states.py). It supervises
+only: the relay (relay/) sends the calls, and the child's requests to the client go to
+its host.
 """
 
 from __future__ import annotations
@@ -15,33 +18,34 @@ import contextvars
 import logging
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from codex_mcp.client.session import RequestHandler
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.flow import Flow
+from codex_mcp.core.inbound import Inbound
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
+from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
+from codex_mcp.lint.codex_model.client import codex_client_capabilities
+from codex_mcp.log_tags import context_naming, session_label
 
-from ..log_tags import context_naming, session_label
-from .catalog import ToolEntry, prepare_tools
-from .codex.client import codex_client_capabilities
-from .config.env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
-from .config.model import ServerConfig, StdioTarget
-from .config.reload import POLL_SECONDS, file_signature
-from .connection import Connection, StartFailed, connect, login_file
-from .errors import NEEDS_LOGIN, cannot_run, login_command, one_line
+from ..config.env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
+from ..config.model import ServerConfig, StdioTarget
+from ..config.reload import POLL_SECONDS, file_signature
+from ..errors import NEEDS_LOGIN, cannot_run, login_command, one_line
+from ..logins import login_file
+from .connection import Connection, OpenTransport, StartFailed, connect
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
+from .states import Event, State, next_state
+from .tools import ToolEntry, prepare_tools
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
 
-    from .sessions import Owner
-    from .tasks import Handoff
-
 log = logging.getLogger("codex_mcp.gateway")
 
-State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "needs login"]
 #: Listing kind -> (method, result key, capability that offers it: also the kind whose
 #: list_changed clients hear when the listing changes).
 LISTINGS: dict[str, tuple[str, str, ListKind]] = {
@@ -79,6 +83,22 @@ class ChildHost(Protocol):
         """The one client session the host serves for its whole life (stdio), if so."""
 
 
+class Owner(Protocol):
+    """Whose child it is when it serves one client alone (routing/sessions.py makes them)."""
+
+    @property
+    def session(self) -> ServerSession | None:
+        """The client session, when the owner is one (not a 2026-07-28 principal)."""
+
+    @property
+    def label(self) -> str:
+        """How logs name it."""
+
+    @property
+    def reachable(self) -> bool:
+        """Can it be sent notifications and requests outside a call?"""
+
+
 class Child:
     def __init__(
         self,
@@ -90,6 +110,7 @@ class Child:
         owner: Owner | None = None,
         capabilities: JsonObject | None = None,
         cache: ListingCache | None = None,
+        open_transport: OpenTransport | None = None,
     ) -> None:
         self.server = server
         self.name = server.name
@@ -118,10 +139,9 @@ class Child:
         self.calls: dict[Hashable, RequestContext] = {}
         #: How to end such a call for an input-required round of its 2026-07-28 front call.
         self.interrupts: dict[Hashable, Callable[[BaseException], None]] = {}
-        #: Calls of 2026-07-28 fronts that become tasks at the child's first question.
-        self.handoffs: dict[RequestContext, Handoff] = {}
         self.tools: list[ToolEntry] = []
         self.cache = cache
+        self._open_transport = open_transport
         #: The last good tool listing kept on disk (raw, and prepared): served while the
         #: child has not listed yet in this gateway (it starts, or is not started yet).
         self._cached_raw = cache.load(server, capabilities) if cache is not None else None
@@ -180,8 +200,11 @@ class Child:
             if self.cached_tools:  # served from now on: catalogs built without it are stale
                 self.host.child_changed(self, [])
 
+    def _go(self, event: Event) -> None:
+        self.state = next_state(self.state, event)
+
     def _starting(self) -> None:
-        self.state = "starting"
+        self._go("start")
         self._attempt_over.clear()
 
     def look_for_login(self, *, anyway: bool = False) -> None:
@@ -239,7 +262,7 @@ class Child:
             await connection.close()
         if self._supervisor is not None:
             await asyncio.gather(self._supervisor, return_exceptions=True)
-        self.state = "stopped"
+        self._go("stop")
         self._settled.set()
 
     @property
@@ -322,7 +345,8 @@ class Child:
                 if self._wake:  # one came while it stopped: at once, not as a failure
                     self._wake = False
                     continue
-                self.state, self._supervisor = "idle", None
+                self._go("doze")
+                self._supervisor = None
                 self.host.child_changed(self, [])
                 return
             give_up = (
@@ -331,12 +355,12 @@ class Child:
                 or (policy.max_restarts is not None and self.restarts >= policy.max_restarts)
             )
             if give_up:
-                self.state = "failed"
+                self._go("give up")
                 log.warning("%s: not restarted (restart policy %r)", self.name, policy.policy)
                 return
             delay = min(policy.backoff_initial_sec * 2**attempt, policy.backoff_max_sec)
             attempt += 1
-            self.state = "restarting"
+            self._go("retry")
             log.log(
                 logging.WARNING if attempt == 1 else logging.DEBUG,
                 "%s: restarting in %.1f s",
@@ -354,25 +378,34 @@ class Child:
             if not closed.done():
                 closed.set_result(exc)
 
-        from .relay import child_request_handlers
-
         return await connect(
             self.server,
             watchdog=self.watchdog,
             on_notification=self._on_notification,
             on_closed=on_closed,
-            handlers=child_request_handlers(self),
+            handlers=self._request_handlers(),
             capabilities=self.client_capabilities,
             timeout=self.startup_timeout,
             max_message_bytes=self.env.max_message_bytes,
+            open_transport=self._open_transport,
             read_gate=self.host.flow.writable,
         )
+
+    def _request_handlers(self) -> dict[str, RequestHandler]:
+        """The child's requests to its client (sampling, elicitation, roots) go to the host,
+        with the front request they belong to when that is known."""
+
+        async def ask_host(params: JsonObject, ctx: Inbound) -> JsonObject:
+            front = self.call_for(ctx.related_request_id, params)
+            return await self.host.child_request(self, ctx.method, params, front)
+
+        return dict.fromkeys(CLIENT_CAPABILITY_FOR, ask_host)
 
     def _failed(self, error: JsonObject) -> None:
         again = error["message"] == self.last_error
         self._record_error(error)
         login = login_command(error)
-        self.state = NEEDS_LOGIN if login is not None else "failed"
+        self._go("login needed" if login is not None else "failed")
         self._attempt_over.set()
         self._settled.set()
         if self.cached_tools:  # it cannot serve them: they leave the catalog
@@ -403,7 +436,7 @@ class Child:
     async def _serve(self, connection: Connection) -> int | None:
         """Up until it dies (or we stop it); returns its exit code when known."""
         self.connection = connection
-        self.state = "ready"
+        self._go("up")
         self.was_up = True
         self.up_since = time.monotonic()
         self._up.set()

@@ -23,24 +23,22 @@ import asyncio
 import logging
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from codex_mcp.core.jsonrpc import JsonRpcError
 from codex_mcp.core.session import StatelessSession
 from codex_mcp.log_tags import session_label
 
-from .config.model import GatewayConfig, ServerConfig
-from .errors import limit_error
+from ..children.child import Child
+from ..config.model import GatewayConfig, ServerConfig
+from ..errors import limit_error
+from .catalog import Catalog
 from .naming import SEPARATOR, sanitize_name
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
-
-    from .catalog import Catalog
-    from .child import Child
-    from .provider import GatewayProvider
 
 log = logging.getLogger("codex_mcp.gateway")
 _OWNER = "codex_mcp.gateway.owner"
@@ -97,11 +95,24 @@ class Owner:
         return session is not None and session.initialized and not session.closed
 
 
+class Gateway(Protocol):
+    """What per-session children need of the gateway that serves them (provider.py)."""
+
+    config: GatewayConfig
+
+    def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
+        """A child of `server`, not started, serving `owner` alone (None: shared)."""
+
+    def spawn(self, work: Awaitable[Any]) -> None:
+        """Run `work` in the background, kept until it ends."""
+
+
 class SessionChildren:
-    def __init__(self, gateway: GatewayProvider, servers: Sequence[ServerConfig]) -> None:
+    def __init__(self, gateway: Gateway, servers: Sequence[ServerConfig]) -> None:
         self.gateway = gateway
-        #: Every per-session child alive now, across owners, and how many per principal.
-        self.live: set[Child] = set()
+        #: Every per-session child alive now, across owners (-> its owner), and how many
+        #: per principal.
+        self.live: dict[Child, Owner] = {}
         self.per_principal: Counter[str | None] = Counter()
         #: 2026-07-28 callers' owners, by principal.
         self.principals: dict[str | None, Owner] = {}
@@ -123,13 +134,12 @@ class SessionChildren:
         no longer has stop (those of a changed one keep their entry until their owner ends)."""
         self._configure(config, servers)
         names = {server.name for server in servers}
-        for child in list(self.live):
-            owner = child.owner
-            if child.name not in names and owner is not None:
+        for child, owner in list(self.live.items()):
+            if child.name not in names:
                 if owner.children.get(child.name) is child:
                     del owner.children[child.name]
                 owner.catalog = None
-                self.gateway._spawn(self._stop(child, owner))
+                self.gateway.spawn(self._stop(child, owner))
 
     def owner(self, session: ServerSession, *, create: bool = True) -> Owner | None:
         """Whose children `session`'s requests use (made with `create`); a modern caller's
@@ -169,9 +179,9 @@ class SessionChildren:
                 owner.refused[server.name] = refusal
                 continue
             owner.refused.pop(server.name, None)
-            child = self.gateway._child(server, owner=owner)
+            child = self.gateway.make_child(server, owner=owner)
             owner.children[server.name] = child
-            self.live.add(child)
+            self.live[child] = owner
             self.per_principal[owner.principal] += 1
             child.start()
             log.debug("%s: started for %s", server.name, owner.label)
@@ -214,7 +224,7 @@ class SessionChildren:
         if self.principals.get(owner.principal) is owner:
             del self.principals[owner.principal]
         log.info("%s: idle for %g s; its per-session children stop", owner.label, self.idle)
-        self.gateway._spawn(self._release(owner))
+        self.gateway.spawn(self._release(owner))
 
     # -- stopping ------------------------------------------------------------------
     async def _release(self, owner: Owner) -> None:
@@ -229,15 +239,14 @@ class SessionChildren:
         try:
             await child.stop()
         finally:
-            if child in self.live:
-                self.live.discard(child)
+            if self.live.pop(child, None) is not None:
                 self.per_principal[owner.principal] -= 1
                 if self.per_principal[owner.principal] <= 0:
                     del self.per_principal[owner.principal]
             log.debug("%s: stopped with %s", child.name, owner.label)
 
     async def stop_all(self) -> None:
-        owners = {id(c.owner): c.owner for c in self.live if c.owner is not None}
+        owners = {id(owner): owner for owner in self.live.values()}
         owners.update((id(owner), owner) for owner in self.principals.values())
         self.principals.clear()
         await asyncio.gather(*(self._release(owner) for owner in owners.values()))

@@ -57,6 +57,18 @@ class CodexName:
         return f"{self.namespace}{DELIMITER}{self.name}" if self.name is not None else None
 
 
+def qualify_tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>` as Codex names one tool of a server (a name that collides
+    with another tool's after sanitizing is hashed too: `codex_names` sees the whole list).
+
+    >>> qualify_tool_name("shell", "run-command")
+    'mcp__shell__run_command'
+    """
+    qualified = codex_names([(server, [tool])])[0].qualified
+    assert qualified is not None  # one tool is never a duplicate
+    return qualified
+
+
 def codex_names(servers: Iterable[tuple[str, Sequence[str]]]) -> list[CodexName]:
     """The names of every (server, [tool, ...]), in the order given."""
     candidates: list[dict[str, str]] = []

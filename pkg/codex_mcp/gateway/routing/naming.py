@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # Codex's own rules (characters, hash suffix), so our names are ones it keeps as they are.
-from .codex.names import hash_suffix, sanitize
+from codex_mcp.lint.codex_model.names import hash_suffix, sanitize
 
 SEPARATOR = "__"
 sanitize_name = sanitize

@@ -1,5 +1,4 @@
-"""Requests relayed to a child, and the child's requests relayed back, each tied to the front
-request that caused it.
+"""Requests relayed to a child, each tied to the front request that caused it.
 
 A front request sent on to a child goes under an id we pick (`CallOptions.request_id`) and is
 remembered in `child.calls` until it ends, so what the child sends while serving it finds its
@@ -15,25 +14,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codex_mcp.client.errors import McpClientError
-from codex_mcp.client.session import ClientSession, RequestHandler
+from codex_mcp.client.session import ClientSession
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
-from codex_mcp.core.inbound import Inbound
-from codex_mcp.core.jsonrpc import INVALID_REQUEST, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
-from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
+from codex_mcp.lint.repair import normalize_result
 
-from . import modern_child, tasks
-from .errors import crashed_error, login_command, normalize_exception
-from .repair import normalize_result
-
-if TYPE_CHECKING:
-    from .child import Child
-    from .connection import Connection
+from ..children.child import Child
+from ..children.connection import Connection
+from ..errors import crashed_error, login_command, normalize_exception
+from . import stateless
+from .questions import call_with_handoff
 
 
 def call_tool(
@@ -54,13 +50,13 @@ def call_tool(
         work = request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
-        return tasks.call_with_handoff(child, work, ctx)  # type: ignore[arg-type]
+        return call_with_handoff(work, ctx)  # type: ignore[arg-type]
     if connection is None or child.call_timeout is not None or not child.is_stdio:
         return request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
     session = connection.session
-    if session.modern is not None:  # rounds and tasks to see through (modern_child.py)
+    if session.modern is not None:  # rounds and tasks to see through (stateless.py)
         return request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
@@ -193,7 +189,7 @@ async def request(
         if session.modern is None:
             result = await session.request(method, params, options)
         else:
-            result = await modern_child.request(child, session, method, params, options, ctx)
+            result = await stateless.request(child, session, method, params, options, ctx)
     except asyncio.CancelledError:
         if not questions or task is None:
             raise
@@ -208,16 +204,6 @@ async def request(
         fixed: JsonObject = normalize_result(result)
         return fixed
     return result
-
-
-def interrupt(child: Child, call: RequestContext, question: BaseException) -> None:
-    """End the child's calls for the front request `call` with `question` (an input-required
-    round: the front's retry runs them again, and the child's question finds its answer)."""
-    for request_id, owner in list(child.calls.items()):
-        if owner is call:
-            abort = child.interrupts.pop(request_id, None)
-            if abort is not None:
-                abort(question)
 
 
 async def connection_for(child: Child, tool: str | None) -> Connection:
@@ -274,26 +260,3 @@ def _forwarded_meta(meta: JsonObject) -> JsonObject | None:
         return meta
     rest = {k: v for k, v in meta.items() if k != "progressToken" and k not in ENVELOPE_KEYS}
     return rest or None
-
-
-def check_client_can(child: Child, method: str, declared: JsonObject) -> None:
-    """A child's request the front client did not declare it can answer gets an error that
-    says so (Codex 0.169 has no sampling and no roots)."""
-    needed = CLIENT_CAPABILITY_FOR.get(method)
-    if needed is not None and needed not in declared:
-        raise JsonRpcError(
-            INVALID_REQUEST,
-            f"{method}: the gateway's client does not support {needed} (it did not declare "
-            f"it); the server {child.name!r} cannot use it here",
-        )
-
-
-def child_request_handlers(child: Child) -> dict[str, RequestHandler]:
-    """Handlers for the child's requests to its client: each is asked of our client, on
-    the stream of the front request it belongs to when that is known."""
-
-    async def relay(params: JsonObject, ctx: Inbound) -> Any:
-        front = child.call_for(ctx.related_request_id, params)
-        return await child.host.child_request(child, ctx.method, params, front)
-
-    return dict.fromkeys(CLIENT_CAPABILITY_FOR, relay)

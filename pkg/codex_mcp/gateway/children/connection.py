@@ -12,8 +12,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Awaitable, Callable, Hashable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codex_mcp import __version__
 from codex_mcp.client.errors import ConnectionClosed, McpError
@@ -28,18 +27,19 @@ from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
 from codex_mcp.settings import DEFAULTS
 
-from .config import early
-from .config.load import child_environment
-from .config.model import HttpTarget, ServerConfig, StdioTarget
-from .errors import exited_error, normalize_exception, spawn_error
+from ..config import early
+from ..config.load import child_environment
+from ..config.model import ServerConfig, StdioTarget
+from ..errors import exited_error, normalize_exception, spawn_error
+from ..logins import child_oauth
 from .lifetime import Watchdog, die_with_parent, kill_group
-
-if TYPE_CHECKING:
-    from codex_mcp.client.oauth import OAuth
 
 #: on_notification(method, params, origin): origin is the id of our request whose stream
 #: carried the notification (Streamable HTTP), or None.
 NotificationSink = Callable[[str, JsonObject, Hashable], None]
+
+#: The transport to a child other than what its entry says (a test's in-memory server).
+OpenTransport = Callable[[ServerConfig], Transport]
 
 CLIENT_INFO = {"name": "codex-mcp-gateway", "version": __version__}
 _MAX_PAGES = 100
@@ -158,39 +158,6 @@ def make_transport(
     return StreamableHttpTransport(target.url, headers=headers, auth=child_oauth(target, headers))
 
 
-def child_oauth(target: HttpTarget, headers: dict[str, str]) -> OAuth | None:
-    """An HTTP child's tokens come from the user's logins (`codex-mcp-client login URL`),
-    refreshed as they expire; there is no browser here, so a child that needs a login
-    fails to start saying so. A child given its own Authorization header keeps it."""
-    if any(name.lower() == "authorization" for name in headers):
-        return None
-    from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
-
-    config = target.oauth
-    profile = ClientProfile(
-        client_name="codex-mcp gateway",
-        client_id=config.client_id if config else None,
-        client_secret=config.client_secret if config else None,
-    )
-    return OAuth(
-        store=TokenStore(),
-        profile=profile,
-        scopes=config.scopes if config else None,
-        fallback=config is not None,  # unasked, only a 401 that points to OAuth metadata
-    )
-
-
-def login_file(server: ServerConfig) -> Path | None:
-    """The token store's file that a login for this child writes (`child_oauth` reads it),
-    for a child that may use one: watched while the child waits for the user's login."""
-    target = server.target
-    if not isinstance(target, HttpTarget) or target.transport == "sse":
-        return None
-    from codex_mcp.client.oauth import TokenStore
-
-    return TokenStore().path(target.url)
-
-
 async def connect(
     server: ServerConfig,
     *,
@@ -202,11 +169,16 @@ async def connect(
     timeout: float,
     max_message_bytes: int = DEFAULTS.max_message_bytes,
     read_gate: Callable[[], Awaitable[object] | None] | None = None,
+    open_transport: OpenTransport | None = None,
 ) -> Connection:
     """Start the child and run the handshake within `timeout` seconds. Raises StartFailed
     (spawn_error for a child that cannot run, exits or stays silent; the child's own error
-    when it refuses the handshake); nothing is left running then."""
-    transport = make_transport(server, max_message_bytes=max_message_bytes)
+    when it refuses the handshake); nothing is left running then. `open_transport` (tests:
+    an in-memory server) replaces what the server's entry says to start."""
+    if open_transport is not None:
+        transport = open_transport(server)
+    else:
+        transport = make_transport(server, max_message_bytes=max_message_bytes)
     if isinstance(transport, StdioTransport):
         transport.read_gate = read_gate
     session = ChildSession(transport, on_notification)

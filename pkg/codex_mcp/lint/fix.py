@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .lint import LintReport, ServerReport, ToolReport
+from .check import LintReport, ServerReport, ToolReport
 
 _REPAIRED_BY_DEFAULT = {
     "server-lost": "its tool definitions are repaired (the field Codex cannot read is fixed)",

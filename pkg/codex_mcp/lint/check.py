@@ -2,7 +2,7 @@
 
 Pure: it takes the tool definitions a server listed (raw JSON) and reports, per tool, whether
 Codex keeps it, under which name, and what it changes or refuses, each finding citing the
-Codex source it rests on (see gateway/codex/). Connecting to servers is lint_cli's job.
+Codex source it rests on (see codex_model/). Connecting to servers is cli.py's job.
 
     report = lint_servers([Listing("time", tools, seconds=0.4)])
     report.lost      # tools Codex would not offer the model
@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .codex.definition import definition_problems
-from .codex.names import CodexName, codex_names
-from .codex.policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
-from .codex.schema import codex_parameters
-from .config.model import CODEX_SCHEMA_MAX_BYTES
+from codex_mcp.gateway.config.model import CODEX_SCHEMA_MAX_BYTES
+
+from .codex_model.definition import definition_problems
+from .codex_model.names import CodexName, codex_names
+from .codex_model.policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
+from .codex_model.schema import codex_parameters
 
 Severity = Literal["lost", "warn", "info"]
 Status = Literal["kept", "changed", "dropped", "lost with its server"]
@@ -80,7 +81,7 @@ class ToolReport:
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """What one server listed, as collected by lint_cli (or given by a test)."""
+    """What one server listed, as collected by cli.py (or given by a test)."""
 
     server: str
     tools: Sequence[Any] = ()

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .codex.schema import NUMERIC_HINTS, codex_parameters
-from .config.model import RepairConfig
+from codex_mcp.gateway.config.model import RepairConfig
+
+from .codex_model.schema import NUMERIC_HINTS, codex_parameters
 
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")

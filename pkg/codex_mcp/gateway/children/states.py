@@ -1,0 +1,73 @@
+"""A child's states and the events that move it between them, as one table (as h11 writes
+HTTP's): `Child` applies each event through `next_state`, which refuses an event the table
+does not have for the current state, so a supervision bug fails loudly where it happens
+instead of leaving a child in a state nobody planned.
+
+    idle ──start──▶ starting ──up──▶ ready ──doze──▶ idle
+                       │  ▲            │
+          failed / login needed    retry / give up / login needed
+                       ▼  │start       ▼
+           failed, needs login ◀──  restarting ──start──▶ starting
+
+Any state goes to `stopped` on `stop` (the gateway stops it, or a reload drops it).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "needs login"]
+Event = Literal["start", "up", "failed", "login needed", "retry", "give up", "doze", "stop"]
+
+_STATES: Final[tuple[State, ...]] = (
+    "idle",
+    "starting",
+    "ready",
+    "restarting",
+    "failed",
+    "stopped",
+    "needs login",
+)
+
+#: (state, event) -> the state it leads to. What is missing cannot happen.
+TRANSITIONS: Final[dict[tuple[State, Event], State]] = {
+    # A start attempt: the first, a restart after its backoff, a login that appeared, a call
+    # that came while it stopped for want of use (still `ready` while it stops), or a second
+    # start of one already starting (a call, SIGHUP).
+    ("idle", "start"): "starting",
+    ("starting", "start"): "starting",
+    ("ready", "start"): "starting",
+    ("restarting", "start"): "starting",
+    ("needs login", "start"): "starting",
+    # How a start attempt ends.
+    ("starting", "up"): "ready",
+    ("starting", "failed"): "failed",
+    ("starting", "login needed"): "needs login",
+    # A call found its login gone while it was up: it waits for a new one.
+    ("ready", "login needed"): "needs login",
+    # It died (or never started): restarted after a backoff, or not (its restart policy).
+    ("ready", "retry"): "restarting",
+    ("failed", "retry"): "restarting",
+    ("ready", "give up"): "failed",
+    ("failed", "give up"): "failed",
+    # Stopped for want of use (`idle_timeout_sec`): the next call starts it again.
+    ("ready", "doze"): "idle",
+    **{(state, "stop"): "stopped" for state in _STATES},
+}
+
+
+class ImpossibleTransition(RuntimeError):
+    """An event the current state has no transition for: a bug in the supervision."""
+
+    def __init__(self, state: State, event: Event) -> None:
+        super().__init__(f"a child in state {state!r} cannot take event {event!r}")
+        self.state = state
+        self.event = event
+
+
+def next_state(state: State, event: Event) -> State:
+    """The state `event` leads to from `state`; ImpossibleTransition when there is none."""
+    try:
+        return TRANSITIONS[state, event]
+    except KeyError:
+        raise ImpossibleTransition(state, event) from None

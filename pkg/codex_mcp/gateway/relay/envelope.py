@@ -1,0 +1,40 @@
+"""The 2026-07-28 envelope the gateway puts on its requests to a child that speaks only that
+revision: the front's own client capabilities (so the child asks only what the front can
+answer), with the tasks extension when the front declared it, or when the call must run
+as a task (stateless.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from codex_mcp.core.calls import CallOptions
+from codex_mcp.core.context import RequestContext
+from codex_mcp.core.request_meta import CLIENT_CAPABILITIES_KEY, TASKS_EXTENSION
+
+from ..children.connection import ChildSession
+
+
+def front_has_tasks(ctx: RequestContext) -> bool:
+    """Whether the front request declared the tasks extension (a 2026-07-28 one)."""
+    meta = getattr(ctx, "request_meta", None)
+    return meta is not None and bool(meta.supports_extension(TASKS_EXTENSION))
+
+
+def envelope(
+    session: ChildSession, ctx: RequestContext, options: CallOptions, tasks: bool
+) -> CallOptions:
+    """`options` with the child's 2026-07-28 envelope: the front's capabilities, with the
+    tasks extension or without it."""
+    era = session.modern
+    assert era is not None
+    capabilities = {**ctx.client_capabilities}
+    extensions = capabilities.get("extensions")
+    extensions = dict(extensions) if isinstance(extensions, dict) else {}
+    if tasks:
+        extensions[TASKS_EXTENSION] = {}
+    else:
+        extensions.pop(TASKS_EXTENSION, None)
+    capabilities["extensions"] = extensions
+    meta = {**(options.meta or {}), CLIENT_CAPABILITIES_KEY: capabilities}
+    stamped = dataclasses.replace(options, meta=meta)
+    return era.stamp(stamped, session.transport.cancels_by_notification)
