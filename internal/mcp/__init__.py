@@ -13,7 +13,8 @@ through `outbound.send(message, related)`.
 from .composite import CompositeProvider
 from .context import RequestContext
 from .deferred import Deferred
-from .jsonrpc import JsonObject, JsonRpcError, RequestId
+from .errors import CodexMcpError, McpError
+from .jsonrpc import JsonObject, RequestId
 from .log_levels import LOG_LEVELS
 from .namespace import Namespaced
 from .peer import CallOptions, Inbound, JsonRpcPeer, MethodEntry, Outbound
@@ -29,12 +30,13 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "CallOptions",
     "ClientError",
+    "CodexMcpError",
     "CompositeProvider",
     "Deferred",
     "Inbound",
     "JsonObject",
-    "JsonRpcError",
     "JsonRpcPeer",
+    "McpError",
     "MethodEntry",
     "Namespaced",
     "Outbound",

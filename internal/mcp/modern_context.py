@@ -18,7 +18,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .context import RequestContext
-from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from .errors import McpError
+from .jsonrpc import INTERNAL_ERROR, JsonObject
 from .log_levels import LOG_LEVEL_RANK
 from .peer import CallOptions
 from .request_meta import TASKS_EXTENSION, RequestMeta, missing_capability_error
@@ -92,7 +93,7 @@ class ModernContext(RequestContext):
     ) -> JsonObject:
         if method in _INPUT_METHODS:
             return await self.ask(method, params or {}, None)
-        raise JsonRpcError(
+        raise McpError(
             INTERNAL_ERROR,
             f"Internal error: a 2026-07-28 server sends no requests to its client ({method})",
         )
@@ -112,7 +113,7 @@ class ModernContext(RequestContext):
             return answer  # checked by TaskRecord.answer
         rounds = self.rounds
         if rounds is None:
-            raise JsonRpcError(
+            raise McpError(
                 INTERNAL_ERROR,
                 f"Internal error: {self.method} cannot ask the client for input "
                 "(only tools/call, prompts/get and resources/read can)",

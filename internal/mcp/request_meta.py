@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .jsonrpc import INVALID_PARAMS, JsonRpcError
+from .errors import McpError
+from .jsonrpc import INVALID_PARAMS
 from .log_levels import LOG_LEVEL_RANK, LOG_LEVELS
 from .versions import MODERN_VERSIONS
 
@@ -47,7 +48,7 @@ ENVELOPE_KEYS: Final = frozenset(
 )
 
 
-class EnvelopeError(JsonRpcError):
+class EnvelopeError(McpError):
     """A request the revision rejects before serving it; on HTTP, a 400 Bad Request."""
 
     http_status: int = 400

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .jsonrpc import JsonRpcError
+from .errors import McpError
 from .request_meta import HEADER_MISMATCH, PROTOCOL_VERSION_KEY
 
 PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
@@ -45,7 +45,7 @@ _SAFE_INTEGER: Final = 2**53 - 1
 _PRIMITIVE_TYPES: Final = frozenset({"string", "integer", "boolean"})
 
 
-class HeaderMismatch(JsonRpcError):
+class HeaderMismatch(McpError):
     """-32020: the headers are missing, malformed or disagree with the body (HTTP 400)."""
 
     http_status: int = 400

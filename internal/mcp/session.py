@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .context import RequestContext
-from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
+from .errors import McpError
+from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, RequestId
 from .log_levels import LOG_LEVEL_RANK
 from .log_names import session_extra
 from .modern_context import ModernContext
@@ -37,7 +38,7 @@ CLIENT_CAPABILITY_FOR = {
 }
 
 
-class ClientError(JsonRpcError):
+class ClientError(McpError):
     """The client answered one of our requests with an error, or could not be asked."""
 
 
@@ -241,9 +242,9 @@ class StatelessSession(ServerSession):
         self._cleanup = core.stateless_cleanup
         #: The error its request was answered with, if any (the transport picks the
         #: HTTP status from it: the revision gives some errors their own).
-        self.error: JsonRpcError | None = None
+        self.error: McpError | None = None
 
-    def error_response(self, request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+    def error_response(self, request_id: RequestId, exc: McpError) -> JsonObject:
         self.error = exc
         return super().error_response(request_id, exc)
 

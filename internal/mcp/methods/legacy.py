@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ..errors import McpError
+from ..jsonrpc import METHOD_NOT_FOUND, JsonObject
 from ..provider import UnknownTool
 from ..versions import LATEST_VERSION
 from .table import MethodTable, concurrent
@@ -41,7 +42,7 @@ async def direct_tool_call(
     except UnknownTool as exc:
         if exc.name != name:
             raise
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {name}") from None
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {name}") from None
 
 
 METHODS: MethodTable = {"mcp.capabilities": concurrent(capabilities)}

@@ -14,7 +14,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ..errors import McpError
+from ..jsonrpc import METHOD_NOT_FOUND, JsonObject
 from ..modern_context import ModernContext
 from ..peer import MethodEntry
 from ..ready import Ready
@@ -90,7 +91,7 @@ def dispatch(
     ctx.request_meta = parse_request_meta(params)
     found = METHODS.get(ctx.method)
     if found is None or (found[1] is not None and found[1] not in session.core.provider.features):
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
     handler = found[0]
     if ctx.method in ROUND_METHODS:
         core = session.core

@@ -23,7 +23,7 @@ _LAZY = {
     "ApprovalDenied": ".errors",
     "ConnectionClosed": ".errors",
     "McpClientError": ".errors",
-    "McpError": ".errors",
+    "McpError": "codex_mcp.core.errors",
     "RequestTimeout": ".errors",
     "SessionExpired": ".errors",
     "TransportError": ".errors",
@@ -55,13 +55,14 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from codex_mcp.core.errors import McpError
+
     from .approval import Approval
     from .client import Client
     from .errors import (
         ApprovalDenied,
         ConnectionClosed,
         McpClientError,
-        McpError,
         RequestTimeout,
         SessionExpired,
         TransportError,

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import HEADER_MISMATCH
 from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
@@ -29,7 +30,7 @@ from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval
 from .elicitation import with_defaults
-from .errors import McpClientError, McpError, is_retryable
+from .errors import McpClientError, is_retryable
 from .modern import ModernEra, modern_capabilities
 from .modern_features import ModernFeatures
 from .naming import qualify_tool_name

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.peer import CallOptions, JsonRpcPeer
 from codex_mcp.core.request_meta import (
@@ -34,7 +35,7 @@ from codex_mcp.core.request_meta import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-from .errors import McpClientError, McpError
+from .errors import McpClientError
 
 if TYPE_CHECKING:
     from .session import ClientSession

@@ -20,7 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
 from codex_mcp.core.peer import CallOptions, Inbound, JsonRpcPeer, ProgressCallback
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
@@ -28,7 +29,6 @@ from codex_mcp.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from .errors import (
     ConnectionClosed,
     McpClientError,
-    McpError,
     RequestTimeout,
     SessionExpired,
     TransportError,
@@ -42,7 +42,7 @@ log = logging.getLogger("codex_mcp.client")
 #: Answers one server-to-client request: gets the params (and, if it takes a second
 #: argument, the request's context: `ctx.related_request_id` is the call of ours it belongs
 #: to, when the transport can tell), returns the result (sync or async). Raise
-#: JsonRpcError to answer with a specific error.
+#: McpError to answer with a specific error.
 RequestHandler = Callable[..., JsonObject | Awaitable[JsonObject]]
 NotificationHandler = Callable[[str, JsonObject], object]
 ProgressHandler = ProgressCallback
@@ -259,7 +259,7 @@ class ClientSession(JsonRpcPeer):
     def fallback(self, peer: Any, params: JsonObject, ctx: Inbound) -> Awaitable[JsonObject]:
         handler = self.request_handlers.get(ctx.method)
         if handler is None:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         return _answer(handler, params, ctx)
 
     def handle_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:

@@ -19,13 +19,20 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from codex_mcp import __version__
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 
 from ..log_tags import TRACE
 from . import protocol
 from .binary import CodexBinary, find_codex
-from .connection import AppServerConnection, ConnectionLost, RpcError, StdioConnection
-from .errors import AppServerGone, AppServerRequestFailed, ThreadBusy, UnknownThread
+from .connection import AppServerConnection, StdioConnection
+from .errors import (
+    AppServerGone,
+    AppServerRequestFailed,
+    ConnectionLost,
+    ThreadBusy,
+    UnknownThread,
+)
 from .protocol import ThreadOptions
 from .run import Approver, EventCallback, TurnResult, TurnRun
 
@@ -301,7 +308,7 @@ class CodexDriver:
             log.log(TRACE, "asking app-server %s %s", method, params)
         try:
             return await self.connection.request(method, params, self.request_timeout)
-        except RpcError as exc:
+        except McpError as exc:
             raise AppServerRequestFailed(
                 method, exc.code, exc.message, protocol.thread_id_of(params or {})
             ) from None

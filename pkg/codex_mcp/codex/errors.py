@@ -6,8 +6,10 @@ message (a model or a person reads it); none of them is a protocol error.
 
 from __future__ import annotations
 
+from codex_mcp.core.errors import CodexMcpError
 
-class CodexError(Exception):
+
+class CodexError(CodexMcpError):
     """Base class of every error of this package."""
 
     def __init__(self, message: str, thread_id: str | None = None) -> None:
@@ -23,6 +25,11 @@ class CodexUnavailable(CodexError):
 
 class AppServerGone(CodexError):
     """The `codex app-server` process exited or closed its pipes."""
+
+
+class ConnectionLost(CodexError):
+    """The connection to app-server is gone (process exited, pipe closed); every pending
+    request fails with it. The driver names it `AppServerGone`, with the thread it hit."""
 
 
 class AppServerRequestFailed(CodexError):

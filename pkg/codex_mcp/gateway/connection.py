@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp import __version__
-from codex_mcp.client.errors import ConnectionClosed, McpError
+from codex_mcp.client.errors import ConnectionClosed
 from codex_mcp.client.modern import ModernEra, modern_capabilities
 from codex_mcp.client.paging import every_page
 from codex_mcp.client.session import ClientSession, RequestHandler
 from codex_mcp.client.transports.base import Transport
 from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.client.types import InitializeResult
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS

@@ -21,11 +21,11 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from codex_mcp.client.errors import McpError
 from codex_mcp.client.modern import MAX_ROUNDS
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.peer import JsonRpcPeer
 from codex_mcp.core.request_meta import (
     CLIENT_CAPABILITIES_KEY,
@@ -126,7 +126,7 @@ async def request(
     finally:
         if stamped.request_id != options.request_id:
             child.calls.pop(stamped.request_id, None)
-    raise JsonRpcError(
+    raise McpError(
         INTERNAL_ERROR,
         f"Internal error: {child.name!r} still asked for input after {MAX_ROUNDS} rounds",
     )
@@ -154,7 +154,7 @@ async def ask(child: Child, ctx: RequestContext, key: str, request: Any) -> Json
     method = request.get("method") if isinstance(request, dict) else None
     params = request.get("params") if isinstance(request, dict) else None
     if method not in CLIENT_CAPABILITY_FOR:
-        raise JsonRpcError(
+        raise McpError(
             INTERNAL_ERROR,
             f"Internal error: {child.name!r} asked for {method!r}, which no client answers",
         )

@@ -22,13 +22,14 @@ from codex_mcp.client.session import ClientSession, RequestHandler
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.inbound import Inbound
-from codex_mcp.core.jsonrpc import INVALID_REQUEST, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INVALID_REQUEST, JsonObject
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 
 from . import modern_child, tasks
-from .errors import crashed_error, login_command, normalize_exception
+from .errors import crashed_error, login_command, normalize_exception, raised_by_child
 from .repair import normalize_result
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ def call_tool(
     try:
         request_id = session.request_for(call, {"name": tool, "arguments": arguments}, options)
     except McpClientError as exc:
+        if not raised_by_child(exc):
+            raise
         raise _error(child, exc, tool, passthrough) from None
     # The answer cannot come before this: the request is written in a later loop turn.
     call.request_id = request_id
@@ -130,7 +133,7 @@ class RelayedCall(Deferred):
         child = self.child
         child.calls.pop(self.request_id, None)
         child.interrupts.pop(self.request_id, None)
-        if isinstance(error, McpClientError):
+        if raised_by_child(error):
             error = _error(child, error, self.tool, self.passthrough)
         self.reject(error)
 
@@ -200,6 +203,8 @@ async def request(
         task.uncancel()
         raise questions[0] from None
     except McpClientError as exc:
+        if not raised_by_child(exc):
+            raise
         raise _error(child, exc, tool, passthrough) from None
     finally:
         calls.pop(request_id, None)
@@ -228,7 +233,7 @@ async def connection_for(child: Child, tool: str | None) -> Connection:
     raise unavailable(child, tool)
 
 
-def unavailable(child: Child, tool: str | None) -> JsonRpcError:
+def unavailable(child: Child, tool: str | None) -> McpError:
     if child.state == "restarting" or (child.state == "starting" and child.restarts):
         error = crashed_error(
             server=child.name,
@@ -245,15 +250,15 @@ def unavailable(child: Child, tool: str | None) -> JsonRpcError:
         error = crashed_error(server=child.name, tool=tool, detail=detail)
         # Still starting (a call outwaited its first start): a retry may find it up.
         error["data"]["retryable"] = child.state == "starting"
-    return JsonRpcError(error["code"], error["message"], error["data"])
+    return McpError(error["code"], error["message"], error["data"])
 
 
-def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> JsonRpcError:
+def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> McpError:
     """The client's exception as the error the front client gets (errors.py)."""
     error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
     if login_command(error) is not None:
         child.login_lost(error)  # revoked, or its refresh refused: it waits for a new one
-    return JsonRpcError(error["code"], error["message"], error.get("data"))
+    return McpError(error["code"], error["message"], error.get("data"))
 
 
 def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:
@@ -281,7 +286,7 @@ def check_client_can(child: Child, method: str, declared: JsonObject) -> None:
     says so (Codex 0.169 has no sampling and no roots)."""
     needed = CLIENT_CAPABILITY_FOR.get(method)
     if needed is not None and needed not in declared:
-        raise JsonRpcError(
+        raise McpError(
             INVALID_REQUEST,
             f"{method}: the gateway's client does not support {needed} (it did not declare "
             f"it); the server {child.name!r} cannot use it here",

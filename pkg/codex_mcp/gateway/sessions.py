@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from codex_mcp.core.jsonrpc import JsonRpcError
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.session import StatelessSession
 from codex_mcp.log_tags import session_label
 
@@ -184,15 +184,13 @@ class SessionChildren:
             return self.share, True
         return None
 
-    def refusal_for(
-        self, session: ServerSession, tool: str, passthrough: bool
-    ) -> JsonRpcError | None:
+    def refusal_for(self, session: ServerSession, tool: str, passthrough: bool) -> McpError | None:
         """The error for a call to a tool of a server this owner was refused, if it is one."""
         owner = self.owner(session, create=False)
         for server, refusal in (owner.refused if owner is not None else {}).items():
             if passthrough or tool.startswith(sanitize_name(server) + SEPARATOR):
                 error = limit_error(*refusal, server=server, tool=tool)
-                return JsonRpcError(error["code"], error["message"], error["data"])
+                return McpError(error["code"], error["message"], error["data"])
         return None
 
     # -- a 2026-07-28 principal's idle expiry -------------------------------------

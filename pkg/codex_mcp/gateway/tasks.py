@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.modern_context import ModernContext
 
 from .repair import normalize_result
@@ -56,7 +57,7 @@ async def follow(
     """The front's answer to a call the child answered with a task (`created`)."""
     task_id = created.get("taskId")
     if not isinstance(task_id, str):
-        raise JsonRpcError(
+        raise McpError(
             INTERNAL_ERROR, f"Internal error: {child.name!r} made a task without a taskId"
         )
     work = _follow(child, session, ctx, task_id, created)
@@ -105,7 +106,7 @@ async def call_with_handoff(
         child.handoffs.pop(ctx, None)
         if not handoff.adopted.done():
             handoff.adopted.set_result(
-                JsonRpcError(INTERNAL_ERROR, "Internal error: the call has ended")
+                McpError(INTERNAL_ERROR, "Internal error: the call has ended")
             )
 
 
@@ -167,7 +168,7 @@ async def _follow(
         raise
     if ctx.in_task:
         raise asyncio.CancelledError  # the child cancelled its task: so ends the gateway's
-    raise JsonRpcError(INTERNAL_ERROR, f"Internal error: {child.name!r} cancelled the task")
+    raise McpError(INTERNAL_ERROR, f"Internal error: {child.name!r} cancelled the task")
 
 
 #: tasks/cancel sent to children on their way (kept, so none is collected mid-flight).
@@ -186,7 +187,7 @@ async def _cancel(child: Child, child_request: Any) -> None:
         log.debug("%s: its task was cancelled, as the client's was", child.name)
 
 
-def _failure(child: Child, error: Any) -> JsonRpcError:
+def _failure(child: Child, error: Any) -> McpError:
     if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return JsonRpcError(error["code"], str(error.get("message", "")), error.get("data"))
-    return JsonRpcError(INTERNAL_ERROR, f"Internal error: {child.name!r}'s task failed")
+        return McpError(error["code"], str(error.get("message", "")), error.get("data"))
+    return McpError(INTERNAL_ERROR, f"Internal error: {child.name!r}'s task failed")

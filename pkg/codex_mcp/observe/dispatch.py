@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.calls import MethodEntry
 from ..core.deferred import Deferred
-from ..core.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from ..core.errors import McpError
+from ..core.jsonrpc import METHOD_NOT_FOUND
 from ..core.provider import UnknownTool
 from ..core.ready import Ready
 from . import call_metrics
@@ -64,7 +65,7 @@ def labels_of_failure(method: str, tool: str, error: BaseException | None) -> tu
     caller invented (any number of them, each of any length: specs/isolation.md)."""
     if isinstance(error, UnknownTool):
         return method, OTHER
-    if isinstance(error, JsonRpcError) and error.code == METHOD_NOT_FOUND:
+    if isinstance(error, McpError) and error.code == METHOD_NOT_FOUND:
         return OTHER, OTHER
     return method, tool
 

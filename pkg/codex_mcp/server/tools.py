@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 from ..core.context import RequestContext
 from ..core.elicitation import ElicitationMismatch
-from ..core.jsonrpc import JsonObject, JsonRpcError
+from ..core.errors import McpError
+from ..core.jsonrpc import JsonObject
 from ..core.ready import Ready
 from ..core.session import ClientError
 from .component import CommonOptions, FunctionComponent
@@ -150,7 +151,7 @@ class FunctionTool(FunctionComponent):
             # The client refused or failed a request the tool made (sampling, elicitation...):
             # the tool failed, the tools/call request did not.
             return error_result(f"Error executing tool {self.name}: {exc.message}")
-        if isinstance(exc, JsonRpcError):
+        if isinstance(exc, McpError):
             raise exc  # a deliberate protocol error
         log.warning("tool %s raised %s", self.name, exc, exc_info=exc, extra=ctx.session.log_extra)
         return error_result(f"Error executing tool {self.name}: {exc}")

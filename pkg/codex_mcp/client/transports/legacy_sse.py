@@ -16,7 +16,8 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import JsonObject
 
 from ..errors import ConnectionClosed, TransportError
 from .base import OnClosed, OnMessage, Transport
@@ -112,7 +113,7 @@ class LegacySseTransport(Transport):
     def _deliver(self, data: str) -> None:
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError as exc:
+        except McpError as exc:
             log.warning("ignoring malformed message from %s: %s", self.url, exc.message)
             return
         if self._on_message is not None:

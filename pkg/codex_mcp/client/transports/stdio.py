@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Literal, TextIO, cast
 import orjson
 
 from codex_mcp.core import jsonrpc
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject
 from codex_mcp.defaults import DEFAULTS
 from codex_mcp.memory import LARGE_MESSAGE, release_free_memory
 
@@ -287,7 +288,7 @@ class StdioTransport(Transport):
     def _deliver(self, data: bytes) -> None:
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError:
+        except McpError:
             # Servers that print banners on stdout: say so (once), keep going.
             self._say_once("ignoring non-JSON output from %s: %.200r", data)
             return

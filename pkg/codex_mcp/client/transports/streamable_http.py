@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.routing_headers import (
     NAME_SOURCES,
     ParamHeader,
@@ -336,7 +337,7 @@ class StreamableHttpTransport(Transport):
 
     def _delivered_error(self, body: bytes, request_id: Any) -> bool:
         """Deliver an HTTP error's body when it is the JSON-RPC error answering our request."""
-        with contextlib.suppress(JsonRpcError):
+        with contextlib.suppress(McpError):
             decoded = jsonrpc.decode(body)
             if isinstance(decoded, dict) and "error" in decoded and decoded.get("id") == request_id:
                 if self._on_message is not None:
@@ -347,7 +348,7 @@ class StreamableHttpTransport(Transport):
     def _deliver(self, data: bytes, request_id: Any) -> bool:
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError as exc:
+        except McpError as exc:
             raise TransportError(f"{self.url} sent malformed JSON: {exc.message}") from None
         if self._on_message is not None:
             self._on_message(message, request_id)
@@ -439,7 +440,7 @@ def _header_text(value: Any) -> str:
 
 def http_error(url: str, status: int, reason: str | None, body: bytes) -> TransportError:
     detail = body.decode("utf-8", errors="replace").strip()
-    with contextlib.suppress(JsonRpcError):
+    with contextlib.suppress(McpError):
         decoded = jsonrpc.decode(body)
         error = decoded.get("error") if isinstance(decoded, dict) else None
         if isinstance(error, dict):

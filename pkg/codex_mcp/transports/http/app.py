@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from ...core.server import ServerCore
 from ...observe.web import observe_app
 from ...startup import cannot_listen, config_error
@@ -115,7 +116,7 @@ async def _id_in_body(request: web.Request, max_body_bytes: int) -> Any:
         return None
     try:
         message = jsonrpc.decode(body)
-    except jsonrpc.JsonRpcError:
+    except McpError:
         return None
     return message["id"] if type(message) is dict and is_request(message) else None
 

@@ -13,6 +13,7 @@ import contextlib
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from . import sse
 from .admission import Admission
 from .config import HttpConfig
@@ -92,6 +93,6 @@ class LegacySse:
             return None
         try:
             message = jsonrpc.decode(body)
-        except jsonrpc.JsonRpcError:
+        except McpError:
             return None
         return self.admission.message(request, message)

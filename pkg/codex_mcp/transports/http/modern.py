@@ -23,7 +23,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from ...core.jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ...core.errors import McpError
+from ...core.jsonrpc import METHOD_NOT_FOUND, JsonObject
 from ...core.request_meta import is_modern
 from ...core.routing_headers import HeaderMismatch, check_standard_headers
 from ...core.server import ServerCore
@@ -196,7 +197,7 @@ class ModernHttp:
         return response
 
 
-def _status_of(error: JsonRpcError | None) -> int:
+def _status_of(error: McpError | None) -> int:
     """200 for a result; for an error, the status the revision gives it: 400 for a
     rejected envelope, header or capability (they say so), 404 for an unknown method."""
     if error is None:

@@ -13,6 +13,7 @@ import contextlib
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from ...core.jsonrpc import JsonObject
 from ...core.versions import DEFAULT_HTTP_VERSION
 from . import sse
@@ -42,7 +43,7 @@ class SingleEventSse:
             return error_response(400, "Bad Request: pass the JSON-RPC message in ?request=")
         try:
             message = jsonrpc.decode(raw)
-        except jsonrpc.JsonRpcError as exc:
+        except McpError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
         if type(message) is not dict or not (is_request(message) or is_notification(message)):
             return error_response(

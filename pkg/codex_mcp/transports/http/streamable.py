@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from ...core.jsonrpc import JsonObject, RequestId
 from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
@@ -75,7 +76,7 @@ class StreamableHttp:
             return body
         try:
             message = jsonrpc.decode(body)
-        except jsonrpc.JsonRpcError as exc:
+        except McpError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
         denied = self.admission.message(request, message)
         if denied is not None:
