@@ -6,7 +6,7 @@ parsing JSON (basic/transports/streamable-http.mdx, "Request Metadata"): the
 `Mcp-Param-{Name}` headers for tool arguments annotated with `x-mcp-header`. A server
 that reads the body must reject a request whose headers are missing or disagree with
 it: 400 Bad Request with -32020 HeaderMismatch. Pure functions over a header mapping
-and a decoded request; the HTTP transport decides when to call them (modern requests).
+and a decoded request; the HTTP transport decides when to call them (stateless requests).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Tasks (the `io.modelcontextprotocol/tasks` extension of 2026-07-28, SEP-2663).
 
-A modern `tools/call` from a client that declared the extension may be answered with a
+A stateless `tools/call` from a client that declared the extension may be answered with a
 task handle (`resultType: "task"`) instead of its result; the client then polls
 `tasks/get`, answers the task's questions with `tasks/update`, and may `tasks/cancel`.
 

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from codex_mcp.client import Client, McpError
-from codex_mcp.client.modern import settle
+from codex_mcp.client.stateless import settle
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.peer import JsonRpcPeer
@@ -63,7 +63,7 @@ async def test_a_legacy_childs_question_is_a_round_for_a_modern_front(tmp_path: 
     client = gateway(_config(tmp_path), mode=MODERN, elicitation_handler=elicit,
                      sampling_handler=sample)  # fmt: skip
     async with client:
-        assert client.session.modern is not None  # the front speaks 2026-07-28
+        assert client.session.stateless is not None  # the front speaks 2026-07-28
         elicited = await client.call_tool("ex__test_elicitation", {"message": "Who?"})
         assert "action=accept" in elicited.text and "ada" in elicited.text, elicited.text
         assert len(asked) == 1 and asked[0]["message"] == "Who?"
@@ -80,13 +80,13 @@ async def test_a_modern_front_without_the_capability_is_told_so(tmp_path: Path) 
 # -- a child that speaks 2026-07-28 only -----------------------------------------------------
 # Our examples server, refusing `initialize` (-32022) or without it (stateless): the gateway
 # speaks 2026-07-28 to it, and sees its rounds and tasks through for a front of either era.
-MODERN_ONLY = [PY, str(ROOT / "tests/gateway/servers/modern_only.py")]
+STATELESS_ONLY = [PY, str(ROOT / "tests/gateway/servers/modern_only.py")]
 NAME = {"action": "accept", "content": {"name": "ada"}}
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 
 
 def _modern_child(tmp_path: Path, how: str = "--refuse") -> Path:
-    return write_config(tmp_path, {"mo": stdio(MODERN_ONLY, how)})
+    return write_config(tmp_path, {"mo": stdio(STATELESS_ONLY, how)})
 
 
 def _answer(params: JsonObject, _ctx: Any) -> JsonObject:
@@ -168,7 +168,7 @@ async def test_a_modern_only_child_behind_a_legacy_front(tmp_path: Path) -> None
         return _answer(params, ctx)
 
     async with gateway(_modern_child(tmp_path), elicitation_handler=answer) as client:
-        assert client.session.modern is None  # the front speaks the legacy era
+        assert client.session.stateless is None  # the front speaks the legacy era
         rounded = await client.call_tool("mo__test_input_required_result_elicitation", {})
         assert rounded.text == "Hello, ada!", rounded.text
         # The child's task is followed within the call; its question is elicitation/create.
@@ -330,7 +330,7 @@ async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
         return {"action": "accept", "content": {"username": "bo", "email": "b@o.c"}}
 
     async with gateway(_config(tmp_path), mode=MODERN, elicitation_handler=elicit) as client:
-        era = client.session.modern
+        era = client.session.stateless
         assert era is not None
         no_tasks = {"elicitation": {}}  # this request declares no tasks extension
         options = era.stamp(CallOptions(meta={CLIENT_CAPABILITIES_KEY: no_tasks}), True)
@@ -347,7 +347,7 @@ async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
 @pytest.mark.slow
 async def test_a_modern_only_child_over_http(tmp_path: Path, how: str) -> None:
     """The same child over Streamable HTTP, for a front of either era."""
-    child, url = launch_http(command=[*MODERN_ONLY, how, "--http"])
+    child, url = launch_http(command=[*STATELESS_ONLY, how, "--http"])
     try:
         config = write_config(tmp_path, {"mo": {"url": url}})
         for mode in (MODERN, "legacy"):

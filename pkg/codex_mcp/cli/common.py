@@ -10,7 +10,7 @@ from typing import Any
 from ..core.request_state import RequestStateCodec
 from ..core.server import ServerCore
 from ..defaults import CommonDefaults
-from ..log_tags import LINE_FORMAT, RedactBearer, SessionTag, level_number
+from ..session_logs import LINE_FORMAT, RedactBearer, SessionTag, level_number
 
 
 def configure_logging(level: str, log_file: Path | None = None) -> None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.core.modern_context import ModernContext
 from codex_mcp.core.provider import UnknownTool
+from codex_mcp.core.stateless_context import StatelessContext
 
 from . import elicitation, events
 from .bounds import CodexBounds
@@ -63,7 +63,7 @@ def elicitation_approver(ctx: RequestContext) -> Approver:
     bounds the wait (cancelling the elicitation when it expires)."""
 
     async def approve(kind: ApprovalKind, details: ApprovalDetails) -> bool:
-        if isinstance(ctx, ModernContext):
+        if isinstance(ctx, StatelessContext):
             raise ElicitationUnsupported(
                 "a 2026-07-28 request cannot be asked for approval while its turn runs (the "
                 "revision has no server-to-client requests, and answering input-required "

@@ -22,7 +22,7 @@ from codex_mcp import __version__
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 
-from ..log_tags import TRACE
+from ..session_logs import TRACE
 from . import protocol
 from .binary import CodexBinary, find_codex
 from .connection import AppServerConnection, StdioConnection

@@ -30,8 +30,8 @@ from codex_mcp.core.server import ServerCore
 from codex_mcp.core.session import StatelessSession
 
 from ..defaults import HttpDefaults
-from ..log_tags import SESSION, session_label
 from ..observe.hooks import CodexTurnHooks
+from ..session_logs import SESSION, session_label
 from .binary import find_codex
 from .bounds import CodexBounds
 from .calls import read_call, run_call

@@ -22,7 +22,7 @@ from codex_mcp.core.flow import Flow
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
 
-from ..log_tags import context_naming, session_label
+from ..session_logs import context_naming, session_label
 from .catalog import ToolEntry, prepare_tools
 from .codex.client import codex_client_capabilities
 from .config_model import ServerConfig, StdioTarget

@@ -21,7 +21,7 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from codex_mcp.client.modern import MAX_ROUNDS
+from codex_mcp.client.stateless import MAX_ROUNDS
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
@@ -69,7 +69,7 @@ def envelope(
 ) -> CallOptions:
     """`options` with the child's 2026-07-28 envelope: the front's capabilities, with the
     tasks extension or without it."""
-    era = session.modern
+    era = session.stateless
     assert era is not None
     capabilities = {**ctx.client_capabilities}
     extensions = capabilities.get("extensions")

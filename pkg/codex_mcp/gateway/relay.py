@@ -49,7 +49,7 @@ def call_tool(
     if (
         not legacy_front
         and ctx.can_create_task
-        and (connection is None or connection.session.modern is None)
+        and (connection is None or connection.session.stateless is None)
     ):
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
         work = request(
@@ -61,7 +61,7 @@ def call_tool(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
     session = connection.session
-    if session.modern is not None:  # rounds and tasks to see through (modern_child.py)
+    if session.stateless is not None:  # rounds and tasks to see through (modern_child.py)
         return request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
@@ -193,7 +193,7 @@ async def request(
 
         child.interrupts[request_id] = abort
     try:
-        if session.modern is None:
+        if session.stateless is None:
             result = await session.request(method, params, options)
         else:
             result = await modern_child.request(child, session, method, params, options, ctx)

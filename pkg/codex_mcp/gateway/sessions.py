@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.session import StatelessSession
-from codex_mcp.log_tags import session_label
+from codex_mcp.session_logs import session_label
 
 from .config_model import GatewayConfig, ServerConfig
 from .errors import limit_error

@@ -1,7 +1,7 @@
 """A task a 2026-07-28 child made of a call, seen through for the front client.
 
 For a 2026-07-28 front that declared the tasks extension, the call becomes a task of the
-gateway's own (`ModernContext.adopt_task`): the front gets the gateway's task handle, made
+gateway's own (`StatelessContext.adopt_task`): the front gets the gateway's task handle, made
 and checked by the core's task store like any task of ours, so it is unguessable and bound
 to the caller (another principal's `tasks/get`, `tasks/update` or `tasks/cancel` of it is
 `unknown taskId`, as for any task). Its work follows the child's task: it polls the child's
@@ -35,7 +35,7 @@ from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
-from codex_mcp.core.modern_context import ModernContext
+from codex_mcp.core.stateless_context import StatelessContext
 
 from .repair import normalize_result
 
@@ -61,7 +61,7 @@ async def follow(
             INTERNAL_ERROR, f"Internal error: {child.name!r} made a task without a taskId"
         )
     work = _follow(child, session, ctx, task_id, created)
-    if isinstance(ctx, ModernContext) and ctx.can_create_task:
+    if isinstance(ctx, StatelessContext) and ctx.can_create_task:
         return await ctx.adopt_task(asyncio.get_running_loop().create_task(work))
     return await work
 
@@ -79,7 +79,7 @@ class Handoff:
 
 
 async def call_with_handoff(
-    child: Child, call: Coroutine[Any, Any, JsonObject], ctx: ModernContext
+    child: Child, call: Coroutine[Any, Any, JsonObject], ctx: StatelessContext
 ) -> JsonObject:
     """`call` (the relay of a tools/call to a legacy child) for a front that may get a task:
     its result, or, once the child asks the front something, the gateway's task handle,

@@ -258,7 +258,7 @@ def instrument(core: ServerCore, sinks: list[Sink], calls_seen: bool = True) -> 
     `calls_seen`: something reads the current call (CURRENT) while a handler runs."""
     recorder = Recorder(sinks, calls_seen)
     core.methods = {name: recorder.entry(entry, name) for name, entry in core.methods.items()}
-    claim = core.modern_claim
+    claim = core.stateless_claim
     observed_entries: dict[int, MethodEntry] = {}
 
     def observed_claim(method: str, meta: Any) -> MethodEntry | None:
@@ -270,7 +270,7 @@ def instrument(core: ServerCore, sinks: list[Sink], calls_seen: bool = True) -> 
             wrapped = observed_entries[id(entry)] = recorder.entry(entry, None)
         return wrapped
 
-    core.modern_claim = observed_claim  # type: ignore[assignment]
-    core.modern_dispatch = recorder.handler(core.modern_dispatch, None)
+    core.stateless_claim = observed_claim  # type: ignore[assignment]
+    core.stateless_dispatch = recorder.handler(core.stateless_dispatch, None)
     core.fallback_handler = recorder.handler(core.fallback_handler, None)
     return recorder

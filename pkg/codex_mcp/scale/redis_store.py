@@ -30,7 +30,7 @@ from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ..core.jsonrpc import JsonObject
-from ..log_tags import session_label
+from ..session_logs import session_label
 from ..transports.http.store import (
     ClusterHandlers,
     EventCallback,

@@ -32,7 +32,7 @@ from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
 from ..defaults import DEFAULTS
-from ..memory import LARGE_MESSAGE, release_free_memory
+from ..heap_trim import LARGE_MESSAGE, release_free_memory
 from .backpressure import compact, shed
 
 log = logging.getLogger("codex_mcp.stdio")

@@ -27,7 +27,7 @@ from codex_mcp.core.errors import McpError
 from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject
 from codex_mcp.defaults import DEFAULTS
-from codex_mcp.memory import LARGE_MESSAGE, release_free_memory
+from codex_mcp.heap_trim import LARGE_MESSAGE, release_free_memory
 
 from ..errors import ConnectionClosed, McpClientError
 from .adopted import AdoptedProcess, adopt

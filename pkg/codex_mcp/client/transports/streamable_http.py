@@ -8,7 +8,7 @@ the handshake a GET stream carries what the server sends unprompted (405 means i
 A 404 to a request that carried a session id means the session expired: we raise
 SessionExpired and the ClientSession re-initializes once. Closing sends DELETE.
 
-Speaking 2026-07-28 (`use_modern`), there is no session, no GET stream and no DELETE:
+Speaking 2026-07-28 (`use_stateless`), there is no session, no GET stream and no DELETE:
 each POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the
 `Mcp-Param-*` headers of the tool's `x-mcp-header` arguments, and an HTTP error whose
 body is the JSON-RPC answer to our request is delivered as that answer.
@@ -96,7 +96,7 @@ class StreamableHttpTransport(Transport):
         self._on_closed: OnClosed | None = None
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
-        self._modern: str | None = None
+        self._stateless: str | None = None
         #: The x-mcp-header arguments of each tool (learned from tools/list).
         self.tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
 
@@ -118,15 +118,15 @@ class StreamableHttpTransport(Transport):
         if self.get_stream and self._listener is None and not self._closed:
             self._listener = asyncio.get_running_loop().create_task(self._listen())
 
-    def use_modern(self, version: str | None) -> None:
-        self._modern = version
+    def use_stateless(self, version: str | None) -> None:
+        self._stateless = version
         if version is not None and self._listener is not None:
             self._listener.cancel()
             self._listener = None
 
     @property
     def cancels_by_notification(self) -> bool:
-        return self._modern is None
+        return self._stateless is None
 
     def learn_tools(self, tools: list[JsonObject]) -> list[JsonObject]:
         """Remember each tool's `x-mcp-header` arguments; drop (with a warning) a tool
@@ -144,7 +144,7 @@ class StreamableHttpTransport(Transport):
             kept.append(tool)
         return kept
 
-    def _modern_headers(self, message: JsonObject, version: str) -> dict[str, str]:
+    def _stateless_headers(self, message: JsonObject, version: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": "application/json, text/event-stream"}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
@@ -231,13 +231,13 @@ class StreamableHttpTransport(Transport):
     ) -> tuple[int, Challenge, str | None] | None:
         """POST one message and deliver its answer; with `auth`, a 401, or a 403 for
         lack of scope, is returned (with its challenge) instead."""
-        modern = self._modern
-        if modern is not None:
-            headers = self._modern_headers(message, modern)
+        stateless = self._stateless
+        if stateless is not None:
+            headers = self._stateless_headers(message, stateless)
         else:
             headers = self._headers("application/json, text/event-stream")
         headers["Content-Type"] = "application/json"
-        sent_session = self._session_id if modern is None else None
+        sent_session = self._session_id if stateless is None else None
         is_request = "method" in message and "id" in message
         credentialed = _carries_credentials(headers)
         try:
@@ -254,10 +254,10 @@ class StreamableHttpTransport(Transport):
                     if resp.status == 401 or challenge.insufficient_scope:
                         challenge = with_body(challenge, await resp.read())
                         return resp.status, challenge, resp.headers.get("DPoP-Nonce")
-                if modern is not None and resp.status >= 400 and is_request:
+                if stateless is not None and resp.status >= 400 and is_request:
                     body = await resp.read()
                     if self._delivered_error(body, message.get("id")):
-                        return None  # a modern error answer (400, 404) to our request
+                        return None  # a stateless error answer (400, 404) to our request
                     raise http_error(self.url, resp.status, resp.reason, body)
                 if resp.status == 404 and sent_session is not None:
                     raise SessionExpired()
@@ -316,7 +316,7 @@ class StreamableHttpTransport(Transport):
         `Last-Event-ID`, after the `retry` delay it asked for. A 2026-07-28 exchange has no
         GET, and a stream with no id cannot be resumed."""
         misses = 0
-        while position.last_id is not None and self._modern is None and misses < _MAX_RESUMES:
+        while position.last_id is not None and self._stateless is None and misses < _MAX_RESUMES:
             await asyncio.sleep(position.retry)
             headers = self._headers("text/event-stream", "GET")
             headers["Last-Event-ID"] = position.last_id

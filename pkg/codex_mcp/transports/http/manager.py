@@ -22,7 +22,7 @@ from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...defaults import DEFAULTS
-from ...log_tags import session_label
+from ...session_logs import session_label
 from ..backpressure import SlowReaders
 from .sessions import Capacity, HttpSession, Refused
 from .store import MemoryStore, SessionRecord, SessionStore

@@ -21,7 +21,7 @@ from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...core.tasks import TaskStore
 from ...defaults import DEFAULTS
-from ...log_tags import session_label
+from ...session_logs import session_label
 from ..backpressure import SlowReaders
 from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
 from .streams import CLOSE, STANDALONE, Stream, StreamSet

@@ -37,10 +37,10 @@ from .exchange import (
     unsupported_version,
 )
 from .manager import SessionManager
-from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
 from .security import credential_of
 from .sessions import Exchange, HttpSession, Refused
 from .shared_stream import follow_stream, is_local
+from .stateless import StatelessHttp, is_stateless_post, method_not_allowed, speaks_stateless
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id, wait
 
 #: What a request still running when its session ends is answered (-32001, SESSION_NOT_FOUND).
@@ -56,8 +56,8 @@ class StreamableHttp:
         self.manager = manager
         self.config = config
         self.admission = admission
-        # 2026-07-28 requests: self-contained exchanges beside the sessions (modern.py).
-        self.modern = ModernHttp(manager, config.keepalive_interval)
+        # 2026-07-28 requests: self-contained exchanges beside the sessions (stateless.py).
+        self.stateless = StatelessHttp(manager, config.keepalive_interval)
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
@@ -82,8 +82,8 @@ class StreamableHttp:
         if denied is not None:
             return denied
 
-        if is_modern_post(message, request.headers.get(VERSION_HEADER)):
-            return await self.modern.post(request, message, credential_of(request))
+        if is_stateless_post(message, request.headers.get(VERSION_HEADER)):
+            return await self.stateless.post(request, message, credential_of(request))
         if self.config.stateless:
             return await self._stateless(request, message, admits_json, admits_sse)
         initializing = type(message) is dict and message.get("method") == "initialize"
@@ -308,7 +308,7 @@ class StreamableHttp:
 
     # -- GET -------------------------------------------------------------------
     async def get(self, request: web.Request) -> web.StreamResponse:
-        if speaks_modern(request):
+        if speaks_stateless(request):
             return method_not_allowed()
         if self.config.stateless:
             return error_response(
@@ -376,7 +376,7 @@ class StreamableHttp:
 
     # -- DELETE ----------------------------------------------------------------
     async def delete(self, request: web.Request) -> web.StreamResponse:
-        if speaks_modern(request):
+        if speaks_stateless(request):
             return method_not_allowed()
         if self.config.stateless:
             return error_response(405, "Method Not Allowed: stateless mode has no sessions")

@@ -1,4 +1,4 @@
-"""2026-07-28 over stdio: one server process serves modern requests statelessly, per
+"""2026-07-28 over stdio: one server process serves stateless requests statelessly, per
 request, beside a legacy `initialize` session (the examples server as a subprocess)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from .conftest import ModernStdio
-from .modern_helpers import (
+from .stateless_helpers import (
     LOG_LEVEL,
     SERVER_INFO,
     SUBSCRIPTION_ID,
@@ -59,14 +59,14 @@ def test_envelope_errors(examples: Start) -> None:
 
 def test_both_eras_on_one_process(examples: Start) -> None:
     peer: ModernStdio = examples()
-    modern = peer.ask(1, "tools/call", params(name="greet", arguments={"name": "Ada"}))
-    assert modern["result"]["resultType"] == "complete"
-    assert text_of(modern["result"]) == "Hello, Ada!"
+    stateless = peer.ask(1, "tools/call", params(name="greet", arguments={"name": "Ada"}))
+    assert stateless["result"]["resultType"] == "complete"
+    assert text_of(stateless["result"]) == "Hello, Ada!"
     legacy_init = peer.initialize("2025-06-18")
     assert legacy_init["result"]["protocolVersion"] == "2025-06-18"
     legacy = peer.call(2, "tools/call", {"name": "greet", "arguments": {"name": "Bo"}})
     assert legacy["result"] == {"content": [{"type": "text", "text": "Hello, Bo!"}]}
-    # After the handshake, a modern request is still served statelessly (per request).
+    # After the handshake, a stateless request is still served statelessly (per request).
     again = peer.ask(3, "tools/call", params(name="greet", arguments={"name": "Cy"}))
     assert again["result"]["_meta"][SERVER_INFO]["version"]
     tools = peer.ask(4, "tools/list", params())["result"]

@@ -1,4 +1,4 @@
-"""ModernContext: what a handler can do while serving one 2026-07-28 request.
+"""StatelessContext: what a handler can do while serving one 2026-07-28 request.
 
 The same API as a legacy request's RequestContext, so tool authors write one handler
 for both eras; what differs is underneath. The client's capabilities come from the
@@ -33,7 +33,7 @@ _INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roo
 _NO_META = RequestMeta("", {}, None, None, None)
 
 
-class ModernContext(RequestContext):
+class StatelessContext(RequestContext):
     """The context of one 2026-07-28 request."""
 
     __slots__ = ("_launching", "_task", "cache_hints", "request_meta", "rounds")
@@ -212,4 +212,4 @@ class ModernContext(RequestContext):
         self.cache_hints = (ttl_ms, scope)
 
 
-__all__ = ["ModernContext"]
+__all__ = ["StatelessContext"]

@@ -1,4 +1,4 @@
-"""Methods older callers still use (see specs/legacy.md).
+"""Direct methods, conventions of the Go system we grew from (see specs/direct-methods.md).
 
 `mcp.capabilities` answers discovery in one round trip, and any other unknown
 method that names a tool invokes that tool with the params as its arguments.

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from support.processes import StdioServer
 
-from .modern_helpers import EXAMPLES, params
+from .stateless_helpers import EXAMPLES, params
 
 
 class ModernStdio(StdioServer):

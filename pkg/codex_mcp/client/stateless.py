@@ -1,6 +1,6 @@
 """The client's side of MCP 2026-07-28: no handshake, an envelope on every request.
 
-`ModernEra` is what a session adds to each request once the server is known to speak
+`StatelessProfile` is what a session adds to each request once the server is known to speak
 the revision: the `_meta` envelope (version, client info, capabilities, log level).
 `settle` drives input-required rounds: it answers the server's `inputRequests` with the
 same callbacks that answer legacy server-to-client requests (elicitation, sampling,
@@ -40,9 +40,9 @@ from .errors import McpClientError
 if TYPE_CHECKING:
     from .session import ClientSession
 
-#: Errors only a modern server answers with: a server that sends one speaks the revision
+#: Errors only a stateless server answers with: a server that sends one speaks the revision
 #: (basic/versioning.mdx, "Backward Compatibility"), so the client does not fall back.
-MODERN_ERRORS: Final = frozenset(
+STATELESS_ERRORS: Final = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
 )
 #: Rounds one request may take before we give up (the official SDK's cap too).
@@ -50,7 +50,7 @@ MAX_ROUNDS: Final = 10
 
 
 @dataclass(frozen=True, slots=True)
-class ModernEra:
+class StatelessProfile:
     """How this client speaks 2026-07-28 to one server."""
 
     version: str
@@ -82,8 +82,8 @@ class ModernEra:
         )
 
 
-def modern_capabilities(capabilities: JsonObject) -> JsonObject:
-    """What a modern request declares: the client's capabilities, and the tasks
+def stateless_capabilities(capabilities: JsonObject) -> JsonObject:
+    """What a stateless request declares: the client's capabilities, and the tasks
     extension (this client follows tasks to their end)."""
     extensions = capabilities.get("extensions")
     return {
@@ -98,8 +98,8 @@ def server_info_of(result: JsonObject) -> JsonObject:
     return info if isinstance(info, dict) else {}
 
 
-def is_modern_error(exc: BaseException) -> bool:
-    return isinstance(exc, McpError) and exc.code in MODERN_ERRORS
+def is_stateless_error(exc: BaseException) -> bool:
+    return isinstance(exc, McpError) and exc.code in STATELESS_ERRORS
 
 
 async def answer_inputs(session: ClientSession, requests: Mapping[str, Any]) -> JsonObject:
@@ -198,12 +198,12 @@ async def follow_task(
 
 __all__ = [
     "MAX_ROUNDS",
-    "MODERN_ERRORS",
-    "ModernEra",
+    "STATELESS_ERRORS",
+    "StatelessProfile",
     "answer_inputs",
     "follow_task",
-    "is_modern_error",
-    "modern_capabilities",
+    "is_stateless_error",
     "server_info_of",
     "settle",
+    "stateless_capabilities",
 ]
