@@ -40,7 +40,7 @@ _LAZY = {
     "StdioTransport": ".transports.stdio",
     "StreamableHttpTransport": ".transports.streamable_http",
     "Transport": ".transports.base",
-    "SpawnError": ".transports.stdio",
+    "SpawnError": ".errors",
     "CallToolResult": ".types",
     "Completion": ".types",
     "GetPromptResult": ".types",
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         McpClientError,
         RequestTimeout,
         SessionExpired,
+        SpawnError,
         TransportError,
         is_retryable,
     )
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
     from .transports.base import Transport
     from .transports.legacy_sse import LegacySseTransport
     from .transports.memory import MemoryTransport
-    from .transports.stdio import SpawnError, StdioTransport
+    from .transports.stdio import StdioTransport
     from .transports.streamable_http import StreamableHttpTransport
     from .types import (
         CallToolResult,

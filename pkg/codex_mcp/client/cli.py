@@ -28,7 +28,7 @@ from codex_mcp.core.versions import STATELESS_VERSIONS
 
 from ..startup import add_version_flag
 from .client import Client
-from .errors import TOKEN_ENV, McpClientError
+from .errors import TOKEN_ENV, McpClientError, UsageError
 from .transports.stdio import Framing
 
 if TYPE_CHECKING:
@@ -130,10 +130,6 @@ def _json_object(text: str | None, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f"{what} must be a JSON object, got {type(value).__name__}")
     return value
-
-
-class UsageError(Exception):
-    pass
 
 
 def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:

@@ -85,3 +85,11 @@ def is_retryable(exc: BaseException, *, idempotent: bool = True) -> bool:
     if not isinstance(exc, CodexMcpError) or not exc.retryable:
         return False
     return idempotent or not exc.fate_unknown
+
+
+class SpawnError(McpClientError):
+    """The server process could not be started (not retryable)."""
+
+
+class UsageError(McpClientError):
+    pass

@@ -18,7 +18,7 @@ from codex_mcp.core.stateless_context import StatelessContext
 
 from . import elicitation, events
 from .bounds import CodexBounds
-from .errors import CodexError
+from .errors import CodexError, ElicitationUnsupported
 from .protocol import ApprovalDetails, ApprovalKind, ThreadOptions
 from .run import Approver, CodexEvent, EventCallback, TurnResult
 from .tools import (
@@ -34,10 +34,6 @@ if TYPE_CHECKING:
     from codex_mcp.core.context import RequestContext
 
     from .driver import CodexDriver
-
-
-class ElicitationUnsupported(Exception):
-    pass
 
 
 def event_forwarder(ctx: RequestContext) -> EventCallback:
@@ -108,7 +104,7 @@ def read_call(
     scopes: frozenset[str] | None = None,
 ) -> CodexCall | ReplyCall:
     """A call's arguments, parsed, and for `codex` held to the operator's bounds (for the
-    caller's OAuth scopes). Raises CodexError (InvalidArguments, OutOfBounds): the caller's
+    caller's OAuth scopes). Raises CodexError (InvalidCodexArguments, OutOfBounds): the caller's
     mistake, answered before any app-server is started or asked; UnknownTool for other
     names."""
     if name == CODEX:

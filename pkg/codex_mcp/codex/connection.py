@@ -20,10 +20,10 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
-from codex_mcp.client.errors import ConnectionClosed, McpClientError, RequestTimeout
+from codex_mcp.client.errors import ConnectionClosed, McpClientError, RequestTimeout, SpawnError
 from codex_mcp.client.session import ClientSession
 from codex_mcp.client.transports.base import OnClosed, OnMessage, Transport
-from codex_mcp.client.transports.stdio import SpawnError, StdioTransport
+from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 

@@ -64,3 +64,19 @@ class ApprovalDeclined(TurnInterrupted):
 
 class TooManyAppServers(CodexError):
     """Every app-server the server allows is running (one per session that used Codex)."""
+
+
+class InvalidCodexArguments(CodexError):
+    """A tool call's arguments do not fit the tool's schema."""
+
+
+class ElicitationUnsupported(CodexMcpError):
+    pass
+
+
+class OutOfBounds(CodexError):
+    """A `codex` call asked for more than the server's bounds allow it."""
+
+
+class BoundsError(CodexMcpError, ValueError):
+    """The bounds' settings are wrong (a start-up mistake)."""

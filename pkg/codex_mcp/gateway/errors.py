@@ -325,9 +325,8 @@ def normalize_exception(
     keeps a child's own JSON-RPC error as it is (WRAPPER_ERROR_PASSTHROUGH)."""
     # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
     # gateway config must not pay at startup just for importing this package.
-    from codex_mcp.client.errors import ConnectionClosed, RequestTimeout, TransportError
+    from codex_mcp.client.errors import ConnectionClosed, RequestTimeout, SpawnError, TransportError
     from codex_mcp.client.oauth.errors import NeedsLogin, OAuthError
-    from codex_mcp.client.transports.stdio import SpawnError
 
     if isinstance(exc, McpError):
         error = {"code": exc.code, "message": exc.message}

@@ -29,7 +29,7 @@ from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject
 from codex_mcp.defaults import DEFAULTS
 from codex_mcp.heap_trim import LARGE_MESSAGE, release_free_memory
 
-from ..errors import ConnectionClosed, McpClientError
+from ..errors import ConnectionClosed, SpawnError
 from .adopted import AdoptedProcess, adopt
 from .base import OnClosed, OnMessage, Transport
 
@@ -89,10 +89,6 @@ class _StdoutPipe(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.on_end(exc)
-
-
-class SpawnError(McpClientError):
-    """The server process could not be started (not retryable)."""
 
 
 class StdioTransport(Transport):

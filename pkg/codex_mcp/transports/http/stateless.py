@@ -33,10 +33,9 @@ from ...core.tasks import TASK_METHODS
 from ...core.versions import STATELESS_VERSIONS
 from ..backpressure import LAGGING, MessageQueue, SlowReaders, compact
 from . import sse
-from .errors import busy_response, error_response
+from .errors import Busy, busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
 from .manager import SessionManager
-from .sessions import Refused
 from .streams import TICK, Ticker, wait
 
 log = logging.getLogger("codex_mcp.http")
@@ -117,7 +116,7 @@ class StatelessHttp:
             # as a session's GET stream: it counts against max_sessions.
             try:
                 self.manager.start_listening()
-            except Refused as exc:
+            except Busy as exc:
                 return busy_response(exc.status, str(exc), request_id)
             try:
                 return await self._exchange(request, message, credential)

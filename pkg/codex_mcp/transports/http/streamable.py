@@ -25,7 +25,7 @@ from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .admission import Admission
 from .config import HttpConfig
-from .errors import SESSION_NOT_FOUND, busy_response, error_body, error_response
+from .errors import SESSION_NOT_FOUND, Busy, busy_response, error_body, error_response
 from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -38,7 +38,7 @@ from .exchange import (
 )
 from .manager import SessionManager
 from .security import credential_of
-from .sessions import Exchange, HttpSession, Refused
+from .sessions import Exchange, HttpSession
 from .shared_stream import follow_stream, is_local
 from .stateless import StatelessHttp, is_stateless_post, method_not_allowed, speaks_stateless
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id, wait
@@ -91,7 +91,7 @@ class StreamableHttp:
         if initializing and not session_id:
             try:
                 session = self.manager.create(credential_of(request))
-            except Refused as exc:
+            except Busy as exc:
                 return busy_response(exc.status, str(exc), _id_of(message))
         else:
             # This process's session, or (replicas) one another replica created.
@@ -128,7 +128,7 @@ class StreamableHttp:
             )
         try:
             session.check_room()
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), message["id"], headers)
         wants_sse = admits_sse and not session.json_only and not self._to_get_stream(session)
         force_sse = not admits_json or request.headers.get("X-MCP-POST-STREAM") == "1"
@@ -254,7 +254,7 @@ class StreamableHttp:
         try:
             if calls:
                 session.check_room(calls)
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), headers=headers)
         exchange = Exchange(calls)
         stream = session.open_exchange(exchange)
@@ -297,7 +297,7 @@ class StreamableHttp:
             session = self.manager.ephemeral(
                 request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION), credential_of(request)
             )
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), _id_of(message))
         try:
             if is_request(message):
