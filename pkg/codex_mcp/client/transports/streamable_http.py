@@ -40,6 +40,7 @@ from ..errors import ConnectionClosed, SessionExpired, TransportError
 from ..oauth.challenge import Challenge, parse_challenge, with_body
 from ..oauth.errors import OAuthError
 from .base import OnClosed, OnMessage, Transport
+from .http_errors import http_error, map_exceptions, redirect_refused
 from .sse import iter_sse
 
 if TYPE_CHECKING:
@@ -49,9 +50,6 @@ log = logging.getLogger("codex_mcp.client.http")
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-_RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-#: Statuses by which a server (or a proxy) says it did not take the request.
-_NOT_TAKEN_STATUS = frozenset({408, 425, 429, 503})
 #: Re-authorizations for more scope (403 insufficient_scope) one request may cause.
 _MAX_STEP_UPS = 2
 #: Resumes of a response stream in a row that bring nothing new before we give up.
@@ -240,7 +238,7 @@ class StreamableHttpTransport(Transport):
         sent_session = self._session_id if stateless is None else None
         is_request = "method" in message and "id" in message
         credentialed = _carries_credentials(headers)
-        try:
+        with map_exceptions(f"HTTP request to {self.url}"):
             async with http.post(
                 self.url,
                 data=jsonrpc.encode(message),
@@ -248,7 +246,7 @@ class StreamableHttpTransport(Transport):
                 allow_redirects=not credentialed,
             ) as resp:
                 if credentialed and 300 <= resp.status < 400:
-                    raise _redirect_refused(self.url, resp)
+                    raise redirect_refused(self.url, resp)
                 if self.auth is not None and resp.status in (401, 403):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
@@ -268,13 +266,6 @@ class StreamableHttpTransport(Transport):
                 if resp.status >= 400:
                     raise http_error(self.url, resp.status, resp.reason, await resp.read())
                 answered = await self._read_answer(resp, message.get("id"))
-        except aiohttp.ClientError as exc:
-            # Refused before anything was sent: nothing ran. Anything later (a reset, a
-            # cut stream): the server may have taken the request.
-            raise TransportError(
-                f"HTTP request to {self.url} failed: {exc or type(exc).__name__}",
-                fate_unknown=not isinstance(exc, aiohttp.ClientConnectorError),
-            ) from exc
         if is_request and not answered:
             raise TransportError(
                 f"{self.url}: the response stream ended before the response", fate_unknown=True
@@ -326,7 +317,7 @@ class StreamableHttpTransport(Transport):
                 self.url, headers=headers, allow_redirects=not credentialed
             ) as resp:
                 if credentialed and 300 <= resp.status < 400:
-                    raise _redirect_refused(self.url, resp)
+                    raise redirect_refused(self.url, resp)
                 if resp.status >= 400:
                     log.debug("%s: resuming a response stream: HTTP %d", self.url, resp.status)
                     return False
@@ -423,31 +414,7 @@ def _carries_credentials(headers: Mapping[str, str]) -> bool:
     return any(name.lower() == "authorization" for name in headers)
 
 
-def _redirect_refused(url: str, resp: aiohttp.ClientResponse) -> TransportError:
-    location = resp.headers.get("Location", "(no Location)")
-    return TransportError(
-        f"{url} answered HTTP {resp.status} redirecting to {location[:300]!r}: "
-        "not following a redirect with the Authorization header",
-        retryable=False,
-    )
-
-
 def _header_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return encode_header_value(str(value))
-
-
-def http_error(url: str, status: int, reason: str | None, body: bytes) -> TransportError:
-    detail = body.decode("utf-8", errors="replace").strip()
-    with contextlib.suppress(McpError):
-        decoded = jsonrpc.decode(body)
-        error = decoded.get("error") if isinstance(decoded, dict) else None
-        if isinstance(error, dict):
-            detail = f"{error.get('message')} (code {error.get('code')})"
-    return TransportError(
-        f"{url} answered HTTP {status} {reason or ''}".rstrip()
-        + (f": {detail[:300]}" if detail else ""),
-        retryable=status in _RETRYABLE_STATUS,
-        fate_unknown=status >= 500 and status not in _NOT_TAKEN_STATUS,
-    )
