@@ -31,13 +31,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ..core.jsonrpc import JsonObject
 from ..session_logs import session_label
+from ..transports.http.errors import StoreUnavailable
 from ..transports.http.store import (
     ClusterHandlers,
     EventCallback,
     NewReader,
     SessionRecord,
     StoredEvent,
-    StoreUnavailable,
 )
 from .bus import Bus
 from .records import PREFIX, entry_of, fields_of, key_of, parse_published, record_of

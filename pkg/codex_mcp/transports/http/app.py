@@ -29,7 +29,7 @@ from .connections import (
     connection_cap,
 )
 from .cors import Cors
-from .errors import busy_response
+from .errors import StoreUnavailable, busy_response
 from .exchange import is_request, read_body
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
@@ -38,7 +38,7 @@ from .oauth import RESOURCE_SERVER_KEY
 from .security import OPEN_PATH_SUFFIXES
 from .sessions import Capacity
 from .single_event import SingleEventSse
-from .store import MemoryStore, SessionStore, StoreUnavailable
+from .store import MemoryStore, SessionStore
 from .streamable import StreamableHttp
 
 log = logging.getLogger("codex_mcp.http")

@@ -1,4 +1,5 @@
-"""Every error the HTTP transport answers itself: one envelope, named codes.
+"""Every error the HTTP transport answers itself: one envelope, named codes; and the
+exceptions its parts raise to get one answered (`Busy`, `TokenRefused`, ...).
 
 Errors about a message (parse errors, invalid requests) use the JSON-RPC codes of the
 core; the transport's own refusals use two codes of JSON-RPC's server-error range,
@@ -84,3 +85,7 @@ class IssuerUnreachable(CodexMcpError):
 
 class UnknownKey(CodexMcpError):
     """The token names a key the issuer does not publish."""
+
+
+class StoreUnavailable(CodexMcpError):
+    """The shared store could not be reached; the request is refused with 503."""

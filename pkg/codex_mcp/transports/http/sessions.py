@@ -23,8 +23,8 @@ from ...core.tasks import TaskStore
 from ...defaults import DEFAULTS
 from ...session_logs import session_label
 from ..backpressure import SlowReaders
-from .errors import Busy
-from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
+from .errors import Busy, StoreUnavailable
+from .store import OPENED, SessionRecord, SessionStore
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
 log = logging.getLogger("codex_mcp.http")
