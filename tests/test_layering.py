@@ -5,7 +5,8 @@
   the sessions below the methods); a module may name a type from above only under
   `if TYPE_CHECKING:`;
 - transports never import the server library or the client;
-- the client never imports the server library or the transports.
+- the client never imports the server library or the transports;
+- client modules that once imported each other in a circle no longer do.
 """
 
 from __future__ import annotations
@@ -163,3 +164,23 @@ def test_transports_and_client_stay_in_their_layer(area: str, forbidden: tuple[s
     for name, path in _modules(PKG / area, f"codex_mcp.{area}").items():
         for imported in _all_imports(path, _package_of(name, path)):
             assert not imported.startswith(forbidden), f"{path}: imports {imported}"
+
+
+CLIENT_MODULES = _modules(PKG / "client", "codex_mcp.client")
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("stateless", "session"), ("oauth.endpoints", "oauth.errors")],
+)
+def test_client_modules_that_once_imported_each_other_do_not(one: str, other: str) -> None:
+    """Not even under TYPE_CHECKING or inside a function: the lower one declares what it
+    needs (stateless.AnsweringPeer; `shown` lives with the errors it words)."""
+    for a, b in ((one, other), (other, one)):
+        name = f"codex_mcp.client.{a}"
+        path = CLIENT_MODULES[name]
+        imported = _all_imports(path, _package_of(name, path))
+        assert f"codex_mcp.client.{b}" not in imported or (a, b) in (
+            ("session", "stateless"),
+            ("oauth.endpoints", "oauth.errors"),
+        ), f"{name} imports codex_mcp.client.{b}"

@@ -22,7 +22,7 @@ from typing import Any
 from codex_mcp.core import jsonrpc
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
-from codex_mcp.core.peer import CallOptions, Inbound, JsonRpcPeer, ProgressCallback
+from codex_mcp.core.peer import CallOptions, Inbound, ProgressCallback
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
 from codex_mcp.core.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
@@ -33,7 +33,13 @@ from .errors import (
     SessionExpired,
     TransportError,
 )
-from .stateless import StatelessProfile, is_stateless_error, server_info_of, settle
+from .stateless import (
+    AnsweringPeer,
+    StatelessProfile,
+    is_stateless_error,
+    server_info_of,
+    settle,
+)
 from .transports.base import Transport
 from .types import InitializeResult
 
@@ -71,7 +77,7 @@ class _NowaitOutbound:
         self.send = send_nowait
 
 
-class ClientSession(JsonRpcPeer):
+class ClientSession(AnsweringPeer):
     strict_version = False  # take what a lenient server sends, as earlier clients did
 
     def __init__(self, transport: Transport) -> None:

@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
@@ -37,9 +37,6 @@ from codex_mcp.core.request_meta import (
 
 from .errors import McpClientError
 
-if TYPE_CHECKING:
-    from .session import ClientSession
-
 #: Errors only a stateless server answers with: a server that sends one speaks the revision
 #: (basic/versioning.mdx, "Backward Compatibility"), so the client does not fall back.
 STATELESS_ERRORS: Final = frozenset(
@@ -47,6 +44,14 @@ STATELESS_ERRORS: Final = frozenset(
 )
 #: Rounds one request may take before we give up (the official SDK's cap too).
 MAX_ROUNDS: Final = 10
+
+
+class AnsweringPeer(JsonRpcPeer):
+    """A peer that answers a server's input requests (the client's session): what rounds
+    and tasks need of it, declared here so that this module does not import the session."""
+
+    async def answer_input(self, method: str, params: JsonObject) -> JsonObject:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +107,7 @@ def is_stateless_error(exc: BaseException) -> bool:
     return isinstance(exc, McpError) and exc.code in STATELESS_ERRORS
 
 
-async def answer_inputs(session: ClientSession, requests: Mapping[str, Any]) -> JsonObject:
+async def answer_inputs(session: AnsweringPeer, requests: Mapping[str, Any]) -> JsonObject:
     """Answers to the server's input requests, all asked at once, through the handlers
     that answer the same requests from a legacy server."""
     keys = list(requests)
@@ -110,7 +115,7 @@ async def answer_inputs(session: ClientSession, requests: Mapping[str, Any]) -> 
     return dict(zip(keys, answers, strict=True))
 
 
-async def _answer_one(session: ClientSession, request: Any) -> JsonObject:
+async def _answer_one(session: AnsweringPeer, request: Any) -> JsonObject:
     method = request.get("method") if isinstance(request, dict) else None
     params = request.get("params") if isinstance(request, dict) else None
     if not isinstance(method, str):
@@ -119,7 +124,7 @@ async def _answer_one(session: ClientSession, request: Any) -> JsonObject:
 
 
 async def settle(
-    session: ClientSession,
+    session: AnsweringPeer,
     method: str,
     params: JsonObject | None,
     options: CallOptions,
@@ -152,7 +157,7 @@ async def settle(
 
 
 async def follow_task(
-    session: ClientSession,
+    session: AnsweringPeer,
     created: JsonObject,
     request: Callable[[str, JsonObject], Awaitable[JsonObject]],
 ) -> JsonObject:
