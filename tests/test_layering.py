@@ -124,6 +124,7 @@ def test_core_runtime_imports_have_no_cycle() -> None:
 @pytest.mark.parametrize(
     ("lower", "upper"),
     [
+        ("errors", "jsonrpc"),
         ("jsonrpc", "peer"),
         ("calls", "inbound"),
         ("calls", "peer"),
