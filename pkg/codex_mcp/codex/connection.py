@@ -27,7 +27,7 @@ from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 
-from .errors import CodexUnavailable, ConnectionLost
+from .errors import AppServerGone, CodexUnavailable
 
 log = logging.getLogger("codex_mcp.codex")
 
@@ -40,7 +40,7 @@ class AppServerConnection(Protocol):
     async def request(
         self, method: str, params: JsonObject | None = None, timeout: float | None = None
     ) -> JsonObject:
-        """The result; raises McpError, ConnectionLost or TimeoutError."""
+        """The result; raises McpError, AppServerGone or TimeoutError."""
         ...
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None: ...
@@ -125,13 +125,13 @@ class StdioConnection:
         except RequestTimeout as exc:
             raise TimeoutError(str(exc)) from None
         except McpClientError as exc:  # ConnectionClosed, TransportError
-            raise ConnectionLost(self._reason or str(exc)) from None
+            raise AppServerGone(self._reason or str(exc)) from None
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         try:
             await self.session.notify_async(method, params)
         except McpClientError as exc:
-            raise ConnectionLost(self._reason or str(exc)) from None
+            raise AppServerGone(self._reason or str(exc)) from None
 
     def on_notification(self, callback: NotificationCallback) -> None:
         self.session.notification_handlers.append(callback)

@@ -29,7 +29,6 @@ from .connection import AppServerConnection, StdioConnection
 from .errors import (
     AppServerGone,
     AppServerRequestFailed,
-    ConnectionLost,
     ThreadBusy,
     UnknownThread,
 )
@@ -312,18 +311,15 @@ class CodexDriver:
             raise AppServerRequestFailed(
                 method, exc.code, exc.message, protocol.thread_id_of(params or {})
             ) from None
-        except ConnectionLost as exc:
-            raise AppServerGone(str(exc), protocol.thread_id_of(params or {})) from None
+        except AppServerGone as exc:  # named with the thread it hit
+            raise AppServerGone(exc.message, protocol.thread_id_of(params or {})) from None
         except TimeoutError:
             raise AppServerRequestFailed(
                 method, 0, f"no answer within {self.request_timeout:g} s"
             ) from None
 
     async def _notify(self, method: str, params: JsonObject | None = None) -> None:
-        try:
-            await self.connection.notify(method, params)
-        except ConnectionLost as exc:
-            raise AppServerGone(str(exc)) from None
+        await self.connection.notify(method, params)  # AppServerGone when it is gone
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -24,12 +24,8 @@ class CodexUnavailable(CodexError):
 
 
 class AppServerGone(CodexError):
-    """The `codex app-server` process exited or closed its pipes."""
-
-
-class ConnectionLost(CodexError):
-    """The connection to app-server is gone (process exited, pipe closed); every pending
-    request fails with it. The driver names it `AppServerGone`, with the thread it hit."""
+    """The `codex app-server` process exited or closed its pipes; every pending request
+    fails with it."""
 
 
 class AppServerRequestFailed(CodexError):
