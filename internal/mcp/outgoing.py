@@ -309,7 +309,7 @@ class Requester:
     # -- the errors our requests raise (sessions override them) ----------------------
     def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
         """The exception our request raises when the peer answers with an error."""
-        return McpError(code, message, data)
+        return McpError(code, message, data, method)
 
     def closed_error(self) -> Exception:
         return McpError(INTERNAL_ERROR, "connection closed")

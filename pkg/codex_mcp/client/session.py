@@ -278,9 +278,6 @@ class ClientSession(AnsweringPeer):
         for listener in list(self.notification_handlers):
             self._call_back(listener, method, params)
 
-    def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
-        return McpError(code, message, data, method)
-
     def closed_error(self) -> Exception:
         return self._closed_by or ConnectionClosed("connection to the MCP server closed")
 
