@@ -23,7 +23,7 @@ from codex_mcp import (
     Server,
     ToolError,
 )
-from codex_mcp.core import JsonRpcError
+from codex_mcp.core import McpError
 from pydantic import BaseModel, Field
 
 # A 1x1 red pixel.
@@ -625,7 +625,7 @@ async def failing_job() -> str:
 async def protocol_error_job() -> str:
     """Works briefly, then fails with a JSON-RPC error (the task ends failed)."""
     await asyncio.sleep(0.2)
-    raise JsonRpcError(-32603, "protocol_error_job hit an internal error on purpose")
+    raise McpError(-32603, "protocol_error_job hit an internal error on purpose")
 
 
 _CONFIRM_SCHEMA = {

@@ -213,7 +213,7 @@ def test_a_console_scripts_module_leaves_the_imports_to_its_main(
 ) -> None:
     """Importing the entry point's module loads neither the core, the transports nor the
     settings: `main` imports them, with the collector paused (a module imported before,
-    the whole core through log_tags once, made ~20 collections of its own)."""
+    the whole core through session_logs once, made ~20 collections of its own)."""
     module = entry_module(script)
     program = f"import sys, {module}\nprint('\\n'.join(sys.modules))\n"
     done = subprocess.run(

@@ -9,6 +9,7 @@
 - the gateway's parts import one way (children <- routing, relay <- provider, status,
   serve) in no circle, counting every import, and `codex_mcp.lint` imports none of its
   runtime.
+- client modules that once imported each other in a circle no longer do.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ def test_core_runtime_imports_have_no_cycle() -> None:
 @pytest.mark.parametrize(
     ("lower", "upper"),
     [
+        ("errors", "jsonrpc"),
         ("jsonrpc", "peer"),
         ("calls", "inbound"),
         ("calls", "peer"),
@@ -271,3 +273,23 @@ def test_lint_imports_none_of_the_gateways_runtime() -> None:
         if _within(name, ("codex_mcp.lint",)):
             bad = sorted(i for i in imports if _within(i, _RUNTIME))
             assert not bad, f"{name} imports {bad}"
+
+
+CLIENT_MODULES = _modules(PKG / "client", "codex_mcp.client")
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("stateless", "session"), ("oauth.endpoints", "oauth.errors")],
+)
+def test_client_modules_that_once_imported_each_other_do_not(one: str, other: str) -> None:
+    """Not even under TYPE_CHECKING or inside a function: the lower one declares what it
+    needs (stateless.AnsweringPeer; `shown` lives with the errors it words)."""
+    for a, b in ((one, other), (other, one)):
+        name = f"codex_mcp.client.{a}"
+        path = CLIENT_MODULES[name]
+        imported = _all_imports(path, _package_of(name, path))
+        assert f"codex_mcp.client.{b}" not in imported or (a, b) in (
+            ("session", "stateless"),
+            ("oauth.endpoints", "oauth.errors"),
+        ), f"{name} imports codex_mcp.client.{b}"

@@ -1,9 +1,10 @@
 """codex-mcp's protocol core: JSON-RPC 2.0 and the MCP methods, with no transport code.
 
-Layers, each importing only those above it: `jsonrpc` (envelopes, codes), `peer` (one
-end of a JSON-RPC connection, for servers and clients alike), `context` and `session`
-(MCP on the peer), `provider`/`composite`/`namespace` (where tools, resources and
-prompts come from), `methods` (the MCP methods), `server` (`ServerCore`).
+Layers, each importing only those above it: `errors` (the error family's root and
+`McpError`), `jsonrpc` (envelopes, codes), `peer` (one end of a JSON-RPC connection, for
+servers and clients alike), `context` and `session` (MCP on the peer),
+`provider`/`composite`/`namespace` (where tools, resources and prompts come from),
+`methods` (the MCP methods), `server` (`ServerCore`).
 
 Transports open a session per connection with `ServerCore.open_session(outbound)`,
 feed it decoded messages with `session.receive(...)`, and write what it sends
@@ -13,7 +14,8 @@ through `outbound.send(message, related)`.
 from .composite import CompositeProvider
 from .context import RequestContext
 from .deferred import Deferred
-from .jsonrpc import JsonObject, JsonRpcError, RequestId
+from .errors import CodexMcpError, McpError
+from .jsonrpc import JsonObject, RequestId
 from .log_levels import LOG_LEVELS
 from .peer import CallOptions, Inbound, JsonRpcPeer, MethodEntry, Outbound
 from .provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool
@@ -28,12 +30,13 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "CallOptions",
     "ClientError",
+    "CodexMcpError",
     "CompositeProvider",
     "Deferred",
     "Inbound",
     "JsonObject",
-    "JsonRpcError",
     "JsonRpcPeer",
+    "McpError",
     "MethodEntry",
     "Outbound",
     "Provider",

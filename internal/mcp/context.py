@@ -78,7 +78,7 @@ class RequestContext(Inbound):
     ) -> JsonObject:
         """Ask the client for input (elicitation, sampling, roots). A legacy session sends
         the request and waits for the answer; a 2026-07-28 request answers with an
-        input-required result instead (see ModernContext), where `key` names the input
+        input-required result instead (see StatelessContext), where `key` names the input
         request (automatic keys otherwise)."""
         return await self.request(method, params, timeout)
 
@@ -161,7 +161,7 @@ class RequestContext(Inbound):
         self, work: Coroutine[Any, Any, JsonObject], *, required: bool = False
     ) -> Awaitable[JsonObject]:
         """`work` (a tool call's coroutine), run as a task when this call may become one
-        (see ModernContext); `required`: a call that cannot do without a task. A legacy
+        (see StatelessContext); `required`: a call that cannot do without a task. A legacy
         session has no tasks: the work runs in the request."""
         return work
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import McpError
 from .json_schema import describe_validation_errors, schema_validator
-from .jsonrpc import INVALID_PARAMS, JsonObject, JsonRpcError
+from .jsonrpc import INVALID_PARAMS, JsonObject
 
 
-class ElicitationMismatch(JsonRpcError):
+class ElicitationMismatch(McpError):
     """The client accepted an elicitation with content the requestedSchema does not allow.
     A tool that does not catch it fails with this message (an error result)."""
 

@@ -10,6 +10,8 @@ from typing import Any, Final
 
 import orjson
 
+from .errors import McpError
+
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
@@ -24,24 +26,8 @@ RequestId = str | int
 JsonObject = dict[str, Any]
 
 
-class JsonRpcError(Exception):
-    """An error that becomes a JSON-RPC error response."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_error(self) -> JsonObject:
-        error: JsonObject = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-def invalid_params(message: str, data: Any = None) -> JsonRpcError:
-    return JsonRpcError(INVALID_PARAMS, message, data)
+def invalid_params(message: str, data: Any = None) -> McpError:
+    return McpError(INVALID_PARAMS, message, data)
 
 
 def result_response(request_id: RequestId | None, result: Any) -> JsonObject:
@@ -90,21 +76,21 @@ def response_id(value: Any) -> RequestId | None:
     return None
 
 
-def error_from_wire(error: Any) -> JsonRpcError:
-    """A peer's `error` member as a JsonRpcError, whatever shape it came in: a code that is
+def error_from_wire(error: Any) -> McpError:
+    """A peer's `error` member as a McpError, whatever shape it came in: a code that is
     not an integer, or an error that is not an object, becomes -32603 naming what came."""
     if type(error) is not dict:
-        return JsonRpcError(INTERNAL_ERROR, f"malformed error response: {_preview(error)}")
+        return McpError(INTERNAL_ERROR, f"malformed error response: {_preview(error)}")
     code = error.get("code")
     message = error.get("message")
     text = message if type(message) is str else _preview(message) if message is not None else ""
     if type(code) is not int:
-        return JsonRpcError(
+        return McpError(
             INTERNAL_ERROR,
             f"malformed error response (code {_preview(code)}): {text}".rstrip(": "),
             error.get("data"),
         )
-    return JsonRpcError(code, text, error.get("data"))
+    return McpError(code, text, error.get("data"))
 
 
 def _preview(value: Any, limit: int = 200) -> str:
@@ -113,11 +99,11 @@ def _preview(value: Any, limit: int = 200) -> str:
 
 
 def decode(data: bytes | bytearray | memoryview | str) -> Any:
-    """Parse one JSON text; raises JsonRpcError(PARSE_ERROR) on malformed input."""
+    """Parse one JSON text; raises McpError(PARSE_ERROR) on malformed input."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+        raise McpError(PARSE_ERROR, f"Parse error: {exc}") from None
 
 
 def encode(message: Any) -> bytes:

@@ -3,7 +3,7 @@
 A session id is a bearer credential for its session, so a line names it by its first
 characters: enough to tell sessions apart in a log, far too few to use. The line's tag goes
 in the record's `session_tag` (`extra=session.log_extra`), which the console scripts'
-format puts before the message (codex_mcp.log_tags); it is computed when a line is logged,
+format puts before the message (codex_mcp.session_logs); it is computed when a line is logged,
 never on the request path.
 """
 

@@ -23,14 +23,8 @@ from .calls import (
     Outbound,
     ProgressCallback,
 )
-from .jsonrpc import (
-    INTERNAL_ERROR,
-    JsonObject,
-    JsonRpcError,
-    RequestId,
-    error_from_wire,
-    response_id,
-)
+from .errors import McpError
+from .jsonrpc import INTERNAL_ERROR, JsonObject, RequestId, error_from_wire, response_id
 
 log = logging.getLogger("codex_mcp.peer")
 
@@ -315,10 +309,10 @@ class Requester:
     # -- the errors our requests raise (sessions override them) ----------------------
     def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
         """The exception our request raises when the peer answers with an error."""
-        return JsonRpcError(code, message, data)
+        return McpError(code, message, data, method)
 
     def closed_error(self) -> Exception:
-        return JsonRpcError(INTERNAL_ERROR, "connection closed")
+        return McpError(INTERNAL_ERROR, "connection closed")
 
     def timeout_error(self, method: str, timeout: float) -> Exception:
         return TimeoutError(f"{method}: no answer within {timeout:g} s")

@@ -34,6 +34,7 @@ from .calls import (
     ProgressCallback,
 )
 from .deferred import Deferred
+from .errors import McpError
 from .inbound import Inbound
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -41,7 +42,6 @@ from .jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     JsonObject,
-    JsonRpcError,
     RequestId,
     error_response,
     is_valid_id,
@@ -123,7 +123,7 @@ class JsonRpcPeer(Requester):
         """Decode one JSON text and handle it; malformed JSON gets a -32700 answer."""
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError as exc:
+        except McpError as exc:
             self.send(error_response(None, exc.code, exc.message), origin)
             return True
         if type(message) is dict:  # one message, the usual case: `receive` without a layer
@@ -218,7 +218,7 @@ class JsonRpcPeer(Requester):
         if entry is not None and entry.inline:
             try:
                 result = entry.handler(self, params, None)
-            except JsonRpcError as exc:
+            except McpError as exc:
                 self._reply(request_id, self.error_response(request_id, exc), batch)
             except Exception as exc:
                 log.error("unhandled error in %s", method, exc_info=exc, extra=self.log_extra)
@@ -237,7 +237,7 @@ class JsonRpcPeer(Requester):
         # answered here without a task.
         try:
             work = handler(self, params, ctx)
-        except JsonRpcError as exc:
+        except McpError as exc:
             self._reply(request_id, self.error_response(request_id, exc), batch)
             return
         except Exception as exc:
@@ -281,7 +281,7 @@ class JsonRpcPeer(Requester):
             return
         if isinstance(error, asyncio.CancelledError):  # the handler gave up on it
             response = _cancelled_by_handler(request_id)
-        elif isinstance(error, JsonRpcError):
+        elif isinstance(error, McpError):
             response = _error_from(request_id, error)
         else:
             log.error("unhandled error in %s", ctx.method, exc_info=error, extra=self.log_extra)
@@ -305,7 +305,7 @@ class JsonRpcPeer(Requester):
             if batch is not None:
                 batch.add(None)  # cancelled by the peer: no answer, but the batch completes
             raise
-        except JsonRpcError as exc:
+        except McpError as exc:
             response = self.error_response(request_id, exc)
         except Exception as exc:
             log.error("unhandled error in %s", ctx.method, exc_info=exc, extra=self.log_extra)
@@ -387,7 +387,7 @@ class JsonRpcPeer(Requester):
     # -- hooks for the session above ----------------------------------------------
     def fallback(self, peer: Any, params: JsonObject, ctx: Inbound) -> Any:
         """Handles methods not in `methods`."""
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
 
     def handle_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
         """Called with every notification, after cancellation and progress are applied."""
@@ -396,7 +396,7 @@ class JsonRpcPeer(Requester):
         """Why batches are refused now (the answer's message), or None to accept them."""
         return None
 
-    def error_response(self, request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+    def error_response(self, request_id: RequestId, exc: McpError) -> JsonObject:
         """The answer to a request whose handler raised `exc` (a transport that maps
         errors to statuses of its own may look at the exception here)."""
         return _error_from(request_id, exc)
@@ -486,7 +486,7 @@ def _cancelled_by_handler(request_id: RequestId) -> JsonObject:
     return error_response(request_id, INTERNAL_ERROR, "Internal error: the handler was cancelled")
 
 
-def _error_from(request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+def _error_from(request_id: RequestId, exc: McpError) -> JsonObject:
     return error_response(request_id, exc.code, exc.message, exc.data)
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from .jsonrpc import INVALID_PARAMS, JsonObject, JsonRpcError, invalid_params
+from .errors import McpError
+from .jsonrpc import INVALID_PARAMS, JsonObject, invalid_params
 
 if TYPE_CHECKING:
     from .context import RequestContext
@@ -27,19 +28,19 @@ ListKind = Literal["tools", "resources", "prompts"]
 Listener = Callable[[str, str | None], None]
 
 
-class UnknownTool(JsonRpcError):
+class UnknownTool(McpError):
     def __init__(self, name: str) -> None:
         super().__init__(INVALID_PARAMS, f"Unknown tool: {name}")
         self.name = name
 
 
-class UnknownPrompt(JsonRpcError):
+class UnknownPrompt(McpError):
     def __init__(self, name: str) -> None:
         super().__init__(INVALID_PARAMS, f"Unknown prompt: {name}")
         self.name = name
 
 
-class ResourceNotFound(JsonRpcError):
+class ResourceNotFound(McpError):
     """Nothing at `uri`: raise it from a resource reader (public as
     `codex_mcp.ResourceNotFound`) to answer the protocol's resource-not-found error."""
 

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .jsonrpc import INVALID_PARAMS, JsonRpcError
+from .errors import McpError
+from .jsonrpc import INVALID_PARAMS
 from .log_levels import LOG_LEVEL_RANK, LOG_LEVELS
-from .versions import MODERN_VERSIONS
+from .versions import STATELESS_VERSIONS
 
 # Reserved `_meta` keys (basic/index.mdx, "_meta").
 PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
@@ -37,55 +38,57 @@ RESULT_INPUT_REQUIRED: Final = "input_required"
 RESULT_TASK: Final = "task"
 
 
-# Methods only the modern era has: one of these is modern even without its envelope, so
+# Methods only the stateless era has: one of these is stateless even without its envelope, so
 # it gets "missing _meta" rather than "method not found". (`tasks/get` and
 # `tasks/cancel` also exist in 2025-11-25's tasks, so they are decided by the envelope.)
-MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen", "tasks/update"})
-#: Any of these in a request's `_meta` makes it modern.
+STATELESS_ONLY_METHODS: Final = frozenset(
+    {"server/discover", "subscriptions/listen", "tasks/update"}
+)
+#: Any of these in a request's `_meta` makes it stateless.
 ENVELOPE_KEYS: Final = frozenset(
     {PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY}
 )
 
 
-class EnvelopeError(JsonRpcError):
+class EnvelopeError(McpError):
     """A request the revision rejects before serving it; on HTTP, a 400 Bad Request."""
 
     http_status: int = 400
 
 
-def is_modern(message: Mapping[str, Any], *, protocol_version_header: str | None = None) -> bool:
+def is_stateless(message: Mapping[str, Any], *, protocol_version_header: str | None = None) -> bool:
     """Whether a request belongs to the 2026-07-28 era (served statelessly).
 
-    Modern: its `_meta` carries any of the per-request protocol keys (a reserved prefix
-    no older client uses; any one of them, so a half-built envelope is modern and is told
-    what it lacks), or its method exists only in the modern era, or, on HTTP, its
-    `MCP-Protocol-Version` header names a modern revision. Everything else, `initialize`
-    included, is legacy. An `initialize` that does carry the envelope is modern, and
-    modern has no `initialize`: it gets -32601 like any unknown method.
+    Stateless: its `_meta` carries any of the per-request protocol keys (a reserved prefix
+    no older client uses; any one of them, so a half-built envelope is stateless and is told
+    what it lacks), or its method exists only in the stateless era, or, on HTTP, its
+    `MCP-Protocol-Version` header names a stateless revision. Everything else, `initialize`
+    included, is legacy. An `initialize` that does carry the envelope is stateless, and
+    stateless has no `initialize`: it gets -32601 like any unknown method.
 
     Runs once per message, so it allocates nothing. Notifications and responses are
     era-neutral: cancellation finds its request by id whatever the era.
     """
     params = message.get("params")
     method = message.get("method")
-    if is_modern_request(method, params if type(params) is dict else None):
+    if is_stateless_request(method, params if type(params) is dict else None):
         return True
-    return protocol_version_header is not None and protocol_version_header in MODERN_VERSIONS
+    return protocol_version_header is not None and protocol_version_header in STATELESS_VERSIONS
 
 
-def is_modern_request(method: object, params: Mapping[str, Any] | None) -> bool:
-    """`is_modern` for a request already taken apart (the session's per-request test):
-    the envelope keys in `params._meta`, or a modern-only method. Allocates nothing."""
+def is_stateless_request(method: object, params: Mapping[str, Any] | None) -> bool:
+    """`is_stateless` for a request already taken apart (the session's per-request test):
+    the envelope keys in `params._meta`, or a stateless-only method. Allocates nothing."""
     if params is not None:
         meta = params.get("_meta")
         if type(meta) is dict and not ENVELOPE_KEYS.isdisjoint(meta):
             return True
-    return type(method) is str and method in MODERN_ONLY_METHODS
+    return type(method) is str and method in STATELESS_ONLY_METHODS
 
 
 @dataclass(frozen=True, slots=True)
 class RequestMeta:
-    """The validated envelope of one modern request."""
+    """The validated envelope of one stateless request."""
 
     protocol_version: str
     client_capabilities: dict[str, Any]
@@ -154,9 +157,9 @@ def _missing(required: Mapping[str, Any], declared: Mapping[str, Any]) -> dict[s
 
 
 def parse_request_meta(
-    params: object, *, supported: Sequence[str] = MODERN_VERSIONS
+    params: object, *, supported: Sequence[str] = STATELESS_VERSIONS
 ) -> RequestMeta:
-    """Validate a modern request's `params._meta`; raise the error the revision names.
+    """Validate a stateless request's `params._meta`; raise the error the revision names.
 
     -32602 (an EnvelopeError: HTTP 400) when `_meta` or a required key is missing or
     malformed, or the log level is unknown; -32022 with `data.supported` and

@@ -34,7 +34,8 @@ from typing import Any, Final
 
 import orjson
 
-from .jsonrpc import INVALID_PARAMS, JsonRpcError
+from .errors import McpError
+from .jsonrpc import INVALID_PARAMS
 
 FORMAT_VERSION: Final = 1
 DEFAULT_TTL_SECONDS: Final = 600.0  # a human may be answering an elicitation
@@ -47,7 +48,7 @@ _MAC_CONTEXT: Final = b"mcp-request-state\x00"
 _BINDING_NAME: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
-class RequestStateError(JsonRpcError):
+class RequestStateError(McpError):
     """A `requestState` the server will not accept; answered as -32602 Invalid params.
 
     `reason` (also in the error's `data`) tells the cases apart: "tampered", "expired",

@@ -1,6 +1,6 @@
-"""Input-required rounds (2026-07-28, SEP-2322): asking a modern client for input.
+"""Input-required rounds (2026-07-28, SEP-2322): asking a stateless client for input.
 
-A modern server may not send requests to its client. A handler that needs input
+A stateless server may not send requests to its client. A handler that needs input
 (`ctx.elicit`, `ctx.sample`, `ctx.list_roots`) instead ends the request with
 `{"resultType": "input_required", "inputRequests": {...}, "requestState": ...}`; the
 client answers on a retry of the same request (new id, the same params plus
@@ -26,7 +26,7 @@ from .jsonrpc import JsonObject, invalid_params
 from .request_meta import RESULT_INPUT_REQUIRED, RequestMeta, missing_capability_error
 from .request_state import RequestStateCodec
 
-#: The methods a modern server may answer with an input-required result.
+#: The methods a stateless server may answer with an input-required result.
 ROUND_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: The client capability each kind of input request needs (a ClientCapabilities object).
 _NEEDS: Final[dict[str, dict[str, Any]]] = {
@@ -99,7 +99,7 @@ def checked_answer(key: str, method: str, answer: Any) -> JsonObject:
 
 
 class Rounds:
-    """The input-required state of one run of a modern request's handler."""
+    """The input-required state of one run of a stateless request's handler."""
 
     __slots__ = (
         "_answers",

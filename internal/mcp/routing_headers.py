@@ -6,7 +6,7 @@ parsing JSON (basic/transports/streamable-http.mdx, "Request Metadata"): the
 `Mcp-Param-{Name}` headers for tool arguments annotated with `x-mcp-header`. A server
 that reads the body must reject a request whose headers are missing or disagree with
 it: 400 Bad Request with -32020 HeaderMismatch. Pure functions over a header mapping
-and a decoded request; the HTTP transport decides when to call them (modern requests).
+and a decoded request; the HTTP transport decides when to call them (stateless requests).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .jsonrpc import JsonRpcError
+from .errors import McpError
 from .request_meta import HEADER_MISMATCH, PROTOCOL_VERSION_KEY
 
 PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
@@ -45,7 +45,7 @@ _SAFE_INTEGER: Final = 2**53 - 1
 _PRIMITIVE_TYPES: Final = frozenset({"string", "integer", "boolean"})
 
 
-class HeaderMismatch(JsonRpcError):
+class HeaderMismatch(McpError):
     """-32020: the headers are missing, malformed or disagree with the body (HTTP 400)."""
 
     http_status: int = 400

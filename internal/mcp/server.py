@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .flow import Flow
 from .jsonrpc import JsonObject
-from .methods import DEFAULT_METHODS, legacy
-from .methods.modern import MODERN_ONLY, claim_modern
-from .methods.modern import dispatch as modern_dispatch
+from .methods import DEFAULT_METHODS, direct
 from .methods.pagination import EncodedPages
+from .methods.stateless import STATELESS_ONLY, claim_stateless
+from .methods.stateless import dispatch as stateless_dispatch
 from .peer import MethodTable
 from .provider import Provider
 from .request_meta import TASKS_EXTENSION
@@ -84,13 +84,13 @@ class ServerCore:
             self.server_info.update(server_info_extra)
         self.instructions = instructions
         self.page_size = page_size
-        self.methods: MethodTable = {**DEFAULT_METHODS, **MODERN_ONLY}
-        self.fallback_handler: Any = legacy.direct_tool_call
-        #: The 2026-07-28 era's requests, chosen per request (see methods/modern.py).
-        self.modern_claim = claim_modern
-        #: Serves every request of a modern HTTP exchange (StatelessSession).
-        self.modern_dispatch: Any = modern_dispatch
-        #: Cache hints of modern lists, reads and discover (a resource may set its own).
+        self.methods: MethodTable = {**DEFAULT_METHODS, **STATELESS_ONLY}
+        self.fallback_handler: Any = direct.direct_tool_call
+        #: The 2026-07-28 era's requests, chosen per request (see methods/stateless.py).
+        self.stateless_claim = claim_stateless
+        #: Serves every request of a stateless HTTP exchange (StatelessSession).
+        self.stateless_dispatch: Any = stateless_dispatch
+        #: Cache hints of stateless lists, reads and discover (a resource may set its own).
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
         self.request_state_keys: Sequence[bytes | str] = list(request_state_keys or [])
@@ -110,7 +110,7 @@ class ServerCore:
         self.shared_nonces: Callable[[str, float], Awaitable[bool]] | None = None
         self.tasks = TaskStore()
         self.tasks.add_listener(self._on_task_changed)
-        #: What modern requests share over HTTP, where no connection holds them.
+        #: What stateless requests share over HTTP, where no connection holds them.
         self.stateless_state: dict[Hashable, Any] = {}
         self.stateless_cleanup = contextlib.AsyncExitStack()
         self._background: set[asyncio.Task[Any]] = set()
@@ -207,7 +207,7 @@ class ServerCore:
         principal: str | None = None,
         routing_headers: Mapping[str, str] | None = None,
     ) -> StatelessSession:
-        """A peer for one modern HTTP exchange (not a session: the core keeps no track)."""
+        """A peer for one stateless HTTP exchange (not a session: the core keeps no track)."""
         return StatelessSession(
             self, outbound, principal=principal, routing_headers=routing_headers
         )
@@ -242,7 +242,7 @@ class ServerCore:
             caps["completions"] = {}
         return caps
 
-    def modern_capabilities(self) -> JsonObject:
+    def stateless_capabilities(self) -> JsonObject:
         """What server/discover declares: the legacy set, plus the tasks extension."""
         return {**self.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
 

@@ -17,11 +17,12 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .context import RequestContext
-from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError, RequestId
+from .errors import McpError
+from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, RequestId
 from .log_levels import LOG_LEVEL_RANK
 from .log_names import session_extra
-from .modern_context import ModernContext
 from .peer import CallOptions, JsonRpcPeer, Outbound
+from .stateless_context import StatelessContext
 from .versions import allows_batches
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ CLIENT_CAPABILITY_FOR = {
 }
 
 
-class ClientError(JsonRpcError):
+class ClientError(McpError):
     """The client answered one of our requests with an error, or could not be asked."""
 
 
@@ -51,10 +52,10 @@ class ServerSession(JsonRpcPeer):
     """
 
     context_class = RequestContext
-    #: Who is calling (a digest of the HTTP credential), for binding what a modern request
+    #: Who is calling (a digest of the HTTP credential), for binding what a stateless request
     #: is handed (requestState, task ids) to its caller; None when nobody authenticated.
     principal: str | None = None
-    #: The HTTP headers of a modern request (for the `Mcp-Param-*` check); None elsewhere.
+    #: The HTTP headers of a stateless request (for the `Mcp-Param-*` check); None elsewhere.
     routing_headers: Mapping[str, str] | None = None
 
     def __init__(self, core: ServerCore, outbound: Outbound, session_id: str | None = None) -> None:
@@ -64,7 +65,7 @@ class ServerSession(JsonRpcPeer):
         self.fallback = core.fallback_handler  # type: ignore[method-assign]
         # Dual-era: a request carrying the 2026-07-28 envelope is served statelessly,
         # whatever came before it on this connection (basic/versioning.mdx).
-        self.claim = core.modern_claim
+        self.claim = core.stateless_claim
         self.session_id = session_id
         self.protocol_version: str | None = None
         self.client_info: JsonObject = {}
@@ -212,14 +213,14 @@ class ServerSession(JsonRpcPeer):
 
 
 class StatelessSession(ServerSession):
-    """The peer of one modern HTTP exchange: every request it gets is served as a
+    """The peer of one stateless HTTP exchange: every request it gets is served as a
     2026-07-28 request, and it belongs to no connection. The core does not track it
     (no provider session hooks run for it); `state` and `cleanup` are those every
-    modern request shares, server-wide, torn down when the server stops. Over HTTP the
+    stateless request shares, server-wide, torn down when the server stops. Over HTTP the
     transport makes one per POST; on stdio the process's ServerSession serves both eras.
     """
 
-    context_class: type[RequestContext] = ModernContext
+    context_class: type[RequestContext] = StatelessContext
 
     def __init__(
         self,
@@ -230,10 +231,10 @@ class StatelessSession(ServerSession):
         routing_headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(core, outbound)
-        # Every request is modern: the modern entry serves them all.
+        # Every request is stateless: the stateless entry serves them all.
         self.claim = None
         self.methods = {}
-        self.fallback = core.modern_dispatch  # type: ignore[method-assign]
+        self.fallback = core.stateless_dispatch  # type: ignore[method-assign]
         self.initialized = True
         self.principal = principal
         self.routing_headers = routing_headers
@@ -241,9 +242,9 @@ class StatelessSession(ServerSession):
         self._cleanup = core.stateless_cleanup
         #: The error its request was answered with, if any (the transport picks the
         #: HTTP status from it: the revision gives some errors their own).
-        self.error: JsonRpcError | None = None
+        self.error: McpError | None = None
 
-    def error_response(self, request_id: RequestId, exc: JsonRpcError) -> JsonObject:
+    def error_response(self, request_id: RequestId, exc: McpError) -> JsonObject:
         self.error = exc
         return super().error_response(request_id, exc)
 

@@ -1,4 +1,4 @@
-"""`subscriptions/listen` (2026-07-28): a modern client's stream of notifications.
+"""`subscriptions/listen` (2026-07-28): a stateless client's stream of notifications.
 
 The listen request stays open; the server first acknowledges it with the subset of the
 requested notification types it will send, then sends those (list changes, updates of
@@ -6,7 +6,7 @@ the resources named, status of the tasks named), each tagged with the listen req
 id in `_meta["io.modelcontextprotocol/subscriptionId"]`. It ends when the client closes
 the stream (HTTP) or cancels the request (stdio), or when the server shuts down, which
 answers it with an empty result. It replaces the GET stream and `resources/subscribe`
-for modern clients; legacy sessions keep those.
+for stateless clients; legacy sessions keep those.
 
 Subscriptions live in the process holding the listen stream. Behind several replicas
 sharing a Redis store, a change made on one reaches the others' listeners through the

@@ -1,6 +1,6 @@
 """Tasks (the `io.modelcontextprotocol/tasks` extension of 2026-07-28, SEP-2663).
 
-A modern `tools/call` from a client that declared the extension may be answered with a
+A stateless `tools/call` from a client that declared the extension may be answered with a
 task handle (`resultType: "task"`) instead of its result; the client then polls
 `tasks/get`, answers the task's questions with `tasks/update`, and may `tasks/cancel`.
 
@@ -36,7 +36,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
-from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError, invalid_params
+from .errors import McpError
+from .jsonrpc import INTERNAL_ERROR, JsonObject, invalid_params
 from .log_names import task_label
 from .request_meta import RESULT_TASK
 
@@ -65,7 +66,7 @@ INPUT_TIMEOUT: Final = -32001
 TaskListener = Callable[["TaskRecord"], None]
 
 
-class TooManyTasks(JsonRpcError):
+class TooManyTasks(McpError):
     """No room for another task: every task the cap allows is still running."""
 
     def __init__(self, message: str, limit: int) -> None:
@@ -185,7 +186,7 @@ class TaskRecord:
         """Nobody answered within the input timeout: the questions fail, and with them
         the task unless its handler catches that."""
         self._input_timer = None
-        error = JsonRpcError(
+        error = McpError(
             INPUT_TIMEOUT,
             f"No answer to the task's input request within {self.store.input_timeout:g} s",
             {"reason": "input_timeout"},
@@ -204,7 +205,7 @@ class TaskRecord:
             result = runner.result()
             self.result = result if type(result) is dict else {"content": []}
             self._set(COMPLETED)
-        elif isinstance(exc, JsonRpcError):
+        elif isinstance(exc, McpError):
             self.error = exc.to_error()
             self._set(FAILED, exc.message)
         else:
@@ -378,7 +379,7 @@ class TaskStore:
             record.cancel()
 
 
-def unknown_task(task_id: Any) -> JsonRpcError:
+def unknown_task(task_id: Any) -> McpError:
     return invalid_params(f"Invalid params: unknown taskId {task_id!r}", {"taskId": task_id})
 
 

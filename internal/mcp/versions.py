@@ -14,9 +14,9 @@ V2026_07_28: Final = "2026-07-28"
 # Newest first.
 SUPPORTED_VERSIONS: Final = (V2025_11_25, V2025_06_18, V2025_03_26, V2024_11_05)
 LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
-# Revisions served per request, without a handshake (the spec's "modern" era), newest first.
+# Revisions served per request, without a handshake (the spec's "stateless" era), newest first.
 # Kept apart from SUPPORTED_VERSIONS, which is what `initialize` negotiates.
-MODERN_VERSIONS: Final = (V2026_07_28,)
+STATELESS_VERSIONS: Final = (V2026_07_28,)
 # What a Streamable HTTP request without an MCP-Protocol-Version header is taken to speak.
 DEFAULT_HTTP_VERSION: Final = V2025_03_26
 

@@ -98,9 +98,9 @@ def test_mode_chooses_the_protocol_era(launch_http: Any) -> None:
     url = launch_http()
     legacy = run("info", "--url", url, "--compact")
     assert json.loads(legacy.stdout)["protocolVersion"] == "2025-06-18"
-    modern = run("info", "--url", url, "--mode", "modern", "--compact")
-    assert modern.returncode == 0, modern.stderr
-    assert "2026-07-28" in json.loads(modern.stdout)["supportedVersions"]
+    stateless = run("info", "--url", url, "--mode", "modern", "--compact")
+    assert stateless.returncode == 0, stateless.stderr
+    assert "2026-07-28" in json.loads(stateless.stdout)["supportedVersions"]
     auto = run("info", "--url", url, "--mode", "auto", "--compact")
     assert "2026-07-28" in json.loads(auto.stdout)["supportedVersions"]
     wrong = run("info", "--url", url, "--mode", "newest")

@@ -18,7 +18,7 @@ from codex_mcp.client import (
     TelemetryEvent,
     exponential_backoff,
 )
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.versions import SUPPORTED_VERSIONS
 
 
@@ -47,7 +47,7 @@ class Flaky:
         async def flaky() -> str:
             self.calls += 1
             if self.calls <= self.failures:
-                raise JsonRpcError(self.code, f"transient failure {self.calls}")
+                raise McpError(self.code, f"transient failure {self.calls}")
             return f"ok after {self.calls}"
 
         return flaky
@@ -271,7 +271,7 @@ async def test_retry_data_flag_wins(pair: Any) -> None:
     async def refuses() -> str:
         nonlocal calls
         calls += 1
-        raise JsonRpcError(INTERNAL_ERROR, "permanent", {"retryable": False})
+        raise McpError(INTERNAL_ERROR, "permanent", {"retryable": False})
 
     server.add_tool(refuses, name="refuses")
     with pytest.raises(McpError):

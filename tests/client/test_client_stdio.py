@@ -205,7 +205,7 @@ async def test_server_everything_stdio() -> None:
         tools = await client.list_tools(qualify=True, cache=False)
         names = {t.name for t in tools}
         assert {"echo", "get-sum", "trigger-sampling-request"} <= names
-        # Codex's name for it: `-` is not kept (lint/codex_model/names.py, decision 57)
+        # Codex's name for it: `-` is not kept (lint/codex_model/names.py, decision 59)
         assert "mcp__everything__get_sum" in {t.qualified_name for t in tools}
         assert (
             await client.call_tool("get-sum", {"a": 2, "b": 40})

@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 from codex_mcp.codex.bounds import (
-    BoundsError,
     CodexBounds,
     Limits,
-    OutOfBounds,
     bounds_from_settings,
     config_paths,
     parse_scope_bounds,
     shared_server,
 )
+from codex_mcp.codex.errors import BoundsError, OutOfBounds
 from codex_mcp.codex.protocol import ThreadOptions
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.settings import HttpDefaults, StdioDefaults

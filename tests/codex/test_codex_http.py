@@ -362,7 +362,7 @@ async def test_a_2026_07_28_caller_closing_its_stream_interrupts_the_turn(
             client.call_tool("codex", {"prompt": "never ends"}, timeout=None, retries=0)
         )
         await asyncio.wait_for(provider.stalled.wait(), 60)
-        call.cancel()  # a modern client cancels by closing the request's stream
+        call.cancel()  # a stateless client cancels by closing the request's stream
         with pytest.raises(asyncio.CancelledError):
             await call
         await asyncio.wait_for(provider.hung_up.wait(), 15)  # the turn was interrupted

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import JsonObject
 from interop import fake_responses_provider as fake
 from interop.fake_responses_provider import FakeProvider
 
@@ -60,7 +61,7 @@ async def test_old_fields_go_out_and_an_old_decision_reply_approves(
 
 
 def fail(_params: JsonObject) -> JsonObject:
-    raise JsonRpcError(-32000, "the approval UI crashed")
+    raise McpError(-32000, "the approval UI crashed")
 
 
 @pytest.mark.parametrize(

@@ -19,8 +19,8 @@ from codex_mcp.codex import (
     events,
     tools,
 )
+from codex_mcp.codex.errors import InvalidCodexArguments
 from codex_mcp.codex.protocol import COMMAND_APPROVAL, FILE_CHANGE_APPROVAL, read_approval
-from codex_mcp.codex.tools import InvalidArguments
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -94,7 +94,7 @@ def test_a_relative_cwd_is_resolved_against_the_servers_directory() -> None:
     ],
 )
 def test_bad_codex_arguments_are_named(arguments: dict[str, Any], message: str) -> None:
-    with pytest.raises(InvalidArguments) as caught:
+    with pytest.raises(InvalidCodexArguments) as caught:
         tools.parse_codex_arguments(arguments)
     assert message in caught.value.message
 
@@ -106,9 +106,9 @@ def test_reply_arguments_take_thread_id_or_the_deprecated_conversation_id() -> N
         "t",
         "p",
     )
-    with pytest.raises(InvalidArguments, match="missing argument 'threadId'"):
+    with pytest.raises(InvalidCodexArguments, match="missing argument 'threadId'"):
         tools.parse_reply_arguments({"prompt": "p"})
-    with pytest.raises(InvalidArguments, match="missing required argument 'prompt'"):
+    with pytest.raises(InvalidCodexArguments, match="missing required argument 'prompt'"):
         tools.parse_reply_arguments({"threadId": "t"})
 
 
@@ -128,7 +128,7 @@ def test_errors_are_is_error_results_naming_the_thread_when_there_is_one() -> No
         "content": [{"type": "text", "text": "Session not found for thread_id: t"}],
         "structuredContent": {"threadId": "t", "content": "Session not found for thread_id: t"},
     }
-    assert "structuredContent" not in tools.error_result(InvalidArguments("bad"))
+    assert "structuredContent" not in tools.error_result(InvalidCodexArguments("bad"))
 
 
 # -- elicitation --------------------------------------------------------------------------

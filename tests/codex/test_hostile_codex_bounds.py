@@ -186,8 +186,8 @@ async def test_calls_past_every_bound_are_refused_and_never_reach_app_server(
 
         calls = hostile_calls(workdir, outside)
         # A session's call, and the other entry to the same tools: a 2026-07-28 request.
-        async with Client.http(url, mode="2026-07-28") as modern:
-            for caller in (client, modern):
+        async with Client.http(url, mode="2026-07-28") as stateless:
+            for caller in (client, stateless):
                 for case, (arguments, named) in calls.items():
                     result = await caller.call_tool(
                         "codex", {"prompt": "pwn", **arguments}, timeout=30, retries=0
@@ -195,7 +195,7 @@ async def test_calls_past_every_bound_are_refused_and_never_reach_app_server(
                     assert result.is_error, case
                     assert "refused" in result.text and named in result.text, (case, result.text)
                     assert result.structured_content is None, case  # no thread was made
-        assert provider.running == 1  # the modern caller's app-server was never started
+        assert provider.running == 1  # the stateless caller's app-server was never started
 
         # app-server was asked nothing more, the model saw no other turn, and the
         # server still serves the caller.

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Hashable
 from typing import Any
 
 import pytest
-from codex_mcp.core import Deferred, JsonRpcError, JsonRpcPeer, Provider, RequestContext, ServerCore
+from codex_mcp.core import Deferred, JsonRpcPeer, McpError, Provider, RequestContext, ServerCore
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.jsonrpc import JsonObject
 
@@ -62,7 +62,7 @@ async def test_resolved_rejected_and_failed_answers() -> None:
         session.receive(call(index, name))
     assert sent == [] and session.in_flight == 3  # nothing ran: no task, nothing to answer yet
     provider.answers["ok"].resolve({"content": []})
-    provider.answers["rpc"].reject(JsonRpcError(-32010, "quota", {"x": 1}))
+    provider.answers["rpc"].reject(McpError(-32010, "quota", {"x": 1}))
     provider.answers["bug"].reject(RuntimeError("oops"))
     provider.answers["ok"].resolve({"content": ["again"]})  # a second answer is dropped
     assert sent == [
@@ -121,8 +121,8 @@ async def test_awaiting_a_deferred_and_cancelling_the_waiter() -> None:
     asyncio.get_running_loop().call_soon(answer.resolve, 42)
     assert await answer == 42
     failed = Deferred()
-    failed.reject(JsonRpcError(-32602, "bad"))
-    with pytest.raises(JsonRpcError, match="bad"):
+    failed.reject(McpError(-32602, "bad"))
+    with pytest.raises(McpError, match="bad"):
         await failed
     abandoned = Deferred()
     seen: list[str] = []
@@ -168,7 +168,7 @@ async def test_request_nowait_hands_the_answer_to_a_callback() -> None:
         {"jsonrpc": "2.0", "id": second, "error": {"code": -32602, "message": "no"}}
     )
     assert answers[0] == ({"ok": 1}, None)
-    assert isinstance(answers[1][1], JsonRpcError) and answers[1][1].code == -32602
+    assert isinstance(answers[1][1], McpError) and answers[1][1].code == -32602
     wire.client.abandon(third, "the caller gave up")
     assert wire.sent[-1] == {
         "jsonrpc": "2.0",
@@ -178,7 +178,7 @@ async def test_request_nowait_hands_the_answer_to_a_callback() -> None:
     wire.client.receive({"jsonrpc": "2.0", "id": third, "result": {}})  # too late: ignored
     fourth = wire.client.request_nowait("x", None, lambda r, e: answers.append((r, e)))
     wire.client.close()
-    assert len(answers) == 3 and answers[2][0] is None and isinstance(answers[2][1], JsonRpcError)
+    assert len(answers) == 3 and answers[2][0] is None and isinstance(answers[2][1], McpError)
     assert fourth not in wire.client._outgoing
 
 

@@ -11,7 +11,7 @@ from codex_mcp.core.request_meta import (
     LOG_LEVEL_KEY,
     PROTOCOL_VERSION_KEY,
     EnvelopeError,
-    is_modern,
+    is_stateless,
     missing_capability_error,
     parse_request_meta,
 )
@@ -36,20 +36,20 @@ def request(method: str, params: Any = None) -> dict[str, Any]:
     [
         request("tools/call", {"name": "echo", "_meta": ENVELOPE}),
         request("tools/list", {"_meta": {PROTOCOL_VERSION_KEY: "1900-01-01"}}),
-        # Half-built envelopes are modern, so they are told what they lack.
+        # Half-built envelopes are stateless, so they are told what they lack.
         request("server/discover", {"_meta": {CLIENT_CAPABILITIES_KEY: {}}}),
         request("tools/list", {"_meta": {CLIENT_INFO_KEY: {"name": "x", "version": "1"}}}),
         request("tools/list", {"_meta": {LOG_LEVEL_KEY: "info"}}),
-        # Methods only the modern era has, even bare.
+        # Methods only the stateless era has, even bare.
         request("server/discover"),
         request("subscriptions/listen", {}),
         request("tasks/update", {"taskId": "t"}),
-        # `initialize` carrying the envelope is modern (and has no handler there: -32601).
+        # `initialize` carrying the envelope is stateless (and has no handler there: -32601).
         request("initialize", {"protocolVersion": V2025_11_25, "_meta": ENVELOPE}),
     ],
 )
 def test_modern_messages(message: dict[str, Any]) -> None:
-    assert is_modern(message)
+    assert is_stateless(message)
 
 
 @pytest.mark.parametrize(
@@ -73,15 +73,15 @@ def test_modern_messages(message: dict[str, Any]) -> None:
     ],
 )
 def test_legacy_messages(message: dict[str, Any]) -> None:
-    assert not is_modern(message)
+    assert not is_stateless(message)
 
 
 def test_the_http_version_header_makes_a_bare_request_modern() -> None:
     bare = request("tools/list")
-    assert is_modern(bare, protocol_version_header=V2026_07_28)
-    assert not is_modern(bare, protocol_version_header=V2025_11_25)
-    assert not is_modern(bare, protocol_version_header="v999.0.0")
-    assert not is_modern(bare, protocol_version_header=None)
+    assert is_stateless(bare, protocol_version_header=V2026_07_28)
+    assert not is_stateless(bare, protocol_version_header=V2025_11_25)
+    assert not is_stateless(bare, protocol_version_header="v999.0.0")
+    assert not is_stateless(bare, protocol_version_header=None)
 
 
 def test_parse_a_full_envelope() -> None:

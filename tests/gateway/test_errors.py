@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout
+from codex_mcp.client.errors import ConnectionClosed, RequestTimeout, SpawnError
 from codex_mcp.client.oauth import NeedsLogin
-from codex_mcp.client.transports.stdio import SpawnError
+from codex_mcp.core.errors import McpError
 from codex_mcp.gateway.errors import (
     crashed_error,
     exited_error,

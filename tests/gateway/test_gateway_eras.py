@@ -4,7 +4,7 @@
 A legacy child (our examples server, spoken to with `initialize`): under a 2026-07-28 front
 its `elicitation/create` (sampling, roots) becomes an input-required round, or, when the front
 declared tasks, makes the call the gateway's task with the question in its input_required.
-A 2026-07-28-only child (tests/gateway/servers/modern_only.py): its rounds are answered by
+A 2026-07-28-only child (tests/gateway/servers/stateless_only.py): its rounds are answered by
 the front (`elicitation/create` for a legacy one), and its tasks are the gateway's own task
 for a 2026-07-28 front, bound to that caller, or followed within the call for a legacy one."""
 
@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from codex_mcp.client import Client, McpError
-from codex_mcp.client.modern import settle
+from codex_mcp.client.stateless import settle
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.peer import JsonRpcPeer
@@ -63,7 +63,7 @@ async def test_a_legacy_childs_question_is_a_round_for_a_modern_front(tmp_path: 
     client = gateway(_config(tmp_path), mode=MODERN, elicitation_handler=elicit,
                      sampling_handler=sample)  # fmt: skip
     async with client:
-        assert client.session.modern is not None  # the front speaks 2026-07-28
+        assert client.session.stateless is not None  # the front speaks 2026-07-28
         elicited = await client.call_tool("ex__test_elicitation", {"message": "Who?"})
         assert "action=accept" in elicited.text and "ada" in elicited.text, elicited.text
         assert len(asked) == 1 and asked[0]["message"] == "Who?"
@@ -80,13 +80,13 @@ async def test_a_modern_front_without_the_capability_is_told_so(tmp_path: Path) 
 # -- a child that speaks 2026-07-28 only -----------------------------------------------------
 # Our examples server, refusing `initialize` (-32022) or without it (stateless): the gateway
 # speaks 2026-07-28 to it, and sees its rounds and tasks through for a front of either era.
-MODERN_ONLY = [PY, str(ROOT / "tests/gateway/servers/modern_only.py")]
+STATELESS_ONLY = [PY, str(ROOT / "tests/gateway/servers/stateless_only.py")]
 NAME = {"action": "accept", "content": {"name": "ada"}}
 CONFIRM = {"action": "accept", "content": {"confirm": True}}
 
 
 def _modern_child(tmp_path: Path, how: str = "--refuse") -> Path:
-    return write_config(tmp_path, {"mo": stdio(MODERN_ONLY, how)})
+    return write_config(tmp_path, {"mo": stdio(STATELESS_ONLY, how)})
 
 
 def _answer(params: JsonObject, _ctx: Any) -> JsonObject:
@@ -106,7 +106,7 @@ async def _task_until(client: Client, task_id: str, status: str) -> JsonObject:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["--refuse", "--stateless"])
-async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: str) -> None:
+async def test_a_stateless_only_child_behind_a_modern_front(tmp_path: Path, how: str) -> None:
     errlog = Lines()  # with DEBUG=1 the gateway's stderr has its children's
     client = gateway(
         _modern_child(tmp_path, how),
@@ -151,7 +151,7 @@ async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: st
         slow = await client.session.request("tools/call", {"name": "mo__long_job", "arguments": {}})
         await client.cancel_task(slow["taskId"])
         await _task_until(client, slow["taskId"], "cancelled")
-        await errlog.wait_for(r"modern_only: long_job cancelled")
+        await errlog.wait_for(r"stateless_only: long_job cancelled")
         # A failed task keeps the child's error.
         failing = await client.session.request(
             "tools/call", {"name": "mo__protocol_error_job", "arguments": {}}
@@ -160,7 +160,7 @@ async def test_a_modern_only_child_behind_a_modern_front(tmp_path: Path, how: st
         assert "on purpose" in failed["error"]["message"], failed
 
 
-async def test_a_modern_only_child_behind_a_legacy_front(tmp_path: Path) -> None:
+async def test_a_stateless_only_child_behind_a_legacy_front(tmp_path: Path) -> None:
     asked: list[str] = []
 
     def answer(params: JsonObject, ctx: Any) -> JsonObject:
@@ -168,7 +168,7 @@ async def test_a_modern_only_child_behind_a_legacy_front(tmp_path: Path) -> None
         return _answer(params, ctx)
 
     async with gateway(_modern_child(tmp_path), elicitation_handler=answer) as client:
-        assert client.session.modern is None  # the front speaks the legacy era
+        assert client.session.stateless is None  # the front speaks the legacy era
         rounded = await client.call_tool("mo__test_input_required_result_elicitation", {})
         assert rounded.text == "Hello, ada!", rounded.text
         # The child's task is followed within the call; its question is elicitation/create.
@@ -220,7 +220,7 @@ async def test_a_childs_task_is_its_callers_alone(tmp_path: Path) -> None:
         stop(process)
 
 
-async def test_a_modern_only_child_behind_the_official_sdk_client(tmp_path: Path) -> None:
+async def test_a_stateless_only_child_behind_the_official_sdk_client(tmp_path: Path) -> None:
     """The official SDK's client, which speaks the legacy era here (its `initialize`): the
     child's round and its task's question reach it as `elicitation/create`."""
     from mcp import ClientSession, types
@@ -266,7 +266,7 @@ async def test_a_modern_only_child_behind_the_official_sdk_client(tmp_path: Path
         ("confirm_delete", {"filename": "c.txt"}, "c.txt: kept"),
     ],
 )
-async def test_codex_calls_a_modern_only_child(
+async def test_codex_calls_a_stateless_only_child(
     tmp_path: Path, tool: str, arguments: JsonObject, answer: str
 ) -> None:
     config = _modern_child(tmp_path)
@@ -330,7 +330,7 @@ async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
         return {"action": "accept", "content": {"username": "bo", "email": "b@o.c"}}
 
     async with gateway(_config(tmp_path), mode=MODERN, elicitation_handler=elicit) as client:
-        era = client.session.modern
+        era = client.session.stateless
         assert era is not None
         no_tasks = {"elicitation": {}}  # this request declares no tasks extension
         options = era.stamp(CallOptions(meta={CLIENT_CAPABILITIES_KEY: no_tasks}), True)
@@ -345,9 +345,9 @@ async def test_a_legacy_childs_question_is_a_round_for_a_front_without_tasks(
 
 @pytest.mark.parametrize("how", ["--refuse", "--stateless"])
 @pytest.mark.slow
-async def test_a_modern_only_child_over_http(tmp_path: Path, how: str) -> None:
+async def test_a_stateless_only_child_over_http(tmp_path: Path, how: str) -> None:
     """The same child over Streamable HTTP, for a front of either era."""
-    child, url = launch_http(command=[*MODERN_ONLY, how, "--http"])
+    child, url = launch_http(command=[*STATELESS_ONLY, how, "--http"])
     try:
         config = write_config(tmp_path, {"mo": {"url": url}})
         for mode in (MODERN, "legacy"):

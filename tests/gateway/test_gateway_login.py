@@ -21,8 +21,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 from codex_mcp.client import Client
-from codex_mcp.client.errors import McpError
 from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
+from codex_mcp.core.errors import McpError
 from oauth_fake import OAuthFake
 from oauth_helpers import AuthorizationServer
 from prometheus_client.parser import text_string_to_metric_families

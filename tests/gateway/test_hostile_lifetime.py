@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.client.errors import McpError
+from codex_mcp.core.errors import McpError
 
 from .gateway_helpers import BROKEN, Lines, gateway, status, stdio, until, write_config
 

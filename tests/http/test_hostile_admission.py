@@ -31,9 +31,9 @@ from support.processes import free_port
 STATIC = "static-operator-token"
 #: The operator scope the status page and /metrics want of an OAuth token (the default).
 OPERATOR = "mcp.operator"
-MODERN = "2026-07-28"
+STATELESS = "2026-07-28"
 ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/protocolVersion": STATELESS,
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "hostile", "version": "1"},
 }
@@ -81,7 +81,7 @@ class Entries:
         "batch",
         "single-event",
         "single-event+session",
-        "modern",
+        "stateless",
         "legacy",
     )
     OPERATOR_ENTRIES = ("status-page", "metrics")
@@ -118,16 +118,16 @@ class Entries:
                 headers["Mcp-Session-Id"] = session["Mcp-Session-Id"]
             async with http.get(target, headers=headers) as r:
                 return Reply(r.status, await single_event_body(r), dict(r.headers))
-        if entry == "modern":
-            modern = {**message, "params": {**message["params"], "_meta": ENVELOPE}}
+        if entry == "stateless":
+            stateless = {**message, "params": {**message["params"], "_meta": ENVELOPE}}
             headers = {
                 **JSON,
                 **auth,
-                "MCP-Protocol-Version": MODERN,
+                "MCP-Protocol-Version": STATELESS,
                 "Mcp-Method": "tools/call",
                 "Mcp-Name": "echo",
             }
-            async with http.post(url, json=modern, headers=headers) as r:
+            async with http.post(url, json=stateless, headers=headers) as r:
                 return Reply(r.status, await r.text(), dict(r.headers))
         if entry == "legacy":
             sid = session_id or await legacy_session(http, base, opener)
@@ -450,7 +450,7 @@ async def test_two_differing_mcp_name_headers_are_refused(
         {
             **JSON,
             **bearer(STATIC),
-            "MCP-Protocol-Version": MODERN,
+            "MCP-Protocol-Version": STATELESS,
             "Mcp-Method": "tools/call",
         }
     )
@@ -468,7 +468,7 @@ async def test_two_differing_mcp_name_headers_are_refused(
 
 async def test_two_mcp_method_headers_are_refused(static_server: HttpProcess) -> None:
     message = {**echo_call(), "params": {"name": "echo", "arguments": {}, "_meta": ENVELOPE}}
-    headers = CIMultiDict({**JSON, **bearer(STATIC), "MCP-Protocol-Version": MODERN})
+    headers = CIMultiDict({**JSON, **bearer(STATIC), "MCP-Protocol-Version": STATELESS})
     headers.add("Mcp-Method", "tools/call")
     headers.add("Mcp-Method", "tools/call")
     headers.add("Mcp-Name", "echo")

@@ -1,6 +1,6 @@
 """tools/list over HTTP: each page of a listing is encoded once and then sent as it is,
 until the listing changes (a tool added or removed, a provider's list_changed), and a
-modern tools/call finds its tool's Mcp-Param headers in an index made once per listing."""
+stateless tools/call finds its tool's Mcp-Param headers in an index made once per listing."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from codex_mcp.log_tags import RedactBearer
+from codex_mcp.session_logs import RedactBearer
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -89,14 +89,14 @@ async def test_sigterm_answers_every_call_within_the_drain_time(
             calls.append(http.post(server.url, json=long_call, headers=session))
             query = {"request": json.dumps(long_call)}
             calls.append(http.get(f"{server.url}/sse", params=query, headers=SSE_ONLY))
-        modern = {**long_call, "params": {**long_call["params"], "_meta": MODERN_META}}
+        stateless = {**long_call, "params": {**long_call["params"], "_meta": MODERN_META}}
         modern_headers = {
             **JSON,
             "MCP-Protocol-Version": "2026-07-28",
             "Mcp-Method": "tools/call",
             "Mcp-Name": "slow",
         }
-        calls.append(http.post(server.url, json=modern, headers=modern_headers))
+        calls.append(http.post(server.url, json=stateless, headers=modern_headers))
         answers = [asyncio.create_task(answer_of(each)) for each in calls]
         deadline = time.monotonic() + 20
         while sum("slow call started" in line for line in server.lines) < len(calls):

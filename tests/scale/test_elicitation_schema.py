@@ -13,7 +13,7 @@ import pytest
 from codex_mcp.client import Client
 from http_process import HttpProcess
 from scale_setup import SHARED
-from test_modern_replicas import post, request, task_until
+from test_stateless_replicas import post, request, task_until
 
 MISMATCH = "The client's answer does not match the requested schema"
 

@@ -17,7 +17,7 @@ import redis
 from codex_mcp.core.request_state import RequestStateCodec
 from http_process import HttpProcess
 from scale_setup import SERVING, SHARED, RedisServer, Replicas
-from test_modern_replicas import post, request
+from test_stateless_replicas import post, request
 
 OLD = "the-old-request-state-key-0123456789abcdef"
 NEW = "the-new-request-state-key-0123456789abcdef"

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from http_process import HttpProcess
 from scale_setup import SHARED, Replicas
-from test_modern_replicas import headers, request
+from test_stateless_replicas import headers, request
 
 ALPHA = {"Authorization": "Bearer alpha-token-0123456789"}
 BETA = {"Authorization": "Bearer beta-token-0123456789"}

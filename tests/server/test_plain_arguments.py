@@ -8,10 +8,10 @@ import inspect
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
+from codex_mcp.server.errors import SignatureMismatch
 from codex_mcp.server.plain_arguments import plain_arguments
 from codex_mcp.server.signature import (
     ArgumentModel,
-    InvalidArguments,
     argument_validator,
     resolved_hints,
 )
@@ -77,7 +77,7 @@ INPUTS: list[dict[str, Any]] = [
 def _verdict(validator: Any, arguments: dict[str, Any]) -> tuple[str, Any]:
     try:
         return "ok", validator.validate(arguments)
-    except InvalidArguments as exc:
+    except SignatureMismatch as exc:
         return "error", str(exc)
 
 
@@ -141,7 +141,9 @@ def test_richer_signatures_fall_back_to_pydantic(fn: Any) -> None:
 def test_fallback_still_validates_constraints() -> None:
     validator = argument_validator(annotated, "annotated", set())
     assert validator.validate({"count": 2}) == {"count": 2}
-    with pytest.raises(InvalidArguments, match="count: Input should be greater than or equal to 0"):
+    with pytest.raises(
+        SignatureMismatch, match="count: Input should be greater than or equal to 0"
+    ):
         validator.validate({"count": -1})
     schema = validator.json_schema()["properties"]["count"]
     assert schema["description"] == "how many" and schema["minimum"] == 0

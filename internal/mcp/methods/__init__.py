@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import completion, legacy, lifecycle, logging_, prompts, resources, tools
+from . import completion, direct, lifecycle, logging_, prompts, resources, tools
 from .table import MethodEntry, MethodTable
 
 DEFAULT_METHODS: MethodTable = {
@@ -12,7 +12,7 @@ DEFAULT_METHODS: MethodTable = {
     **prompts.METHODS,
     **logging_.METHODS,
     **completion.METHODS,
-    **legacy.METHODS,
+    **direct.METHODS,
 }
 
-__all__ = ["DEFAULT_METHODS", "MethodEntry", "MethodTable", "legacy"]
+__all__ = ["DEFAULT_METHODS", "MethodEntry", "MethodTable", "direct"]

@@ -10,11 +10,11 @@ from ..request_meta import SUBSCRIPTION_ID_KEY, TASKS_EXTENSION
 from ..subscriptions import ACKNOWLEDGED, Subscription, honoured_filter
 
 if TYPE_CHECKING:
-    from ..modern_context import ModernContext
     from ..session import ServerSession
+    from ..stateless_context import StatelessContext
 
 
-async def listen(session: ServerSession, params: JsonObject, ctx: ModernContext) -> JsonObject:
+async def listen(session: ServerSession, params: JsonObject, ctx: StatelessContext) -> JsonObject:
     requested = params.get("notifications")
     if type(requested) is not dict:
         raise invalid_params("Invalid params: 'notifications' must be an object")

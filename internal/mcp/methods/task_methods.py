@@ -14,13 +14,13 @@ from ..rounds import checked_answer
 from ..tasks import RemoteTasks, unknown_task
 
 if TYPE_CHECKING:
-    from ..modern_context import ModernContext
     from ..session import ServerSession
+    from ..stateless_context import StatelessContext
     from ..tasks import TaskRecord
 
 
 def _local(
-    session: ServerSession, params: JsonObject, ctx: ModernContext
+    session: ServerSession, params: JsonObject, ctx: StatelessContext
 ) -> tuple[Any, TaskRecord | None, RemoteTasks | None]:
     """(the task id, this process's record of it or None, the shared store to ask)."""
     ctx.request_meta.require({"extensions": {TASKS_EXTENSION: {}}})
@@ -39,7 +39,7 @@ async def _mirrored(remote: RemoteTasks, task_id: str, principal: str | None) ->
     return detailed
 
 
-def get_task(session: ServerSession, params: JsonObject, ctx: ModernContext) -> Any:
+def get_task(session: ServerSession, params: JsonObject, ctx: StatelessContext) -> Any:
     task_id, record, remote = _local(session, params, ctx)
     if record is not None:
         return Ready(record.detailed())
@@ -54,7 +54,7 @@ def _responses(params: JsonObject) -> JsonObject:
     return responses
 
 
-def update_task(session: ServerSession, params: JsonObject, ctx: ModernContext) -> Any:
+def update_task(session: ServerSession, params: JsonObject, ctx: StatelessContext) -> Any:
     task_id, record, remote = _local(session, params, ctx)
     responses = _responses(params)
     if record is not None:
@@ -78,7 +78,7 @@ async def _update_remote(
     return {}
 
 
-def cancel_task(session: ServerSession, params: JsonObject, ctx: ModernContext) -> Any:
+def cancel_task(session: ServerSession, params: JsonObject, ctx: StatelessContext) -> Any:
     task_id, record, remote = _local(session, params, ctx)
     if record is not None:
         record.cancel()  # cooperative; a finished task stays as it was

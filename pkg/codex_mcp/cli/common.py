@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.request_state import RequestStateCodec
 from ..core.server import ServerCore
-from ..log_tags import LINE_FORMAT, RedactBearer, SessionTag, level_number
+from ..session_logs import LINE_FORMAT, RedactBearer, SessionTag, level_number
 from ..settings import CommonDefaults
 
 
@@ -87,7 +87,8 @@ def load_core(spec: str, settings: CommonDefaults | None = None) -> ServerCore:
 
         return build_server().core
     if spec == "codex":
-        from ..codex.bounds import BoundsError, bounds_from_settings
+        from ..codex.bounds import bounds_from_settings
+        from ..codex.errors import BoundsError
         from ..codex.provider import DEFAULT_MAX_APP_SERVERS
         from ..codex.provider import build_server as build_codex
 

@@ -23,7 +23,7 @@ _LAZY = {
     "ApprovalDenied": ".errors",
     "ConnectionClosed": ".errors",
     "McpClientError": ".errors",
-    "McpError": ".errors",
+    "McpError": "codex_mcp.core.errors",
     "RequestTimeout": ".errors",
     "SessionExpired": ".errors",
     "TransportError": ".errors",
@@ -40,7 +40,7 @@ _LAZY = {
     "StdioTransport": ".transports.stdio",
     "StreamableHttpTransport": ".transports.streamable_http",
     "Transport": ".transports.base",
-    "SpawnError": ".transports.stdio",
+    "SpawnError": ".errors",
     "CallToolResult": ".types",
     "Completion": ".types",
     "GetPromptResult": ".types",
@@ -55,6 +55,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from codex_mcp.core.errors import McpError
     from codex_mcp.lint.codex_model.names import qualify_tool_name
 
     from .approval import Approval
@@ -63,9 +64,9 @@ if TYPE_CHECKING:
         ApprovalDenied,
         ConnectionClosed,
         McpClientError,
-        McpError,
         RequestTimeout,
         SessionExpired,
+        SpawnError,
         TransportError,
         is_retryable,
     )
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
     from .transports.base import Transport
     from .transports.legacy_sse import LegacySseTransport
     from .transports.memory import MemoryTransport
-    from .transports.stdio import SpawnError, StdioTransport
+    from .transports.stdio import StdioTransport
     from .transports.streamable_http import StreamableHttpTransport
     from .types import (
         CallToolResult,

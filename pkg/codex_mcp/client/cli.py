@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from codex_mcp.core.versions import MODERN_VERSIONS
+from codex_mcp.core.versions import STATELESS_VERSIONS
 
 from ..launch import add_version_flag
 from .client import Client
-from .errors import TOKEN_ENV, McpClientError
+from .errors import TOKEN_ENV, McpClientError, UsageError
 from .transports.stdio import Framing
 
 if TYPE_CHECKING:
@@ -132,14 +132,10 @@ def _json_object(text: str | None, what: str) -> dict[str, Any]:
     return value
 
 
-class UsageError(Exception):
-    pass
-
-
 def _client(opts: argparse.Namespace, server_command: list[str]) -> Client:
-    mode = MODERN_VERSIONS[0] if opts.mode == "modern" else opts.mode
-    if mode not in ("legacy", "auto") and mode not in MODERN_VERSIONS:
-        raise UsageError(f"--mode must be legacy, auto, modern or one of {MODERN_VERSIONS}")
+    mode = STATELESS_VERSIONS[0] if opts.mode == "modern" else opts.mode
+    if mode not in ("legacy", "auto") and mode not in STATELESS_VERSIONS:
+        raise UsageError(f"--mode must be legacy, auto, modern or one of {STATELESS_VERSIONS}")
     options: dict[str, Any] = {
         "server_name": opts.qualify,
         "timeout": opts.timeout,
@@ -204,7 +200,7 @@ async def _account(opts: argparse.Namespace) -> Any:
         raise UsageError(f"{opts.command} needs the server's URL")
     if opts.command == "logout":
         return await logout(url)
-    mode = MODERN_VERSIONS[0] if opts.mode == "modern" else opts.mode
+    mode = STATELESS_VERSIONS[0] if opts.mode == "modern" else opts.mode
     return await login(
         url, profile=_profile(opts), scopes=opts.scope, open_browser=not opts.no_browser, mode=mode
     )

@@ -9,7 +9,7 @@ Defaults follow the Elixir Codex.MCP.Client: protocol 2025-06-18, 10 s to initia
 
 `mode="auto"` makes it a dual-era client: it probes with 2026-07-28's `server/discover`
 and falls back to `initialize` when the server does not speak the revision;
-`mode="2026-07-28"` speaks only the revision. A modern server's questions
+`mode="2026-07-28"` speaks only the revision. A stateless server's questions
 (input-required rounds, a task's questions) go to the same callbacks as a legacy
 server's requests, and a task is followed to its result.
 """
@@ -22,20 +22,21 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import HEADER_MISMATCH
-from codex_mcp.core.versions import MODERN_VERSIONS, V2025_06_18
+from codex_mcp.core.versions import STATELESS_VERSIONS, V2025_06_18
 from codex_mcp.lint.codex_model.names import qualify_tool_name
 
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval
 from .elicitation import with_defaults
-from .errors import McpClientError, McpError, is_retryable
-from .modern import ModernEra, modern_capabilities
-from .modern_features import ModernFeatures
+from .errors import McpClientError, is_retryable
 from .paging import every_page, page_of
 from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
+from .stateless import StatelessProfile, stateless_capabilities
+from .stateless_features import StatelessFeatures
 from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
 from .transports import (
     LegacySseTransport,
@@ -76,7 +77,7 @@ Roots = Sequence[JsonObject] | Callable[[], Sequence[JsonObject]]
 Mode = str
 
 
-class Client(ModernFeatures):
+class Client(StatelessFeatures):
     def __init__(
         self,
         transport: Transport,
@@ -101,8 +102,8 @@ class Client(ModernFeatures):
         server-to-client requests get the request params and return the result (sync or
         async); giving one declares the matching client capability. `mode`: "legacy",
         "auto" (2026-07-28 when the server speaks it) or "2026-07-28"."""
-        if mode not in ("legacy", "auto") and mode not in MODERN_VERSIONS:
-            raise ValueError(f'mode must be "legacy", "auto" or one of {MODERN_VERSIONS}')
+        if mode not in ("legacy", "auto") and mode not in STATELESS_VERSIONS:
+            raise ValueError(f'mode must be "legacy", "auto" or one of {STATELESS_VERSIONS}')
         self.mode = mode
         self.transport = transport
         self.client_info: JsonObject = {"name": client_name, "version": client_version}
@@ -181,14 +182,14 @@ class Client(ModernFeatures):
 
     async def connect(self) -> InitializeResult:
         """Start the transport and run the handshake (initialize, notifications/initialized),
-        or, in a modern mode, server/discover (falling back to initialize in "auto")."""
+        or, in a stateless mode, server/discover (falling back to initialize in "auto")."""
         try:
             await self.session.start()
             if self.mode != "legacy":
-                era = ModernEra(
-                    version=self.mode if self.mode in MODERN_VERSIONS else MODERN_VERSIONS[0],
+                era = StatelessProfile(
+                    version=self.mode if self.mode in STATELESS_VERSIONS else STATELESS_VERSIONS[0],
                     client_info=self.client_info,
-                    capabilities=modern_capabilities(self.capabilities),
+                    capabilities=stateless_capabilities(self.capabilities),
                 )
                 found = await self.session.discover(
                     era, self.timeout, fall_back=self.mode == "auto"
@@ -256,15 +257,15 @@ class Client(ModernFeatures):
         await self.session.notify_async(method, params)
 
     async def ping(self, *, timeout: float | None = DEFAULT_LIST_TIMEOUT) -> None:
-        """ping (a modern server has none: server/discover is asked instead)."""
-        method = "server/discover" if self.is_modern else "ping"
+        """ping (a stateless server has none: server/discover is asked instead)."""
+        method = "server/discover" if self.is_stateless else "ping"
         await self.session.request(method, timeout=timeout)
 
     async def set_logging_level(self, level: str) -> None:
-        """logging/setLevel; with a modern server, the level every later request asks for."""
-        era = self.session.modern
+        """logging/setLevel; with a stateless server, the level every later request asks for."""
+        era = self.session.stateless
         if era is not None:
-            self.session.modern = dataclasses.replace(era, log_level=level)
+            self.session.stateless = dataclasses.replace(era, log_level=level)
             return
         await self.session.request(
             "logging/setLevel", {"level": level}, timeout=DEFAULT_LIST_TIMEOUT
@@ -295,7 +296,7 @@ class Client(ModernFeatures):
             page = await self._list_all("tools/list", "tools", cursor, timeout)
             items = list(page)
             learn = getattr(self.transport, "learn_tools", None)
-            if self.is_modern and learn is not None:
+            if self.is_stateless and learn is not None:
                 items = learn(items)  # x-mcp-header arguments travel as headers too
             tools = Page(map(Tool.from_json, items), page.next_cursor, page.raw)
             if cursor is None:
@@ -447,7 +448,7 @@ class Client(ModernFeatures):
         return ReadResourceResult.from_json(raw)
 
     async def subscribe_resource(self, uri: str) -> None:
-        if self.is_modern:
+        if self.is_stateless:
             raise McpClientError("a 2026-07-28 server has no resources/subscribe: use listen()")
         await self.session.request(
             "resources/subscribe", {"uri": uri}, timeout=DEFAULT_LIST_TIMEOUT
@@ -513,7 +514,7 @@ class Client(ModernFeatures):
     async def set_roots(self, roots: Roots) -> None:
         """Replace the roots and tell the server (notifications/roots/list_changed)."""
         self._roots = roots
-        if not self.is_modern:  # a modern server asks for the roots when it needs them
+        if not self.is_stateless:  # a stateless server asks for the roots when it needs them
             await self.session.notify_async("notifications/roots/list_changed")
 
     def _on_notification(self, method: str, params: JsonObject) -> None:
@@ -524,5 +525,5 @@ class Client(ModernFeatures):
 
 
 def _needs_tool_headers(exc: Exception) -> bool:
-    """A modern HTTP server refused a call whose Mcp-Param headers we could not know."""
+    """A stateless HTTP server refused a call whose Mcp-Param headers we could not know."""
     return isinstance(exc, McpError) and exc.code == HEADER_MISMATCH and exc.method == "tools/call"

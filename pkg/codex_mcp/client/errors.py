@@ -24,37 +24,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR
+from codex_mcp.core.errors import CodexMcpError
 
 #: The environment variable codex-mcp-client sends as `Authorization: Bearer ...` (cli.py),
 #: named by the errors that ask for a static token (oauth/errors.py).
 TOKEN_ENV = "CODEX_MCP_CLIENT_TOKEN"
 
 
-class McpClientError(Exception):
-    """Base class of every error the client raises."""
-
-    retryable = False
-
-
-class McpError(McpClientError):
-    """The server answered a request with a JSON-RPC error."""
-
-    def __init__(
-        self, code: int, message: str, data: Any = None, method: str | None = None
-    ) -> None:
-        where = f"{method}: " if method else ""
-        super().__init__(f"{where}{message} (code {code})")
-        self.code = code
-        self.message = message
-        self.data = data
-        self.method = method
-
-    @property
-    def retryable(self) -> bool:  # type: ignore[override]
-        if isinstance(self.data, dict) and isinstance(self.data.get("retryable"), bool):
-            return bool(self.data["retryable"])
-        return self.code == INTERNAL_ERROR or -32099 <= self.code <= -32000
+#: The family root (core/errors.py) under the client's public name: every error the client
+#: raises derives from it, `McpError` (the server answered with a JSON-RPC error) included.
+McpClientError = CodexMcpError
 
 
 class TransportError(McpClientError):
@@ -103,6 +82,14 @@ class ApprovalDenied(McpClientError):
 def is_retryable(exc: BaseException, *, idempotent: bool = True) -> bool:
     """Worth another attempt. With `idempotent=False` (a tool call), a failure that may
     have happened after the server took the request is not."""
-    if not isinstance(exc, McpClientError) or not exc.retryable:
+    if not isinstance(exc, CodexMcpError) or not exc.retryable:
         return False
-    return idempotent or not getattr(exc, "fate_unknown", False)
+    return idempotent or not exc.fate_unknown
+
+
+class SpawnError(McpClientError):
+    """The server process could not be started (not retryable)."""
+
+
+class UsageError(McpClientError):
+    pass

@@ -20,20 +20,26 @@ from functools import lru_cache
 from typing import Any
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
-from codex_mcp.core.peer import CallOptions, Inbound, JsonRpcPeer, ProgressCallback
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
+from codex_mcp.core.peer import CallOptions, Inbound, ProgressCallback
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
-from codex_mcp.core.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from codex_mcp.core.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 from .errors import (
     ConnectionClosed,
     McpClientError,
-    McpError,
     RequestTimeout,
     SessionExpired,
     TransportError,
 )
-from .modern import ModernEra, is_modern_error, server_info_of, settle
+from .stateless import (
+    AnsweringPeer,
+    StatelessProfile,
+    is_stateless_error,
+    server_info_of,
+    settle,
+)
 from .transports.base import Transport
 from .types import InitializeResult
 
@@ -42,7 +48,7 @@ log = logging.getLogger("codex_mcp.client")
 #: Answers one server-to-client request: gets the params (and, if it takes a second
 #: argument, the request's context: `ctx.related_request_id` is the call of ours it belongs
 #: to, when the transport can tell), returns the result (sync or async). Raise
-#: JsonRpcError to answer with a specific error.
+#: McpError to answer with a specific error.
 RequestHandler = Callable[..., JsonObject | Awaitable[JsonObject]]
 NotificationHandler = Callable[[str, JsonObject], object]
 ProgressHandler = ProgressCallback
@@ -71,7 +77,7 @@ class _NowaitOutbound:
         self.send = send_nowait
 
 
-class ClientSession(JsonRpcPeer):
+class ClientSession(AnsweringPeer):
     strict_version = False  # take what a lenient server sends, as earlier clients did
 
     def __init__(self, transport: Transport) -> None:
@@ -89,7 +95,7 @@ class ClientSession(JsonRpcPeer):
         self.on_closed: Callable[[ConnectionClosed], object] | None = None
         self.init_result: InitializeResult | None = None
         #: Set when the server speaks 2026-07-28: every request then carries its envelope.
-        self.modern: ModernEra | None = None
+        self.stateless: StatelessProfile | None = None
         self._closed_by: ConnectionClosed | None = None
         self._init_params: JsonObject | None = None
         self._init_timeout: float | None = None
@@ -137,14 +143,19 @@ class ClientSession(JsonRpcPeer):
         return result
 
     async def discover(
-        self, era: ModernEra, timeout: float | None, *, fall_back: bool, retried: bool = False
+        self,
+        era: StatelessProfile,
+        timeout: float | None,
+        *,
+        fall_back: bool,
+        retried: bool = False,
     ) -> InitializeResult | None:
-        """Probe with server/discover (2026-07-28). A DiscoverResult, or a modern error,
-        makes the session modern; with `fall_back`, anything else (another error, no
-        answer in time, an HTTP error without a modern body) returns None and the
+        """Probe with server/discover (2026-07-28). A DiscoverResult, or a stateless error,
+        makes the session stateless; with `fall_back`, anything else (another error, no
+        answer in time, an HTTP error without a stateless body) returns None and the
         caller initializes instead: the spec's dual-era client (versioning.mdx)."""
-        self.modern = era
-        self.transport.use_modern(era.version)
+        self.stateless = era
+        self.transport.use_stateless(era.version)
         try:
             raw = await self._discover_request(timeout)
         except McpError as exc:
@@ -153,32 +164,33 @@ class ClientSession(JsonRpcPeer):
                 return await self.discover(
                     dataclasses.replace(era, version=mutual), timeout, fall_back=False, retried=True
                 )
-            if fall_back and not is_modern_error(exc):
-                self._leave_modern()
+            if fall_back and not is_stateless_error(exc):
+                self._leave_stateless()
                 return None
             raise
         except (TransportError, RequestTimeout):
             if not fall_back or self.closed:
                 raise
-            self._leave_modern()
+            self._leave_stateless()
             return None
         versions = raw.get("supportedVersions")
         if not isinstance(versions, list) or era.version not in versions:
             mutual = next(
-                (v for v in MODERN_VERSIONS if isinstance(versions, list) and v in versions), None
+                (v for v in STATELESS_VERSIONS if isinstance(versions, list) and v in versions),
+                None,
             )
             if mutual is None:
                 if fall_back:
-                    self._leave_modern()
+                    self._leave_stateless()
                     return None
                 raise McpClientError(f"the server speaks {versions!r}, not {era.version}")
             era = dataclasses.replace(era, version=mutual)
-        self.modern = dataclasses.replace(era, discovered=raw)
-        self.transport.use_modern(self.modern.version)
+        self.stateless = dataclasses.replace(era, discovered=raw)
+        self.transport.use_stateless(self.stateless.version)
         capabilities = raw.get("capabilities")
         instructions = raw.get("instructions")
         self.init_result = InitializeResult(
-            protocol_version=self.modern.version,
+            protocol_version=self.stateless.version,
             capabilities=capabilities if isinstance(capabilities, dict) else {},
             server_info=server_info_of(raw),
             instructions=instructions if isinstance(instructions, str) else None,
@@ -197,9 +209,9 @@ class ClientSession(JsonRpcPeer):
             log.info("server/discover failed (%s); once more", exc)
             return await self.request("server/discover", None, CallOptions(timeout=timeout))
 
-    def _leave_modern(self) -> None:
-        self.modern = None
-        self.transport.use_modern(None)
+    def _leave_stateless(self) -> None:
+        self.stateless = None
+        self.transport.use_stateless(None)
 
     async def answer_input(self, method: str, params: JsonObject) -> JsonObject:
         """Answer one of the server's input requests (2026-07-28) with the handler that
@@ -237,7 +249,7 @@ class ClientSession(JsonRpcPeer):
         again, once (the server never saw it: it had no session to run it in)."""
         if options is None:
             options = CallOptions(timeout=timeout, on_progress=on_progress, meta=meta)
-        era = self.modern
+        era = self.stateless
         if era is not None:
             options = era.stamp(options, self.transport.cancels_by_notification)
             result = await super().request(method, params, options)
@@ -259,15 +271,12 @@ class ClientSession(JsonRpcPeer):
     def fallback(self, peer: Any, params: JsonObject, ctx: Inbound) -> Awaitable[JsonObject]:
         handler = self.request_handlers.get(ctx.method)
         if handler is None:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
         return _answer(handler, params, ctx)
 
     def handle_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
         for listener in list(self.notification_handlers):
             self._call_back(listener, method, params)
-
-    def remote_error(self, code: int, message: str, data: Any, method: str) -> Exception:
-        return McpError(code, message, data, method)
 
     def closed_error(self) -> Exception:
         return self._closed_by or ConnectionClosed("connection to the MCP server closed")
@@ -277,13 +286,13 @@ class ClientSession(JsonRpcPeer):
 
 
 def _mutual_version(exc: McpError) -> str | None:
-    """From an UnsupportedProtocolVersion error, a modern version both sides speak (the
+    """From an UnsupportedProtocolVersion error, a stateless version both sides speak (the
     one asked, too: a server may refuse it for a reason of its own, such as a header it
     could not read, and list it as supported all the same; one retry tells)."""
     if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(exc.data, dict):
         return None
     supported = exc.data.get("supported")
-    for version in MODERN_VERSIONS:
+    for version in STATELESS_VERSIONS:
         if isinstance(supported, list) and version in supported:
             return version
     return None

@@ -57,7 +57,7 @@ class Subscription:
             self._events.put_nowait((method, params))
 
     async def __aenter__(self) -> Subscription:
-        if self.session.modern is None:
+        if self.session.stateless is None:
             raise McpClientError("subscriptions/listen needs a server speaking 2026-07-28")
         loop = asyncio.get_running_loop()
         self._ack = loop.create_future()

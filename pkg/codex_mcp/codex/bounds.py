@@ -20,7 +20,7 @@ from typing import Any, Final
 from codex_mcp.core.jsonrpc import JsonObject
 
 from ..loopback import is_loopback_host
-from .errors import CodexError
+from .errors import BoundsError, OutOfBounds
 from .protocol import ThreadOptions
 
 #: Least to most access; the call's schema takes these three.
@@ -44,14 +44,6 @@ _APPROVAL_FLAG: Final = "--codex-max-approval-policy (CODEX_MCP_CODEX_MAX_APPROV
 _CWD_FLAG: Final = "--codex-cwd-root (CODEX_MCP_CODEX_CWD_ROOT)"
 _CONFIG_FLAG: Final = "--codex-allow-config (CODEX_MCP_CODEX_ALLOW_CONFIG)"
 _SCOPE_FLAG: Final = "--codex-scope-bounds"
-
-
-class OutOfBounds(CodexError):
-    """A `codex` call asked for more than the server's bounds allow it."""
-
-
-class BoundsError(ValueError):
-    """The bounds' settings are wrong (a start-up mistake)."""
 
 
 @dataclass(frozen=True, slots=True)

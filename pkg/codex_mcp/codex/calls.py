@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.core.modern_context import ModernContext
 from codex_mcp.core.provider import UnknownTool
+from codex_mcp.core.stateless_context import StatelessContext
 
 from . import elicitation, events
 from .bounds import CodexBounds
-from .errors import CodexError
+from .errors import CodexError, ElicitationUnsupported
 from .protocol import ApprovalDetails, ApprovalKind, ThreadOptions
 from .run import Approver, CodexEvent, Elicitor, EventCallback, TurnResult
 from .tools import (
@@ -34,10 +34,6 @@ if TYPE_CHECKING:
     from codex_mcp.core.context import RequestContext
 
     from .driver import CodexDriver
-
-
-class ElicitationUnsupported(Exception):
-    pass
 
 
 def event_forwarder(ctx: RequestContext) -> EventCallback:
@@ -63,7 +59,7 @@ def elicitation_approver(ctx: RequestContext) -> Approver:
     bounds the wait (cancelling the elicitation when it expires)."""
 
     async def approve(kind: ApprovalKind, details: ApprovalDetails) -> bool:
-        if isinstance(ctx, ModernContext):
+        if isinstance(ctx, StatelessContext):
             raise ElicitationUnsupported(
                 "a 2026-07-28 request cannot be asked for approval while its turn runs (the "
                 "revision has no server-to-client requests, and answering input-required "
@@ -86,7 +82,7 @@ def elicitation_forwarder(ctx: RequestContext) -> Elicitor:
     them) put to the caller as they are; a caller that cannot be asked makes them declined."""
 
     async def elicit(request: JsonObject) -> JsonObject:
-        if isinstance(ctx, ModernContext):
+        if isinstance(ctx, StatelessContext):
             raise ElicitationUnsupported("a 2026-07-28 request cannot be asked while its turn runs")
         declared = ctx.client_capabilities.get("elicitation")
         if not isinstance(declared, dict):
@@ -125,7 +121,7 @@ def read_call(
     scopes: frozenset[str] | None = None,
 ) -> CodexCall | ReplyCall:
     """A call's arguments, parsed, and for `codex` held to the operator's bounds (for the
-    caller's OAuth scopes). Raises CodexError (InvalidArguments, OutOfBounds): the caller's
+    caller's OAuth scopes). Raises CodexError (InvalidCodexArguments, OutOfBounds): the caller's
     mistake, answered before any app-server is started or asked; UnknownTool for other
     names."""
     if name == CODEX:

@@ -20,13 +20,14 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol
 
-from codex_mcp.client.errors import ConnectionClosed, McpClientError, McpError, RequestTimeout
+from codex_mcp.client.errors import ConnectionClosed, McpClientError, RequestTimeout, SpawnError
 from codex_mcp.client.session import ClientSession
 from codex_mcp.client.transports.base import OnClosed, OnMessage, Transport
-from codex_mcp.client.transports.stdio import SpawnError, StdioTransport
+from codex_mcp.client.transports.stdio import StdioTransport
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 
-from .errors import CodexUnavailable
+from .errors import AppServerGone, CodexUnavailable
 
 log = logging.getLogger("codex_mcp.codex")
 
@@ -35,24 +36,11 @@ RequestHandler = Callable[[JsonObject], Awaitable[JsonObject]]
 CloseCallback = Callable[[str], None]
 
 
-class RpcError(Exception):
-    """The peer answered a request with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-class ConnectionLost(Exception):
-    """The peer is gone (process exited, pipe closed); every pending request fails with it."""
-
-
 class AppServerConnection(Protocol):
     async def request(
         self, method: str, params: JsonObject | None = None, timeout: float | None = None
     ) -> JsonObject:
-        """The result; raises RpcError, ConnectionLost or TimeoutError."""
+        """The result; raises McpError, AppServerGone or TimeoutError."""
         ...
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None: ...
@@ -132,18 +120,18 @@ class StdioConnection:
     ) -> JsonObject:
         try:
             return await self.session.request(method, params, timeout=timeout)
-        except McpError as exc:
-            raise RpcError(exc.code, exc.message) from None
+        except McpError:
+            raise  # app-server answered with an error: the caller's to judge
         except RequestTimeout as exc:
             raise TimeoutError(str(exc)) from None
         except McpClientError as exc:  # ConnectionClosed, TransportError
-            raise ConnectionLost(self._reason or str(exc)) from None
+            raise AppServerGone(self._reason or str(exc)) from None
 
     async def notify(self, method: str, params: JsonObject | None = None) -> None:
         try:
             await self.session.notify_async(method, params)
         except McpClientError as exc:
-            raise ConnectionLost(self._reason or str(exc)) from None
+            raise AppServerGone(self._reason or str(exc)) from None
 
     def on_notification(self, callback: NotificationCallback) -> None:
         self.session.notification_handlers.append(callback)

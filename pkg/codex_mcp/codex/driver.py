@@ -19,13 +19,19 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from codex_mcp import __version__
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 
-from ..log_tags import TRACE
+from ..session_logs import TRACE
 from . import protocol
 from .binary import CodexBinary, find_codex
-from .connection import AppServerConnection, ConnectionLost, RpcError, StdioConnection
-from .errors import AppServerGone, AppServerRequestFailed, ThreadBusy, UnknownThread
+from .connection import AppServerConnection, StdioConnection
+from .errors import (
+    AppServerGone,
+    AppServerRequestFailed,
+    ThreadBusy,
+    UnknownThread,
+)
 from .protocol import ThreadOptions
 from .run import Approver, Elicitor, EventCallback, TurnResult, TurnRun
 
@@ -336,22 +342,19 @@ class CodexDriver:
             log.log(TRACE, "asking app-server %s %s", method, params)
         try:
             return await self.connection.request(method, params, self.request_timeout)
-        except RpcError as exc:
+        except McpError as exc:
             raise AppServerRequestFailed(
                 method, exc.code, exc.message, protocol.thread_id_of(params or {})
             ) from None
-        except ConnectionLost as exc:
-            raise AppServerGone(str(exc), protocol.thread_id_of(params or {})) from None
+        except AppServerGone as exc:  # named with the thread it hit
+            raise AppServerGone(exc.message, protocol.thread_id_of(params or {})) from None
         except TimeoutError:
             raise AppServerRequestFailed(
                 method, 0, f"no answer within {self.request_timeout:g} s"
             ) from None
 
     async def _notify(self, method: str, params: JsonObject | None = None) -> None:
-        try:
-            await self.connection.notify(method, params)
-        except ConnectionLost as exc:
-            raise AppServerGone(str(exc)) from None
+        await self.connection.notify(method, params)  # AppServerGone when it is gone
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -6,8 +6,10 @@ message (a model or a person reads it); none of them is a protocol error.
 
 from __future__ import annotations
 
+from codex_mcp.core.errors import CodexMcpError
 
-class CodexError(Exception):
+
+class CodexError(CodexMcpError):
     """Base class of every error of this package."""
 
     def __init__(self, message: str, thread_id: str | None = None) -> None:
@@ -22,7 +24,8 @@ class CodexUnavailable(CodexError):
 
 
 class AppServerGone(CodexError):
-    """The `codex app-server` process exited or closed its pipes."""
+    """The `codex app-server` process exited or closed its pipes; every pending request
+    fails with it."""
 
 
 class AppServerRequestFailed(CodexError):
@@ -57,3 +60,19 @@ class ApprovalDeclined(TurnInterrupted):
 
 class TooManyAppServers(CodexError):
     """Every app-server the server allows is running (one per session that used Codex)."""
+
+
+class InvalidCodexArguments(CodexError):
+    """A tool call's arguments do not fit the tool's schema."""
+
+
+class ElicitationUnsupported(CodexMcpError):
+    pass
+
+
+class OutOfBounds(CodexError):
+    """A `codex` call asked for more than the server's bounds allow it."""
+
+
+class BoundsError(CodexMcpError, ValueError):
+    """The bounds' settings are wrong (a start-up mistake)."""

@@ -29,8 +29,8 @@ from codex_mcp.core.provider import Provider, UnknownTool
 from codex_mcp.core.server import ServerCore
 from codex_mcp.core.session import StatelessSession
 
-from ..log_tags import SESSION, session_label
 from ..observe.hooks import CodexTurnHooks
+from ..session_logs import SESSION, session_label
 from ..settings import HttpDefaults
 from .binary import find_codex
 from .bounds import CodexBounds

@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from ..log_tags import SESSION
+from ..session_logs import SESSION
 from .driver import CodexDriver
 from .errors import AppServerGone, TooManyAppServers
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from codex_mcp.core.jsonrpc import JsonObject
 
-from .errors import CodexError
+from .errors import CodexError, InvalidCodexArguments
 from .protocol import ThreadOptions
 from .run import TurnResult
 
@@ -114,18 +114,14 @@ CODEX_REPLY_TOOL: Final[JsonObject] = {
 TOOLS: Final = (CODEX_TOOL, CODEX_REPLY_TOOL)
 
 
-class InvalidArguments(CodexError):
-    """A tool call's arguments do not fit the tool's schema."""
-
-
 def _string(arguments: JsonObject, key: str, required: bool = False) -> str | None:
     value = arguments.get(key)
     if value is None:
         if required:
-            raise InvalidArguments(f"missing required argument '{key}' (a string)")
+            raise InvalidCodexArguments(f"missing required argument '{key}' (a string)")
         return None
     if not isinstance(value, str):
-        raise InvalidArguments(f"argument '{key}' must be a string, not {_json_type(value)}")
+        raise InvalidCodexArguments(f"argument '{key}' must be a string, not {_json_type(value)}")
     return value
 
 
@@ -133,7 +129,7 @@ def _choice(arguments: JsonObject, key: str) -> str | None:
     value = _string(arguments, key)
     allowed = _CODEX_PROPERTIES[key]["enum"]
     if value is not None and value not in allowed:
-        raise InvalidArguments(
+        raise InvalidCodexArguments(
             f"argument '{key}' must be one of {', '.join(allowed)}; got {value!r}"
         )
     return value
@@ -142,11 +138,11 @@ def _choice(arguments: JsonObject, key: str) -> str | None:
 def parse_codex_arguments(
     arguments: JsonObject, base_cwd: str | None = None
 ) -> tuple[str, ThreadOptions]:
-    """(prompt, thread options) from a `codex` call; raises InvalidArguments naming the field.
+    """(prompt, thread options) from a `codex` call; raises InvalidCodexArguments naming the field.
     A relative `cwd` is resolved against `base_cwd` (default: this process's directory)."""
     unknown = sorted(set(arguments) - set(_CODEX_PROPERTIES))
     if unknown:
-        raise InvalidArguments(
+        raise InvalidCodexArguments(
             f"unknown argument(s) {', '.join(map(repr, unknown))}; the codex tool takes "
             f"{', '.join(sorted(_CODEX_PROPERTIES))}"
         )
@@ -154,7 +150,9 @@ def parse_codex_arguments(
     assert prompt is not None
     config = arguments.get("config")
     if config is not None and not isinstance(config, dict):
-        raise InvalidArguments(f"argument 'config' must be an object, not {_json_type(config)}")
+        raise InvalidCodexArguments(
+            f"argument 'config' must be an object, not {_json_type(config)}"
+        )
     cwd = _string(arguments, "cwd")
     if cwd is not None:
         cwd = os.path.normpath(os.path.join(base_cwd or os.getcwd(), os.path.expanduser(cwd)))
@@ -176,7 +174,7 @@ def parse_reply_arguments(arguments: JsonObject) -> tuple[str, str]:
     prompt = _string(arguments, "prompt", required=True)
     thread_id = _string(arguments, "threadId") or _string(arguments, "conversationId")
     if not thread_id:
-        raise InvalidArguments(
+        raise InvalidCodexArguments(
             "missing argument 'threadId' (the threadId a codex call returned; "
             "'conversationId' is accepted as its deprecated name)"
         )

@@ -22,8 +22,9 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
+from codex_mcp.core.errors import CodexMcpError, McpError
 from codex_mcp.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -304,6 +305,13 @@ def login_command(error: JsonObject | None) -> str | None:
     return command if isinstance(command, str) else None
 
 
+def raised_by_child(exc: BaseException) -> TypeGuard[CodexMcpError]:
+    """`exc` came from a child's client session (the front gets it normalized), not from the
+    gateway answering the front itself: an `McpError` of the gateway's names no request of
+    ours, one the child answered with names the request it answers."""
+    return isinstance(exc, CodexMcpError) and not (isinstance(exc, McpError) and exc.method is None)
+
+
 def normalize_exception(
     exc: BaseException,
     *,
@@ -317,9 +325,8 @@ def normalize_exception(
     keeps a child's own JSON-RPC error as it is (WRAPPER_ERROR_PASSTHROUGH)."""
     # Imported here: the client pulls in aiohttp (~130 ms), which `codex-mcp` without a
     # gateway config must not pay at startup just for importing this package.
-    from codex_mcp.client.errors import ConnectionClosed, McpError, RequestTimeout, TransportError
+    from codex_mcp.client.errors import ConnectionClosed, RequestTimeout, SpawnError, TransportError
     from codex_mcp.client.oauth.errors import NeedsLogin, OAuthError
-    from codex_mcp.client.transports.stdio import SpawnError
 
     if isinstance(exc, McpError):
         error = {"code": exc.code, "message": exc.message}

@@ -19,8 +19,9 @@ from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.flow import Flow
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.log_levels import LOG_LEVELS
 from codex_mcp.core.provider import (
     ListKind,
@@ -543,7 +544,7 @@ class GatewayProvider(Provider, RelayHooks):
             return
         try:
             await relay.request(child, "logging/setLevel", {"level": level}, ctx, True)
-        except JsonRpcError as error:
+        except McpError as error:
             log.info(
                 "%s: logging/setLevel failed: %s",
                 child.name,
@@ -609,13 +610,13 @@ class GatewayProvider(Provider, RelayHooks):
         if session is None or session.closed:
             if owner is None:
                 self._unrouted(child, method)
-                raise JsonRpcError(
+                raise McpError(
                     INTERNAL_ERROR,
                     f"{method}: the gateway cannot tell which client this is for: it is tied "
                     "to none of their calls (send it while serving a request, with the "
                     "request's progress token; or mark the server per_session)",
                 )
-            raise JsonRpcError(
+            raise McpError(
                 INTERNAL_ERROR,
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",

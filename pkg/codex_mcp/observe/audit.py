@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ..core.log_names import printable
-from ..log_tags import session_label
+from ..session_logs import session_label
 from .dispatch import TOOLS_CALL, Call
 
 log = logging.getLogger("codex_mcp.audit")

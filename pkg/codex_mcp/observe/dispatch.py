@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.calls import MethodEntry
 from ..core.deferred import Deferred
-from ..core.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from ..core.errors import McpError
+from ..core.jsonrpc import METHOD_NOT_FOUND
 from ..core.provider import UnknownTool
 from ..core.ready import Ready
 from . import call_metrics
@@ -64,7 +65,7 @@ def labels_of_failure(method: str, tool: str, error: BaseException | None) -> tu
     caller invented (any number of them, each of any length: specs/isolation.md)."""
     if isinstance(error, UnknownTool):
         return method, OTHER
-    if isinstance(error, JsonRpcError) and error.code == METHOD_NOT_FOUND:
+    if isinstance(error, McpError) and error.code == METHOD_NOT_FOUND:
         return OTHER, OTHER
     return method, tool
 
@@ -257,7 +258,7 @@ def instrument(core: ServerCore, sinks: list[Sink], calls_seen: bool = True) -> 
     `calls_seen`: something reads the current call (CURRENT) while a handler runs."""
     recorder = Recorder(sinks, calls_seen)
     core.methods = {name: recorder.entry(entry, name) for name, entry in core.methods.items()}
-    claim = core.modern_claim
+    claim = core.stateless_claim
     observed_entries: dict[int, MethodEntry] = {}
 
     def observed_claim(method: str, meta: Any) -> MethodEntry | None:
@@ -269,7 +270,7 @@ def instrument(core: ServerCore, sinks: list[Sink], calls_seen: bool = True) -> 
             wrapped = observed_entries[id(entry)] = recorder.entry(entry, None)
         return wrapped
 
-    core.modern_claim = observed_claim  # type: ignore[assignment]
-    core.modern_dispatch = recorder.handler(core.modern_dispatch, None)
+    core.stateless_claim = observed_claim  # type: ignore[assignment]
+    core.stateless_dispatch = recorder.handler(core.stateless_dispatch, None)
     core.fallback_handler = recorder.handler(core.fallback_handler, None)
     return recorder

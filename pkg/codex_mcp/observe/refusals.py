@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..core.log_names import printable
-from ..log_tags import TAG_START, session_label
+from ..session_logs import TAG_START, session_label
 from . import plain_metrics
 from .audit import principal_of_fingerprint, principal_of_token
 

@@ -75,7 +75,7 @@ class ServerState:
     def _sessions(self, now: float) -> list[dict[str, Any]]:
         """Each live HTTP session: a short label (never the id: it is a credential),
         idle time and open exchanges; at most 50."""
-        from ..log_tags import session_label
+        from ..session_logs import session_label
 
         monotonic = time.monotonic()
         listed = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..log_tags import session_label
+from ..session_logs import session_label
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -30,14 +30,14 @@ from redis.exceptions import AuthenticationError, RedisError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from ..core.jsonrpc import JsonObject
-from ..log_tags import session_label
+from ..session_logs import session_label
+from ..transports.http.errors import StoreUnavailable
 from ..transports.http.store import (
     ClusterHandlers,
     EventCallback,
     NewReader,
     SessionRecord,
     StoredEvent,
-    StoreUnavailable,
 )
 from .bus import Bus
 from .records import PREFIX, entry_of, fields_of, key_of, parse_published, record_of

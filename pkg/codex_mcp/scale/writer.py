@@ -19,7 +19,7 @@ from typing import Any, Final
 from redis.asyncio import Redis
 from redis.exceptions import NoScriptError, RedisError
 
-from ..transports.http.store import StoreUnavailable
+from ..transports.http.errors import StoreUnavailable
 from .records import key_of
 
 log = logging.getLogger("codex_mcp.scale")

@@ -11,9 +11,9 @@ from .content import (
     ResourceContents,
     ResourceLink,
     Text,
-    ToolError,
     ToolResult,
 )
+from .errors import ToolError
 from .lowlevel import McpHandler, serve_handler
 from .prompts import Message
 

@@ -124,10 +124,6 @@ class ToolResult:
     meta: JsonObject | None = None
 
 
-class ToolError(Exception):
-    """Raise in a tool to report a failure to the model as an isError result, message as is."""
-
-
 def _with_extras(
     block: JsonObject, annotations: JsonObject | None, meta: JsonObject | None
 ) -> JsonObject:

@@ -21,7 +21,8 @@ from typing import Any, Literal, Union
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
-from .signature import InvalidArguments, describe_validation_error
+from .errors import NeedsPydantic, SignatureMismatch
+from .signature import describe_validation_error
 
 _SCALARS: dict[Any, tuple[Callable[[], Any], str]] = {
     str: (cs.str_schema, "string"),
@@ -30,10 +31,6 @@ _SCALARS: dict[Any, tuple[Callable[[], Any], str]] = {
     bool: (cs.bool_schema, "boolean"),
 }
 _PLAIN_DEFAULTS = (str, int, float, bool, type(None))
-
-
-class Unsupported(Exception):
-    """The annotation needs pydantic proper."""
 
 
 def _translate(hint: Any) -> tuple[Any, dict[str, Any]]:
@@ -67,7 +64,7 @@ def _translate(hint: Any) -> tuple[Any, dict[str, Any]]:
             if len(values) == 1:
                 return cs.literal_schema(values), {"const": values[0], "type": json_type}
             return cs.literal_schema(values), {"enum": values, "type": json_type}
-    raise Unsupported(hint)
+    raise NeedsPydantic(hint)
 
 
 class PlainArguments:
@@ -84,7 +81,7 @@ class PlainArguments:
         try:
             validated: dict[str, Any] = self._validate(arguments)
         except ValidationError as exc:
-            raise InvalidArguments(describe_validation_error(exc)) from None
+            raise SignatureMismatch(describe_validation_error(exc)) from None
         return validated
 
 
@@ -99,7 +96,7 @@ def plain_arguments(
         hint = hints.get(param.name, Any)
         try:
             core, json_schema = _translate(hint)
-        except Unsupported:
+        except NeedsPydantic:
             return None
         json_schema = {**json_schema, "title": param.name.title().replace("_", " ")}
         has_default = param.default is not param.empty

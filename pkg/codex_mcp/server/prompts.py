@@ -10,8 +10,9 @@ from ..core.context import RequestContext
 from ..core.jsonrpc import JsonObject, invalid_params
 from .component import CommonOptions, FunctionComponent
 from .content import Content, to_blocks
+from .errors import SignatureMismatch
 from .resources import Completer
-from .signature import InvalidArguments, argument_validator
+from .signature import argument_validator
 
 
 @dataclass(slots=True)
@@ -48,7 +49,7 @@ class FunctionPrompt(FunctionComponent):
     async def get(self, arguments: dict[str, str], ctx: RequestContext) -> JsonObject:
         try:
             kwargs = self.arguments.validate(arguments)
-        except InvalidArguments as exc:
+        except SignatureMismatch as exc:
             raise invalid_params(f"Invalid arguments for prompt '{self.name}': {exc}") from None
         if self.context_param:
             kwargs[self.context_param] = ctx

@@ -12,13 +12,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, get_type_hints
 
 from ..core.context import RequestContext
+from .errors import SignatureMismatch
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError
-
-
-class InvalidArguments(ValueError):
-    """Arguments that do not fit the signature; the message names each bad field."""
 
 
 def context_parameter(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
@@ -87,11 +84,11 @@ class ArgumentModel:
         return schema
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated keyword arguments; raises InvalidArguments."""
+        """Validated keyword arguments; raises SignatureMismatch."""
         try:
             instance = self._validate(arguments)
         except self._error as exc:
-            raise InvalidArguments(describe_validation_error(exc)) from None
+            raise SignatureMismatch(describe_validation_error(exc)) from None
         return dict(instance.__dict__)  # a model's __dict__ holds exactly its fields
 
 

@@ -8,6 +8,7 @@ import orjson
 
 from ..core.json_schema import describe_validation_errors, schema_validator
 from ..core.jsonrpc import JsonObject
+from .errors import OutputSchemaError
 
 
 def text_block(text: str) -> JsonObject:
@@ -37,10 +38,6 @@ __all__ = [
     "structured_result",
     "text_block",
 ]
-
-
-class OutputSchemaError(ValueError):
-    pass
 
 
 def check_output(structured: Any, output_schema: JsonObject) -> None:

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 
 from ..core.context import RequestContext
 from ..core.elicitation import ElicitationMismatch
-from ..core.jsonrpc import JsonObject, JsonRpcError
+from ..core.errors import McpError
+from ..core.jsonrpc import JsonObject
 from ..core.ready import Ready
 from ..core.session import ClientError
 from .component import CommonOptions, FunctionComponent
-from .content import Content, ToolError, ToolResult, is_content_value, to_blocks
-from .signature import InvalidArguments, argument_validator
+from .content import Content, ToolResult, is_content_value, to_blocks
+from .errors import SignatureMismatch, ToolError
+from .signature import argument_validator
 from .suspension import never_suspends, run_to_end
 from .tool_results import check_output, error_result, structured_result
 
@@ -113,7 +115,7 @@ class FunctionTool(FunctionComponent):
     async def call(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
         try:
             kwargs = self._arguments(arguments, ctx)
-        except InvalidArguments as exc:
+        except SignatureMismatch as exc:
             return self._invalid(exc)
         try:
             value = await self.invoke(kwargs)
@@ -124,7 +126,7 @@ class FunctionTool(FunctionComponent):
     def _call_inline(self, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
         try:
             kwargs = self._arguments(arguments, ctx)
-        except InvalidArguments as exc:
+        except SignatureMismatch as exc:
             return self._invalid(exc)
         try:
             value = run_to_end(self.fn(**kwargs)) if self.is_async else self.fn(**kwargs)
@@ -140,7 +142,7 @@ class FunctionTool(FunctionComponent):
             kwargs[self.context_param] = ctx
         return kwargs
 
-    def _invalid(self, exc: InvalidArguments) -> JsonObject:
+    def _invalid(self, exc: SignatureMismatch) -> JsonObject:
         return error_result(f"Invalid arguments for tool '{self.name}': {exc}")
 
     def _failed(self, exc: Exception, ctx: RequestContext) -> JsonObject:
@@ -150,7 +152,7 @@ class FunctionTool(FunctionComponent):
             # The client refused or failed a request the tool made (sampling, elicitation...):
             # the tool failed, the tools/call request did not.
             return error_result(f"Error executing tool {self.name}: {exc.message}")
-        if isinstance(exc, JsonRpcError):
+        if isinstance(exc, McpError):
             raise exc  # a deliberate protocol error
         log.warning("tool %s raised %s", self.name, exc, exc_info=exc, extra=ctx.session.log_extra)
         return error_result(f"Error executing tool {self.name}: {exc}")
@@ -175,7 +177,7 @@ class FunctionTool(FunctionComponent):
 
             errors = list(schema_validator(self.raw_input_schema).iter_errors(arguments))
             if errors:
-                raise InvalidArguments(describe_validation_errors(errors))
+                raise SignatureMismatch(describe_validation_errors(errors))
             return dict(arguments)
         return self.arguments.validate(arguments)
 

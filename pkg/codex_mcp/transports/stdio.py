@@ -31,7 +31,7 @@ from ..core.framing import BadFrame, FrameDecoder, Oversized, encode_frame, snif
 from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
 from ..core.server import ServerCore
 from ..core.session import ServerSession
-from ..memory import LARGE_MESSAGE, release_free_memory
+from ..heap_trim import LARGE_MESSAGE, release_free_memory
 from ..settings import DEFAULTS
 from .backpressure import compact, shed
 

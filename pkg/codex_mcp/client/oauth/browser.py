@@ -19,8 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from aiohttp import web
 
-from .endpoints import shown
-from .errors import OAuthError
+from .errors import OAuthError, shown
 
 _DONE_PAGE = "<html><body><p>Authorization complete: you can close this page.</p></body></html>"
 _NOT_OURS_PAGE = (

@@ -24,8 +24,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from .endpoints import SECURE_RULE, get_json, insecure_reason, require_secure, shown
-from .errors import OAuthError
+from .endpoints import SECURE_RULE, get_json, insecure_reason, require_secure
+from .errors import OAuthError, shown
 
 log = logging.getLogger("codex_mcp.client.oauth")
 

@@ -14,7 +14,7 @@ import orjson
 from multidict import CIMultiDictProxy
 
 from ...loopback import is_loopback_host
-from .errors import OAuthError
+from .errors import OAuthError, shown
 
 #: The most we read of any answer: metadata, a registration, a token response.
 MAX_BODY_BYTES = 1 << 20
@@ -26,12 +26,6 @@ REQUEST_TIMEOUT = 30.0
 _TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
 #: What every refusal of a URL ends with.
 SECURE_RULE = "OAuth needs https (plain http only on loopback)"
-
-
-def shown(value: Any, limit: int = 200) -> str:
-    """Outside text as we print it: quoted with control characters escaped, and short."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def insecure_reason(url: str) -> str | None:

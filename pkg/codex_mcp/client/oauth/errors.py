@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import Any
 
 from ..errors import TOKEN_ENV, McpClientError
 
 GIVE_TOKEN = f"pass --header 'Authorization: Bearer TOKEN' or set {TOKEN_ENV}"
 
 
-def _said(said: str | None) -> str:
-    from .endpoints import shown  # endpoints.py raises these errors
+def shown(value: Any, limit: int = 200) -> str:
+    """Outside text as we print it: quoted with control characters escaped, and short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
+
+def _said(said: str | None) -> str:
     return f" (it said {shown(said)})" if said else ""
 
 

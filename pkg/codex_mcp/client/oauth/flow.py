@@ -28,7 +28,7 @@ from .assertions import JWT_BEARER, AssertionSource
 from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
 from .dpop import DpopKey
-from .endpoints import SECURE_RULE, insecure_reason, require_secure, shown
+from .endpoints import SECURE_RULE, insecure_reason, require_secure
 from .errors import (
     BearerTokenNeeded,
     GrantRefused,
@@ -36,6 +36,7 @@ from .errors import (
     NotAnOAuthServer,
     OAuthError,
     ScopeNeeded,
+    shown,
 )
 from .pkce import Pkce
 from .registration import ClientProfile, register

@@ -10,8 +10,8 @@ from typing import Any
 import aiohttp
 
 from .discovery import AuthServer
-from .endpoints import error_detail, exchange, printable_token, shown
-from .errors import OAuthError
+from .endpoints import error_detail, exchange, printable_token
+from .errors import OAuthError, shown
 from .store import AUTH_METHODS, Registration
 
 

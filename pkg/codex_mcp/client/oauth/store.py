@@ -31,8 +31,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from .endpoints import MAX_BODY_BYTES, printable_token, shown
-from .errors import OAuthError
+from .endpoints import MAX_BODY_BYTES, printable_token
+from .errors import OAuthError, shown
 
 log = logging.getLogger("codex_mcp.client.oauth")
 

@@ -38,7 +38,7 @@ class Transport(ABC):
         """The handshake finished with `protocol_version` (HTTP sends it as a header from now on)."""
         return None
 
-    def use_modern(self, version: str | None) -> None:
+    def use_stateless(self, version: str | None) -> None:
         """Speak 2026-07-28 `version` from now on (None: back to the legacy handshake).
         Over HTTP that means no session and the routing headers; stdio needs nothing."""
         return None
@@ -46,7 +46,7 @@ class Transport(ABC):
     @property
     def cancels_by_notification(self) -> bool:
         """Whether an abandoned request is cancelled with notifications/cancelled (stdio);
-        a modern HTTP exchange is cancelled by closing its stream instead."""
+        a stateless HTTP exchange is cancelled by closing its stream instead."""
         return True
 
     def reset_session(self) -> None:

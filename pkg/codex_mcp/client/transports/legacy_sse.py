@@ -16,12 +16,13 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import JsonObject
 
 from ..errors import ConnectionClosed, TransportError
 from .base import OnClosed, OnMessage, Transport
+from .http_errors import http_error, map_exceptions
 from .sse import iter_sse
-from .streamable_http import http_error
 
 log = logging.getLogger("codex_mcp.client.sse")
 
@@ -112,7 +113,7 @@ class LegacySseTransport(Transport):
     def _deliver(self, data: str) -> None:
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError as exc:
+        except McpError as exc:
             log.warning("ignoring malformed message from %s: %s", self.url, exc.message)
             return
         if self._on_message is not None:
@@ -122,17 +123,12 @@ class LegacySseTransport(Transport):
         if self._closed or self._http is None or self._endpoint is None:
             raise ConnectionClosed(f"SSE transport to {self.url} is closed")
         headers = {**self.headers, "Content-Type": "application/json"}
-        try:
+        with map_exceptions(f"POST to {self._endpoint}"):
             async with self._http.post(
                 self._endpoint, data=jsonrpc.encode(message), headers=headers
             ) as resp:
                 if resp.status >= 400:
                     raise http_error(self._endpoint, resp.status, resp.reason, await resp.read())
-        except aiohttp.ClientError as exc:
-            raise TransportError(
-                f"POST to {self._endpoint} failed: {exc or type(exc).__name__}",
-                fate_unknown=not isinstance(exc, aiohttp.ClientConnectorError),
-            ) from exc
 
     async def close(self) -> None:
         if self._closed:

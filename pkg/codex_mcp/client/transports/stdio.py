@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Literal, TextIO, cast
 import orjson
 
 from codex_mcp.core import jsonrpc
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.framing import BadFrame, FrameDecoder, Oversized
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
-from codex_mcp.memory import LARGE_MESSAGE, release_free_memory
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject
+from codex_mcp.heap_trim import LARGE_MESSAGE, release_free_memory
 from codex_mcp.settings import DEFAULTS
 
-from ..errors import ConnectionClosed, McpClientError
+from ..errors import ConnectionClosed, SpawnError
 from .adopted import AdoptedProcess, adopt
 from .base import OnClosed, OnMessage, Transport
 
@@ -88,10 +89,6 @@ class _StdoutPipe(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.on_end(exc)
-
-
-class SpawnError(McpClientError):
-    """The server process could not be started (not retryable)."""
 
 
 class StdioTransport(Transport):
@@ -287,7 +284,7 @@ class StdioTransport(Transport):
     def _deliver(self, data: bytes) -> None:
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError:
+        except McpError:
             # Servers that print banners on stdout: say so (once), keep going.
             self._say_once("ignoring non-JSON output from %s: %.200r", data)
             return

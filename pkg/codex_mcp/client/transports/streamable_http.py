@@ -8,7 +8,7 @@ the handshake a GET stream carries what the server sends unprompted (405 means i
 A 404 to a request that carried a session id means the session expired: we raise
 SessionExpired and the ClientSession re-initializes once. Closing sends DELETE.
 
-Speaking 2026-07-28 (`use_modern`), there is no session, no GET stream and no DELETE:
+Speaking 2026-07-28 (`use_stateless`), there is no session, no GET stream and no DELETE:
 each POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the
 `Mcp-Param-*` headers of the tool's `x-mcp-header` arguments, and an HTTP error whose
 body is the JSON-RPC answer to our request is delivered as that answer.
@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from codex_mcp.core import jsonrpc
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.routing_headers import (
     NAME_SOURCES,
     ParamHeader,
@@ -39,6 +40,7 @@ from ..errors import ConnectionClosed, SessionExpired, TransportError
 from ..oauth.challenge import Challenge, parse_challenge, with_body
 from ..oauth.errors import OAuthError
 from .base import OnClosed, OnMessage, Transport
+from .http_errors import http_error, map_exceptions, redirect_refused
 from .sse import iter_sse
 
 if TYPE_CHECKING:
@@ -48,9 +50,6 @@ log = logging.getLogger("codex_mcp.client.http")
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-_RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
-#: Statuses by which a server (or a proxy) says it did not take the request.
-_NOT_TAKEN_STATUS = frozenset({408, 425, 429, 503})
 #: Re-authorizations for more scope (403 insufficient_scope) one request may cause.
 _MAX_STEP_UPS = 2
 #: Resumes of a response stream in a row that bring nothing new before we give up.
@@ -95,7 +94,7 @@ class StreamableHttpTransport(Transport):
         self._on_closed: OnClosed | None = None
         self._listener: asyncio.Task[None] | None = None
         self._closed = False
-        self._modern: str | None = None
+        self._stateless: str | None = None
         #: The x-mcp-header arguments of each tool (learned from tools/list).
         self.tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
 
@@ -117,15 +116,15 @@ class StreamableHttpTransport(Transport):
         if self.get_stream and self._listener is None and not self._closed:
             self._listener = asyncio.get_running_loop().create_task(self._listen())
 
-    def use_modern(self, version: str | None) -> None:
-        self._modern = version
+    def use_stateless(self, version: str | None) -> None:
+        self._stateless = version
         if version is not None and self._listener is not None:
             self._listener.cancel()
             self._listener = None
 
     @property
     def cancels_by_notification(self) -> bool:
-        return self._modern is None
+        return self._stateless is None
 
     def learn_tools(self, tools: list[JsonObject]) -> list[JsonObject]:
         """Remember each tool's `x-mcp-header` arguments; drop (with a warning) a tool
@@ -143,7 +142,7 @@ class StreamableHttpTransport(Transport):
             kept.append(tool)
         return kept
 
-    def _modern_headers(self, message: JsonObject, version: str) -> dict[str, str]:
+    def _stateless_headers(self, message: JsonObject, version: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": "application/json, text/event-stream"}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
@@ -230,16 +229,16 @@ class StreamableHttpTransport(Transport):
     ) -> tuple[int, Challenge, str | None] | None:
         """POST one message and deliver its answer; with `auth`, a 401, or a 403 for
         lack of scope, is returned (with its challenge) instead."""
-        modern = self._modern
-        if modern is not None:
-            headers = self._modern_headers(message, modern)
+        stateless = self._stateless
+        if stateless is not None:
+            headers = self._stateless_headers(message, stateless)
         else:
             headers = self._headers("application/json, text/event-stream")
         headers["Content-Type"] = "application/json"
-        sent_session = self._session_id if modern is None else None
+        sent_session = self._session_id if stateless is None else None
         is_request = "method" in message and "id" in message
         credentialed = _carries_credentials(headers)
-        try:
+        with map_exceptions(f"HTTP request to {self.url}"):
             async with http.post(
                 self.url,
                 data=jsonrpc.encode(message),
@@ -247,16 +246,16 @@ class StreamableHttpTransport(Transport):
                 allow_redirects=not credentialed,
             ) as resp:
                 if credentialed and 300 <= resp.status < 400:
-                    raise _redirect_refused(self.url, resp)
+                    raise redirect_refused(self.url, resp)
                 if self.auth is not None and resp.status in (401, 403):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
                         challenge = with_body(challenge, await resp.read())
                         return resp.status, challenge, resp.headers.get("DPoP-Nonce")
-                if modern is not None and resp.status >= 400 and is_request:
+                if stateless is not None and resp.status >= 400 and is_request:
                     body = await resp.read()
                     if self._delivered_error(body, message.get("id")):
-                        return None  # a modern error answer (400, 404) to our request
+                        return None  # a stateless error answer (400, 404) to our request
                     raise http_error(self.url, resp.status, resp.reason, body)
                 if resp.status == 404 and sent_session is not None:
                     raise SessionExpired()
@@ -267,13 +266,6 @@ class StreamableHttpTransport(Transport):
                 if resp.status >= 400:
                     raise http_error(self.url, resp.status, resp.reason, await resp.read())
                 answered = await self._read_answer(resp, message.get("id"))
-        except aiohttp.ClientError as exc:
-            # Refused before anything was sent: nothing ran. Anything later (a reset, a
-            # cut stream): the server may have taken the request.
-            raise TransportError(
-                f"HTTP request to {self.url} failed: {exc or type(exc).__name__}",
-                fate_unknown=not isinstance(exc, aiohttp.ClientConnectorError),
-            ) from exc
         if is_request and not answered:
             raise TransportError(
                 f"{self.url}: the response stream ended before the response", fate_unknown=True
@@ -315,7 +307,7 @@ class StreamableHttpTransport(Transport):
         `Last-Event-ID`, after the `retry` delay it asked for. A 2026-07-28 exchange has no
         GET, and a stream with no id cannot be resumed."""
         misses = 0
-        while position.last_id is not None and self._modern is None and misses < _MAX_RESUMES:
+        while position.last_id is not None and self._stateless is None and misses < _MAX_RESUMES:
             await asyncio.sleep(position.retry)
             headers = self._headers("text/event-stream", "GET")
             headers["Last-Event-ID"] = position.last_id
@@ -325,7 +317,7 @@ class StreamableHttpTransport(Transport):
                 self.url, headers=headers, allow_redirects=not credentialed
             ) as resp:
                 if credentialed and 300 <= resp.status < 400:
-                    raise _redirect_refused(self.url, resp)
+                    raise redirect_refused(self.url, resp)
                 if resp.status >= 400:
                     log.debug("%s: resuming a response stream: HTTP %d", self.url, resp.status)
                     return False
@@ -336,7 +328,7 @@ class StreamableHttpTransport(Transport):
 
     def _delivered_error(self, body: bytes, request_id: Any) -> bool:
         """Deliver an HTTP error's body when it is the JSON-RPC error answering our request."""
-        with contextlib.suppress(JsonRpcError):
+        with contextlib.suppress(McpError):
             decoded = jsonrpc.decode(body)
             if isinstance(decoded, dict) and "error" in decoded and decoded.get("id") == request_id:
                 if self._on_message is not None:
@@ -347,7 +339,7 @@ class StreamableHttpTransport(Transport):
     def _deliver(self, data: bytes, request_id: Any) -> bool:
         try:
             message = jsonrpc.decode(data)
-        except JsonRpcError as exc:
+        except McpError as exc:
             raise TransportError(f"{self.url} sent malformed JSON: {exc.message}") from None
         if self._on_message is not None:
             self._on_message(message, request_id)
@@ -422,31 +414,7 @@ def _carries_credentials(headers: Mapping[str, str]) -> bool:
     return any(name.lower() == "authorization" for name in headers)
 
 
-def _redirect_refused(url: str, resp: aiohttp.ClientResponse) -> TransportError:
-    location = resp.headers.get("Location", "(no Location)")
-    return TransportError(
-        f"{url} answered HTTP {resp.status} redirecting to {location[:300]!r}: "
-        "not following a redirect with the Authorization header",
-        retryable=False,
-    )
-
-
 def _header_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return encode_header_value(str(value))
-
-
-def http_error(url: str, status: int, reason: str | None, body: bytes) -> TransportError:
-    detail = body.decode("utf-8", errors="replace").strip()
-    with contextlib.suppress(JsonRpcError):
-        decoded = jsonrpc.decode(body)
-        error = decoded.get("error") if isinstance(decoded, dict) else None
-        if isinstance(error, dict):
-            detail = f"{error.get('message')} (code {error.get('code')})"
-    return TransportError(
-        f"{url} answered HTTP {status} {reason or ''}".rstrip()
-        + (f": {detail[:300]}" if detail else ""),
-        retryable=status in _RETRYABLE_STATUS,
-        fate_unknown=status >= 500 and status not in _NOT_TAKEN_STATUS,
-    )

@@ -28,7 +28,7 @@ from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 from codex_mcp.lint.codex_model.client import codex_client_capabilities
-from codex_mcp.log_tags import context_naming, session_label
+from codex_mcp.session_logs import context_naming, session_label
 
 from ..config.env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv
 from ..config.model import ServerConfig, StdioTarget

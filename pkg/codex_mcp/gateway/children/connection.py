@@ -15,16 +15,17 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from codex_mcp import __version__
-from codex_mcp.client.errors import ConnectionClosed, McpError
-from codex_mcp.client.modern import ModernEra, modern_capabilities
+from codex_mcp.client.errors import ConnectionClosed
 from codex_mcp.client.paging import every_page
 from codex_mcp.client.session import ClientSession, RequestHandler
+from codex_mcp.client.stateless import StatelessProfile, stateless_capabilities
 from codex_mcp.client.transports.base import Transport
 from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.client.types import InitializeResult
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION
-from codex_mcp.core.versions import LATEST_VERSION, MODERN_VERSIONS
+from codex_mcp.core.versions import LATEST_VERSION, STATELESS_VERSIONS
 from codex_mcp.settings import DEFAULTS
 
 from ..config import early
@@ -217,7 +218,9 @@ async def _handshake(session: ChildSession, capabilities: JsonObject) -> Initial
     except McpError as exc:
         if exc.code not in (UNSUPPORTED_PROTOCOL_VERSION, METHOD_NOT_FOUND):
             raise
-        era = ModernEra(MODERN_VERSIONS[0], CLIENT_INFO, modern_capabilities(capabilities))
+        era = StatelessProfile(
+            STATELESS_VERSIONS[0], CLIENT_INFO, stateless_capabilities(capabilities)
+        )
         found = await session.discover(era, None, fall_back=False)
         assert found is not None  # without fall_back it answers or raises
         return found

@@ -21,13 +21,14 @@ from codex_mcp.client.session import ClientSession
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.lint.repair import normalize_result
 
 from ..children.child import Child
 from ..children.connection import Connection
-from ..errors import crashed_error, login_command, normalize_exception
+from ..errors import crashed_error, login_command, normalize_exception, raised_by_child
 from . import stateless
 from .questions import call_with_handoff
 
@@ -44,7 +45,7 @@ def call_tool(
     if (
         not legacy_front
         and ctx.can_create_task
-        and (connection is None or connection.session.modern is None)
+        and (connection is None or connection.session.stateless is None)
     ):
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
         work = request(
@@ -56,7 +57,7 @@ def call_tool(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
     session = connection.session
-    if session.modern is not None:  # rounds and tasks to see through (stateless.py)
+    if session.stateless is not None:  # rounds and tasks to see through (stateless.py)
         return request(
             child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
         )
@@ -71,6 +72,8 @@ def call_tool(
     try:
         request_id = session.request_for(call, {"name": tool, "arguments": arguments}, options)
     except McpClientError as exc:
+        if not raised_by_child(exc):
+            raise
         raise _error(child, exc, tool, passthrough) from None
     # The answer cannot come before this: the request is written in a later loop turn.
     call.request_id = request_id
@@ -126,7 +129,7 @@ class RelayedCall(Deferred):
         child = self.child
         child.calls.pop(self.request_id, None)
         child.interrupts.pop(self.request_id, None)
-        if isinstance(error, McpClientError):
+        if raised_by_child(error):
             error = _error(child, error, self.tool, self.passthrough)
         self.reject(error)
 
@@ -186,7 +189,7 @@ async def request(
 
         child.interrupts[request_id] = abort
     try:
-        if session.modern is None:
+        if session.stateless is None:
             result = await session.request(method, params, options)
         else:
             result = await stateless.request(child, session, method, params, options, ctx)
@@ -196,6 +199,8 @@ async def request(
         task.uncancel()
         raise questions[0] from None
     except McpClientError as exc:
+        if not raised_by_child(exc):
+            raise
         raise _error(child, exc, tool, passthrough) from None
     finally:
         calls.pop(request_id, None)
@@ -214,7 +219,7 @@ async def connection_for(child: Child, tool: str | None) -> Connection:
     raise unavailable(child, tool)
 
 
-def unavailable(child: Child, tool: str | None) -> JsonRpcError:
+def unavailable(child: Child, tool: str | None) -> McpError:
     if child.state == "restarting" or (child.state == "starting" and child.restarts):
         error = crashed_error(
             server=child.name,
@@ -231,15 +236,15 @@ def unavailable(child: Child, tool: str | None) -> JsonRpcError:
         error = crashed_error(server=child.name, tool=tool, detail=detail)
         # Still starting (a call outwaited its first start): a retry may find it up.
         error["data"]["retryable"] = child.state == "starting"
-    return JsonRpcError(error["code"], error["message"], error["data"])
+    return McpError(error["code"], error["message"], error["data"])
 
 
-def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> JsonRpcError:
+def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> McpError:
     """The client's exception as the error the front client gets (errors.py)."""
     error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
     if login_command(error) is not None:
         child.login_lost(error)  # revoked, or its refresh refused: it waits for a new one
-    return JsonRpcError(error["code"], error["message"], error.get("data"))
+    return McpError(error["code"], error["message"], error.get("data"))
 
 
 def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:

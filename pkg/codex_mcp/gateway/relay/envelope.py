@@ -25,7 +25,7 @@ def envelope(
 ) -> CallOptions:
     """`options` with the child's 2026-07-28 envelope: the front's capabilities, with the
     tasks extension or without it."""
-    era = session.modern
+    era = session.stateless
     assert era is not None
     capabilities = {**ctx.client_capabilities}
     extensions = capabilities.get("extensions")

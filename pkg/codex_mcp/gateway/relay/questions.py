@@ -14,10 +14,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from codex_mcp.core.context import RequestContext
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, JsonRpcError
-from codex_mcp.core.modern_context import ModernContext
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject
 from codex_mcp.core.rounds import InputRequired
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
+from codex_mcp.core.stateless_context import StatelessContext
 
 from ..children.child import Child
 
@@ -27,7 +28,7 @@ def check_client_can(child: Child, method: str, declared: JsonObject) -> None:
     says so (Codex 0.169 has no sampling and no roots)."""
     needed = CLIENT_CAPABILITY_FOR.get(method)
     if needed is not None and needed not in declared:
-        raise JsonRpcError(
+        raise McpError(
             INVALID_REQUEST,
             f"{method}: the gateway's client does not support {needed} (it did not declare "
             f"it); the server {child.name!r} cannot use it here",
@@ -66,7 +67,7 @@ class StatelessFront(LegacyFront):
             return await call.request(method, params)
         except InputRequired as question:  # asked by a round: the child's call ends
             interrupt(child, call, question)
-            raise JsonRpcError(
+            raise McpError(
                 INTERNAL_ERROR,
                 f"{method}: the client answers on a retry of its call, which asks again",
             ) from None
@@ -83,7 +84,7 @@ _LEGACY, _STATELESS = LegacyFront(), StatelessFront()
 
 def for_front(call: RequestContext) -> LegacyFront:
     """How questions are put to the client of `call`, by its revision."""
-    return _STATELESS if isinstance(call, ModernContext) else _LEGACY
+    return _STATELESS if isinstance(call, StatelessContext) else _LEGACY
 
 
 async def answer(child: Child, ctx: RequestContext, asked: JsonObject) -> JsonObject:
@@ -98,7 +99,7 @@ async def _ask(child: Child, ctx: RequestContext, key: str, request: Any) -> Jso
     method = request.get("method") if isinstance(request, dict) else None
     params = request.get("params") if isinstance(request, dict) else None
     if method not in CLIENT_CAPABILITY_FOR:
-        raise JsonRpcError(
+        raise McpError(
             INTERNAL_ERROR,
             f"Internal error: {child.name!r} asked for {method!r}, which no client answers",
         )
@@ -134,7 +135,7 @@ _handoffs: dict[RequestContext, Handoff] = {}
 
 
 async def call_with_handoff(
-    call: Coroutine[Any, Any, JsonObject], ctx: ModernContext
+    call: Coroutine[Any, Any, JsonObject], ctx: StatelessContext
 ) -> JsonObject:
     """`call` (the relay of a tools/call to a legacy child) for a front that may get a task:
     its result, or, once the child asks the front something, the gateway's task handle,
@@ -161,7 +162,7 @@ async def call_with_handoff(
         _handoffs.pop(ctx, None)
         if not handoff.adopted.done():
             handoff.adopted.set_result(
-                JsonRpcError(INTERNAL_ERROR, "Internal error: the call has ended")
+                McpError(INTERNAL_ERROR, "Internal error: the call has ended")
             )
 
 

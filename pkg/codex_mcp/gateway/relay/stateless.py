@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from codex_mcp.client.errors import McpError
-from codex_mcp.client.modern import MAX_ROUNDS
+from codex_mcp.client.stateless import MAX_ROUNDS
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.peer import JsonRpcPeer
 from codex_mcp.core.request_meta import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -87,7 +87,7 @@ async def request(
     finally:
         if stamped.request_id != options.request_id:
             child.calls.pop(stamped.request_id, None)
-    raise JsonRpcError(
+    raise McpError(
         INTERNAL_ERROR,
         f"Internal error: {child.name!r} still asked for input after {MAX_ROUNDS} rounds",
     )

@@ -1,5 +1,5 @@
 """A task a 2026-07-28 child made of a call, seen through for the front client: the
-gateway's own task for a 2026-07-28 front that declared tasks (`ModernContext.adopt_task`),
+gateway's own task for a 2026-07-28 front that declared tasks (`StatelessContext.adopt_task`),
 whose work follows the child's (its status, its questions, its end; the front's cancel is
 the child's), or for any other front the call itself, waiting for the child's task. The
 child's task id never leaves the gateway. specs/gateway.md ("Eras") says what each front sees.
@@ -15,8 +15,9 @@ from typing import Any, Final
 
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
-from codex_mcp.core.modern_context import ModernContext
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
+from codex_mcp.core.stateless_context import StatelessContext
 from codex_mcp.lint.repair import normalize_result
 
 from ..children.child import Child
@@ -38,11 +39,11 @@ async def follow(
     """The front's answer to a call the child answered with a task (`created`)."""
     task_id = created.get("taskId")
     if not isinstance(task_id, str):
-        raise JsonRpcError(
+        raise McpError(
             INTERNAL_ERROR, f"Internal error: {child.name!r} made a task without a taskId"
         )
     work = _follow(child, session, ctx, task_id, created)
-    if isinstance(ctx, ModernContext) and ctx.can_create_task:
+    if isinstance(ctx, StatelessContext) and ctx.can_create_task:
         return await ctx.adopt_task(asyncio.get_running_loop().create_task(work))
     return await work
 
@@ -90,7 +91,7 @@ async def _follow(
         raise
     if ctx.in_task:
         raise asyncio.CancelledError  # the child cancelled its task: so ends the gateway's
-    raise JsonRpcError(INTERNAL_ERROR, f"Internal error: {child.name!r} cancelled the task")
+    raise McpError(INTERNAL_ERROR, f"Internal error: {child.name!r} cancelled the task")
 
 
 #: tasks/cancel sent to children on their way (kept, so none is collected mid-flight).
@@ -109,7 +110,7 @@ async def _cancel(child: Child, child_request: Any) -> None:
         log.debug("%s: its task was cancelled, as the client's was", child.name)
 
 
-def _failure(child: Child, error: Any) -> JsonRpcError:
+def _failure(child: Child, error: Any) -> McpError:
     if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return JsonRpcError(error["code"], str(error.get("message", "")), error.get("data"))
-    return JsonRpcError(INTERNAL_ERROR, f"Internal error: {child.name!r}'s task failed")
+        return McpError(error["code"], str(error.get("message", "")), error.get("data"))
+    return McpError(INTERNAL_ERROR, f"Internal error: {child.name!r}'s task failed")

@@ -27,9 +27,9 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from codex_mcp.core.jsonrpc import JsonRpcError
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.session import StatelessSession
-from codex_mcp.log_tags import session_label
+from codex_mcp.session_logs import session_label
 
 from ..children.child import Child
 from ..config.model import GatewayConfig, ServerConfig
@@ -142,7 +142,7 @@ class SessionChildren:
                 self.gateway.spawn(self._stop(child, owner))
 
     def owner(self, session: ServerSession, *, create: bool = True) -> Owner | None:
-        """Whose children `session`'s requests use (made with `create`); a modern caller's
+        """Whose children `session`'s requests use (made with `create`); a 2026-07-28 caller's
         use counts as activity against its idle expiry."""
         if isinstance(session, StatelessSession):
             owner = self.principals.get(session.principal)
@@ -194,15 +194,13 @@ class SessionChildren:
             return self.share, True
         return None
 
-    def refusal_for(
-        self, session: ServerSession, tool: str, passthrough: bool
-    ) -> JsonRpcError | None:
+    def refusal_for(self, session: ServerSession, tool: str, passthrough: bool) -> McpError | None:
         """The error for a call to a tool of a server this owner was refused, if it is one."""
         owner = self.owner(session, create=False)
         for server, refusal in (owner.refused if owner is not None else {}).items():
             if passthrough or tool.startswith(sanitize_name(server) + SEPARATOR):
                 error = limit_error(*refusal, server=server, tool=tool)
-                return JsonRpcError(error["code"], error["message"], error["data"])
+                return McpError(error["code"], error["message"], error["data"])
         return None
 
     # -- a 2026-07-28 principal's idle expiry -------------------------------------

@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from ...core.server import ServerCore
 from ...launch import cannot_listen
 from ...observe.web import observe_app
@@ -29,7 +30,7 @@ from .connections import (
     connection_cap,
 )
 from .cors import Cors
-from .errors import busy_response
+from .errors import StoreUnavailable, busy_response
 from .exchange import is_request, read_body
 from .faults import watch_accept_faults
 from .legacy_sse import LegacySse
@@ -38,7 +39,7 @@ from .oauth import RESOURCE_SERVER_KEY
 from .security import OPEN_PATH_SUFFIXES
 from .sessions import Capacity
 from .single_event import SingleEventSse
-from .store import MemoryStore, SessionStore, StoreUnavailable
+from .store import MemoryStore, SessionStore
 from .streamable import StreamableHttp
 
 log = logging.getLogger("codex_mcp.http")
@@ -116,7 +117,7 @@ async def _id_in_body(request: web.Request, max_body_bytes: int) -> Any:
         return None
     try:
         message = jsonrpc.decode(body)
-    except jsonrpc.JsonRpcError:
+    except McpError:
         return None
     return message["id"] if type(message) is dict and is_request(message) else None
 

@@ -36,7 +36,7 @@ from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
 from ...core.log_names import printable
-from .errors import TRANSPORT_ERROR, error_body, error_response
+from .errors import TRANSPORT_ERROR, BodyTimeout, error_body, error_response
 from .faults import FaultLog
 from .security import OPEN_PATH_SUFFIXES
 
@@ -60,10 +60,6 @@ _DRAINING: Final = "reading an answered request's unread body"
 _SLOT: Final = "slot"
 _PROBE: Final = "probe reserve"
 _NOTHING: Final = "nothing"
-
-
-class BodyTimeout(TimeoutError):
-    """A request body stalled; raised from the handler's read of it."""
 
 
 def raw_response(status: str, message: str) -> bytes:

@@ -1,4 +1,5 @@
-"""Every error the HTTP transport answers itself: one envelope, named codes.
+"""Every error the HTTP transport answers itself: one envelope, named codes; and the
+exceptions its parts raise to get one answered (`Busy`, `TokenRefused`, ...).
 
 Errors about a message (parse errors, invalid requests) use the JSON-RPC codes of the
 core; the transport's own refusals use two codes of JSON-RPC's server-error range,
@@ -12,6 +13,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from ...core.errors import CodexMcpError
 from ...core.jsonrpc import INVALID_REQUEST
 
 #: The transport refused the request for a reason of its own: over a cap (sessions, calls,
@@ -54,3 +56,36 @@ def busy_response(
     return error_response(
         status, message, TRANSPORT_ERROR, request_id, {**(headers or {}), **retry}
     )
+
+
+class Busy(CodexMcpError):
+    """No room now: `status` is 429 when the session's own calls fill its share, 503 when
+    the server is full (sessions, calls) or shutting down. The message says which cap."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TokenRefused(CodexMcpError):
+    """The token cannot be used: 401 (or 503 when the issuer cannot be reached)."""
+
+    def __init__(self, message: str, status: int = 401) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BodyTimeout(CodexMcpError, TimeoutError):
+    """A request body stalled; raised from the handler's read of it."""
+
+
+class IssuerUnreachable(CodexMcpError):
+    """The issuer's metadata or keys could not be fetched: no token can be checked now."""
+
+
+class UnknownKey(CodexMcpError):
+    """The token names a key the issuer does not publish."""
+
+
+class StoreUnavailable(CodexMcpError):
+    """The shared store could not be reached; the request is refused with 503."""

@@ -9,11 +9,17 @@ from aiohttp import web
 
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.versions import is_supported
-from .connections import BodyTimeout
-from .errors import SESSION_NOT_FOUND, TRANSPORT_ERROR, busy_response, error_response
+from .errors import (
+    SESSION_NOT_FOUND,
+    TRANSPORT_ERROR,
+    BodyTimeout,
+    Busy,
+    busy_response,
+    error_response,
+)
 from .manager import SessionManager
 from .security import credential_of
-from .sessions import HttpSession, Refused
+from .sessions import HttpSession
 
 log = logging.getLogger("codex_mcp.http")
 
@@ -100,7 +106,7 @@ async def locate_session(
     assert session_id is not None
     try:
         loaded = await manager.load(session_id, credential_of(request))
-    except Refused as exc:
+    except Busy as exc:
         return busy_response(exc.status, str(exc))
     return loaded if loaded is not None else found
 

@@ -27,6 +27,8 @@ import aiohttp
 import jwt
 from yarl import URL
 
+from .errors import IssuerUnreachable, UnknownKey
+
 log = logging.getLogger("codex_mcp.http")
 
 #: How long a fetched key set is used before it is fetched again.
@@ -45,14 +47,6 @@ SHOWN_CHARS: Final = 80
 ALGORITHMS: Final = frozenset(
     {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 )
-
-
-class IssuerUnreachable(Exception):
-    """The issuer's metadata or keys could not be fetched: no token can be checked now."""
-
-
-class UnknownKey(Exception):
-    """The token names a key the issuer does not publish."""
 
 
 def shown(value: object) -> str:

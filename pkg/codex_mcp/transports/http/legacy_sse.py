@@ -13,15 +13,15 @@ import contextlib
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from . import sse
 from .admission import Admission
 from .config import HttpConfig
-from .errors import busy_response, error_response
+from .errors import Busy, busy_response, error_response
 from .exchange import accepts_sse, find_session, read_body
 from .manager import SessionManager
 from .oauth import GRANT_KEY
 from .security import credential_of
-from .sessions import Refused
 from .streams import TICK, Ticker
 
 
@@ -38,7 +38,7 @@ class LegacySse:
             # It lives as long as this process's stream: never shared with other replicas
             # (behind a balancer, route its POSTs by session_id: deploy/nginx/).
             session = self.manager.create(credential_of(request), shared=False)
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc))
         assert session.id is not None
         queue = session.streams.attach(session.streams.standalone)
@@ -78,7 +78,7 @@ class LegacySse:
         with found as session:
             try:
                 session.check_room()
-            except Refused as exc:
+            except Busy as exc:
                 return busy_response(exc.status, str(exc))
             # Every answer, parse errors included, travels on the stream.
             session.core_session.receive_bytes(body)
@@ -92,6 +92,6 @@ class LegacySse:
             return None
         try:
             message = jsonrpc.decode(body)
-        except jsonrpc.JsonRpcError:
+        except McpError:
             return None
         return self.admission.message(request, message)

@@ -21,10 +21,11 @@ from typing import Any
 from ...core.jsonrpc import JsonObject, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
-from ...log_tags import session_label
+from ...session_logs import session_label
 from ...settings import DEFAULTS
 from ..backpressure import SlowReaders
-from .sessions import Capacity, HttpSession, Refused
+from .errors import Busy
+from .sessions import Capacity, HttpSession
 from .store import MemoryStore, SessionRecord, SessionStore
 
 log = logging.getLogger("codex_mcp.http")
@@ -76,11 +77,11 @@ class SessionManager:
     def _check_room(self) -> None:
         if self.closing:
             # Keep-alive connections outlive the listening socket: refuse them new work.
-            raise Refused(503, "Server shutting down; try another instance or later")
+            raise Busy(503, "Server shutting down; try another instance or later")
         if self.live >= self.max_sessions:
             self.evict_idle()
             if self.live >= self.max_sessions:
-                raise Refused(
+                raise Busy(
                     503,
                     f"Too many sessions: the server already has {self.max_sessions} "
                     "(throwaway sessions and listen streams included); try again later",
@@ -92,7 +93,7 @@ class SessionManager:
         return len(self.sessions) + self.throwaway + self.listening
 
     def start_listening(self) -> None:
-        """A subscriptions/listen stream opens (Refused when there is no room); call
+        """A subscriptions/listen stream opens (Busy when there is no room); call
         `stop_listening` when it ends."""
         self._check_room()
         self.listening += 1

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from ...exposure import checked_url, parse_tool_scopes
 from .config import HttpConfig
-from .errors import error_response
+from .errors import TokenRefused, error_response
 
 if TYPE_CHECKING:
     from .issuer_keys import IssuerKeys
@@ -57,14 +57,6 @@ class Grant:
 
 
 GRANT_KEY: Final = web.RequestKey("codex_mcp_oauth_grant", Grant)
-
-
-class Refused(Exception):
-    """The token cannot be used: 401 (or 503 when the issuer cannot be reached)."""
-
-    def __init__(self, message: str, status: int = 401) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _scopes_of(claims: dict[str, Any]) -> frozenset[str]:
@@ -135,33 +127,34 @@ class ResourceServer:
 
     # -- tokens ------------------------------------------------------------------
     async def authenticate(self, token: str) -> Grant:
-        """The grant of a valid token. Raises Refused."""
+        """The grant of a valid token. Raises TokenRefused."""
         import jwt
 
-        from .issuer_keys import ALGORITHMS, IssuerUnreachable, UnknownKey, shown
+        from .errors import IssuerUnreachable, UnknownKey
+        from .issuer_keys import ALGORITHMS, shown
 
         # Whatever the caller sent is refused here, each way with its reason: a JWT is
         # ASCII; its header a JSON object (depth bounded by the parser's recursion limit)
         # whose alg and kid are strings (PyJWT checks kid), with no `crit` extension
         # (RFC 7515, 4.1.11: we understand none, so a token needing one is refused).
         if not token.isascii():
-            raise Refused("the bearer token is not a JWT")
+            raise TokenRefused("the bearer token is not a JWT")
         try:
             header = jwt.get_unverified_header(token)
         except (jwt.InvalidTokenError, RecursionError):
-            raise Refused("the bearer token is not a JWT") from None
+            raise TokenRefused("the bearer token is not a JWT") from None
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
-            raise Refused(f"tokens signed with {shown(algorithm)} are not accepted")
+            raise TokenRefused(f"tokens signed with {shown(algorithm)} are not accepted")
         if "crit" in header:
-            raise Refused("the token needs header extensions (crit) this server does not know")
+            raise TokenRefused("the token needs header extensions (crit) this server does not know")
         kid = header.get("kid")
         try:
             key = await self.keys.key(kid if isinstance(kid, str) else None, algorithm)
         except UnknownKey as error:
-            raise Refused(f"invalid token: {error}") from None
+            raise TokenRefused(f"invalid token: {error}") from None
         except IssuerUnreachable as error:
-            raise Refused(f"cannot check tokens now: {error}", status=503) from None
+            raise TokenRefused(f"cannot check tokens now: {error}", status=503) from None
         try:
             claims = jwt.decode(
                 token,
@@ -173,17 +166,17 @@ class ResourceServer:
                 options={"require": ["exp", "iss", "aud", "sub"]},
             )
         except jwt.ExpiredSignatureError:
-            raise Refused("the token has expired") from None
+            raise TokenRefused("the token has expired") from None
         except jwt.InvalidAudienceError:
-            raise Refused(f"the token is not for this resource ({self.resource})") from None
+            raise TokenRefused(f"the token is not for this resource ({self.resource})") from None
         except jwt.InvalidIssuerError:
-            raise Refused(f"the token is not from {self.issuer}") from None
+            raise TokenRefused(f"the token is not from {self.issuer}") from None
         except jwt.MissingRequiredClaimError as error:
-            raise Refused(f"the token has no {error.claim!r} claim") from None
+            raise TokenRefused(f"the token has no {error.claim!r} claim") from None
         except jwt.InvalidTokenError as error:
-            raise Refused(f"invalid token: {shown(str(error))}") from None
+            raise TokenRefused(f"invalid token: {shown(str(error))}") from None
         except RecursionError:  # claims nested past the parser's limit
-            raise Refused("invalid token: its claims are nested too deep") from None
+            raise TokenRefused("invalid token: its claims are nested too deep") from None
         expires = claims["exp"]  # checked by PyJWT: int() of it is a time not yet past
         return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims), float(int(expires)))
 

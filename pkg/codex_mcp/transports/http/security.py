@@ -28,8 +28,8 @@ from yarl import URL
 
 from ...loopback import is_loopback_host
 from .config import HttpConfig
-from .errors import error_response
-from .oauth import Grant, Refused, ResourceServer
+from .errors import TokenRefused, error_response
+from .oauth import Grant, ResourceServer
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
@@ -225,7 +225,7 @@ class Guard:
             return None, None, _unauthorized("invalid bearer token", error="invalid_token")
         try:
             grant = await self.oauth.authenticate(token)
-        except Refused as refused:
+        except TokenRefused as refused:
             return None, None, self.oauth.unauthorized(str(refused), refused.status)
         return grant.principal, grant, None
 

@@ -20,22 +20,14 @@ from ...core.jsonrpc import JsonObject, RequestId, is_valid_id
 from ...core.server import ServerCore
 from ...core.session import ServerSession
 from ...core.tasks import TaskStore
-from ...log_tags import session_label
+from ...session_logs import session_label
 from ...settings import DEFAULTS
 from ..backpressure import SlowReaders
-from .store import OPENED, SessionRecord, SessionStore, StoreUnavailable
+from .errors import Busy, StoreUnavailable
+from .store import OPENED, SessionRecord, SessionStore
 from .streams import CLOSE, STANDALONE, Stream, StreamSet
 
 log = logging.getLogger("codex_mcp.http")
-
-
-class Refused(Exception):
-    """No room now: `status` is 429 when the session's own calls fill its share, 503 when
-    the server is full (sessions, calls) or shutting down. The message says which cap."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Capacity:
@@ -269,19 +261,19 @@ class HttpSession:
         self.last_seen = time.monotonic()
 
     def check_room(self, calls: int = 1) -> None:
-        """Raise Refused unless `calls` more calls fit in this session's share and the server's."""
+        """Raise Busy unless `calls` more calls fit in this session's share and the server's."""
         capacity = self.capacity
         # A legacy (2024-11-05) session's bodies reach the core undecoded: only the core
         # knows its calls, and the server-wide count does not include them.
         mine = max(len(self.by_request), self.core_session.in_flight)
         if mine + calls > capacity.max_session_inflight:
-            raise Refused(
+            raise Busy(
                 429,
                 f"Too many calls in flight in this session (at most "
                 f"{capacity.max_session_inflight}); wait for one to finish",
             )
         if capacity.running() + calls > capacity.max_inflight:
-            raise Refused(
+            raise Busy(
                 503,
                 f"Too many calls in flight on this server (at most {capacity.max_inflight}); "
                 "try again later",

@@ -25,10 +25,10 @@ from ...core.jsonrpc import INTERNAL_ERROR
 from ...core.versions import V2025_11_25
 from . import sse
 from .config import HttpConfig
-from .errors import error_response
+from .errors import StoreUnavailable, error_response
 from .exchange import SESSION_HEADER
 from .sessions import HttpSession
-from .store import OPENED, NewReader, SessionStore, StoredEvent, StoreUnavailable
+from .store import OPENED, NewReader, SessionStore, StoredEvent
 from .streams import STANDALONE, TICK, Ticker
 
 #: What the reader's queue carries: an event, a keepalive tick, or None (the end).

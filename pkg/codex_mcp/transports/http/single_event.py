@@ -13,11 +13,12 @@ import contextlib
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from ...core.jsonrpc import JsonObject
 from ...core.versions import DEFAULT_HTTP_VERSION
 from . import sse
 from .admission import Admission
-from .errors import busy_response, error_response
+from .errors import Busy, busy_response, error_response
 from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -28,7 +29,7 @@ from .exchange import (
 )
 from .manager import SessionManager
 from .security import credential_of
-from .sessions import HttpSession, Refused
+from .sessions import HttpSession
 
 
 class SingleEventSse:
@@ -42,7 +43,7 @@ class SingleEventSse:
             return error_response(400, "Bad Request: pass the JSON-RPC message in ?request=")
         try:
             message = jsonrpc.decode(raw)
-        except jsonrpc.JsonRpcError as exc:
+        except McpError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
         if type(message) is not dict or not (is_request(message) or is_notification(message)):
             return error_response(
@@ -66,7 +67,7 @@ class SingleEventSse:
             session = self.manager.ephemeral(
                 request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION), credential_of(request)
             )
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), request_id)
         try:
             return await self._serve(request, session, message)
@@ -86,7 +87,7 @@ class SingleEventSse:
             return error_response(409, "request id already in flight", request_id=request_id)
         try:
             session.check_room()
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), request_id)
         stream = session.open_request_stream(request_id, sse=False)
         queue = session.streams.attach(stream)

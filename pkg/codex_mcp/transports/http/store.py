@@ -18,10 +18,6 @@ from typing import Any, Protocol
 from ...core.jsonrpc import JsonObject
 
 
-class StoreUnavailable(Exception):
-    """The shared store could not be reached; the request is refused with 503."""
-
-
 @dataclass(slots=True)
 class SessionRecord:
     """What a session remembers of its client, as any replica needs it."""
@@ -225,6 +221,5 @@ __all__ = [
     "MemoryStore",
     "SessionRecord",
     "SessionStore",
-    "StoreUnavailable",
     "StoredEvent",
 ]

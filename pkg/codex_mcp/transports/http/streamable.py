@@ -19,12 +19,13 @@ from typing import Any
 from aiohttp import web
 
 from ...core import jsonrpc
+from ...core.errors import McpError
 from ...core.jsonrpc import JsonObject, RequestId
 from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .admission import Admission
 from .config import HttpConfig
-from .errors import SESSION_NOT_FOUND, busy_response, error_body, error_response
+from .errors import SESSION_NOT_FOUND, Busy, busy_response, error_body, error_response
 from .exchange import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -36,10 +37,10 @@ from .exchange import (
     unsupported_version,
 )
 from .manager import SessionManager
-from .modern import ModernHttp, is_modern_post, method_not_allowed, speaks_modern
 from .security import credential_of
-from .sessions import Exchange, HttpSession, Refused
+from .sessions import Exchange, HttpSession
 from .shared_stream import follow_stream, is_local
+from .stateless import StatelessHttp, is_stateless_post, method_not_allowed, speaks_stateless
 from .streams import CLOSE, TICK, Stream, Ticker, parse_event_id, wait
 
 #: What a request still running when its session ends is answered (-32001, SESSION_NOT_FOUND).
@@ -55,8 +56,8 @@ class StreamableHttp:
         self.manager = manager
         self.config = config
         self.admission = admission
-        # 2026-07-28 requests: self-contained exchanges beside the sessions (modern.py).
-        self.modern = ModernHttp(manager, config.keepalive_interval)
+        # 2026-07-28 requests: self-contained exchanges beside the sessions (stateless.py).
+        self.stateless = StatelessHttp(manager, config.keepalive_interval)
 
     # -- POST ------------------------------------------------------------------
     async def post(self, request: web.Request) -> web.StreamResponse:
@@ -75,14 +76,14 @@ class StreamableHttp:
             return body
         try:
             message = jsonrpc.decode(body)
-        except jsonrpc.JsonRpcError as exc:
+        except McpError as exc:
             return error_response(400, exc.message, jsonrpc.PARSE_ERROR)
         denied = self.admission.message(request, message)
         if denied is not None:
             return denied
 
-        if is_modern_post(message, request.headers.get(VERSION_HEADER)):
-            return await self.modern.post(request, message, credential_of(request))
+        if is_stateless_post(message, request.headers.get(VERSION_HEADER)):
+            return await self.stateless.post(request, message, credential_of(request))
         if self.config.stateless:
             return await self._stateless(request, message, admits_json, admits_sse)
         initializing = type(message) is dict and message.get("method") == "initialize"
@@ -90,7 +91,7 @@ class StreamableHttp:
         if initializing and not session_id:
             try:
                 session = self.manager.create(credential_of(request))
-            except Refused as exc:
+            except Busy as exc:
                 return busy_response(exc.status, str(exc), _id_of(message))
         else:
             # This process's session, or (replicas) one another replica created.
@@ -127,7 +128,7 @@ class StreamableHttp:
             )
         try:
             session.check_room()
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), message["id"], headers)
         wants_sse = admits_sse and not session.json_only and not self._to_get_stream(session)
         force_sse = not admits_json or request.headers.get("X-MCP-POST-STREAM") == "1"
@@ -253,7 +254,7 @@ class StreamableHttp:
         try:
             if calls:
                 session.check_room(calls)
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), headers=headers)
         exchange = Exchange(calls)
         stream = session.open_exchange(exchange)
@@ -296,7 +297,7 @@ class StreamableHttp:
             session = self.manager.ephemeral(
                 request.headers.get(VERSION_HEADER, DEFAULT_HTTP_VERSION), credential_of(request)
             )
-        except Refused as exc:
+        except Busy as exc:
             return busy_response(exc.status, str(exc), _id_of(message))
         try:
             if is_request(message):
@@ -307,7 +308,7 @@ class StreamableHttp:
 
     # -- GET -------------------------------------------------------------------
     async def get(self, request: web.Request) -> web.StreamResponse:
-        if speaks_modern(request):
+        if speaks_stateless(request):
             return method_not_allowed()
         if self.config.stateless:
             return error_response(
@@ -375,7 +376,7 @@ class StreamableHttp:
 
     # -- DELETE ----------------------------------------------------------------
     async def delete(self, request: web.Request) -> web.StreamResponse:
-        if speaks_modern(request):
+        if speaks_stateless(request):
             return method_not_allowed()
         if self.config.stateless:
             return error_response(405, "Method Not Allowed: stateless mode has no sessions")

@@ -15,13 +15,14 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "pkg"))
 
 from codex_mcp import Context  # noqa: E402
-from codex_mcp.core.jsonrpc import JsonObject, JsonRpcError  # noqa: E402
+from codex_mcp.core.errors import McpError  # noqa: E402
+from codex_mcp.core.jsonrpc import JsonObject  # noqa: E402
 from codex_mcp.core.methods.table import inline  # noqa: E402
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION  # noqa: E402
 
 
 def refuse_initialize(_session: object, params: JsonObject, _ctx: object) -> JsonObject:
-    raise JsonRpcError(
+    raise McpError(
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version: this server speaks 2026-07-28 only",
         {"supported": ["2026-07-28"], "requested": params.get("protocolVersion")},
@@ -40,7 +41,7 @@ async def long_job(ctx: Context) -> str:
     try:
         await asyncio.sleep(600)
     except asyncio.CancelledError:
-        print("modern_only: long_job cancelled", file=sys.stderr, flush=True)
+        print("stateless_only: long_job cancelled", file=sys.stderr, flush=True)
         raise
     return "finished"
 

@@ -1,13 +1,13 @@
 """Streamable HTTP for 2026-07-28 requests: one POST, one self-contained exchange.
 
-A modern request carries its version and the client's capabilities in its own `_meta`,
+A stateless request carries its version and the client's capabilities in its own `_meta`,
 so it needs no session: no `Mcp-Session-Id` is read or minted, and any process behind
 a load balancer can serve it. Before the core sees it, the standard headers are checked
 against the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`: 400 with -32020 on
 a mismatch, before the version is judged); the core checks the `_meta` envelope and the
 `Mcp-Param-*` headers. The answer is JSON when the request sends nothing before its
 result, an SSE stream otherwise (progress, logs, a subscriptions/listen stream), with
-no event ids: modern streams are not resumable. A client closing the stream cancels the
+no event ids: stateless streams are not resumable. A client closing the stream cancels the
 request. Errors carry the request's id and the status the revision gives them: 400 for
 a rejected envelope, header or capability, 404 for an unknown method.
 """
@@ -23,19 +23,19 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from ...core.jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
-from ...core.request_meta import is_modern
+from ...core.errors import McpError
+from ...core.jsonrpc import METHOD_NOT_FOUND, JsonObject
+from ...core.request_meta import is_stateless
 from ...core.routing_headers import HeaderMismatch, check_standard_headers
 from ...core.server import ServerCore
 from ...core.session import StatelessSession
 from ...core.tasks import TASK_METHODS
-from ...core.versions import MODERN_VERSIONS
+from ...core.versions import STATELESS_VERSIONS
 from ..backpressure import LAGGING, MessageQueue, SlowReaders, compact
 from . import sse
-from .errors import busy_response, error_response
+from .errors import Busy, busy_response, error_response
 from .exchange import VERSION_HEADER, is_request
 from .manager import SessionManager
-from .sessions import Refused
 from .streams import TICK, Ticker, wait
 
 log = logging.getLogger("codex_mcp.http")
@@ -44,14 +44,14 @@ log = logging.getLogger("codex_mcp.http")
 _Item = tuple[bytes, bool]
 
 
-def is_modern_post(message: Any, version_header: str | None) -> bool:
-    """Whether a decoded POST body is a 2026-07-28 message (see request_meta.is_modern)."""
-    return type(message) is dict and is_modern(message, protocol_version_header=version_header)
+def is_stateless_post(message: Any, version_header: str | None) -> bool:
+    """Whether a decoded POST body is a 2026-07-28 message (see request_meta.is_stateless)."""
+    return type(message) is dict and is_stateless(message, protocol_version_header=version_header)
 
 
-def speaks_modern(request: web.Request) -> bool:
-    """A GET or DELETE from a modern client (which has neither: 405)."""
-    return request.headers.get(VERSION_HEADER, "").strip() in MODERN_VERSIONS
+def speaks_stateless(request: web.Request) -> bool:
+    """A GET or DELETE from a stateless client (which has neither: 405)."""
+    return request.headers.get(VERSION_HEADER, "").strip() in STATELESS_VERSIONS
 
 
 def method_not_allowed() -> web.Response:
@@ -64,7 +64,7 @@ def method_not_allowed() -> web.Response:
 
 
 class _Exchange:
-    """The core's outbound for one modern POST: everything goes to its response, and
+    """The core's outbound for one stateless POST: everything goes to its response, and
     what waits for a lagging reader is bounded (backpressure.py)."""
 
     __slots__ = ("bound", "queue", "slow_readers")
@@ -85,10 +85,10 @@ class _Exchange:
             queue.shed(self.bound, self.slow_readers)
 
 
-class ModernHttp:
+class StatelessHttp:
     def __init__(self, manager: SessionManager, keepalive_interval: float) -> None:
         self.core: ServerCore = manager.core
-        #: Modern calls count against the server-wide cap of calls in flight (there is
+        #: Stateless calls count against the server-wide cap of calls in flight (there is
         #: no session to hold a share), and none start while shutting down.
         self.manager = manager
         self.keepalive_interval = keepalive_interval
@@ -116,7 +116,7 @@ class ModernHttp:
             # as a session's GET stream: it counts against max_sessions.
             try:
                 self.manager.start_listening()
-            except Refused as exc:
+            except Busy as exc:
                 return busy_response(exc.status, str(exc), request_id)
             try:
                 return await self._exchange(request, message, credential)
@@ -196,7 +196,7 @@ class ModernHttp:
         return response
 
 
-def _status_of(error: JsonRpcError | None) -> int:
+def _status_of(error: McpError | None) -> int:
     """200 for a result; for an error, the status the revision gives it: 400 for a
     rejected envelope, header or capability (they say so), 404 for an unknown method."""
     if error is None:
@@ -207,4 +207,4 @@ def _status_of(error: JsonRpcError | None) -> int:
     return 404 if error.code == METHOD_NOT_FOUND else 200
 
 
-__all__ = ["ModernHttp", "is_modern_post", "method_not_allowed", "speaks_modern"]
+__all__ = ["StatelessHttp", "is_stateless_post", "method_not_allowed", "speaks_stateless"]

@@ -1,4 +1,4 @@
-"""2026-07-28 over stdio: one server process serves modern requests statelessly, per
+"""2026-07-28 over stdio: one server process serves stateless requests statelessly, per
 request, beside a legacy `initialize` session (the examples server as a subprocess)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .conftest import ModernStdio
-from .modern_helpers import (
+from .conftest import StatelessStdio
+from .stateless_helpers import (
     LOG_LEVEL,
     SERVER_INFO,
     SUBSCRIPTION_ID,
@@ -23,7 +23,7 @@ Start = Any
 
 
 def test_discover_answers_the_dual_era_probe(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     reply = peer.ask(1, "server/discover", params())
     result = reply["result"]
     assert result["resultType"] == "complete"
@@ -38,7 +38,7 @@ def test_discover_answers_the_dual_era_probe(examples: Start) -> None:
 
 
 def test_envelope_errors(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     missing = peer.ask(1, "server/discover", {})
     assert missing["error"]["code"] == -32602 and "missing _meta" in missing["error"]["message"]
     no_version = peer.ask(2, "tools/list", {"_meta": {"io.modelcontextprotocol/clientInfo": {}}})
@@ -58,15 +58,15 @@ def test_envelope_errors(examples: Start) -> None:
 
 
 def test_both_eras_on_one_process(examples: Start) -> None:
-    peer: ModernStdio = examples()
-    modern = peer.ask(1, "tools/call", params(name="greet", arguments={"name": "Ada"}))
-    assert modern["result"]["resultType"] == "complete"
-    assert text_of(modern["result"]) == "Hello, Ada!"
+    peer: StatelessStdio = examples()
+    stateless = peer.ask(1, "tools/call", params(name="greet", arguments={"name": "Ada"}))
+    assert stateless["result"]["resultType"] == "complete"
+    assert text_of(stateless["result"]) == "Hello, Ada!"
     legacy_init = peer.initialize("2025-06-18")
     assert legacy_init["result"]["protocolVersion"] == "2025-06-18"
     legacy = peer.call(2, "tools/call", {"name": "greet", "arguments": {"name": "Bo"}})
     assert legacy["result"] == {"content": [{"type": "text", "text": "Hello, Bo!"}]}
-    # After the handshake, a modern request is still served statelessly (per request).
+    # After the handshake, a stateless request is still served statelessly (per request).
     again = peer.ask(3, "tools/call", params(name="greet", arguments={"name": "Cy"}))
     assert again["result"]["_meta"][SERVER_INFO]["version"]
     tools = peer.ask(4, "tools/list", params())["result"]
@@ -75,7 +75,7 @@ def test_both_eras_on_one_process(examples: Start) -> None:
 
 
 def test_an_elicitation_round(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     call = {"name": "test_input_required_result_elicitation", "arguments": {}}
     first = peer.ask(1, "tools/call", params(**call))["result"]
     assert first["resultType"] == "input_required"
@@ -106,7 +106,7 @@ def test_an_elicitation_round(examples: Start) -> None:
 
 
 def test_tampered_wrong_and_malformed_retries_are_refused(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     call = {"name": "test_input_required_result_tampered_state", "arguments": {}}
     state = peer.ask(1, "tools/call", params(**call))["result"]["requestState"]
     answers = {"confirm": accept(ok=True)}
@@ -133,7 +133,7 @@ def test_tampered_wrong_and_malformed_retries_are_refused(examples: Start) -> No
 
 
 def test_three_questions_in_one_round_then_two_rounds(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     call = {"name": "test_input_required_result_multiple_inputs", "arguments": {}}
     first = peer.ask(1, "tools/call", params(**call))["result"]
     methods = {key: request["method"] for key, request in first["inputRequests"].items()}
@@ -174,7 +174,7 @@ def test_three_questions_in_one_round_then_two_rounds(examples: Start) -> None:
 
 
 def test_a_prompt_asks_too(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     call = {"name": "test_input_required_result_prompt"}
     first = peer.ask(1, "prompts/get", params(**call))["result"]
     assert list(first["inputRequests"]) == ["user_context"]
@@ -192,7 +192,7 @@ def test_a_prompt_asks_too(examples: Start) -> None:
 
 
 def test_capabilities_come_from_each_request(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     sampling_only = params({"sampling": {}}, name="test_missing_capability", arguments={})
     assert peer.ask(1, "tools/call", sampling_only)["result"]["resultType"] == "input_required"
     refused = peer.ask(2, "tools/call", params({}, name="test_missing_capability", arguments={}))
@@ -212,7 +212,7 @@ def test_capabilities_come_from_each_request(examples: Start) -> None:
 
 
 def test_logs_only_at_the_requested_level_and_progress(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     call = {"name": "test_tool_with_logging", "arguments": {}}
     peer.request(1, "tools/call", params(**call))
     _, quiet = peer.answer(1)
@@ -238,7 +238,7 @@ def test_logs_only_at_the_requested_level_and_progress(examples: Start) -> None:
 
 
 def test_a_cancelled_modern_call_gets_no_answer(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     peer.request(1, "tools/call", params(name="slow_compute", arguments={"seconds": 30}, meta={}))
     peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
     # The next answer is the ping's: request 1 is never answered.
@@ -247,7 +247,7 @@ def test_a_cancelled_modern_call_gets_no_answer(examples: Start) -> None:
 
 
 def test_listen_acknowledges_then_tags_what_was_asked(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     peer.request(
         "sub",
         "subscriptions/listen",
@@ -296,7 +296,7 @@ def test_a_list_change_made_by_a_call_leaves_before_its_answer_every_time(
     # reach the listen stream before its answer, however the loop schedules the handoff
     # (on 3.14 an executor's result can reach the caller without a loop turn; see
     # specs/mcp-2026-07-28.md, "Ordering").
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     peer.request("sub", "subscriptions/listen", params(notifications={"toolsListChanged": True}))
     assert peer.read()["method"] == "notifications/subscriptions/acknowledged"
     for call in range(1, 21):
@@ -307,7 +307,7 @@ def test_a_list_change_made_by_a_call_leaves_before_its_answer_every_time(
 
 
 def test_a_task_from_creation_to_cancellation(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     created = peer.ask(
         1, "tools/call", params(name="slow_compute", arguments={"seconds": 30, "label": "x"})
     )["result"]
@@ -332,7 +332,7 @@ def test_a_task_from_creation_to_cancellation(examples: Start) -> None:
 
 
 def test_a_task_asks_through_tasks_get_and_update(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     created = peer.ask(1, "tools/call", params(name="multi_input", arguments={}))["result"]
     task = {"taskId": created["taskId"]}
     got = peer.task_until(task["taskId"], lambda t: len(t.get("inputRequests", ())) == 2)
@@ -347,7 +347,7 @@ def test_a_task_asks_through_tasks_get_and_update(examples: Start) -> None:
 
 
 def test_input_before_the_task_is_asked_on_the_call(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     call = {"name": "test_tool_with_task", "arguments": {}}
     first = peer.ask(1, "tools/call", params(**call))["result"]
     assert first["resultType"] == "input_required" and "taskId" not in first
@@ -367,9 +367,9 @@ def test_input_before_the_task_is_asked_on_the_call(examples: Start) -> None:
 
 def test_a_round_started_on_one_process_finishes_on_another(examples: Start) -> None:
     key = {"CODEX_MCP_REQUEST_STATE_KEYS": "k" * 40}
-    first_process: ModernStdio = examples(env={**os.environ, **key})
-    second_process: ModernStdio = examples(env={**os.environ, **key})
-    stranger: ModernStdio = examples()  # its own random key
+    first_process: StatelessStdio = examples(env={**os.environ, **key})
+    second_process: StatelessStdio = examples(env={**os.environ, **key})
+    stranger: StatelessStdio = examples()  # its own random key
     call = {"name": "test_input_required_result_request_state", "arguments": {}}
     state = first_process.ask(1, "tools/call", params(**call))["result"]["requestState"]
     retry = params(**call, inputResponses={"confirm": accept(ok=True)}, requestState=state)
@@ -379,7 +379,7 @@ def test_a_round_started_on_one_process_finishes_on_another(examples: Start) -> 
 
 
 def test_task_status_reaches_a_listener(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     created = peer.ask(1, "tools/call", params(name="slow_compute", arguments={"seconds": 0.3}))[
         "result"
     ]
@@ -401,7 +401,7 @@ def test_task_status_reaches_a_listener(examples: Start) -> None:
 
 
 def test_cache_hints_per_server_and_per_resource(examples: Start) -> None:
-    peer: ModernStdio = examples()
+    peer: StatelessStdio = examples()
     static = peer.ask(1, "resources/read", params(uri="test://static-text"))["result"]
     assert (static["ttlMs"], static["cacheScope"]) == (60_000, "public")  # its own
     other = peer.ask(2, "resources/read", params(uri="test://template/7/data"))["result"]

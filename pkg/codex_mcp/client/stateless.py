@@ -1,6 +1,6 @@
 """The client's side of MCP 2026-07-28: no handshake, an envelope on every request.
 
-`ModernEra` is what a session adds to each request once the server is known to speak
+`StatelessProfile` is what a session adds to each request once the server is known to speak
 the revision: the `_meta` envelope (version, client info, capabilities, log level).
 `settle` drives input-required rounds: it answers the server's `inputRequests` with the
 same callbacks that answer legacy server-to-client requests (elicitation, sampling,
@@ -15,8 +15,9 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.peer import CallOptions, JsonRpcPeer
 from codex_mcp.core.request_meta import (
@@ -34,22 +35,27 @@ from codex_mcp.core.request_meta import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-from .errors import McpClientError, McpError
+from .errors import McpClientError
 
-if TYPE_CHECKING:
-    from .session import ClientSession
-
-#: Errors only a modern server answers with: a server that sends one speaks the revision
+#: Errors only a stateless server answers with: a server that sends one speaks the revision
 #: (basic/versioning.mdx, "Backward Compatibility"), so the client does not fall back.
-MODERN_ERRORS: Final = frozenset(
+STATELESS_ERRORS: Final = frozenset(
     {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
 )
 #: Rounds one request may take before we give up (the official SDK's cap too).
 MAX_ROUNDS: Final = 10
 
 
+class AnsweringPeer(JsonRpcPeer):
+    """A peer that answers a server's input requests (the client's session): what rounds
+    and tasks need of it, declared here so that this module does not import the session."""
+
+    async def answer_input(self, method: str, params: JsonObject) -> JsonObject:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, slots=True)
-class ModernEra:
+class StatelessProfile:
     """How this client speaks 2026-07-28 to one server."""
 
     version: str
@@ -81,8 +87,8 @@ class ModernEra:
         )
 
 
-def modern_capabilities(capabilities: JsonObject) -> JsonObject:
-    """What a modern request declares: the client's capabilities, and the tasks
+def stateless_capabilities(capabilities: JsonObject) -> JsonObject:
+    """What a stateless request declares: the client's capabilities, and the tasks
     extension (this client follows tasks to their end)."""
     extensions = capabilities.get("extensions")
     return {
@@ -97,11 +103,11 @@ def server_info_of(result: JsonObject) -> JsonObject:
     return info if isinstance(info, dict) else {}
 
 
-def is_modern_error(exc: BaseException) -> bool:
-    return isinstance(exc, McpError) and exc.code in MODERN_ERRORS
+def is_stateless_error(exc: BaseException) -> bool:
+    return isinstance(exc, McpError) and exc.code in STATELESS_ERRORS
 
 
-async def answer_inputs(session: ClientSession, requests: Mapping[str, Any]) -> JsonObject:
+async def answer_inputs(session: AnsweringPeer, requests: Mapping[str, Any]) -> JsonObject:
     """Answers to the server's input requests, all asked at once, through the handlers
     that answer the same requests from a legacy server."""
     keys = list(requests)
@@ -109,7 +115,7 @@ async def answer_inputs(session: ClientSession, requests: Mapping[str, Any]) -> 
     return dict(zip(keys, answers, strict=True))
 
 
-async def _answer_one(session: ClientSession, request: Any) -> JsonObject:
+async def _answer_one(session: AnsweringPeer, request: Any) -> JsonObject:
     method = request.get("method") if isinstance(request, dict) else None
     params = request.get("params") if isinstance(request, dict) else None
     if not isinstance(method, str):
@@ -118,7 +124,7 @@ async def _answer_one(session: ClientSession, request: Any) -> JsonObject:
 
 
 async def settle(
-    session: ClientSession,
+    session: AnsweringPeer,
     method: str,
     params: JsonObject | None,
     options: CallOptions,
@@ -151,7 +157,7 @@ async def settle(
 
 
 async def follow_task(
-    session: ClientSession,
+    session: AnsweringPeer,
     created: JsonObject,
     request: Callable[[str, JsonObject], Awaitable[JsonObject]],
 ) -> JsonObject:
@@ -197,12 +203,12 @@ async def follow_task(
 
 __all__ = [
     "MAX_ROUNDS",
-    "MODERN_ERRORS",
-    "ModernEra",
+    "STATELESS_ERRORS",
+    "StatelessProfile",
     "answer_inputs",
     "follow_task",
-    "is_modern_error",
-    "modern_capabilities",
+    "is_stateless_error",
     "server_info_of",
     "settle",
+    "stateless_capabilities",
 ]

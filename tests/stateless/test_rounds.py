@@ -8,7 +8,7 @@ from typing import Any
 
 from codex_mcp import Context, Server
 
-from .modern_helpers import accept, params, text_of
+from .stateless_helpers import accept, params, text_of
 
 
 class Collected:

@@ -1,11 +1,11 @@
 """The 2026-07-28 era's methods, served per request without a handshake.
 
-`MODERN_ENTRY` serves every modern request: it validates the request's `_meta`
+`STATELESS_ENTRY` serves every stateless request: it validates the request's `_meta`
 envelope (-32602 without it, -32022 for a version we do not speak), finds the method
 (-32601 for one the era does not have, `initialize` and `ping` included), lets the
 handler run, and finishes its result: `resultType`, our `serverInfo` in `_meta`, and
 cache hints on the cacheable results. Handlers shared with the legacy era are reused
-as they are; the context (ModernContext) carries what differs.
+as they are; the context (StatelessContext) carries what differs.
 """
 
 from __future__ import annotations
@@ -14,30 +14,31 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
-from ..modern_context import ModernContext
+from ..errors import McpError
+from ..jsonrpc import METHOD_NOT_FOUND, JsonObject
 from ..peer import MethodEntry
 from ..ready import Ready
 from ..request_meta import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     LOG_LEVEL_KEY,
-    MODERN_ONLY_METHODS,
     PROTOCOL_VERSION_KEY,
     RESULT_COMPLETE,
     RESULT_INPUT_REQUIRED,
     SERVER_INFO_KEY,
+    STATELESS_ONLY_METHODS,
     parse_request_meta,
 )
 from ..request_state import ReplayedRequestState
 from ..rounds import ROUND_METHODS, InputRequired, Rounds
-from ..versions import MODERN_VERSIONS
-from . import completion, listen, modern_tools, prompts, resources, task_methods, tools
+from ..stateless_context import StatelessContext
+from ..versions import STATELESS_VERSIONS
+from . import completion, listen, prompts, resources, stateless_tools, task_methods, tools
 
 if TYPE_CHECKING:
     from ..session import ServerSession
 
-ModernHandler = Callable[["ServerSession", JsonObject, ModernContext], Any]
+StatelessHandler = Callable[["ServerSession", JsonObject, StatelessContext], Any]
 
 #: The results a client may cache, and so carry ttlMs and cacheScope (caching.mdx).
 CACHEABLE: Final = frozenset(
@@ -52,13 +53,15 @@ CACHEABLE: Final = frozenset(
 )
 
 
-def discover(session: ServerSession, params: JsonObject, ctx: ModernContext) -> Ready[JsonObject]:
+def discover(
+    session: ServerSession, params: JsonObject, ctx: StatelessContext
+) -> Ready[JsonObject]:
     core = session.core
     result: JsonObject = {
         # Only the versions spoken per request: a client puts one of these in `_meta`
         # (legacy versions are spoken through `initialize`, which it may still send).
-        "supportedVersions": list(MODERN_VERSIONS),
-        "capabilities": core.modern_capabilities(),
+        "supportedVersions": list(STATELESS_VERSIONS),
+        "capabilities": core.stateless_capabilities(),
     }
     if core.instructions:
         result["instructions"] = core.instructions
@@ -66,10 +69,10 @@ def discover(session: ServerSession, params: JsonObject, ctx: ModernContext) -> 
 
 
 #: method -> (handler, the provider feature it needs; None: always served)
-METHODS: Final[dict[str, tuple[ModernHandler, str | None]]] = {
+METHODS: Final[dict[str, tuple[StatelessHandler, str | None]]] = {
     "server/discover": (discover, None),
     "tools/list": (tools.list_tools, "tools"),
-    "tools/call": (modern_tools.call_tool, "tools"),
+    "tools/call": (stateless_tools.call_tool, "tools"),
     "resources/list": (resources.list_resources, "resources"),
     "resources/templates/list": (resources.list_templates, "resources"),
     "resources/read": (resources.read_resource, "resources"),
@@ -84,13 +87,13 @@ METHODS: Final[dict[str, tuple[ModernHandler, str | None]]] = {
 
 
 def dispatch(
-    session: ServerSession, params: JsonObject, ctx: ModernContext
+    session: ServerSession, params: JsonObject, ctx: StatelessContext
 ) -> Ready[JsonObject] | Awaitable[JsonObject]:
-    """Serve one modern request (checks first, so a bad one is answered without a task)."""
+    """Serve one stateless request (checks first, so a bad one is answered without a task)."""
     ctx.request_meta = parse_request_meta(params)
     found = METHODS.get(ctx.method)
     if found is None or (found[1] is not None and found[1] not in session.core.provider.features):
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {ctx.method}")
     handler = found[0]
     if ctx.method in ROUND_METHODS:
         core = session.core
@@ -109,10 +112,10 @@ def dispatch(
 async def _claimed(
     shared: Callable[[str, float], Awaitable[bool]],
     unclaimed: tuple[str, float],
-    handler: ModernHandler,
+    handler: StatelessHandler,
     session: ServerSession,
     params: JsonObject,
-    ctx: ModernContext,
+    ctx: StatelessContext,
 ) -> JsonObject:
     """A retry whose state must first be claimed in the replay cache replicas share."""
     if not await shared(*unclaimed):
@@ -124,7 +127,7 @@ async def _claimed(
     return result
 
 
-async def _finished(ctx: ModernContext, params: JsonObject, work: Awaitable[JsonObject]) -> Any:
+async def _finished(ctx: StatelessContext, params: JsonObject, work: Awaitable[JsonObject]) -> Any:
     try:
         result = await work
     except InputRequired:
@@ -136,7 +139,7 @@ async def _finished(ctx: ModernContext, params: JsonObject, work: Awaitable[Json
     return finish(ctx, params, result)
 
 
-def finish(ctx: ModernContext, params: JsonObject, result: JsonObject) -> JsonObject:
+def finish(ctx: StatelessContext, params: JsonObject, result: JsonObject) -> JsonObject:
     """A result as the era wants it: `resultType`, `serverInfo`, and cache hints on a
     complete cacheable result. Never mutates `result` (a provider may reuse it)."""
     core = ctx.core
@@ -154,39 +157,39 @@ def finish(ctx: ModernContext, params: JsonObject, result: JsonObject) -> JsonOb
     return out
 
 
-#: Serves every modern request.
-MODERN_ENTRY: Final = MethodEntry(dispatch, inline=False, context_class=ModernContext)
+#: Serves every stateless request.
+STATELESS_ENTRY: Final = MethodEntry(dispatch, inline=False, context_class=StatelessContext)
 
 
-def claim_modern(
+def claim_stateless(
     method: str,
     meta: JsonObject,
     _version: str = PROTOCOL_VERSION_KEY,
     _capabilities: str = CLIENT_CAPABILITIES_KEY,
     _info: str = CLIENT_INFO_KEY,
     _level: str = LOG_LEVEL_KEY,
-    _entry: MethodEntry = MODERN_ENTRY,
+    _entry: MethodEntry = STATELESS_ENTRY,
 ) -> MethodEntry | None:
-    """A dual-era session's choice for a request that carries `_meta`: the modern entry
+    """A dual-era session's choice for a request that carries `_meta`: the stateless entry
     when the `_meta` holds the envelope (any key of it), else None (the method table,
-    where the modern-only methods map to the modern entry too). It reads only locals and
+    where the stateless-only methods map to the stateless entry too). It reads only locals and
     allocates nothing; a request without `_meta` never gets here."""
     if _version in meta or _capabilities in meta or _info in meta or _level in meta:
         return _entry
     return None
 
 
-#: The methods only the modern era has, served by the modern entry whatever `_meta` says
+#: The methods only the stateless era has, served by the stateless entry whatever `_meta` says
 #: (so a bare `server/discover` is told what its envelope lacks).
-MODERN_ONLY: dict[str, MethodEntry] = dict.fromkeys(MODERN_ONLY_METHODS, MODERN_ENTRY)
+STATELESS_ONLY: dict[str, MethodEntry] = dict.fromkeys(STATELESS_ONLY_METHODS, STATELESS_ENTRY)
 
 
 __all__ = [
     "CACHEABLE",
     "METHODS",
-    "MODERN_ENTRY",
-    "MODERN_ONLY",
-    "claim_modern",
+    "STATELESS_ENTRY",
+    "STATELESS_ONLY",
+    "claim_stateless",
     "dispatch",
     "finish",
 ]

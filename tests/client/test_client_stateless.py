@@ -73,7 +73,7 @@ async def test_probe_goes_modern_and_rounds_use_the_callbacks(examples_http: str
     for client_index in range(2):
         asked = Asked()
         async with modern_clients(examples_http, asked)[client_index] as client:
-            assert client.is_modern and client.protocol_version == "2026-07-28"
+            assert client.is_stateless and client.protocol_version == "2026-07-28"
             assert client.server_info["name"] == "codex-mcp-everything"
             assert "tools" in client.server_capabilities
             assert client.transport.session_id is None  # no session over HTTP either
@@ -83,7 +83,7 @@ async def test_probe_goes_modern_and_rounds_use_the_callbacks(examples_http: str
             assert asked.samplings[0]["maxTokens"] == 50
             prompt = await client.get_prompt("test_input_required_result_prompt")
             assert prompt.messages[0]["content"]["text"].startswith("Use this context")
-            await client.ping()  # server/discover: a modern server has no ping
+            await client.ping()  # server/discover: a stateless server has no ping
 
 
 @pytest.mark.slow
@@ -138,12 +138,12 @@ async def test_auto_falls_back_to_initialize_for_a_legacy_server() -> None:
     async with Client.stdio(
         ["node", str(EVERYTHING.resolve()), "stdio"], mode="auto", timeout=20
     ) as client:
-        assert not client.is_modern
+        assert not client.is_stateless
         assert client.protocol_version == "2025-06-18"
         assert any(tool.name == "echo" for tool in await client.list_tools())
 
 
-async def test_modern_only_against_a_legacy_server_fails_clearly(tmp_path: Path) -> None:
+async def test_stateless_only_against_a_legacy_server_fails_clearly(tmp_path: Path) -> None:
     legacy = tmp_path / "legacy.py"
     legacy.write_text(
         "import sys, json\n"

@@ -11,21 +11,21 @@ from typing import Any
 from codex_mcp.core.jsonrpc import JsonObject
 
 from .errors import RequestTimeout
-from .modern import follow_task
 from .session import ClientSession
+from .stateless import follow_task
 from .subscription import Subscription, listen_filter
 
 #: Seconds each task request (tasks/get, tasks/update, tasks/cancel) may take.
 TASK_REQUEST_TIMEOUT = 30.0
 
 
-class ModernFeatures:
+class StatelessFeatures:
     session: ClientSession
 
     @property
-    def is_modern(self) -> bool:
+    def is_stateless(self) -> bool:
         """Whether this client speaks 2026-07-28 with the server."""
-        return self.session.modern is not None
+        return self.session.stateless is not None
 
     async def _follow_task(self, created: JsonObject, timeout: float | None) -> JsonObject:
         """A tool call the server turned into a task: its result, when it has one. Past
@@ -77,4 +77,4 @@ class ModernFeatures:
         )
 
 
-__all__ = ["ModernFeatures"]
+__all__ = ["StatelessFeatures"]

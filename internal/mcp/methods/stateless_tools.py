@@ -14,12 +14,12 @@ from . import tools
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..modern_context import ModernContext
     from ..session import ServerSession
+    from ..stateless_context import StatelessContext
 
 
 def call_tool(
-    session: ServerSession, params: JsonObject, ctx: ModernContext
+    session: ServerSession, params: JsonObject, ctx: StatelessContext
 ) -> Awaitable[JsonObject]:
     headers = session.routing_headers
     if headers is None:  # stdio: no header layer
@@ -28,7 +28,7 @@ def call_tool(
 
 
 async def _call_with_headers(
-    session: ServerSession, params: JsonObject, ctx: ModernContext, headers: Mapping[str, str]
+    session: ServerSession, params: JsonObject, ctx: StatelessContext, headers: Mapping[str, str]
 ) -> JsonObject:
     annotated = await session.core.param_headers(require_str(params, "name"), ctx)
     if annotated:

@@ -1,4 +1,4 @@
-"""Building 2026-07-28 requests: the per-request `_meta` envelope every modern request carries."""
+"""Building 2026-07-28 requests: the per-request `_meta` envelope every stateless request carries."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def envelope(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[s
     meta: dict[str, Any] = {
         VERSION: "2026-07-28",
         CAPABILITIES: ALL_CAPABILITIES if capabilities is None else capabilities,
-        CLIENT_INFO: {"name": "modern-tests", "version": "1.0"},
+        CLIENT_INFO: {"name": "stateless-tests", "version": "1.0"},
     }
     meta.update(extra)
     return meta

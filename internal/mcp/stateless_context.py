@@ -1,4 +1,4 @@
-"""ModernContext: what a handler can do while serving one 2026-07-28 request.
+"""StatelessContext: what a handler can do while serving one 2026-07-28 request.
 
 The same API as a legacy request's RequestContext, so tool authors write one handler
 for both eras; what differs is underneath. The client's capabilities come from the
@@ -18,7 +18,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .context import RequestContext
-from .jsonrpc import INTERNAL_ERROR, JsonObject, JsonRpcError
+from .errors import McpError
+from .jsonrpc import INTERNAL_ERROR, JsonObject
 from .log_levels import LOG_LEVEL_RANK
 from .peer import CallOptions
 from .request_meta import TASKS_EXTENSION, RequestMeta, missing_capability_error
@@ -32,7 +33,7 @@ _INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roo
 _NO_META = RequestMeta("", {}, None, None, None)
 
 
-class ModernContext(RequestContext):
+class StatelessContext(RequestContext):
     """The context of one 2026-07-28 request."""
 
     __slots__ = ("_launching", "_task", "cache_hints", "request_meta", "rounds")
@@ -92,7 +93,7 @@ class ModernContext(RequestContext):
     ) -> JsonObject:
         if method in _INPUT_METHODS:
             return await self.ask(method, params or {}, None)
-        raise JsonRpcError(
+        raise McpError(
             INTERNAL_ERROR,
             f"Internal error: a 2026-07-28 server sends no requests to its client ({method})",
         )
@@ -112,7 +113,7 @@ class ModernContext(RequestContext):
             return answer  # checked by TaskRecord.answer
         rounds = self.rounds
         if rounds is None:
-            raise JsonRpcError(
+            raise McpError(
                 INTERNAL_ERROR,
                 f"Internal error: {self.method} cannot ask the client for input "
                 "(only tools/call, prompts/get and resources/read can)",
@@ -211,4 +212,4 @@ class ModernContext(RequestContext):
         self.cache_hints = (ttl_ms, scope)
 
 
-__all__ = ["ModernContext"]
+__all__ = ["StatelessContext"]

@@ -1,4 +1,4 @@
-"""Methods older callers still use (see specs/legacy.md).
+"""Direct methods, conventions of the Go system we grew from (see specs/direct-methods.md).
 
 `mcp.capabilities` answers discovery in one round trip, and any other unknown
 method that names a tool invokes that tool with the params as its arguments.
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..jsonrpc import METHOD_NOT_FOUND, JsonObject, JsonRpcError
+from ..errors import McpError
+from ..jsonrpc import METHOD_NOT_FOUND, JsonObject
 from ..provider import UnknownTool
 from ..versions import LATEST_VERSION
 from .table import MethodTable, concurrent
@@ -41,7 +42,7 @@ async def direct_tool_call(
     except UnknownTool as exc:
         if exc.name != name:
             raise
-        raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {name}") from None
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {name}") from None
 
 
 METHODS: MethodTable = {"mcp.capabilities": concurrent(capabilities)}

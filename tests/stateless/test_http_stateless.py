@@ -20,7 +20,7 @@ from codex_mcp import Context, Server
 from codex_mcp.core.server import ServerCore
 from codex_mcp.transports.http import HttpConfig, serve_http
 
-from .modern_helpers import EXAMPLES, SUBSCRIPTION_ID, accept, envelope, params, text_of
+from .stateless_helpers import EXAMPLES, SUBSCRIPTION_ID, accept, envelope, params, text_of
 
 JSON_AND_SSE = "application/json, text/event-stream"
 
@@ -102,7 +102,7 @@ async def test_headers_are_checked_against_the_body(examples_url: str) -> None:
         encoded = headers("tools/call", "=?base64?" + base64.b64encode(b"greet").decode() + "?=")
         assert (await post(http, url, body(21, "tools/call", call), encoded))[0] == 200
         async with http.get(url.replace("/mcp", "/readyz")) as ready:
-            assert (await ready.json())["sessions"] == 0  # modern requests open no session
+            assert (await ready.json())["sessions"] == 0  # stateless requests open no session
 
 
 async def test_the_statuses_of_the_revision(examples_url: str) -> None:

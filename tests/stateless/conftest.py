@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from support.processes import StdioServer
 
-from .modern_helpers import EXAMPLES, params
+from .stateless_helpers import EXAMPLES, params
 
 
-class ModernStdio(StdioServer):
+class StatelessStdio(StdioServer):
     """StdioServer plus reading until the answer to one request id arrives."""
 
     _polls = 0
@@ -43,10 +43,10 @@ class ModernStdio(StdioServer):
 
 @pytest.fixture
 def examples() -> Iterator[Any]:
-    started: list[ModernStdio] = []
+    started: list[StatelessStdio] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> ModernStdio:
-        peer = ModernStdio("--serve", str(EXAMPLES), *args, env=env)
+    def start(*args: str, env: dict[str, str] | None = None) -> StatelessStdio:
+        peer = StatelessStdio("--serve", str(EXAMPLES), *args, env=env)
         started.append(peer)
         return peer
 
