@@ -1,17 +1,5 @@
-"""The core's seams for replicas sharing a Redis store: provider events, the
-requestState replay cache, tasks.
-
-- A provider event (a list change, a resource update) raised on one replica reaches
-  this replica's subscriptions/listen streams at once, the other replicas' through the
-  bus, and every legacy session of the cluster that follows it through its stored
-  standalone stream (sessions from the store's indexes: initialized ones for list
-  changes, subscribers for an update), once each.
-- A requestState is accepted once across the replicas (SET NX until it expires).
-- A task is mirrored in the store on creation (durably, before its handle is sent)
-  and on every change, in order; any replica answers tasks/get from the mirror and
-  passes tasks/update and tasks/cancel to the task's replica, where it runs. Status
-  changes reach every replica's listen streams through the bus.
-"""
+"""The core's seams for replicas sharing a Redis store: provider events, the requestState
+replay cache, tasks (specs/scale.md, "What is shared, and what is not")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""Sessions on Redis: what lets any replica serve any request of any session.
-
-Keys (all under `codex-mcp:`): `s:<sid>` a hash of the session's remembered state,
-`e:<sid>` a Redis stream of its replayable SSE events (bounded, with the session's
-TTL), `q:<sid>` the standalone stream's event counter, `live` a sorted set of
-initialized sessions (for list_changed), `sub:<uri>` the sessions subscribed to a
-resource, `nodes` the counter that numbers replicas. Channels: `bus` (every replica),
-`node:<n>` (one replica), `ev:<sid>` (a session's events as they are stored).
-
-Nothing here is awaited on a call's hot path: a replica keeps the sessions it serves
-in memory, refreshes their TTL in the background at most a few times per TTL, and
-appends events through one ordered, pipelined writer.
-"""
+"""Sessions on Redis: what lets any replica serve any request of any session (its keys
+and channels, and why nothing here is awaited on a call's hot path: specs/scale.md)."""
 
 from __future__ import annotations
 

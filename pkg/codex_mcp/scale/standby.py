@@ -1,6 +1,5 @@
 """What answers on a `--workers` port while no worker serves it: the supervisor itself,
-with 503 and the reason, so a balancer's `/readyz` probe (or a client) learns why
-instead of getting its connection refused. Every request gets the same short answer."""
+with 503 and the reason (specs/scale.md, "--workers N")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""A worker's end of the pipe its `--workers` supervisor holds open.
-
-The supervisor writes one line down the pipe before starting the worker: the
-requestState key its workers share when none is configured (a pipe, not the
-environment, so the processes a worker starts never see it). The worker then watches
-the pipe in a thread: its end means the supervisor is gone, even SIGKILLed, and nothing
-would restart this worker or pass it SIGTERM, so it shuts down as on SIGTERM rather than
-serve the port unsupervised. This works wherever pipes do, unlike a parent-death signal.
-The supervisor also writes a JSON line down it whenever the workers change (how many
-serve, and why not all), which the worker's `/readyz` shows.
-"""
+"""A worker's end of the pipe its `--workers` supervisor holds open: the requestState key
+the workers share, the workers' status for `/readyz`, and the end that says the supervisor
+is gone (specs/scale.md, "--workers N")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""`codex-mcp-http --workers N`: N processes on one port, sharing sessions through Redis.
-
-The parent binds the port first (so `--port 0` picks one port for all), then starts N
-copies of the server, each listening on that port with SO_REUSEPORT: the kernel spreads
-connections across them, so one session's requests reach different workers, which is
-why more than one worker needs `--redis-url`. The parent supervises: a worker that dies
-is started again, after a delay that doubles while it keeps dying (a crash loop costs
-that worker, never the healthy ones); the workers' `/readyz` says how many serve and
-why not all, and while none does the parent answers on the port with 503 and the
-reason. SIGTERM or SIGINT is passed to every worker, which shuts down gracefully; one
-still running after the shutdown timeout is killed. Each worker holds a pipe from the
-parent (worker_link.py) and exits when the parent is gone.
-"""
+"""`codex-mcp-http --workers N`: N processes on one port (SO_REUSEPORT), sharing sessions
+through Redis, and the parent that supervises them (specs/scale.md, "--workers N")."""
 
 from __future__ import annotations
 

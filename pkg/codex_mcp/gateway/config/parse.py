@@ -87,9 +87,8 @@ def parse_document(
         if found:
             entries = _map_entries(found[0], document[found[0]], source)
             top.seen.add(found[0])
-            gateway = top.object("gateway")
-            if gateway is not None:
-                options = Fields(gateway[1], f"{source}: gateway", env)
+            options = top.nested("gateway")
+            if options is not None:
                 max_children = options.integer(
                     "max_session_children", "maxSessionChildren", minimum=1
                 )
@@ -277,10 +276,9 @@ def _oauth(fields: Fields) -> OAuthConfig | None:
     if fields.raw.get("oauth") is True:
         fields.seen.add("oauth")
         return OAuthConfig()
-    found = fields.object("oauth")
-    if found is None:
+    sub = fields.nested("oauth")
+    if sub is None:
         return None
-    sub = Fields(found[1], f"{fields.where}: oauth", fields.environ)
     config = OAuthConfig(
         client_id=sub.string("client_id", "clientId", expand=True),
         client_secret=sub.string("client_secret", "clientSecret", expand=True),
@@ -313,10 +311,9 @@ def _restart(fields: Fields) -> RestartConfig:
         if policy not in _RESTART_POLICIES:
             raise fields.error("restart", f"must be one of {', '.join(_RESTART_POLICIES)}")
         return RestartConfig(policy=cast(RestartPolicy, policy))
-    found = fields.object("restart")
-    if found is None:
+    sub = fields.nested("restart")
+    if sub is None:
         return RestartConfig()
-    sub = Fields(found[1], f"{fields.where}: restart", fields.environ)
     policy = sub.string("policy") or "on-failure"
     if policy not in _RESTART_POLICIES:
         raise sub.error("policy", f"must be one of {', '.join(_RESTART_POLICIES)}")
@@ -336,10 +333,9 @@ def _repair(fields: Fields) -> RepairConfig:
     default size."""
     codex_budget = fields.integer("tool_input_schema_max_bytes", minimum=1)
     repair = RepairConfig(schema_max_bytes=codex_budget or CODEX_SCHEMA_MAX_BYTES)
-    found = fields.object("repair")
-    if found is None:
+    sub = fields.nested("repair")
+    if sub is None:
         return repair
-    sub = Fields(found[1], f"{fields.where}: repair", fields.environ)
     given: dict[str, Any] = {name: sub.boolean(name) for name in _REPAIR_SWITCHES}
     given["schema_max_bytes"] = sub.integer("schema_max_bytes", minimum=1)
     _no_unknown(sub)
@@ -509,7 +505,7 @@ class Fields:
             raise self.error(key, f"must be true or false, not {json_kind(value)}")
         return value
 
-    def number(self, *names: str, minimum: float = 0) -> float | None:
+    def number(self, *names: str, minimum: float = 0, whole: bool = False) -> float | None:
         found = self._find(*names)
         if found is None or found[1] is None:
             return None
@@ -520,16 +516,13 @@ class Fields:
             raise self.error(key, f"must be at least {minimum:g}")
         if value > MAX_NUMBER:  # a timer or a count this large is a typo, and overflows
             raise self.error(key, f"must be a number no larger than {MAX_NUMBER:g}")
+        if whole and value != int(value):
+            raise self.error(key, "must be a whole number")
         return float(value)
 
     def integer(self, *names: str, minimum: int = 0) -> int | None:
-        value = self.number(*names, minimum=minimum)
-        if value is None:
-            return None
-        if value != int(value):
-            key = next(name for name in names if name in self.raw)
-            raise self.error(key, "must be a whole number")
-        return int(value)
+        value = self.number(*names, minimum=minimum, whole=True)
+        return None if value is None else int(value)
 
     def object(self, *names: str) -> tuple[str, dict[str, Any]] | None:
         found = self._find(*names)
@@ -539,6 +532,11 @@ class Fields:
         if not isinstance(value, dict):
             raise self.error(key, f"must be an object, not {json_kind(value)}")
         return key, value
+
+    def nested(self, *names: str) -> Fields | None:
+        """The object under one of `names`, its messages located under this one's place."""
+        found = self.object(*names)
+        return found and Fields(found[1], f"{self.where}: {found[0]}", self.environ)
 
     def unknown(self) -> list[str]:
         return [key for key in self.raw if key not in self.seen]
