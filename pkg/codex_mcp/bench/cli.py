@@ -17,6 +17,36 @@ import orjson
 from ..launch import add_version_flag
 from . import http_load, stdio_load
 
+#: Both transports' options: flag, default, argparse type, metavar, help.
+_OPTIONS: tuple[tuple[str, object, type, str, str], ...] = (
+    ("--tool", "echo", str, "NAME", "Tool to call. Default: echo."),
+    (
+        "--args",
+        '{"message":"hello"}',
+        str,
+        "JSON",
+        'Its arguments, a JSON object. Default: {"message":"hello"}.',
+    ),
+    (
+        "--method",
+        "tools/call",
+        str,
+        "METHOD",
+        "What to time: tools/call, or a method without params such as tools/list or ping. "
+        "Default: tools/call.",
+    ),
+    ("--sequential", 1000, int, "N", "Calls made one at a time, for latency. Default: 1000."),
+    ("--calls", 10000, int, "N", "Calls for throughput. Default: 10000."),
+    (
+        "--concurrency",
+        32,
+        int,
+        "N",
+        "Calls in flight (stdio) or concurrent clients (http). Default: 32.",
+    ),
+    ("--max-seconds", 30.0, float, "SECONDS", "Time cap per phase. Default: 30."),
+)
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -32,50 +62,8 @@ def _parser() -> argparse.ArgumentParser:
         ("http", "Drive a running Streamable HTTP server at URL."),
     ):
         p = sub.add_parser(name, help=summary, description=summary)
-        p.add_argument(
-            "--tool", default="echo", metavar="NAME", help="Tool to call. Default: echo."
-        )
-        p.add_argument(
-            "--args",
-            default='{"message":"hello"}',
-            metavar="JSON",
-            help='Its arguments, a JSON object. Default: {"message":"hello"}.',
-        )
-        p.add_argument(
-            "--method",
-            default="tools/call",
-            metavar="METHOD",
-            help="What to time: tools/call, or a method without params such as tools/list "
-            "or ping. Default: tools/call.",
-        )
-        p.add_argument(
-            "--sequential",
-            type=int,
-            default=1000,
-            metavar="N",
-            help="Calls made one at a time, for latency. Default: 1000.",
-        )
-        p.add_argument(
-            "--calls",
-            type=int,
-            default=10000,
-            metavar="N",
-            help="Calls for throughput. Default: 10000.",
-        )
-        p.add_argument(
-            "--concurrency",
-            type=int,
-            default=32,
-            metavar="N",
-            help="Calls in flight (stdio) or concurrent clients (http). Default: 32.",
-        )
-        p.add_argument(
-            "--max-seconds",
-            type=float,
-            default=30.0,
-            metavar="SECONDS",
-            help="Time cap per phase. Default: 30.",
-        )
+        for flag, default, kind, metavar, text in _OPTIONS:
+            p.add_argument(flag, default=default, type=kind, metavar=metavar, help=text)
         p.add_argument(
             "--json", dest="json_out", metavar="PATH", help="Also write the figures here, as JSON."
         )

@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 
 from .http_load import HEADERS, read_answer
-from .stats import percentile, sample_process
+from .stats import cpu_us_per, percentile, sample_process
 
 INITIALIZE = orjson.dumps(
     {
@@ -198,7 +198,6 @@ async def measure(
         await everyone
     if not tally.requests or tally.errors > tally.sessions // 100:
         raise RuntimeError(f"{tally.errors} of {tally.sessions} sessions answered wrongly")
-    cpu = after.cpu_seconds - before.cpu_seconds if before and after else None
     return {
         "requests_per_s": tally.requests / elapsed,
         "calls_per_s": tally.calls / elapsed,
@@ -206,7 +205,7 @@ async def measure(
         "http_requests_per_s": tally.http_requests / elapsed,
         "p50_ms": percentile(latencies, 0.5) * 1000,
         "p99_ms": percentile(latencies, 0.99) * 1000,
-        "cpu_us_per_request": cpu / tally.requests * 1e6 if cpu is not None else None,
+        "cpu_us_per_request": cpu_us_per(before, after, tally.requests),
         "rss_mb": after.rss_bytes / 1e6 if after else None,
         "requests": tally.requests,
         "errors": tally.errors,
