@@ -1,13 +1,6 @@
-"""Every setting, declared once: its default, a one-sentence help, its group and bounds;
-and reading them: flags over the environment (CODEX_MCP_*) over a .env file over the defaults.
-
-Plain dataclasses, so a start that configures nothing needs neither pydantic nor
-pydantic-settings (some 140 ms): cli/options.py makes the flags and --help from these
-declarations, and the HTTP transport's HttpConfig extends HttpOptions, so the library
-(`server.run("http")`) and `codex-mcp-http` share one set of defaults. pydantic-settings
-(settings_model.py, the model made from the same declarations) is the one parser: it reads
-the environment and .env whenever either sets a setting, and it explains every bad value.
-"""
+"""Every setting, declared once (default, help, group, bounds), and reading them: flags over
+the environment (CODEX_MCP_*) over a .env file over the defaults, pydantic-settings only when
+there is something to check (specs/decisions.md, 56)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The pydantic-settings model of a declaration from settings.py: it reads the environment
-(CODEX_MCP_*) and the .env file and checks every value. Importing it loads pydantic and
-pydantic-settings (some 140 ms), so settings.py uses it only when the environment or a .env
-file configures something, or a flag is out of its bounds (pydantic then says so).
-"""
+"""The pydantic-settings model of a declaration from settings.py: the one reader of the
+environment and .env, and the one validator (specs/decisions.md, 56)."""
 
 from __future__ import annotations
 

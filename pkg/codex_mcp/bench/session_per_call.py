@@ -1,12 +1,7 @@
-"""Load where every call is a whole session: the shape of TM Dev Lab's MCP server
-benchmark v2 (its k6 script). Each virtual user repeats: for each of three tools, a
-legacy session of its own (initialize, notifications/initialized, tools/call, DELETE
-when the server gave a session id), then a tools/list session the same way, then a
-50 ms pause. Requests are counted as the benchmark counts them: initialize, tools/call
-and tools/list (not the notification or the DELETE); latency is the tools/call's. Every
-answer is checked as the benchmark checks it, and a server that answers wrongly is an
-error, not a fast result.
-"""
+"""Load where every call is a whole legacy session: the shape of TM Dev Lab's MCP server
+benchmark v2, checked as its k6 script does, and counted as it counts: initialize, tools/call
+and tools/list, not the notification or the DELETE (specs/performance.md, "A session per
+call")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`:
-
-    codex-mcp                          serve the .mcp.json found (gateway/config/) or built-ins
-    codex-mcp -- <server> <args...>    wrap one server (passthrough)
-    codex-mcp lint ...                 what Codex would do to a server's tools (gateway/lint_cli)
-    codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
-
-`intercept` runs before the settings are read and imports only the config reader, so a
-`codex-mcp` with no config starts as fast as before; the serving side (which pulls in the
-client) is imported only when there is something to relay.
-"""
+"""The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`: a config,
+`-- CMD ARGS...`, `lint` and `--print-codex-config` (specs/gateway.md, "The command line").
+`intercept` imports only the config reader, so a `codex-mcp` with no config starts as fast
+as before."""
 
 from __future__ import annotations
 

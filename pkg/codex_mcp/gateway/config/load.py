@@ -1,13 +1,5 @@
-"""Finding and loading the gateway's `.mcp.json` (the TypeScript wrapper's discovery).
-
-1. `CODEX_MCP_WRAPPER_CONFIG`, if set (a path that does not exist is an error);
-2. else the nearest `.mcp.json` upward from the working directory to the root;
-3. else `~/.codex/.mcp.json`;
-4. else nothing: `codex-mcp` serves its built-in tools.
-
-`MCP_WRAPPER_SERVER_NAME` keeps only the named server. Everything is checked before anything
-starts; a bad file raises one ConfigError naming the file, the entry and what is wrong.
-"""
+"""Finding and loading the gateway's `.mcp.json` (the TypeScript wrapper's discovery:
+specs/gateway.md, "Where it is read from"); a bad file is one ConfigError line."""
 
 from __future__ import annotations
 

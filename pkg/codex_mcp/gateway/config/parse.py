@@ -1,14 +1,6 @@
-"""A decoded `.mcp.json` document -> GatewayConfig, or one ConfigError naming what is wrong.
-
-Shapes (the TypeScript wrapper's): `{"servers": {...}}`, `{"mcp_servers": {...}}`,
-`{"mcpServers": {...}}`, a list of entries with optional `name`s, or one bare entry. Field
-spellings of Claude Code, Cursor, VS Code, Gemini CLI and Codex are accepted (see
-specs/gateway.md).
-
-Written out rather than pydantic models: every field has aliases, each error must read
-`<file>: <entry>: "<key>" must be ...`, and it runs before the children start, where
-pydantic's import would delay them (specs/decisions.md, 57).
-"""
+"""A decoded `.mcp.json` document -> GatewayConfig, or one ConfigError naming what is wrong
+(the shapes and spellings accepted: specs/gateway.md, "Configuration"; written out rather
+than pydantic models: specs/decisions.md, 57)."""
 
 from __future__ import annotations
 

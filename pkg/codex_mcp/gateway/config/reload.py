@@ -1,11 +1,5 @@
-"""Hot reload: the gateway reads its `.mcp.json` again when the file changes or on SIGHUP.
-
-The file is checked once a second (its size, modification time and inode: an editor that
-replaces the file is seen too). A file that no longer parses is reported and the running
-children are kept; so is any other failure of one reload (the watcher itself never ends
-but with the gateway). What changed is applied by the provider
-(`GatewayProvider.reconfigure`), which leaves everything alone when nothing did.
-"""
+"""Hot reload: the gateway reads its `.mcp.json` again when the file changes or on SIGHUP
+(specs/gateway.md, "Supervision"); the provider applies what changed."""
 
 from __future__ import annotations
 
