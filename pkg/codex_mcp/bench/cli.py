@@ -90,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     params: dict[str, Any] | None = None
     if options.method == "tools/call":
         params = {"name": options.tool, "arguments": orjson.loads(options.args)}
+    phases: dict[str, Any] = {
+        "method": options.method,
+        "params": params,
+        "sequential": options.sequential,
+        "calls": options.calls,
+        "max_seconds": options.max_seconds,
+    }
     try:
         if options.transport == "stdio":
             command = list(options.command or [])
@@ -98,31 +105,14 @@ def main(argv: list[str] | None = None) -> int:
             if not command:
                 print("codex-mcp-bench: give the server command after --", file=sys.stderr)
                 return 2
-            figures = asyncio.run(
-                stdio_load.measure(
-                    command,
-                    method=options.method,
-                    params=params,
-                    sequential=options.sequential,
-                    calls=options.calls,
-                    in_flight=options.concurrency,
-                    max_seconds=options.max_seconds,
-                    progress=_progress,
-                )
+            load = stdio_load.measure(
+                command, in_flight=options.concurrency, progress=_progress, **phases
             )
         else:
-            figures = asyncio.run(
-                http_load.measure(
-                    options.url,
-                    method=options.method,
-                    params=params,
-                    sequential=options.sequential,
-                    calls=options.calls,
-                    concurrency=options.concurrency,
-                    max_seconds=options.max_seconds,
-                    pid=options.pid,
-                )
+            load = http_load.measure(
+                options.url, concurrency=options.concurrency, pid=options.pid, **phases
             )
+        figures = asyncio.run(load)
     except (OSError, ConnectionError, RuntimeError, TimeoutError) as exc:
         print(f"codex-mcp-bench: {exc}", file=sys.stderr)
         return 1

@@ -155,23 +155,27 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
         "# Codex's first turn waits for the gateway's tools (slow children included: the",
         "# gateway serves each child's last listing while it starts, and waits up to",
         f"# {STARTUP_BUDGET_ENV}, {DEFAULT_STARTUP_BUDGET_MS // 1000} s, for one it never listed):",
-        "required = true",
-        "startup_timeout_sec = 30",
     ]
     if found is not None:
         lines.insert(0, f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp.")
     add = ["codex", "mcp", "add", "codex-mcp"]
     add += [f"--env={key}={value}" for key, value in env.items()]
-    lines += ["", _ADD_CANNOT, "# Or, with the Codex CLI:"]
-    lines.append(shlex.join([*add, "--", launcher[0], *args]))
+    return _print_entry(lines, [*add, "--", launcher[0], *args])
+
+
+def _print_entry(lines: list[str], add: list[str]) -> int:
+    """The entry's `lines`, what Codex needs of every entry, and the `codex mcp add` command."""
+    lines += [
+        "required = true",
+        "startup_timeout_sec = 30",
+        "",
+        "# `codex mcp add` cannot set required and startup_timeout_sec: after it, add those two",
+        "# lines to the [mcp_servers.codex-mcp] table it writes in ~/.codex/config.toml.",
+        "# Or, with the Codex CLI:",
+        shlex.join(add),
+    ]
     print("\n".join(lines))
     return 0
-
-
-_ADD_CANNOT = (
-    "# `codex mcp add` cannot set required and startup_timeout_sec: after it, add those two\n"
-    "# lines to the [mcp_servers.codex-mcp] table it writes in ~/.codex/config.toml."
-)
 
 
 def print_http_codex_config(own: list[str]) -> int:
@@ -187,15 +191,8 @@ def print_http_codex_config(own: list[str]) -> int:
         "# Add to ~/.codex/config.toml:",
         "[mcp_servers.codex-mcp]",
         f"url = {json.dumps(url)}",
-        "required = true",
-        "startup_timeout_sec = 30",
-        "",
-        _ADD_CANNOT,
-        "# Or, with the Codex CLI:",
-        shlex.join(["codex", "mcp", "add", "codex-mcp", "--url", url]),
     ]
-    print("\n".join(lines))
-    return 0
+    return _print_entry(lines, ["codex", "mcp", "add", "codex-mcp", "--url", url])
 
 
 def _launcher() -> list[str]:

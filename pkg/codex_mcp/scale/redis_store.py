@@ -207,12 +207,9 @@ class RedisStore:
             if task is not None:
                 task.cancel()
         await self.bus.close()
-        with contextlib.suppress(Exception):
-            await self.redis.aclose()
-        with contextlib.suppress(Exception):
-            await self.pool.aclose()
-        with contextlib.suppress(Exception):
-            await self.bus_pool.aclose()
+        for closing in (self.redis, self.pool, self.bus_pool):
+            with contextlib.suppress(Exception):
+                await closing.aclose()
 
     def mark_down(self, exc: BaseException) -> None:
         self.problem = f"Redis at {self.shown_url}: {exc}"
@@ -363,19 +360,16 @@ class RedisStore:
 
     # -- events ------------------------------------------------------------------------------
     def append(self, session_id: str, stream: str, seq: int, data: bytes, final: bool) -> None:
-        self._write("append", (session_id, stream, seq, data, final))
-
-    def _write(self, kind: str, args: tuple[Any, ...]) -> None:
-        self.writer.write(kind, args)
+        self.writer.write("append", (session_id, stream, seq, data, final))
 
     def set_later(self, key: str, value: bytes, ttl_ms: int) -> None:
         """SET, in order with this replica's other writes."""
-        self._write("set", (key, value, ttl_ms))
+        self.writer.write("set", (key, value, ttl_ms))
 
     async def written(self) -> None:
         """Wait until every write queued so far is stored (raises StoreUnavailable)."""
         barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._write("barrier", (barrier,))
+        self.writer.write("barrier", (barrier,))
         await barrier
 
     async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
@@ -383,17 +377,12 @@ class RedisStore:
         pipe.xrange(key_of("e", session_id))
         pipe.get(key_of("q", session_id))
         entries, counter = await self._call(pipe.execute())
-        found = []
-        for entry_id, fields in entries:
-            found.append(
-                StoredEvent(
-                    entry_of(entry_id),
-                    fields[b"k"].decode(),
-                    int(fields[b"s"]),
-                    fields[b"f"] == b"1",
-                    fields[b"d"],
-                )
+        found = [
+            StoredEvent(
+                entry_of(at), item[b"k"].decode(), int(item[b"s"]), item[b"f"] == b"1", item[b"d"]
             )
+            for at, item in entries
+        ]
         return found, int(counter or 0)
 
     async def follow(self, session_id: str, callback: EventCallback) -> _Follow:
@@ -422,14 +411,14 @@ class RedisStore:
     # -- between replicas -------------------------------------------------------------------
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
         body = orjson.dumps({"t": "msg", "s": session_id, "m": message})
-        self._write("publish", (key_of("node", str(node)), body))
+        self.writer.write("publish", (key_of("node", str(node)), body))
 
     def broadcast_cancel(self, session_id: str, request_id: Any) -> None:
         body = orjson.dumps({"t": "cancel", "s": session_id, "r": request_id, "o": self.node})
-        self._write("publish", (BUS, body))
+        self.writer.write("publish", (BUS, body))
 
     def publish(self, channel: str, message: JsonObject) -> None:
-        self._write("publish", (channel, orjson.dumps(message)))
+        self.writer.write("publish", (channel, orjson.dumps(message)))
 
     def add_node_listener(self, listener: Any) -> None:
         """Also hand this replica's own messages of other kinds to `listener(message)`."""
