@@ -8,7 +8,7 @@ import dataclasses
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -450,35 +450,38 @@ class Fields:
     def has(self, *names: str) -> bool:
         return any(name in self.raw for name in names)
 
-    def string(self, *names: str, expand: bool = False, required: bool = False) -> str | None:
+    def _typed(
+        self, names: tuple[str, ...], accepts: Callable[[Any], bool], problem: str
+    ) -> tuple[str, Any] | None:
+        """The key given and its value, unless it is null; a value `accepts` refuses is
+        `"<key>" <problem>` (`{kind}` in `problem`: what the value is instead)."""
         found = self._find(*names)
         if found is None or found[1] is None:
+            return None
+        if not accepts(found[1]):
+            raise self.error(found[0], problem.format(kind=json_kind(found[1])))
+        return found
+
+    def string(self, *names: str, expand: bool = False, required: bool = False) -> str | None:
+        found = self._typed(names, lambda v: isinstance(v, str), "must be a string, not {kind}")
+        if found is None:
             if required:
                 raise ConfigError(f'{self.where}: "{names[0]}" is missing')
             return None
         key, value = found
-        if not isinstance(value, str):
-            raise self.error(key, f"must be a string, not {json_kind(value)}")
         if required and not value.strip():
             raise self.error(key, "must not be empty")
         return self._expand(value) if expand else value
 
     def string_list(self, *names: str, expand: bool = False) -> tuple[str, ...] | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise self.error(key, "must be a list of strings")
-        return tuple(self._expand(item) if expand else item for item in value)
+        found = self._typed(names, _is_string_list, "must be a list of strings")
+        return None if found is None else tuple(map(self._expand if expand else str, found[1]))
 
     def string_map(self, *names: str, expand: bool = False) -> dict[str, str] | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
+        found = self._typed(names, _is_object, "must be an object of strings, not {kind}")
+        if found is None:
             return None
         key, value = found
-        if not isinstance(value, dict):
-            raise self.error(key, f"must be an object of strings, not {json_kind(value)}")
         out = {}
         for name, item in value.items():
             if isinstance(item, int | float) and not isinstance(item, bool):
@@ -489,21 +492,16 @@ class Fields:
         return out
 
     def boolean(self, *names: str) -> bool | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, not {json_kind(value)}")
-        return value
+        found = self._typed(
+            names, lambda v: isinstance(v, bool), "must be true or false, not {kind}"
+        )
+        return None if found is None else bool(found[1])
 
     def number(self, *names: str, minimum: float = 0, whole: bool = False) -> float | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
+        found = self._typed(names, _is_number, "must be a number, not {kind}")
+        if found is None:
             return None
         key, value = found
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"must be a number, not {json_kind(value)}")
         if value < minimum:
             raise self.error(key, f"must be at least {minimum:g}")
         if value > MAX_NUMBER:  # a timer or a count this large is a typo, and overflows
@@ -517,13 +515,7 @@ class Fields:
         return None if value is None else int(value)
 
     def object(self, *names: str) -> tuple[str, dict[str, Any]] | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, dict):
-            raise self.error(key, f"must be an object, not {json_kind(value)}")
-        return key, value
+        return self._typed(names, _is_object, "must be an object, not {kind}")
 
     def nested(self, *names: str) -> Fields | None:
         """The object under one of `names`, its messages located under this one's place."""
@@ -535,3 +527,15 @@ class Fields:
 
     def _expand(self, text: str) -> str:
         return expand_variables(text, self.environ, self.unset_variables)
+
+
+def _is_string_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
