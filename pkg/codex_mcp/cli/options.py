@@ -106,9 +106,7 @@ def _add(group: argparse._ArgumentGroup, field: dataclasses.Field[Any], hint: An
             options["action"] = "append"
         elif detail is not str:
             options["type"] = detail
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        base = args[0] if args else hint
-        options["metavar"] = field.metadata["metavar"] or _metavar(field.name, base)
+        options["metavar"] = field.metadata["metavar"] or _metavar(field.name, detail)
     group.add_argument(flag(field.name), **options)
 
 

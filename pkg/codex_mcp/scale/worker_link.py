@@ -4,6 +4,7 @@ is gone (specs/scale.md, "--workers N")."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import signal
@@ -40,21 +41,13 @@ def join_supervisor(shutdown_timeout: float) -> SupervisorLink | None:
         return None
     fd = int(raw)
     os.set_inheritable(fd, False)
-    link = SupervisorLink(_read_line(fd) or None)
+    # One byte at a time (a raw file): what follows the line is the watch's to read.
+    key = io.FileIO(fd, closefd=False).readline().decode("ascii", "replace").strip()
+    link = SupervisorLink(key or None)
     threading.Thread(
         target=_watch, args=(fd, link, shutdown_timeout), name="supervisor-link", daemon=True
     ).start()
     return link
-
-
-def _read_line(fd: int) -> str:
-    line = bytearray()
-    while not line.endswith(b"\n"):
-        chunk = os.read(fd, 1)
-        if not chunk:  # the supervisor died already: the watch sees the end too
-            break
-        line += chunk
-    return line.decode("ascii", "replace").strip()
 
 
 def _watch(fd: int, link: SupervisorLink, shutdown_timeout: float) -> None:

@@ -20,14 +20,10 @@ class ConfigError(ValueError):
     a newline or a terminal escape in it cannot make the line two, or rewrite the terminal."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(_CONTROL.sub(_escaped, message))
+        super().__init__(_CONTROL.sub(lambda match: repr(match.group())[1:-1], message))
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return repr(match.group())[1:-1]
 
 
 # The config model and parser are imported when a file is read: `codex-mcp` looks for a
