@@ -50,8 +50,7 @@ def read_with_model(declaration: type[Any], given: Mapping[str, Any]) -> dict[st
         raise SettingsError(
             [(str(error["loc"][0]) if error["loc"] else "", error["msg"]) for error in exc.errors()]
         ) from None
-    values = {}
-    for field in dataclasses.fields(declaration):
-        value = getattr(model, field.name)
-        values[field.name] = tuple(value) if isinstance(value, list) else value
-    return values
+    values = {field.name: getattr(model, field.name) for field in dataclasses.fields(declaration)}
+    return {
+        name: tuple(value) if isinstance(value, list) else value for name, value in values.items()
+    }

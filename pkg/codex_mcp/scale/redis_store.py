@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -130,7 +131,7 @@ class RedisStore:
         self.problem = f"connecting to Redis at {self.shown_url}"
         self._warned = False
         #: Told, with one line to print, of an error retrying cannot fix; the server exits.
-        self.on_fatal: Callable[[str], None] = _log_fatal
+        self.on_fatal: Callable[[str], None] = functools.partial(log.error, "%s")
         self.node = 0
         self.stride = STRIDE
         # The bus's own connection, never retried: it must see a lost connection (Redis
@@ -468,10 +469,9 @@ class _Follow:
 
 def refused_credentials(exc: BaseException) -> bool:
     """Redis refused the URL's user or password (or wants one): retrying cannot help."""
-    if isinstance(exc, AuthenticationError):
+    if isinstance(exc, ResponseError) and str(exc).startswith(("NOAUTH", "WRONGPASS")):
         return True
-    text = str(exc)
-    return isinstance(exc, ResponseError) and text.startswith(("NOAUTH", "WRONGPASS"))
+    return isinstance(exc, AuthenticationError)
 
 
 def without_password(url: str) -> str:
@@ -481,10 +481,6 @@ def without_password(url: str) -> str:
     host = parts.netloc.rpartition("@")[2]
     user = f"{parts.username}:***@" if parts.username else ":***@"
     return urlunsplit(parts._replace(netloc=user + host))
-
-
-def _log_fatal(message: str) -> None:
-    log.error("%s", message)
 
 
 __all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]

@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
@@ -22,13 +23,13 @@ log = logging.getLogger("codex_mcp.workers")
 _EXIT_MARGIN: Final = 10.0
 
 
+@dataclass
 class SupervisorLink:
     """A worker's view of its supervisor: the key it handed down, and the latest word on
     the workers (read by `/readyz`)."""
 
-    def __init__(self, key: str | None) -> None:
-        self.key = key
-        self.workers: dict[str, Any] | None = None
+    key: str | None
+    workers: dict[str, Any] | None = None
 
     def status(self) -> dict[str, Any] | None:
         return self.workers

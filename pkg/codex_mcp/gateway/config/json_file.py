@@ -87,12 +87,8 @@ def json_kind(value: Any) -> str:
     """What a JSON value is, for messages: 'a string', 'an object', 'null'..."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), "an object")
+
+
+#: bool first: a boolean is an int to isinstance.
+_KINDS = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "a list"))

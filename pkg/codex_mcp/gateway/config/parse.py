@@ -309,15 +309,16 @@ def _restart(fields: Fields) -> RestartConfig:
     policy = sub.string("policy") or "on-failure"
     if policy not in _RESTART_POLICIES:
         raise sub.error("policy", f"must be one of {', '.join(_RESTART_POLICIES)}")
-    default = RestartConfig()
-    out = RestartConfig(
-        policy=cast(RestartPolicy, policy),
-        max_restarts=sub.integer("max_restarts", "maxRestarts"),
-        backoff_initial_sec=_or(sub.number("backoff_initial_sec"), default.backoff_initial_sec),
-        backoff_max_sec=_or(sub.number("backoff_max_sec"), default.backoff_max_sec),
-    )
+    given: dict[str, Any] = {
+        "max_restarts": sub.integer("max_restarts", "maxRestarts"),
+        "backoff_initial_sec": sub.number("backoff_initial_sec"),
+        "backoff_max_sec": sub.number("backoff_max_sec"),
+    }
     _no_unknown(sub)
-    return out
+    return RestartConfig(
+        cast(RestartPolicy, policy),
+        **{name: value for name, value in given.items() if value is not None},
+    )
 
 
 def _repair(fields: Fields) -> RepairConfig:
@@ -391,10 +392,6 @@ def _no_unknown(fields: Fields) -> None:
     unknown = fields.unknown()
     if unknown:
         raise ConfigError(f"{fields.where}: unknown key {unknown[0]!r}")
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
 
 
 #: The largest number a setting takes (seconds, counts, bytes): over 30 years of seconds.
