@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 
 from .stats import cpu_us_per, sample_process, timed_one_at_a_time
-from .stdio_load import INITIALIZE
+from .stdio_load import INITIALIZE, INITIALIZED
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
@@ -52,8 +52,7 @@ class HttpSession:
         if session_id:
             self.headers["Mcp-Session-Id"] = session_id
         self.headers["MCP-Protocol-Version"] = "2025-06-18"
-        body = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-        async with self.http.post(self.url, data=body, headers=self.headers) as r:
+        async with self.http.post(self.url, data=INITIALIZED, headers=self.headers) as r:
             await r.read()
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import orjson
 
 from .http_load import HEADERS, read_answer
 from .stats import cpu_us_per, percentile, sample_process
+from .stdio_load import INITIALIZED
 
 INITIALIZE = orjson.dumps(
     {
@@ -29,7 +30,6 @@ INITIALIZE = orjson.dumps(
         },
     }
 )
-INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ INITIALIZE = {
         "clientInfo": {"name": "codex-mcp-bench", "version": "1"},
     },
 }
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 class StdioPeer:
@@ -63,7 +64,7 @@ async def spawn(command: list[str], env: dict[str, str] | None) -> tuple[StdioPe
     peer = StdioPeer(process)
     await asyncio.wait_for(peer.response(), 30)
     cold_start = time.perf_counter() - started
-    process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    process.stdin.write(INITIALIZED + b"\n")
     return peer, cold_start
 
 

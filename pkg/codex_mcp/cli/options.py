@@ -1,10 +1,6 @@
-"""Command-line flags and --help, written from the declarations in settings.py.
-
-Each setting becomes `--kebab-name`, in its group, with its one-sentence help, its
-default said once and its environment variable. Only flags actually given are
-passed on, so the environment and .env still fill in the rest. --help never loads
-pydantic-settings.
-"""
+"""Command-line flags and --help, written from the declarations in settings.py (specs/
+decisions.md, 56): each setting a `--kebab-name` in its group, with its help, its default
+and its environment variable. --help never loads pydantic-settings."""
 
 from __future__ import annotations
 

@@ -399,11 +399,7 @@ class RedisStore:
             elif data.startswith(b"R "):
                 callback(NewReader(data[2:].decode()))
 
-        try:
-            await self.bus.subscribe(channel, listener)
-        except (TimeoutError, RedisError, OSError) as exc:
-            self.mark_down(exc)
-            raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
+        await self._call(self.bus.subscribe(channel, listener))  # TimeoutError is an OSError
         return _Follow(self.bus, channel, listener)
 
     async def announce_reader(self, session_id: str, token: str) -> None:
