@@ -13,13 +13,10 @@ from ..core.log_names import task_label
 from ..core.rounds import checked_answer
 from ..core.server import ServerCore
 from ..core.tasks import TaskRecord
-from .redis_store import BUS, PREFIX, RedisStore
+from .records import key_of
+from .redis_store import BUS, RedisStore
 
 log = logging.getLogger("codex_mcp.scale")
-
-
-def _task_key(task_id: str) -> str:
-    return f"{PREFIX}t:{task_id}"
 
 
 class Cluster:
@@ -64,7 +61,7 @@ class Cluster:
     # -- requestState ----------------------------------------------------------------------
     async def claim_nonce(self, nonce: str, expires_at: float) -> bool:
         claimed = await self.store._call(
-            self.store.redis.set(f"{PREFIX}nonce:{nonce}", b"1", nx=True, exat=int(expires_at))
+            self.store.redis.set(key_of("nonce", nonce), b"1", nx=True, exat=int(expires_at))
         )
         return bool(claimed)
 
@@ -72,7 +69,7 @@ class Cluster:
     def _mirror(self, record: TaskRecord) -> None:
         body = orjson.dumps({"p": record.principal, "n": self.store.node, "d": record.detailed()})
         # Readable at least as long as the task itself (ttlMs after it ends).
-        self.store.set_later(_task_key(record.id), body, record.ttl_ms * 2 + 60_000)
+        self.store.set_later(key_of("t", record.id), body, record.ttl_ms * 2 + 60_000)
 
     async def save(self, record: TaskRecord) -> None:
         self._mirror(record)
@@ -85,7 +82,7 @@ class Cluster:
         )
 
     async def _mirrored(self, task_id: str) -> dict[str, Any] | None:
-        raw = await self.store._call(self.store.redis.get(_task_key(task_id)))
+        raw = await self.store._call(self.store.redis.get(key_of("t", task_id)))
         return None if raw is None else dict(orjson.loads(raw))
 
     async def get(self, task_id: str, principal: str | None) -> JsonObject | None:
@@ -104,7 +101,7 @@ class Cluster:
     async def _to_owner(self, task_id: str, message: JsonObject) -> None:
         mirrored = await self._mirrored(task_id)
         if mirrored is not None:
-            self.store.publish(f"{PREFIX}node:{mirrored['n']}", message)
+            self.store.publish(key_of("node", str(mirrored["n"])), message)
 
     # -- what other replicas say ------------------------------------------------------------
     def _on_message(self, message: JsonObject) -> None:
