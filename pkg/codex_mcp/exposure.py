@@ -32,7 +32,7 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
                     "authorization server whose tokens to accept): add --oauth-issuer URL, "
                     f"or drop {flag(field.name)}"
                 )
-    if config.oauth_issuer:
+    else:
         check_oauth(config)
     if not authenticated:
         for name in ("public_readyz", "public_metrics"):

@@ -528,12 +528,8 @@ _HOLDS: Final = {"ge": operator.ge, "gt": operator.gt, "le": operator.le}
 
 def read_settings(declaration: type[D], given: Mapping[str, Any]) -> D:
     """`given` (the flags on the command line, typed by argparse) over the environment and
-    .env over the defaults, validated; raises SettingsError naming the bad fields.
-
-    The usual start (flags only, each within its bounds) is filled in over the defaults
-    without pydantic; anything else (the environment or .env sets something, or a flag
-    is out of its bounds) goes through the pydantic-settings model, which reads the rest
-    and says what is wrong."""
+    .env over the defaults, validated; raises SettingsError naming the bad fields. Only
+    flags, each within its bounds, need no pydantic (specs/decisions.md, 56)."""
     checked = [field for field in fields(declaration) if field.name in given]  # type: ignore[arg-type]
     within = all(
         _HOLDS[check](given[field.name], bound)

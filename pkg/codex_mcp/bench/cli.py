@@ -1,8 +1,4 @@
-"""`codex-mcp-bench`: point a neutral load generator at any MCP server.
-
-codex-mcp-bench stdio [options] -- COMMAND ARGS...
-codex-mcp-bench http [options] URL
-"""
+"""`codex-mcp-bench`: point a neutral load generator at any MCP server (stdio or HTTP)."""
 
 from __future__ import annotations
 

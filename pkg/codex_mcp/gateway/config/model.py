@@ -132,7 +132,7 @@ class ServerConfig:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def transport(self) -> str:
+    def transport(self) -> Transport:
         return "stdio" if isinstance(self.target, StdioTarget) else self.target.transport
 
     def tool_settings(self, tool_name: str) -> ToolSettings | None:
