@@ -43,8 +43,8 @@ def setting(
     repr: bool = True,
     **checks: float,
 ) -> Any:
-    """A dataclass field that is a setting. `shown` replaces the default in --help (for a
-    default whose meaning needs words: an empty list, "none"); `checks` are pydantic's
+    """A dataclass field that is a setting. `shown` replaces the default in --help, for a
+    default whose meaning needs words (an empty one is "none"); `checks` are pydantic's
     numeric bounds (ge, gt, le); `repr=False` keeps a secret out of the settings' repr."""
     info = {"help": help, "group": group, "metavar": metavar, "shown": shown, "checks": checks}
     return field(default=default, repr=repr, metadata=info)
@@ -65,7 +65,6 @@ class ObserveOptions:
         "outcome, sizes).",
         OBSERVING,
         metavar="PATH",
-        shown="none",
     )
     audit_arguments: bool = setting(
         False, "Also write each call's arguments and result into the audit log.", OBSERVING
@@ -122,7 +121,6 @@ class CodexBoundsOptions:
         "comma-separate entries); needs --oauth-issuer.",
         CODEX,
         metavar="SCOPE=BOUNDS",
-        shown="none",
     )
 
 
@@ -166,7 +164,6 @@ class CommonDefaults(ObserveOptions, CodexBoundsOptions):
         "Read the requestState keys from this file (one per line, after any --request-state-keys).",
         SECURITY,
         metavar="PATH",
-        shown="none",
     )
     request_state_ttl: float = setting(
         600.0, "Seconds a client has to answer a 2026-07-28 input-required round.", LIMITS, gt=0
@@ -270,7 +267,6 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         "Serve every route under this path prefix, e.g. /tools.",
         NETWORK,
         metavar="PREFIX",
-        shown="none",
     )
     stateless: bool = setting(
         False,
@@ -383,7 +379,6 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         "X-Forwarded-Host values a trusted reverse proxy sends (its public host names).",
         SECURITY,
         metavar="HOSTS",
-        shown="none",
     )
     public_readyz: bool = setting(
         False,
@@ -404,7 +399,6 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         "against the keys its metadata publishes (specs/oauth.md, 'The server').",
         SECURITY,
         metavar="URL",
-        shown="none",
     )
     oauth_resource: str | None = setting(
         None,
@@ -412,14 +406,12 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         "https://mcp.example.com/mcp; needed with --oauth-issuer.",
         SECURITY,
         metavar="URI",
-        shown="none",
     )
     oauth_scope: Sequence[str] = setting(
         (),
         "Scopes every OAuth token needs (repeat, or comma-separate).",
         SECURITY,
         metavar="SCOPE",
-        shown="none",
     )
     oauth_tool_scope: Sequence[str] = setting(
         (),
@@ -427,7 +419,6 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         "TOOL may be a pattern such as github__* (every tool of a gateway child).",
         SECURITY,
         metavar="TOOL=SCOPES",
-        shown="none",
     )
     oauth_operator_scope: Sequence[str] = setting(
         ("mcp.operator",),
@@ -458,14 +449,13 @@ class HttpDefaults(HttpOptions, CommonDefaults):
         le=256,
     )
     bearer_token: str | None = setting(
-        None, "Require this bearer token.", SECURITY, metavar="TOKEN", shown="none", repr=False
+        None, "Require this bearer token.", SECURITY, metavar="TOKEN", repr=False
     )
     bearer_token_file: Path | None = setting(
         None,
         "Require a bearer token listed in this file (one per line).",
         SECURITY,
         metavar="PATH",
-        shown="none",
     )
     codex_max_app_servers: int = setting(
         8,

@@ -35,6 +35,8 @@ def _shown_default(field: dataclasses.Field[Any]) -> str:
     if shown is not None:
         return str(shown)
     default: Any = field.default
+    if default is None or default in ("", ()):
+        return "none"
     if isinstance(default, bool):
         return "on" if default else "off"
     if isinstance(default, float) and default.is_integer():
