@@ -463,7 +463,6 @@ class HttpDefaults(HttpOptions, CommonDefaults):
         "tool (each about 190 MB RSS, some 35 MB of it its own); past it, a call gets "
         "an error result.",
         CODEX,
-        metavar="N",
         ge=1,
     )
 

@@ -138,11 +138,6 @@ class Supervisor:
         if link is not None:
             os.close(link)
 
-    def _stop_all(self, signum: int = signal.SIGTERM) -> None:
-        for child in self.children.values():
-            if child.poll() is None:
-                child.send_signal(signum)
-
     def _say(self, line: str) -> None:
         print(f"codex-mcp-http: {line}", file=sys.stderr, flush=True)
 
@@ -166,7 +161,8 @@ class Supervisor:
                 if self.config_error is not None:
                     break
         finally:
-            self._stop_all()
+            for child in self.children.values():
+                child.terminate()  # SIGTERM, to a worker still running (Popen polls first)
             deadline = time.monotonic() + self.grace + 5
             for child in self.children.values():
                 try:
