@@ -33,9 +33,7 @@ def file_signature(path: Path) -> tuple[int, int, int] | None:
 def load_again(path: Path) -> GatewayConfig | None:
     """The file's config as `codex-mcp` would load it, or None (said why) when it is bad."""
     try:
-        config = read_config(path)
-        name = os.environ.get(SERVER_NAME_ENV, "").strip()
-        return select_server(config, name) if name else config
+        return select_server(read_config(path), os.environ.get(SERVER_NAME_ENV, "").strip())
     except ConfigError as error:
         log.warning("config not reloaded, the running servers are kept: %s", error)
         return None
