@@ -170,8 +170,8 @@ class RedisStore:
                 if not self.node:  # numbered once, however many tries it takes
                     count = await self.redis.incr(PREFIX + "nodes")
                     self.node = 1 + (int(count) - 1) % (STRIDE - 1)
-                await self.bus.subscribe(BUS, self._on_bus)
-                await self.bus.subscribe(key_of("node", str(self.node)), self._on_node)
+                await self.bus.subscribe(BUS, self._on_message)
+                await self.bus.subscribe(key_of("node", str(self.node)), self._on_message)
                 break
             except (RedisError, OSError, TimeoutError) as exc:
                 if refused_credentials(exc):
@@ -421,24 +421,17 @@ class RedisStore:
         """Also hand this replica's own messages of other kinds to `listener(message)`."""
         self._node_listeners.append(listener)
 
-    def _on_node(self, data: bytes | None) -> None:
-        if data is None or self._handlers is None:
-            return
-        message = orjson.loads(data)
-        if message.get("t") == "msg":
-            self._handlers.deliver(message["s"], message["m"])
-        else:
-            for listener in self._node_listeners:
-                listener(message)
-
-    def _on_bus(self, data: bytes | None) -> None:
+    def _on_message(self, data: bytes | None) -> None:
+        """A message on the bus (every replica) or on this replica's own channel."""
         if data is None or self._handlers is None:
             return
         message = orjson.loads(data)
         if message.get("o") == self.node:
             return  # this replica did it already
         kind = message.get("t")
-        if kind == "cancel":
+        if kind == "msg":  # sent to this replica's channel only
+            self._handlers.deliver(message["s"], message["m"])
+        elif kind == "cancel":
             self._handlers.cancel(message["s"], message["r"])
         elif kind == "end":
             self._handlers.ended(message["s"])
