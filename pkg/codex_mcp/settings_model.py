@@ -32,12 +32,9 @@ def settings_model(declaration: type[Any]) -> type[BaseSettings]:
         annotation = hints[field.name]
         if typing.get_origin(annotation) is Sequence:
             annotation = CommaList
-        info = field.metadata
         default = list(field.default) if isinstance(field.default, tuple) else field.default
-        fields[field.name] = (
-            annotation,
-            Field(default, description=info["help"], **info["checks"]),
-        )
+        info = Field(default, description=field.metadata["help"], **field.metadata["checks"])
+        fields[field.name] = (annotation, info)
     return create_model(declaration.__name__ + "Settings", __base__=_SettingsBase, **fields)
 
 

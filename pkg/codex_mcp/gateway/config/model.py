@@ -1,8 +1,5 @@
-"""The gateway's configuration, typed: what `parse` builds from a `.mcp.json`.
-
-Durations are seconds (floats) as in Codex's `config.toml` (`startup_timeout_sec`,
-`tool_timeout_sec`); None means "use the gateway-wide default" (the `WRAPPER_*` variables).
-"""
+"""The gateway's configuration, typed: what `parse` builds from a `.mcp.json`. Durations are
+seconds (floats) as in Codex's `config.toml`; None: the gateway-wide default (`WRAPPER_*`)."""
 
 from __future__ import annotations
 
