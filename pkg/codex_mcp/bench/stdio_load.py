@@ -91,10 +91,9 @@ async def measure(
         latency = await timed_one_at_a_time(call, sequential, deadline)
         before = sample_process(peer.process.pid)
         started = time.perf_counter()
-        sent = answered = 0
-        for _ in range(min(in_flight, calls)):
+        sent, answered = min(in_flight, calls), 0
+        for _ in range(sent):
             peer.send(method, params)
-            sent += 1
         while answered < sent:
             await peer.response()
             answered += 1

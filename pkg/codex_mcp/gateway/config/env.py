@@ -46,9 +46,8 @@ class GatewayEnv:
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> GatewayEnv:
         env = os.environ if environ is None else environ
-        summary = env.get("WRAPPER_SUMMARY", "").strip().lower() not in _FALSE
-        if env.get("WRAPPER_NO_SUMMARY", "").strip().lower() in _TRUE:
-            summary = False
+        no_summary = env.get("WRAPPER_NO_SUMMARY", "").strip().lower() in _TRUE
+        summary = env.get("WRAPPER_SUMMARY", "").strip().lower() not in _FALSE and not no_summary
         warnings: list[str] = []
         return cls(
             init_timeout=_milliseconds(env, INIT_TIMEOUT_ENV, warnings),

@@ -5,6 +5,7 @@ than pydantic models: specs/decisions.md, 57)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import posixpath
 import re
@@ -160,10 +161,7 @@ def _parse_entries(
 
 
 def _unique(name: str, taken: Mapping[str, str]) -> str:
-    number = 2
-    while f"{name}_{number}" in taken:
-        number += 1
-    return f"{name}_{number}"
+    return next(f"{name}_{n}" for n in itertools.count(2) if f"{name}_{n}" not in taken)
 
 
 def parse_server(
