@@ -123,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A plain table: one row per (label, figures), one column per figure."""
-    keys: list[str] = []
-    for _, figures in rows:
-        keys.extend(k for k in figures if k not in keys)
+    keys = list(dict.fromkeys(key for _, figures in rows for key in figures))
     header = ["", *keys]
     body = [[label, *(_fmt(figures.get(k)) for k in keys)] for label, figures in rows]
     widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]

@@ -139,13 +139,11 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
     except ConfigError as error:
         print(f"codex-mcp: {error}", file=sys.stderr)
         return 2
+    note = None
     if found is not None:
         env[CONFIG_ENV] = str(found)
-    lines = [
-        "# Add to ~/.codex/config.toml:",
-        "[mcp_servers.codex-mcp]",
-        f"command = {json.dumps(launcher[0])}",
-    ]
+        note = f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp."
+    lines = [f"command = {json.dumps(launcher[0])}"]
     if args:
         lines.append(f"args = {json.dumps(args)}")
     if env:
@@ -156,15 +154,16 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
         "# gateway serves each child's last listing while it starts, and waits up to",
         f"# {STARTUP_BUDGET_ENV}, {DEFAULT_STARTUP_BUDGET_MS // 1000} s, for one it never listed):",
     ]
-    if found is not None:
-        lines.insert(0, f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp.")
     add = ["codex", "mcp", "add", "codex-mcp"]
     add += [f"--env={key}={value}" for key, value in env.items()]
-    return _print_entry(lines, [*add, "--", launcher[0], *args])
+    return _print_entry(note, lines, [*add, "--", launcher[0], *args])
 
 
-def _print_entry(lines: list[str], add: list[str]) -> int:
-    """The entry's `lines`, what Codex needs of every entry, and the `codex mcp add` command."""
+def _print_entry(note: str | None, entry: list[str], add: list[str]) -> int:
+    """The entry (after a `note`), what Codex needs of every entry, and the `codex mcp add`
+    command."""
+    lines = [note] if note else []
+    lines += ["# Add to ~/.codex/config.toml:", "[mcp_servers.codex-mcp]", *entry]
     lines += [
         "required = true",
         "startup_timeout_sec = 30",
@@ -186,13 +185,10 @@ def print_http_codex_config(own: list[str]) -> int:
     settings = parse(HttpDefaults, own, "codex-mcp-http", "")
     host, port, base = settings.host, settings.port, settings.base_path.rstrip("/")
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}{base}/mcp"
-    lines = [
-        f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip(),
-        "# Add to ~/.codex/config.toml:",
-        "[mcp_servers.codex-mcp]",
-        f"url = {json.dumps(url)}",
-    ]
-    return _print_entry(lines, ["codex", "mcp", "add", "codex-mcp", "--url", url])
+    note = f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip()
+    return _print_entry(
+        note, [f"url = {json.dumps(url)}"], ["codex", "mcp", "add", "codex-mcp", "--url", url]
+    )
 
 
 def _launcher() -> list[str]:
