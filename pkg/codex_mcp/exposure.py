@@ -1,10 +1,6 @@
-"""What an HTTP configuration would expose, checked before it serves: a listen off
-loopback with no credential, an auth setting ignored because another is missing, a CORS
-origin that is no single origin. Each is a StartupError saying what to do
-(specs/isolation.md, "Start-up configuration"). Both `codex-mcp-http` (before its
-workers or a gateway's children start) and every HttpConfig (the library's
-`server.run("http", ...)`) are checked here; nothing here imports the HTTP stack.
-"""
+"""What an HTTP configuration would expose, checked before it serves, by `codex-mcp-http`
+and every HttpConfig alike: each refusal a StartupError saying what to do
+(specs/isolation.md, "Start-up configuration"). Nothing here imports the HTTP stack."""
 
 from __future__ import annotations
 
@@ -36,7 +32,7 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
                     "authorization server whose tokens to accept): add --oauth-issuer URL, "
                     f"or drop {flag(field.name)}"
                 )
-    if config.oauth_issuer:
+    else:
         check_oauth(config)
     if not authenticated:
         for name in ("public_readyz", "public_metrics"):

@@ -1,10 +1,6 @@
 """Launching a server process: its imports with the collector paused, `--version`, the
-event loop (uvloop when there is one), and start-up mistakes as one line saying what to
-do, a non-zero exit, no traceback.
-
-`StartupError` is raised where the mistake is found (a port taken, a host that does not
-resolve, a `--serve` that names nothing); `run` turns it into that line.
-"""
+event loop (uvloop when there is one), and a start-up mistake (a StartupError, raised where
+it is found) as one line saying what to do, a non-zero exit, no traceback."""
 
 from __future__ import annotations
 

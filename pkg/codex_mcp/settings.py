@@ -1,13 +1,6 @@
-"""Every setting, declared once: its default, a one-sentence help, its group and bounds;
-and reading them: flags over the environment (CODEX_MCP_*) over a .env file over the defaults.
-
-Plain dataclasses, so a start that configures nothing needs neither pydantic nor
-pydantic-settings (some 140 ms): cli/options.py makes the flags and --help from these
-declarations, and the HTTP transport's HttpConfig extends HttpOptions, so the library
-(`server.run("http")`) and `codex-mcp-http` share one set of defaults. pydantic-settings
-(settings_model.py, the model made from the same declarations) is the one parser: it reads
-the environment and .env whenever either sets a setting, and it explains every bad value.
-"""
+"""Every setting, declared once (default, help, group, bounds), and reading them: flags over
+the environment (CODEX_MCP_*) over a .env file over the defaults, pydantic-settings only when
+there is something to check (specs/decisions.md, 56)."""
 
 from __future__ import annotations
 
@@ -40,18 +33,21 @@ OBSERVING: Final = "Metrics, audit and status"
 GROUPS: Final = (SERVING, NETWORK, SESSIONS, LIMITS, SECURITY, LOGGING, OBSERVING, CODEX)
 
 
-def about(
+def setting(
+    default: Any,
     help: str,
     group: str,
     *,
     metavar: str | None = None,
     shown: str | None = None,
+    repr: bool = True,
     **checks: float,
-) -> dict[str, Any]:
-    """The metadata that makes a dataclass field a setting. `shown` replaces the default
-    in --help (for a default whose meaning needs words: an empty list, "none");
-    `checks` are pydantic's numeric bounds (ge, gt, le)."""
-    return {"help": help, "group": group, "metavar": metavar, "shown": shown, "checks": checks}
+) -> Any:
+    """A dataclass field that is a setting. `shown` replaces the default in --help, for a
+    default whose meaning needs words (an empty one is "none"); `checks` are pydantic's
+    numeric bounds (ge, gt, le); `repr=False` keeps a secret out of the settings' repr."""
+    info = {"help": help, "group": group, "metavar": metavar, "shown": shown, "checks": checks}
+    return field(default=default, repr=repr, metadata=info)
 
 
 # ObserveOptions, CommonDefaults, SendingDefaults and HttpOptions are groups of fields
@@ -62,22 +58,16 @@ def about(
 class ObserveOptions:
     """What both servers report, and where (codex_mcp.observe)."""
 
-    audit_log: Path | None = field(
-        default=None,
-        metadata=about(
-            "Append one JSON line per tool call and per refused request to this file "
-            "(time, principal as a hash of the credential, session, tool, child, duration, "
-            "outcome, sizes).",
-            OBSERVING,
-            metavar="PATH",
-            shown="none",
-        ),
+    audit_log: Path | None = setting(
+        None,
+        "Append one JSON line per tool call and per refused request to this file "
+        "(time, principal as a hash of the credential, session, tool, child, duration, "
+        "outcome, sizes).",
+        OBSERVING,
+        metavar="PATH",
     )
-    audit_arguments: bool = field(
-        default=False,
-        metadata=about(
-            "Also write each call's arguments and result into the audit log.", OBSERVING
-        ),
+    audit_arguments: bool = setting(
+        False, "Also write each call's arguments and result into the audit log.", OBSERVING
     )
 
 
@@ -92,56 +82,45 @@ _SHARED: Final = "beyond loopback, or with OAuth or --bearer-token-file"
 class CodexBoundsOptions:
     """The most a `codex` call may ask for (codex_mcp.codex.bounds)."""
 
-    codex_max_sandbox: CodexSandbox = field(
-        default="auto",
-        metadata=about(
-            "Most sandbox a codex call may ask for (read-only < workspace-write < "
-            "danger-full-access); a call that omits it gets this one. auto: workspace-write "
-            f"when the server is shared ({_SHARED}), else no bound.",
-            CODEX,
-            metavar="SANDBOX",
-        ),
+    codex_max_sandbox: CodexSandbox = setting(
+        "auto",
+        "Most sandbox a codex call may ask for (read-only < workspace-write < "
+        "danger-full-access); a call that omits it gets this one. auto: workspace-write "
+        f"when the server is shared ({_SHARED}), else no bound.",
+        CODEX,
+        metavar="SANDBOX",
     )
-    codex_max_approval_policy: CodexApproval = field(
-        default="auto",
-        metadata=about(
-            "Most approval policy a codex call may ask for, by how much runs without asking "
-            "(untrusted < on-request < on-failure < never); a call that omits it gets this "
-            f"one. auto: on-request when the server is shared ({_SHARED}), else no bound.",
-            CODEX,
-            metavar="POLICY",
-        ),
+    codex_max_approval_policy: CodexApproval = setting(
+        "auto",
+        "Most approval policy a codex call may ask for, by how much runs without asking "
+        "(untrusted < on-request < on-failure < never); a call that omits it gets this "
+        f"one. auto: on-request when the server is shared ({_SHARED}), else no bound.",
+        CODEX,
+        metavar="POLICY",
     )
-    codex_cwd_root: Path | None = field(
-        default=None,
-        metadata=about(
-            "Directory a codex call's cwd must stay under (symlinks resolved, '..' refused); "
-            "a call that omits cwd gets this one.",
-            CODEX,
-            metavar="DIR",
-            shown=f"the working directory when the server is shared ({_SHARED}), else none",
-        ),
+    codex_cwd_root: Path | None = setting(
+        None,
+        "Directory a codex call's cwd must stay under (symlinks resolved, '..' refused); "
+        "a call that omits cwd gets this one.",
+        CODEX,
+        metavar="DIR",
+        shown=f"the working directory when the server is shared ({_SHARED}), else none",
     )
-    codex_allow_config: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "Config keys a codex call may override (dotted, e.g. model_reasoning_effort; a "
-            "key allows the keys under it; * allows any; repeat, or comma-separate).",
-            CODEX,
-            metavar="KEY",
-            shown=f"none when the server is shared ({_SHARED}), else any",
-        ),
+    codex_allow_config: Sequence[str] = setting(
+        (),
+        "Config keys a codex call may override (dotted, e.g. model_reasoning_effort; a "
+        "key allows the keys under it; * allows any; repeat, or comma-separate).",
+        CODEX,
+        metavar="KEY",
+        shown=f"none when the server is shared ({_SHARED}), else any",
     )
-    codex_scope_bounds: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "What an OAuth scope raises the bounds to, as SCOPE=sandbox:S approval:P "
-            "cwd-root:DIR config:KEY... (space-separated, each part optional; repeat, or "
-            "comma-separate entries); needs --oauth-issuer.",
-            CODEX,
-            metavar="SCOPE=BOUNDS",
-            shown="none",
-        ),
+    codex_scope_bounds: Sequence[str] = setting(
+        (),
+        "What an OAuth scope raises the bounds to, as SCOPE=sandbox:S approval:P "
+        "cwd-root:DIR config:KEY... (space-separated, each part optional; repeat, or "
+        "comma-separate entries); needs --oauth-issuer.",
+        CODEX,
+        metavar="SCOPE=BOUNDS",
     )
 
 
@@ -149,91 +128,66 @@ class CodexBoundsOptions:
 class CommonDefaults(ObserveOptions, CodexBoundsOptions):
     """What both servers take."""
 
-    serve: str = field(
-        default="builtin",
-        metadata=about(
-            "What to serve: builtin (the echo tools), codex (Codex as the codex and "
-            "codex-reply tools), package.module:attr or path/to/file.py[:attr].",
-            SERVING,
-            metavar="SERVER",
-        ),
+    serve: str = setting(
+        "builtin",
+        "What to serve: builtin (the echo tools), codex (Codex as the codex and "
+        "codex-reply tools), package.module:attr or path/to/file.py[:attr].",
+        SERVING,
+        metavar="SERVER",
     )
-    uvloop: bool = field(
-        default=True, metadata=about("Run on uvloop when it is installed.", SERVING)
+    uvloop: bool = setting(True, "Run on uvloop when it is installed.", SERVING)
+    log_level: LogLevel = setting(
+        "info",
+        "How much to log (stderr and --log-file): trace, debug, info, warn(ing), error or critical.",
+        LOGGING,
+        metavar="LEVEL",
     )
-    log_level: LogLevel = field(
-        default="info",
-        metadata=about(
-            "How much to log (stderr and --log-file): trace, debug, info, warn(ing), error or critical.",
-            LOGGING,
-            metavar="LEVEL",
-        ),
+    log_file: Path | None = setting(
+        None,
+        "Also log to this file, with bearer tokens redacted.",
+        LOGGING,
+        metavar="PATH",
+        shown="none; $CODEX_HOME/log/codex-rmcp.log when serving codex",
     )
-    log_file: Path | None = field(
-        default=None,
-        metadata=about(
-            "Also log to this file, with bearer tokens redacted.",
-            LOGGING,
-            metavar="PATH",
-            shown="none; $CODEX_HOME/log/codex-rmcp.log when serving codex",
-        ),
-    )
-    request_state_keys: str | None = field(
-        default=None,
+    request_state_keys: str | None = setting(
+        None,
+        "Keys signing the requestState of 2026-07-28 input-required rounds, "
+        "comma-separated, 32+ characters each (the first signs, all verify, so a key "
+        "can be rotated); every process serving the same clients needs the same keys.",
+        SECURITY,
+        metavar="KEYS",
+        shown="a random key per process (per supervisor with --workers)",
         repr=False,
-        metadata=about(
-            "Keys signing the requestState of 2026-07-28 input-required rounds, "
-            "comma-separated, 32+ characters each (the first signs, all verify, so a key "
-            "can be rotated); every process serving the same clients needs the same keys.",
-            SECURITY,
-            metavar="KEYS",
-            shown="a random key per process (per supervisor with --workers)",
-        ),
     )
-    request_state_keys_file: Path | None = field(
-        default=None,
-        metadata=about(
-            "Read the requestState keys from this file (one per line, after any "
-            "--request-state-keys).",
-            SECURITY,
-            metavar="PATH",
-            shown="none",
-        ),
+    request_state_keys_file: Path | None = setting(
+        None,
+        "Read the requestState keys from this file (one per line, after any --request-state-keys).",
+        SECURITY,
+        metavar="PATH",
     )
-    request_state_ttl: float = field(
-        default=600.0,
-        metadata=about(
-            "Seconds a client has to answer a 2026-07-28 input-required round.",
-            LIMITS,
-            gt=0,
-        ),
+    request_state_ttl: float = setting(
+        600.0, "Seconds a client has to answer a 2026-07-28 input-required round.", LIMITS, gt=0
     )
-    max_tasks: int = field(
-        default=10_000,
-        metadata=about(
-            "Most 2026-07-28 tasks this process holds; finished ones make room early, and "
-            "past it with all running a new task is refused.",
-            LIMITS,
-            ge=1,
-        ),
+    max_tasks: int = setting(
+        10_000,
+        "Most 2026-07-28 tasks this process holds; finished ones make room early, and "
+        "past it with all running a new task is refused.",
+        LIMITS,
+        ge=1,
     )
-    max_tasks_per_principal: int = field(
-        default=1_000,
-        metadata=about(
-            "Most 2026-07-28 tasks one caller (bearer credential; all callers, when there "
-            "is no auth) holds, counted like --max-tasks.",
-            LIMITS,
-            ge=1,
-        ),
+    max_tasks_per_principal: int = setting(
+        1_000,
+        "Most 2026-07-28 tasks one caller (bearer credential; all callers, when there "
+        "is no auth) holds, counted like --max-tasks.",
+        LIMITS,
+        ge=1,
     )
-    task_input_timeout: float = field(
-        default=600.0,
-        metadata=about(
-            "Seconds a 2026-07-28 task waits in input_required for tasks/update; then its "
-            "question fails, and with it the task.",
-            LIMITS,
-            gt=0,
-        ),
+    task_input_timeout: float = setting(
+        600.0,
+        "Seconds a 2026-07-28 task waits in input_required for tasks/update; then its "
+        "question fails, and with it the task.",
+        LIMITS,
+        gt=0,
     )
 
 
@@ -241,15 +195,13 @@ class CommonDefaults(ObserveOptions, CodexBoundsOptions):
 class SendingDefaults:
     """How much may wait for one client that reads slowly (specs/isolation.md)."""
 
-    send_buffer_bytes: int = field(
-        default=8 * 1024 * 1024,
-        metadata=about(
-            "Bytes of messages waiting for one client (stdio output, each SSE stream, a "
-            "session's replay buffer) past which notifications follow --slow-client; answers "
-            "are never dropped.",
-            LIMITS,
-            ge=65536,
-        ),
+    send_buffer_bytes: int = setting(
+        8 * 1024 * 1024,
+        "Bytes of messages waiting for one client (stdio output, each SSE stream, a "
+        "session's replay buffer) past which notifications follow --slow-client; answers "
+        "are never dropped.",
+        LIMITS,
+        ge=65536,
     )
 
 
@@ -257,34 +209,25 @@ class SendingDefaults:
 class StdioDefaults(CommonDefaults, SendingDefaults):
     """`codex-mcp`, the stdio server."""
 
-    max_message_bytes: int = field(
-        default=128 * 1024 * 1024,
-        metadata=about(
-            "Largest message accepted; a larger one is answered with an error.",
-            LIMITS,
-            ge=1024,
-        ),
+    max_message_bytes: int = setting(
+        128 * 1024 * 1024,
+        "Largest message accepted; a larger one is answered with an error.",
+        LIMITS,
+        ge=1024,
     )
-    shutdown_timeout: float = field(
-        default=5.0,
-        metadata=about(
-            "Seconds in-flight calls get to finish after EOF or SIGTERM.",
-            LIMITS,
-            ge=0,
-        ),
+    shutdown_timeout: float = setting(
+        5.0, "Seconds in-flight calls get to finish after EOF or SIGTERM.", LIMITS, ge=0
     )
 
-    metrics_port: int | None = field(
-        default=None,
-        metadata=about(
-            "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0 picks a free port, "
-            "logged at start).",
-            OBSERVING,
-            metavar="PORT",
-            shown="off",
-            ge=0,
-            le=65535,
-        ),
+    metrics_port: int | None = setting(
+        None,
+        "Serve Prometheus metrics at http://127.0.0.1:PORT/metrics (0 picks a free port, "
+        "logged at start).",
+        OBSERVING,
+        metavar="PORT",
+        shown="off",
+        ge=0,
+        le=65535,
     )
 
 
@@ -295,282 +238,202 @@ DEFAULTS: Final = StdioDefaults()
 class HttpOptions(ObserveOptions, SendingDefaults):
     """How the HTTP transport behaves (transports/http/config.py adds the bearer tokens)."""
 
-    metrics: bool = field(
-        default=True,
-        metadata=about(
-            "Serve Prometheus metrics at /metrics and a status page at / (both behind the "
-            "bearer token like /mcp).",
-            OBSERVING,
-        ),
+    metrics: bool = setting(
+        True,
+        "Serve Prometheus metrics at /metrics and a status page at / (both behind the "
+        "bearer token like /mcp).",
+        OBSERVING,
     )
-    public_metrics: bool = field(
-        default=False,
-        metadata=about(
-            "Answer /metrics without the bearer token, for a scraper that cannot send one.",
-            OBSERVING,
-        ),
+    public_metrics: bool = setting(
+        False,
+        "Answer /metrics without the bearer token, for a scraper that cannot send one.",
+        OBSERVING,
     )
-    slow_client: SlowClient = field(
-        default="drop",
-        metadata=about(
-            "What an SSE stream over --send-buffer-bytes does: drop (the oldest progress and "
-            "log notifications; repeated list_changed and resources/updated kept once) or "
-            "close (end the stream; the client resumes it with Last-Event-ID).",
-            SESSIONS,
-            metavar="POLICY",
-        ),
+    slow_client: SlowClient = setting(
+        "drop",
+        "What an SSE stream over --send-buffer-bytes does: drop (the oldest progress and "
+        "log notifications; repeated list_changed and resources/updated kept once) or "
+        "close (end the stream; the client resumes it with Last-Event-ID).",
+        SESSIONS,
+        metavar="POLICY",
     )
 
-    host: str = field(default="127.0.0.1", metadata=about("Address to listen on.", NETWORK))
-    port: int = field(
-        default=8000,
-        metadata=about(
-            "Port to listen on (0 picks a free one).", NETWORK, metavar="PORT", ge=0, le=65535
-        ),
+    host: str = setting("127.0.0.1", "Address to listen on.", NETWORK)
+    port: int = setting(
+        8000, "Port to listen on (0 picks a free one).", NETWORK, metavar="PORT", ge=0, le=65535
     )
-    base_path: str = field(
-        default="",
-        metadata=about(
-            "Serve every route under this path prefix, e.g. /tools.",
-            NETWORK,
-            metavar="PREFIX",
-            shown="none",
-        ),
+    base_path: str = setting(
+        "",
+        "Serve every route under this path prefix, e.g. /tools.",
+        NETWORK,
+        metavar="PREFIX",
     )
-    stateless: bool = field(
-        default=False,
-        metadata=about(
-            "No sessions: every POST stands alone (for replicas behind a load balancer).", SESSIONS
-        ),
+    stateless: bool = setting(
+        False,
+        "No sessions: every POST stands alone (for replicas behind a load balancer).",
+        SESSIONS,
     )
-    redis_url: str | None = field(
-        default=None,
+    redis_url: str | None = setting(
+        None,
+        "Keep sessions in this Redis (redis://host:port/db), shared by every process "
+        "and replica given the same URL, so any of them serves any request.",
+        SESSIONS,
+        metavar="URL",
+        shown="none: sessions live in this process",
         repr=False,  # it may carry a password
-        metadata=about(
-            "Keep sessions in this Redis (redis://host:port/db), shared by every process "
-            "and replica given the same URL, so any of them serves any request.",
-            SESSIONS,
-            metavar="URL",
-            shown="none: sessions live in this process",
-        ),
     )
-    json_only: bool = field(
-        default=False,
-        metadata=about(
-            "Answer a POST with JSON even when the call streams (its messages go to the GET stream).",
-            SESSIONS,
-        ),
+    json_only: bool = setting(
+        False,
+        "Answer a POST with JSON even when the call streams (its messages go to the GET stream).",
+        SESSIONS,
     )
-    post_stream: PostStream = field(
-        default="auto",
-        metadata=about(
-            "When a POST's answer becomes SSE: upgrade (when its call first sends something, "
-            "if the client accepts SSE), header (while the session holds a GET "
-            "stream, only with X-MCP-POST-STREAM: 1; the call's messages go to the GET "
-            "stream), or auto (header when serving codex, else upgrade).",
-            SESSIONS,
-            metavar="MODE",
-        ),
+    post_stream: PostStream = setting(
+        "auto",
+        "When a POST's answer becomes SSE: upgrade (when its call first sends something, "
+        "if the client accepts SSE), header (while the session holds a GET "
+        "stream, only with X-MCP-POST-STREAM: 1; the call's messages go to the GET "
+        "stream), or auto (header when serving codex, else upgrade).",
+        SESSIONS,
+        metavar="MODE",
     )
-    on_hangup: OnHangup = field(
-        default="auto",
-        metadata=about(
-            "What a client hanging up on a POST does to its call: keep (it runs on, its "
-            "events resumable with Last-Event-ID), cancel (as if cancelled), or "
-            "auto (cancel when serving codex, else keep).",
-            SESSIONS,
-            metavar="MODE",
-        ),
+    on_hangup: OnHangup = setting(
+        "auto",
+        "What a client hanging up on a POST does to its call: keep (it runs on, its "
+        "events resumable with Last-Event-ID), cancel (as if cancelled), or "
+        "auto (cancel when serving codex, else keep).",
+        SESSIONS,
+        metavar="MODE",
     )
-    session_ttl: float = field(
-        default=1800.0,
-        metadata=about("Seconds an idle session lives.", SESSIONS, gt=0),
+    session_ttl: float = setting(1800.0, "Seconds an idle session lives.", SESSIONS, gt=0)
+    max_sessions: int = setting(
+        10_000,
+        "Most sessions at once, throwaway ones and 2026-07-28 listen streams included; "
+        "past it, 503.",
+        SESSIONS,
+        ge=1,
     )
-    max_sessions: int = field(
-        default=10_000,
-        metadata=about(
-            "Most sessions at once, throwaway ones and 2026-07-28 listen streams included; "
-            "past it, 503.",
-            SESSIONS,
-            ge=1,
-        ),
+    replay_events: int = setting(
+        256, "SSE events kept per session for resuming with Last-Event-ID.", SESSIONS, ge=0
     )
-    replay_events: int = field(
-        default=256,
-        metadata=about(
-            "SSE events kept per session for resuming with Last-Event-ID.",
-            SESSIONS,
-            ge=0,
-        ),
+    keepalive_interval: float = setting(
+        15.0, "Seconds between SSE keepalive comments.", SESSIONS, gt=0
     )
-    keepalive_interval: float = field(
-        default=15.0,
-        metadata=about("Seconds between SSE keepalive comments.", SESSIONS, gt=0),
+    max_inflight: int = setting(
+        1000, "Most calls running at once across all sessions; past it, 503.", LIMITS, ge=1
     )
-    max_inflight: int = field(
-        default=1000,
-        metadata=about(
-            "Most calls running at once across all sessions; past it, 503.",
-            LIMITS,
-            ge=1,
-        ),
+    max_session_inflight: int = setting(
+        100, "Most calls running at once in one session; past it, 429.", LIMITS, ge=1
     )
-    max_session_inflight: int = field(
-        default=100,
-        metadata=about("Most calls running at once in one session; past it, 429.", LIMITS, ge=1),
+    max_connections: int = setting(
+        0,
+        "Most open connections; at the cap the oldest idle one is closed (0: three quarters "
+        "of the open-file limit).",
+        LIMITS,
+        ge=0,
     )
-    max_connections: int = field(
-        default=0,
-        metadata=about(
-            "Most open connections; at the cap the oldest idle one is closed (0: three quarters "
-            "of the open-file limit).",
-            LIMITS,
-            ge=0,
-        ),
+    max_body_bytes: int = setting(
+        16 * 1024 * 1024, "Largest request body; past it, 413.", LIMITS, ge=1024
     )
-    max_body_bytes: int = field(
-        default=16 * 1024 * 1024,
-        metadata=about("Largest request body; past it, 413.", LIMITS, ge=1024),
+    header_timeout: float = setting(
+        10.0,
+        "Seconds a client gets to send a request's headers; past it, 408 and close.",
+        LIMITS,
+        gt=0,
     )
-    header_timeout: float = field(
-        default=10.0,
-        metadata=about(
-            "Seconds a client gets to send a request's headers; past it, 408 and close.",
-            LIMITS,
-            gt=0,
-        ),
+    body_timeout: float = setting(
+        30.0,
+        "Seconds a request body may stall between reads; past it, 408 and close.",
+        LIMITS,
+        gt=0,
     )
-    body_timeout: float = field(
-        default=30.0,
-        metadata=about(
-            "Seconds a request body may stall between reads; past it, 408 and close.",
-            LIMITS,
-            gt=0,
-        ),
+    body_min_rate: int = setting(
+        1024,
+        "Bytes per second a request body must average once it has had --body-timeout "
+        "seconds (a trickle that never stalls is cut off too); slower, 408 and close. "
+        "0: no minimum.",
+        LIMITS,
+        ge=0,
     )
-    body_min_rate: int = field(
-        default=1024,
-        metadata=about(
-            "Bytes per second a request body must average once it has had --body-timeout "
-            "seconds (a trickle that never stalls is cut off too); slower, 408 and close. "
-            "0: no minimum.",
-            LIMITS,
-            ge=0,
-        ),
+    idle_timeout: float = setting(
+        75.0, "Seconds a keep-alive connection may sit idle between requests.", LIMITS, gt=0
     )
-    idle_timeout: float = field(
-        default=75.0,
-        metadata=about(
-            "Seconds a keep-alive connection may sit idle between requests.",
-            LIMITS,
-            gt=0,
-        ),
+    shutdown_timeout: float = setting(
+        10.0, "Seconds in-flight calls get to finish after SIGTERM.", LIMITS, ge=0
     )
-    shutdown_timeout: float = field(
-        default=10.0,
-        metadata=about("Seconds in-flight calls get to finish after SIGTERM.", LIMITS, ge=0),
+    allowed_hosts: Sequence[str] = setting(
+        (),
+        "Host headers to accept, comma-separated; * accepts any.",
+        SECURITY,
+        metavar="HOSTS",
+        shown="the loopback names when bound to loopback, else any",
     )
-    allowed_hosts: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "Host headers to accept, comma-separated; * accepts any.",
-            SECURITY,
-            metavar="HOSTS",
-            shown="the loopback names when bound to loopback, else any",
-        ),
+    allowed_origins: Sequence[str] = setting(
+        (),
+        "Origins to accept, comma-separated; * accepts any.",
+        SECURITY,
+        metavar="ORIGINS",
+        shown="loopback origins",
     )
-    allowed_origins: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "Origins to accept, comma-separated; * accepts any.",
-            SECURITY,
-            metavar="ORIGINS",
-            shown="loopback origins",
-        ),
+    forwarded_hosts: Sequence[str] = setting(
+        (),
+        "X-Forwarded-Host values a trusted reverse proxy sends (its public host names).",
+        SECURITY,
+        metavar="HOSTS",
     )
-    forwarded_hosts: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "X-Forwarded-Host values a trusted reverse proxy sends (its public host names).",
-            SECURITY,
-            metavar="HOSTS",
-            shown="none",
-        ),
+    public_readyz: bool = setting(
+        False,
+        "Answer /readyz without the bearer token, for a readiness probe that cannot "
+        "send one (/healthz never needs it).",
+        SECURITY,
     )
-    public_readyz: bool = field(
-        default=False,
-        metadata=about(
-            "Answer /readyz without the bearer token, for a readiness probe that cannot "
-            "send one (/healthz never needs it).",
-            SECURITY,
-        ),
+    allow_unauthenticated_network: bool = setting(
+        False,
+        "Serve off loopback (a --host other than 127.0.0.1, ::1 or localhost) with no "
+        "--bearer-token and no --oauth-issuer: every tool open to whoever reaches the "
+        "port. Without it such a start is refused.",
+        SECURITY,
     )
-    allow_unauthenticated_network: bool = field(
-        default=False,
-        metadata=about(
-            "Serve off loopback (a --host other than 127.0.0.1, ::1 or localhost) with no "
-            "--bearer-token and no --oauth-issuer: every tool open to whoever reaches the "
-            "port. Without it such a start is refused.",
-            SECURITY,
-        ),
+    oauth_issuer: str | None = setting(
+        None,
+        "Accept OAuth access tokens (JWTs) from this authorization server, checked "
+        "against the keys its metadata publishes (specs/oauth.md, 'The server').",
+        SECURITY,
+        metavar="URL",
     )
-    oauth_issuer: str | None = field(
-        default=None,
-        metadata=about(
-            "Accept OAuth access tokens (JWTs) from this authorization server, checked "
-            "against the keys its metadata publishes (specs/oauth.md, 'The server').",
-            SECURITY,
-            metavar="URL",
-            shown="none",
-        ),
+    oauth_resource: str | None = setting(
+        None,
+        "This server's public URL as its tokens name it (their audience), e.g. "
+        "https://mcp.example.com/mcp; needed with --oauth-issuer.",
+        SECURITY,
+        metavar="URI",
     )
-    oauth_resource: str | None = field(
-        default=None,
-        metadata=about(
-            "This server's public URL as its tokens name it (their audience), e.g. "
-            "https://mcp.example.com/mcp; needed with --oauth-issuer.",
-            SECURITY,
-            metavar="URI",
-            shown="none",
-        ),
+    oauth_scope: Sequence[str] = setting(
+        (),
+        "Scopes every OAuth token needs (repeat, or comma-separate).",
+        SECURITY,
+        metavar="SCOPE",
     )
-    oauth_scope: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "Scopes every OAuth token needs (repeat, or comma-separate).",
-            SECURITY,
-            metavar="SCOPE",
-            shown="none",
-        ),
+    oauth_tool_scope: Sequence[str] = setting(
+        (),
+        "Scopes a tool needs, as TOOL=SCOPE [SCOPE...] (repeat, or comma-separate); "
+        "TOOL may be a pattern such as github__* (every tool of a gateway child).",
+        SECURITY,
+        metavar="TOOL=SCOPES",
     )
-    oauth_tool_scope: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "Scopes a tool needs, as TOOL=SCOPE [SCOPE...] (repeat, or comma-separate); "
-            "TOOL may be a pattern such as github__* (every tool of a gateway child).",
-            SECURITY,
-            metavar="TOOL=SCOPES",
-            shown="none",
-        ),
+    oauth_operator_scope: Sequence[str] = setting(
+        ("mcp.operator",),
+        "Scopes an OAuth token needs for the status page and /metrics, which show "
+        "every session and each child's stderr (repeat, or comma-separate; static "
+        "bearer tokens need none).",
+        SECURITY,
+        metavar="SCOPE",
     )
-    oauth_operator_scope: Sequence[str] = field(
-        default=("mcp.operator",),
-        metadata=about(
-            "Scopes an OAuth token needs for the status page and /metrics, which show "
-            "every session and each child's stderr (repeat, or comma-separate; static "
-            "bearer tokens need none).",
-            SECURITY,
-            metavar="SCOPE",
-        ),
-    )
-    cors_origin: Sequence[str] = field(
-        default=(),
-        metadata=about(
-            "Origins whose web pages may call this server (CORS; repeat, or comma-separate).",
-            SECURITY,
-            metavar="ORIGIN",
-            shown="none: no CORS",
-        ),
+    cors_origin: Sequence[str] = setting(
+        (),
+        "Origins whose web pages may call this server (CORS; repeat, or comma-separate).",
+        SECURITY,
+        metavar="ORIGIN",
+        shown="none: no CORS",
     )
 
 
@@ -578,39 +441,29 @@ class HttpOptions(ObserveOptions, SendingDefaults):
 class HttpDefaults(HttpOptions, CommonDefaults):
     """`codex-mcp-http`: the transport's options, plus where tokens and logs come from."""
 
-    workers: int = field(
-        default=1,
-        metadata=about(
-            "Serve with this many processes sharing the port (more than 1 needs --redis-url).",
-            SERVING,
-            ge=1,
-            le=256,
-        ),
+    workers: int = setting(
+        1,
+        "Serve with this many processes sharing the port (more than 1 needs --redis-url).",
+        SERVING,
+        ge=1,
+        le=256,
     )
-    bearer_token: str | None = field(
-        default=None,
-        repr=False,
-        metadata=about("Require this bearer token.", SECURITY, metavar="TOKEN", shown="none"),
+    bearer_token: str | None = setting(
+        None, "Require this bearer token.", SECURITY, metavar="TOKEN", repr=False
     )
-    bearer_token_file: Path | None = field(
-        default=None,
-        metadata=about(
-            "Require a bearer token listed in this file (one per line).",
-            SECURITY,
-            metavar="PATH",
-            shown="none",
-        ),
+    bearer_token_file: Path | None = setting(
+        None,
+        "Require a bearer token listed in this file (one per line).",
+        SECURITY,
+        metavar="PATH",
     )
-    codex_max_app_servers: int = field(
-        default=8,
-        metadata=about(
-            "Most Codex app-servers running at once, one per session that called a codex "
-            "tool (each about 190 MB RSS, some 35 MB of it its own); past it, a call gets "
-            "an error result.",
-            CODEX,
-            metavar="N",
-            ge=1,
-        ),
+    codex_max_app_servers: int = setting(
+        8,
+        "Most Codex app-servers running at once, one per session that called a codex "
+        "tool (each about 190 MB RSS, some 35 MB of it its own); past it, a call gets "
+        "an error result.",
+        CODEX,
+        ge=1,
     )
 
 
@@ -664,12 +517,8 @@ _HOLDS: Final = {"ge": operator.ge, "gt": operator.gt, "le": operator.le}
 
 def read_settings(declaration: type[D], given: Mapping[str, Any]) -> D:
     """`given` (the flags on the command line, typed by argparse) over the environment and
-    .env over the defaults, validated; raises SettingsError naming the bad fields.
-
-    The usual start (flags only, each within its bounds) is filled in over the defaults
-    without pydantic; anything else (the environment or .env sets something, or a flag
-    is out of its bounds) goes through the pydantic-settings model, which reads the rest
-    and says what is wrong."""
+    .env over the defaults, validated; raises SettingsError naming the bad fields. Only
+    flags, each within its bounds, need no pydantic (specs/decisions.md, 56)."""
     checked = [field for field in fields(declaration) if field.name in given]  # type: ignore[arg-type]
     within = all(
         _HOLDS[check](given[field.name], bound)

@@ -1,8 +1,5 @@
-"""The pydantic-settings model of a declaration from settings.py: it reads the environment
-(CODEX_MCP_*) and the .env file and checks every value. Importing it loads pydantic and
-pydantic-settings (some 140 ms), so settings.py uses it only when the environment or a .env
-file configures something, or a flag is out of its bounds (pydantic then says so).
-"""
+"""The pydantic-settings model of a declaration from settings.py: the one reader of the
+environment and .env, and the one validator (specs/decisions.md, 56)."""
 
 from __future__ import annotations
 
@@ -35,12 +32,9 @@ def settings_model(declaration: type[Any]) -> type[BaseSettings]:
         annotation = hints[field.name]
         if typing.get_origin(annotation) is Sequence:
             annotation = CommaList
-        info = field.metadata
         default = list(field.default) if isinstance(field.default, tuple) else field.default
-        fields[field.name] = (
-            annotation,
-            Field(default, description=info["help"], **info["checks"]),
-        )
+        info = Field(default, description=field.metadata["help"], **field.metadata["checks"])
+        fields[field.name] = (annotation, info)
     return create_model(declaration.__name__ + "Settings", __base__=_SettingsBase, **fields)
 
 
@@ -53,8 +47,7 @@ def read_with_model(declaration: type[Any], given: Mapping[str, Any]) -> dict[st
         raise SettingsError(
             [(str(error["loc"][0]) if error["loc"] else "", error["msg"]) for error in exc.errors()]
         ) from None
-    values = {}
-    for field in dataclasses.fields(declaration):
-        value = getattr(model, field.name)
-        values[field.name] = tuple(value) if isinstance(value, list) else value
-    return values
+    values = {field.name: getattr(model, field.name) for field in dataclasses.fields(declaration)}
+    return {
+        name: tuple(value) if isinstance(value, list) else value for name, value in values.items()
+    }

@@ -1,8 +1,4 @@
-"""`codex-mcp-bench`: point a neutral load generator at any MCP server.
-
-codex-mcp-bench stdio [options] -- COMMAND ARGS...
-codex-mcp-bench http [options] URL
-"""
+"""`codex-mcp-bench`: point a neutral load generator at any MCP server (stdio or HTTP)."""
 
 from __future__ import annotations
 
@@ -16,6 +12,36 @@ import orjson
 
 from ..launch import add_version_flag
 from . import http_load, stdio_load
+
+#: Both transports' options: flag, default, argparse type, metavar, help.
+_OPTIONS: tuple[tuple[str, object, type, str, str], ...] = (
+    ("--tool", "echo", str, "NAME", "Tool to call. Default: echo."),
+    (
+        "--args",
+        '{"message":"hello"}',
+        str,
+        "JSON",
+        'Its arguments, a JSON object. Default: {"message":"hello"}.',
+    ),
+    (
+        "--method",
+        "tools/call",
+        str,
+        "METHOD",
+        "What to time: tools/call, or a method without params such as tools/list or ping. "
+        "Default: tools/call.",
+    ),
+    ("--sequential", 1000, int, "N", "Calls made one at a time, for latency. Default: 1000."),
+    ("--calls", 10000, int, "N", "Calls for throughput. Default: 10000."),
+    (
+        "--concurrency",
+        32,
+        int,
+        "N",
+        "Calls in flight (stdio) or concurrent clients (http). Default: 32.",
+    ),
+    ("--max-seconds", 30.0, float, "SECONDS", "Time cap per phase. Default: 30."),
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,50 +58,8 @@ def _parser() -> argparse.ArgumentParser:
         ("http", "Drive a running Streamable HTTP server at URL."),
     ):
         p = sub.add_parser(name, help=summary, description=summary)
-        p.add_argument(
-            "--tool", default="echo", metavar="NAME", help="Tool to call. Default: echo."
-        )
-        p.add_argument(
-            "--args",
-            default='{"message":"hello"}',
-            metavar="JSON",
-            help='Its arguments, a JSON object. Default: {"message":"hello"}.',
-        )
-        p.add_argument(
-            "--method",
-            default="tools/call",
-            metavar="METHOD",
-            help="What to time: tools/call, or a method without params such as tools/list "
-            "or ping. Default: tools/call.",
-        )
-        p.add_argument(
-            "--sequential",
-            type=int,
-            default=1000,
-            metavar="N",
-            help="Calls made one at a time, for latency. Default: 1000.",
-        )
-        p.add_argument(
-            "--calls",
-            type=int,
-            default=10000,
-            metavar="N",
-            help="Calls for throughput. Default: 10000.",
-        )
-        p.add_argument(
-            "--concurrency",
-            type=int,
-            default=32,
-            metavar="N",
-            help="Calls in flight (stdio) or concurrent clients (http). Default: 32.",
-        )
-        p.add_argument(
-            "--max-seconds",
-            type=float,
-            default=30.0,
-            metavar="SECONDS",
-            help="Time cap per phase. Default: 30.",
-        )
+        for flag, default, kind, metavar, text in _OPTIONS:
+            p.add_argument(flag, default=default, type=kind, metavar=metavar, help=text)
         p.add_argument(
             "--json", dest="json_out", metavar="PATH", help="Also write the figures here, as JSON."
         )
@@ -102,6 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     params: dict[str, Any] | None = None
     if options.method == "tools/call":
         params = {"name": options.tool, "arguments": orjson.loads(options.args)}
+    phases: dict[str, Any] = {
+        "method": options.method,
+        "params": params,
+        "sequential": options.sequential,
+        "calls": options.calls,
+        "max_seconds": options.max_seconds,
+    }
     try:
         if options.transport == "stdio":
             command = list(options.command or [])
@@ -110,31 +101,14 @@ def main(argv: list[str] | None = None) -> int:
             if not command:
                 print("codex-mcp-bench: give the server command after --", file=sys.stderr)
                 return 2
-            figures = asyncio.run(
-                stdio_load.measure(
-                    command,
-                    method=options.method,
-                    params=params,
-                    sequential=options.sequential,
-                    calls=options.calls,
-                    in_flight=options.concurrency,
-                    max_seconds=options.max_seconds,
-                    progress=_progress,
-                )
+            load = stdio_load.measure(
+                command, in_flight=options.concurrency, progress=_progress, **phases
             )
         else:
-            figures = asyncio.run(
-                http_load.measure(
-                    options.url,
-                    method=options.method,
-                    params=params,
-                    sequential=options.sequential,
-                    calls=options.calls,
-                    concurrency=options.concurrency,
-                    max_seconds=options.max_seconds,
-                    pid=options.pid,
-                )
+            load = http_load.measure(
+                options.url, concurrency=options.concurrency, pid=options.pid, **phases
             )
+        figures = asyncio.run(load)
     except (OSError, ConnectionError, RuntimeError, TimeoutError) as exc:
         print(f"codex-mcp-bench: {exc}", file=sys.stderr)
         return 1
@@ -149,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def format_table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     """A plain table: one row per (label, figures), one column per figure."""
-    keys: list[str] = []
-    for _, figures in rows:
-        keys.extend(k for k in figures if k not in keys)
+    keys = list(dict.fromkeys(key for _, figures in rows for key in figures))
     header = ["", *keys]
     body = [[label, *(_fmt(figures.get(k)) for k in keys)] for label, figures in rows]
     widths = [max(len(str(row[i])) for row in [header, *body]) for i in range(len(header))]

@@ -10,8 +10,8 @@ from typing import Any
 import aiohttp
 import orjson
 
-from .stats import percentile, sample_process
-from .stdio_load import INITIALIZE
+from .stats import cpu_us_per, sample_process, timed_one_at_a_time
+from .stdio_load import INITIALIZE, INITIALIZED
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
@@ -52,8 +52,7 @@ class HttpSession:
         if session_id:
             self.headers["Mcp-Session-Id"] = session_id
         self.headers["MCP-Protocol-Version"] = "2025-06-18"
-        body = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-        async with self.http.post(self.url, data=body, headers=self.headers) as r:
+        async with self.http.post(self.url, data=INITIALIZED, headers=self.headers) as r:
             await r.read()
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -107,17 +106,9 @@ async def measure(
         session = HttpSession(await client(), url)
         await session.open()
         deadline = time.perf_counter() + max_seconds
-        for _ in range(min(100, sequential)):
-            await session.request(method, params)
-        latencies = []
-        for _ in range(sequential):
-            started = time.perf_counter()
-            reply = await session.request(method, params)
-            latencies.append(time.perf_counter() - started)
-            if "error" in reply:
-                raise RuntimeError(f"the server answered an error: {reply['error']}")
-            if time.perf_counter() > deadline:
-                break
+        latency = await timed_one_at_a_time(
+            lambda: session.request(method, params), sequential, deadline
+        )
         workers = [HttpSession(await client(), url) for _ in range(concurrency)]
         await asyncio.gather(*(w.open() for w in workers))
         # Each session's first call before the clock: a server of several processes
@@ -141,15 +132,11 @@ async def measure(
         elapsed = time.perf_counter() - started
         after = sample_process(pid) if pid else None
         return {
-            "p50_ms": percentile(latencies, 0.5) * 1000,
-            "p99_ms": percentile(latencies, 0.99) * 1000,
-            "sequential_calls": len(latencies),
+            **latency,
             "throughput_per_s": answered / elapsed,
             "concurrent_calls": answered,
             "concurrency": concurrency,
-            "cpu_us_per_call": (after.cpu_seconds - before.cpu_seconds) / answered * 1e6
-            if before and after and answered
-            else None,
+            "cpu_us_per_call": cpu_us_per(before, after, answered),
             "rss_mb": after.rss_bytes / 1e6 if after else None,
         }
 
@@ -205,9 +192,7 @@ async def many_sessions(
             "open_per_s": sessions / open_seconds,
             "calls_per_s": sessions / call_seconds,
             # The server's CPU in the call phase (/proc's 10 ms ticks: coarse at 200 sessions).
-            "cpu_us_per_call": (after_calls.cpu_seconds - after_open.cpu_seconds) / sessions * 1e6
-            if after_open and after_calls
-            else None,
+            "cpu_us_per_call": cpu_us_per(after_open, after_calls, sessions),
             "first_call_ms": first_call_seconds * 1000,
             "correct_answers": correct,
             "rss_kb_per_idle_session": per_session / 1024 if per_session is not None else None,

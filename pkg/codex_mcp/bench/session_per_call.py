@@ -1,12 +1,7 @@
-"""Load where every call is a whole session: the shape of TM Dev Lab's MCP server
-benchmark v2 (its k6 script). Each virtual user repeats: for each of three tools, a
-legacy session of its own (initialize, notifications/initialized, tools/call, DELETE
-when the server gave a session id), then a tools/list session the same way, then a
-50 ms pause. Requests are counted as the benchmark counts them: initialize, tools/call
-and tools/list (not the notification or the DELETE); latency is the tools/call's. Every
-answer is checked as the benchmark checks it, and a server that answers wrongly is an
-error, not a fast result.
-"""
+"""Load where every call is a whole legacy session: the shape of TM Dev Lab's MCP server
+benchmark v2, checked as its k6 script does, and counted as it counts: initialize, tools/call
+and tools/list, not the notification or the DELETE (specs/performance.md, "A session per
+call")."""
 
 from __future__ import annotations
 
@@ -20,7 +15,8 @@ import aiohttp
 import orjson
 
 from .http_load import HEADERS, read_answer
-from .stats import percentile, sample_process
+from .stats import cpu_us_per, percentile, sample_process
+from .stdio_load import INITIALIZED
 
 INITIALIZE = orjson.dumps(
     {
@@ -34,7 +30,6 @@ INITIALIZE = orjson.dumps(
         },
     }
 )
-INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 @dataclass(frozen=True)
@@ -198,7 +193,6 @@ async def measure(
         await everyone
     if not tally.requests or tally.errors > tally.sessions // 100:
         raise RuntimeError(f"{tally.errors} of {tally.sessions} sessions answered wrongly")
-    cpu = after.cpu_seconds - before.cpu_seconds if before and after else None
     return {
         "requests_per_s": tally.requests / elapsed,
         "calls_per_s": tally.calls / elapsed,
@@ -206,7 +200,7 @@ async def measure(
         "http_requests_per_s": tally.http_requests / elapsed,
         "p50_ms": percentile(latencies, 0.5) * 1000,
         "p99_ms": percentile(latencies, 0.99) * 1000,
-        "cpu_us_per_request": cpu / tally.requests * 1e6 if cpu is not None else None,
+        "cpu_us_per_request": cpu_us_per(before, after, tally.requests),
         "rss_mb": after.rss_bytes / 1e6 if after else None,
         "requests": tally.requests,
         "errors": tally.errors,

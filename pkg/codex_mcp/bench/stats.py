@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -12,6 +15,38 @@ def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
     return ordered[index]
+
+
+async def timed_one_at_a_time(
+    call: Callable[[], Awaitable[dict[str, Any]]], count: int, deadline: float
+) -> dict[str, Any]:
+    """Latency: up to 100 calls to warm up, then `count` timed ones (until `deadline`, a
+    `time.perf_counter()`), one at a time; an error answer stops the measurement."""
+    for _ in range(min(100, count)):
+        await call()
+    latencies = []
+    for _ in range(count):
+        started = time.perf_counter()
+        reply = await call()
+        latencies.append(time.perf_counter() - started)
+        if "error" in reply:
+            raise RuntimeError(f"the server answered an error: {reply['error']}")
+        if time.perf_counter() > deadline:
+            break
+    return {
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p99_ms": percentile(latencies, 0.99) * 1000,
+        "sequential_calls": len(latencies),
+    }
+
+
+def cpu_us_per(
+    before: ProcessSample | None, after: ProcessSample | None, count: int
+) -> float | None:
+    """Microseconds of the server's CPU per unit of work between two samples."""
+    if before is None or after is None or not count:
+        return None
+    return (after.cpu_seconds - before.cpu_seconds) / count * 1e6
 
 
 @dataclass(slots=True)

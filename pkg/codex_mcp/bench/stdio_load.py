@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .stats import percentile, sample_process
+from .stats import cpu_us_per, sample_process, timed_one_at_a_time
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -20,6 +20,7 @@ INITIALIZE = {
         "clientInfo": {"name": "codex-mcp-bench", "version": "1"},
     },
 }
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 class StdioPeer:
@@ -63,7 +64,7 @@ async def spawn(command: list[str], env: dict[str, str] | None) -> tuple[StdioPe
     peer = StdioPeer(process)
     await asyncio.wait_for(peer.response(), 30)
     cold_start = time.perf_counter() - started
-    process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    process.stdin.write(INITIALIZED + b"\n")
     return peer, cold_start
 
 
@@ -82,25 +83,17 @@ async def measure(
     peer, cold_start = await spawn(command, env)
     try:
         deadline = time.perf_counter() + max_seconds
-        for _ in range(min(100, sequential)):  # warm up
+
+        async def call() -> dict[str, Any]:
             peer.send(method, params)
-            await peer.response()
-        latencies = []
-        for _ in range(sequential):
-            started = time.perf_counter()
-            peer.send(method, params)
-            reply = await peer.response()
-            latencies.append(time.perf_counter() - started)
-            if "error" in reply:
-                raise RuntimeError(f"the server answered an error: {reply['error']}")
-            if time.perf_counter() > deadline:
-                break
+            return await peer.response()
+
+        latency = await timed_one_at_a_time(call, sequential, deadline)
         before = sample_process(peer.process.pid)
         started = time.perf_counter()
-        sent = answered = 0
-        for _ in range(min(in_flight, calls)):
+        sent, answered = min(in_flight, calls), 0
+        for _ in range(sent):
             peer.send(method, params)
-            sent += 1
         while answered < sent:
             await peer.response()
             answered += 1
@@ -111,18 +104,13 @@ async def measure(
                 progress(answered, calls)
         elapsed = time.perf_counter() - started
         after = sample_process(peer.process.pid)
-        cpu_per_call = (
-            (after.cpu_seconds - before.cpu_seconds) / answered if before and after else None
-        )
         return {
             "cold_start_ms": cold_start * 1000,
-            "p50_ms": percentile(latencies, 0.5) * 1000,
-            "p99_ms": percentile(latencies, 0.99) * 1000,
-            "sequential_calls": len(latencies),
+            **latency,
             "throughput_per_s": answered / elapsed,
             "pipelined_calls": answered,
             "in_flight": in_flight,
-            "cpu_us_per_call": cpu_per_call * 1e6 if cpu_per_call is not None else None,
+            "cpu_us_per_call": cpu_us_per(before, after, answered),
             "rss_mb": after.rss_bytes / 1e6 if after else None,
         }
     finally:

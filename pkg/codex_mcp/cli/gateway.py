@@ -1,15 +1,7 @@
-"""The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`:
-
-    codex-mcp                          serve the .mcp.json found (gateway/config/) or built-ins
-    codex-mcp -- <server> <args...>    wrap one server (passthrough)
-    codex-mcp lint ...                 what Codex would do to a server's tools (codex_mcp/lint/cli.py)
-    codex-mcp doctor ...               what Codex will see of the servers in its config.toml
-    codex-mcp --print-codex-config     the entry to paste into ~/.codex/config.toml
-
-`intercept` runs before the settings are read and imports only the config reader, so a
-`codex-mcp` with no config starts as fast as before; the serving side (which pulls in the
-client) is imported only when there is something to relay.
-"""
+"""The gateway's part of the command line, for `codex-mcp` and `codex-mcp-http`: a config,
+`-- CMD ARGS...`, `lint`, `doctor` and `--print-codex-config` (specs/gateway.md, "The command line").
+`intercept` imports only the config reader, so a `codex-mcp` with no config starts as fast
+as before."""
 
 from __future__ import annotations
 
@@ -152,17 +144,15 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
     except ConfigError as error:
         print(f"codex-mcp: {error}", file=sys.stderr)
         return 2
+    note = None
     if found is not None:
         env[CONFIG_ENV] = str(found)
         from ..doctor.gateway_entry import warn_unfound_children
 
         if not warn_unfound_children(found, prog="codex-mcp"):
             return 2
-    lines = [
-        "# Add to ~/.codex/config.toml:",
-        "[mcp_servers.codex-mcp]",
-        f"command = {json.dumps(launcher[0])}",
-    ]
+        note = f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp."
+    lines = [f"command = {json.dumps(launcher[0])}"]
     if args:
         lines.append(f"args = {json.dumps(args)}")
     if env:
@@ -172,23 +162,28 @@ def print_codex_config(own: list[str], command: list[str] | None) -> int:
         "# Codex's first turn waits for the gateway's tools (slow children included: the",
         "# gateway serves each child's last listing while it starts, and waits up to",
         f"# {STARTUP_BUDGET_ENV}, {DEFAULT_STARTUP_BUDGET_MS // 1000} s, for one it never listed):",
-        "required = true",
-        "startup_timeout_sec = 30",
     ]
-    if found is not None:
-        lines.insert(0, f"# Serves {display_path(found)}; Codex sees its tools as mcp__codex_mcp.")
     add = ["codex", "mcp", "add", "codex-mcp"]
     add += [f"--env={key}={value}" for key, value in env.items()]
-    lines += ["", _ADD_CANNOT, "# Or, with the Codex CLI:"]
-    lines.append(shlex.join([*add, "--", launcher[0], *args]))
+    return _print_entry(note, lines, [*add, "--", launcher[0], *args])
+
+
+def _print_entry(note: str | None, entry: list[str], add: list[str]) -> int:
+    """The entry (after a `note`), what Codex needs of every entry, and the `codex mcp add`
+    command."""
+    lines = [note] if note else []
+    lines += ["# Add to ~/.codex/config.toml:", "[mcp_servers.codex-mcp]", *entry]
+    lines += [
+        "required = true",
+        "startup_timeout_sec = 30",
+        "",
+        "# `codex mcp add` cannot set required and startup_timeout_sec: after it, add those two",
+        "# lines to the [mcp_servers.codex-mcp] table it writes in ~/.codex/config.toml.",
+        "# Or, with the Codex CLI:",
+        shlex.join(add),
+    ]
     print("\n".join(lines))
     return 0
-
-
-_ADD_CANNOT = (
-    "# `codex mcp add` cannot set required and startup_timeout_sec: after it, add those two\n"
-    "# lines to the [mcp_servers.codex-mcp] table it writes in ~/.codex/config.toml."
-)
 
 
 def print_http_codex_config(own: list[str]) -> int:
@@ -199,20 +194,10 @@ def print_http_codex_config(own: list[str]) -> int:
     settings = parse(HttpDefaults, own, "codex-mcp-http", "")
     host, port, base = settings.host, settings.port, settings.base_path.rstrip("/")
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}{base}/mcp"
-    lines = [
-        f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip(),
-        "# Add to ~/.codex/config.toml:",
-        "[mcp_servers.codex-mcp]",
-        f"url = {json.dumps(url)}",
-        "required = true",
-        "startup_timeout_sec = 30",
-        "",
-        _ADD_CANNOT,
-        "# Or, with the Codex CLI:",
-        shlex.join(["codex", "mcp", "add", "codex-mcp", "--url", url]),
-    ]
-    print("\n".join(lines))
-    return 0
+    note = f"# Start the server first: codex-mcp-http {shlex.join(own)}".rstrip()
+    return _print_entry(
+        note, [f"url = {json.dumps(url)}"], ["codex", "mcp", "add", "codex-mcp", "--url", url]
+    )
 
 
 def _launcher() -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -60,7 +59,6 @@ def main(argv: list[str] | None = None) -> None:
 def _prepare(given: list[str]) -> Callable[[], object]:
     """Everything before serving (settings, imports, the core, the config): what then serves."""
     from ..settings import HttpDefaults
-    from ..worker_process import WORKER_ENV
     from .gateway import GATEWAY_HELP, gateway_core, intercept
     from .options import parse
 
@@ -93,7 +91,7 @@ def _prepare(given: list[str]) -> Callable[[], object]:
 
     configure_logging(settings.log_level, log_file_for(settings))
     link = None
-    if os.environ.get(WORKER_ENV) is not None:
+    if in_worker():
         from ..scale.worker_link import join_supervisor
 
         link = join_supervisor(settings.shutdown_timeout)
@@ -107,7 +105,7 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         **options,  # type: ignore[arg-type]
         bearer_tokens=tokens,
         # A worker of `--workers N` shares its parent's port with its siblings.
-        reuse_port=os.environ.get(WORKER_ENV) is not None,
+        reuse_port=in_worker(),
         workers_status=link.status if link is not None else None,
         operator_cookie_secret=link.key.encode() if link is not None and link.key else None,
     )

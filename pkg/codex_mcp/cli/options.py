@@ -1,10 +1,6 @@
-"""Command-line flags and --help, written from the declarations in settings.py.
-
-Each setting becomes `--kebab-name`, in its group, with its one-sentence help, its
-default said once and its environment variable. Only flags actually given are
-passed on, so the environment and .env still fill in the rest. --help never loads
-pydantic-settings.
-"""
+"""Command-line flags and --help, written from the declarations in settings.py (specs/
+decisions.md, 56): each setting a `--kebab-name` in its group, with its help, its default
+and its environment variable. --help never loads pydantic-settings."""
 
 from __future__ import annotations
 
@@ -39,6 +35,8 @@ def _shown_default(field: dataclasses.Field[Any]) -> str:
     if shown is not None:
         return str(shown)
     default: Any = field.default
+    if default is None or default in ("", ()):
+        return "none"
     if isinstance(default, bool):
         return "on" if default else "off"
     if isinstance(default, float) and default.is_integer():
@@ -106,9 +104,7 @@ def _add(group: argparse._ArgumentGroup, field: dataclasses.Field[Any], hint: An
             options["action"] = "append"
         elif detail is not str:
             options["type"] = detail
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        base = args[0] if args else hint
-        options["metavar"] = field.metadata["metavar"] or _metavar(field.name, base)
+        options["metavar"] = field.metadata["metavar"] or _metavar(field.name, detail)
     group.add_argument(flag(field.name), **options)
 
 

@@ -1,10 +1,6 @@
-"""One Redis pub/sub connection per replica, shared by everything that listens.
-
-Channels are subscribed with a count of listeners each; `subscribe` returns once Redis
-has confirmed the subscription, so a reader that subscribes and then reads what is
-stored misses nothing published in between. When the connection is lost the bus
-tells every listener (None), reconnects with backoff and subscribes again.
-"""
+"""One Redis pub/sub connection per replica, shared by everything that listens; `subscribe`
+returns once Redis confirmed it, and a lost connection is told to every listener (None)
+(specs/scale.md, "Streams and resumption across replicas")."""
 
 from __future__ import annotations
 

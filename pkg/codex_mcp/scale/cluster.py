@@ -1,17 +1,5 @@
-"""The core's seams for replicas sharing a Redis store: provider events, the
-requestState replay cache, tasks.
-
-- A provider event (a list change, a resource update) raised on one replica reaches
-  this replica's subscriptions/listen streams at once, the other replicas' through the
-  bus, and every legacy session of the cluster that follows it through its stored
-  standalone stream (sessions from the store's indexes: initialized ones for list
-  changes, subscribers for an update), once each.
-- A requestState is accepted once across the replicas (SET NX until it expires).
-- A task is mirrored in the store on creation (durably, before its handle is sent)
-  and on every change, in order; any replica answers tasks/get from the mirror and
-  passes tasks/update and tasks/cancel to the task's replica, where it runs. Status
-  changes reach every replica's listen streams through the bus.
-"""
+"""The core's seams for replicas sharing a Redis store: provider events, the requestState
+replay cache, tasks (specs/scale.md, "What is shared, and what is not")."""
 
 from __future__ import annotations
 
@@ -25,13 +13,10 @@ from ..core.log_names import task_label
 from ..core.rounds import checked_answer
 from ..core.server import ServerCore
 from ..core.tasks import TaskRecord
-from .redis_store import BUS, PREFIX, RedisStore
+from .records import key_of
+from .redis_store import BUS, RedisStore
 
 log = logging.getLogger("codex_mcp.scale")
-
-
-def _task_key(task_id: str) -> str:
-    return f"{PREFIX}t:{task_id}"
 
 
 class Cluster:
@@ -76,7 +61,7 @@ class Cluster:
     # -- requestState ----------------------------------------------------------------------
     async def claim_nonce(self, nonce: str, expires_at: float) -> bool:
         claimed = await self.store._call(
-            self.store.redis.set(f"{PREFIX}nonce:{nonce}", b"1", nx=True, exat=int(expires_at))
+            self.store.redis.set(key_of("nonce", nonce), b"1", nx=True, exat=int(expires_at))
         )
         return bool(claimed)
 
@@ -84,7 +69,7 @@ class Cluster:
     def _mirror(self, record: TaskRecord) -> None:
         body = orjson.dumps({"p": record.principal, "n": self.store.node, "d": record.detailed()})
         # Readable at least as long as the task itself (ttlMs after it ends).
-        self.store.set_later(_task_key(record.id), body, record.ttl_ms * 2 + 60_000)
+        self.store.set_later(key_of("t", record.id), body, record.ttl_ms * 2 + 60_000)
 
     async def save(self, record: TaskRecord) -> None:
         self._mirror(record)
@@ -97,7 +82,7 @@ class Cluster:
         )
 
     async def _mirrored(self, task_id: str) -> dict[str, Any] | None:
-        raw = await self.store._call(self.store.redis.get(_task_key(task_id)))
+        raw = await self.store._call(self.store.redis.get(key_of("t", task_id)))
         return None if raw is None else dict(orjson.loads(raw))
 
     async def get(self, task_id: str, principal: str | None) -> JsonObject | None:
@@ -116,7 +101,7 @@ class Cluster:
     async def _to_owner(self, task_id: str, message: JsonObject) -> None:
         mirrored = await self._mirrored(task_id)
         if mirrored is not None:
-            self.store.publish(f"{PREFIX}node:{mirrored['n']}", message)
+            self.store.publish(key_of("node", str(mirrored["n"])), message)
 
     # -- what other replicas say ------------------------------------------------------------
     def _on_message(self, message: JsonObject) -> None:

@@ -13,7 +13,8 @@ PREFIX = "codex-mcp:"
 
 def key_of(kind: str, name: str) -> str:
     """`codex-mcp:<kind>:<name>`: a session's hash (s), events (e), counter (q) and
-    channel (ev), a resource's subscribers (sub), a replica's channel (node), a task (t)."""
+    channel (ev), a resource's subscribers (sub), a replica's channel (node) and heartbeat
+    (alive), a task (t), a requestState nonce (nonce)."""
     return f"{PREFIX}{kind}:{name}"
 
 

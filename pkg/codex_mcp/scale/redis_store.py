@@ -1,21 +1,11 @@
-"""Sessions on Redis: what lets any replica serve any request of any session.
-
-Keys (all under `codex-mcp:`): `s:<sid>` a hash of the session's remembered state,
-`e:<sid>` a Redis stream of its replayable SSE events (bounded, with the session's
-TTL), `q:<sid>` the standalone stream's event counter, `live` a sorted set of
-initialized sessions (for list_changed), `sub:<uri>` the sessions subscribed to a
-resource, `nodes` the counter that numbers replicas. Channels: `bus` (every replica),
-`node:<n>` (one replica), `ev:<sid>` (a session's events as they are stored).
-
-Nothing here is awaited on a call's hot path: a replica keeps the sessions it serves
-in memory, refreshes their TTL in the background at most a few times per TTL, and
-appends events through one ordered, pipelined writer.
-"""
+"""Sessions on Redis: what lets any replica serve any request of any session (its keys
+and channels, and why nothing here is awaited on a call's hot path: specs/scale.md)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -141,7 +131,7 @@ class RedisStore:
         self.problem = f"connecting to Redis at {self.shown_url}"
         self._warned = False
         #: Told, with one line to print, of an error retrying cannot fix; the server exits.
-        self.on_fatal: Callable[[str], None] = _log_fatal
+        self.on_fatal: Callable[[str], None] = functools.partial(log.error, "%s")
         self.node = 0
         self.stride = STRIDE
         # The bus's own connection, never retried: it must see a lost connection (Redis
@@ -180,8 +170,8 @@ class RedisStore:
                 if not self.node:  # numbered once, however many tries it takes
                     count = await self.redis.incr(PREFIX + "nodes")
                     self.node = 1 + (int(count) - 1) % (STRIDE - 1)
-                await self.bus.subscribe(BUS, self._on_bus)
-                await self.bus.subscribe(key_of("node", str(self.node)), self._on_node)
+                await self.bus.subscribe(BUS, self._on_message)
+                await self.bus.subscribe(key_of("node", str(self.node)), self._on_message)
                 break
             except (RedisError, OSError, TimeoutError) as exc:
                 if refused_credentials(exc):
@@ -218,12 +208,9 @@ class RedisStore:
             if task is not None:
                 task.cancel()
         await self.bus.close()
-        with contextlib.suppress(Exception):
-            await self.redis.aclose()
-        with contextlib.suppress(Exception):
-            await self.pool.aclose()
-        with contextlib.suppress(Exception):
-            await self.bus_pool.aclose()
+        for closing in (self.redis, self.pool, self.bus_pool):
+            with contextlib.suppress(Exception):
+                await closing.aclose()
 
     def mark_down(self, exc: BaseException) -> None:
         self.problem = f"Redis at {self.shown_url}: {exc}"
@@ -374,19 +361,16 @@ class RedisStore:
 
     # -- events ------------------------------------------------------------------------------
     def append(self, session_id: str, stream: str, seq: int, data: bytes, final: bool) -> None:
-        self._write("append", (session_id, stream, seq, data, final))
-
-    def _write(self, kind: str, args: tuple[Any, ...]) -> None:
-        self.writer.write(kind, args)
+        self.writer.write("append", (session_id, stream, seq, data, final))
 
     def set_later(self, key: str, value: bytes, ttl_ms: int) -> None:
         """SET, in order with this replica's other writes."""
-        self._write("set", (key, value, ttl_ms))
+        self.writer.write("set", (key, value, ttl_ms))
 
     async def written(self) -> None:
         """Wait until every write queued so far is stored (raises StoreUnavailable)."""
         barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._write("barrier", (barrier,))
+        self.writer.write("barrier", (barrier,))
         await barrier
 
     async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
@@ -394,17 +378,12 @@ class RedisStore:
         pipe.xrange(key_of("e", session_id))
         pipe.get(key_of("q", session_id))
         entries, counter = await self._call(pipe.execute())
-        found = []
-        for entry_id, fields in entries:
-            found.append(
-                StoredEvent(
-                    entry_of(entry_id),
-                    fields[b"k"].decode(),
-                    int(fields[b"s"]),
-                    fields[b"f"] == b"1",
-                    fields[b"d"],
-                )
+        found = [
+            StoredEvent(
+                entry_of(at), item[b"k"].decode(), int(item[b"s"]), item[b"f"] == b"1", item[b"d"]
             )
+            for at, item in entries
+        ]
         return found, int(counter or 0)
 
     async def follow(self, session_id: str, callback: EventCallback) -> _Follow:
@@ -420,11 +399,7 @@ class RedisStore:
             elif data.startswith(b"R "):
                 callback(NewReader(data[2:].decode()))
 
-        try:
-            await self.bus.subscribe(channel, listener)
-        except (TimeoutError, RedisError, OSError) as exc:
-            self.mark_down(exc)
-            raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
+        await self._call(self.bus.subscribe(channel, listener))  # TimeoutError is an OSError
         return _Follow(self.bus, channel, listener)
 
     async def announce_reader(self, session_id: str, token: str) -> None:
@@ -433,37 +408,30 @@ class RedisStore:
     # -- between replicas -------------------------------------------------------------------
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:
         body = orjson.dumps({"t": "msg", "s": session_id, "m": message})
-        self._write("publish", (key_of("node", str(node)), body))
+        self.writer.write("publish", (key_of("node", str(node)), body))
 
     def broadcast_cancel(self, session_id: str, request_id: Any) -> None:
         body = orjson.dumps({"t": "cancel", "s": session_id, "r": request_id, "o": self.node})
-        self._write("publish", (BUS, body))
+        self.writer.write("publish", (BUS, body))
 
     def publish(self, channel: str, message: JsonObject) -> None:
-        self._write("publish", (channel, orjson.dumps(message)))
+        self.writer.write("publish", (channel, orjson.dumps(message)))
 
     def add_node_listener(self, listener: Any) -> None:
         """Also hand this replica's own messages of other kinds to `listener(message)`."""
         self._node_listeners.append(listener)
 
-    def _on_node(self, data: bytes | None) -> None:
-        if data is None or self._handlers is None:
-            return
-        message = orjson.loads(data)
-        if message.get("t") == "msg":
-            self._handlers.deliver(message["s"], message["m"])
-        else:
-            for listener in self._node_listeners:
-                listener(message)
-
-    def _on_bus(self, data: bytes | None) -> None:
+    def _on_message(self, data: bytes | None) -> None:
+        """A message on the bus (every replica) or on this replica's own channel."""
         if data is None or self._handlers is None:
             return
         message = orjson.loads(data)
         if message.get("o") == self.node:
             return  # this replica did it already
         kind = message.get("t")
-        if kind == "cancel":
+        if kind == "msg":  # sent to this replica's channel only
+            self._handlers.deliver(message["s"], message["m"])
+        elif kind == "cancel":
             self._handlers.cancel(message["s"], message["r"])
         elif kind == "end":
             self._handlers.ended(message["s"])
@@ -490,10 +458,9 @@ class _Follow:
 
 def refused_credentials(exc: BaseException) -> bool:
     """Redis refused the URL's user or password (or wants one): retrying cannot help."""
-    if isinstance(exc, AuthenticationError):
+    if isinstance(exc, ResponseError) and str(exc).startswith(("NOAUTH", "WRONGPASS")):
         return True
-    text = str(exc)
-    return isinstance(exc, ResponseError) and text.startswith(("NOAUTH", "WRONGPASS"))
+    return isinstance(exc, AuthenticationError)
 
 
 def without_password(url: str) -> str:
@@ -503,10 +470,6 @@ def without_password(url: str) -> str:
     host = parts.netloc.rpartition("@")[2]
     user = f"{parts.username}:***@" if parts.username else ":***@"
     return urlunsplit(parts._replace(netloc=user + host))
-
-
-def _log_fatal(message: str) -> None:
-    log.error("%s", message)
 
 
 __all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]

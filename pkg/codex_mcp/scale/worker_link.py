@@ -1,22 +1,16 @@
-"""A worker's end of the pipe its `--workers` supervisor holds open.
-
-The supervisor writes one line down the pipe before starting the worker: the
-requestState key its workers share when none is configured (a pipe, not the
-environment, so the processes a worker starts never see it). The worker then watches
-the pipe in a thread: its end means the supervisor is gone, even SIGKILLed, and nothing
-would restart this worker or pass it SIGTERM, so it shuts down as on SIGTERM rather than
-serve the port unsupervised. This works wherever pipes do, unlike a parent-death signal.
-The supervisor also writes a JSON line down it whenever the workers change (how many
-serve, and why not all), which the worker's `/readyz` shows.
-"""
+"""A worker's end of the pipe its `--workers` supervisor holds open: the requestState key
+the workers share, the workers' status for `/readyz`, and the end that says the supervisor
+is gone (specs/scale.md, "--workers N")."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import signal
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
@@ -29,13 +23,13 @@ log = logging.getLogger("codex_mcp.workers")
 _EXIT_MARGIN: Final = 10.0
 
 
+@dataclass
 class SupervisorLink:
     """A worker's view of its supervisor: the key it handed down, and the latest word on
     the workers (read by `/readyz`)."""
 
-    def __init__(self, key: str | None) -> None:
-        self.key = key
-        self.workers: dict[str, Any] | None = None
+    key: str | None
+    workers: dict[str, Any] | None = None
 
     def status(self) -> dict[str, Any] | None:
         return self.workers
@@ -48,21 +42,13 @@ def join_supervisor(shutdown_timeout: float) -> SupervisorLink | None:
         return None
     fd = int(raw)
     os.set_inheritable(fd, False)
-    link = SupervisorLink(_read_line(fd) or None)
+    # One byte at a time (a raw file): what follows the line is the watch's to read.
+    key = io.FileIO(fd, closefd=False).readline().decode("ascii", "replace").strip()
+    link = SupervisorLink(key or None)
     threading.Thread(
         target=_watch, args=(fd, link, shutdown_timeout), name="supervisor-link", daemon=True
     ).start()
     return link
-
-
-def _read_line(fd: int) -> str:
-    line = bytearray()
-    while not line.endswith(b"\n"):
-        chunk = os.read(fd, 1)
-        if not chunk:  # the supervisor died already: the watch sees the end too
-            break
-        line += chunk
-    return line.decode("ascii", "replace").strip()
 
 
 def _watch(fd: int, link: SupervisorLink, shutdown_timeout: float) -> None:

@@ -1,22 +1,12 @@
-"""`codex-mcp-http --workers N`: N processes on one port, sharing sessions through Redis.
-
-The parent binds the port first (so `--port 0` picks one port for all), then starts N
-copies of the server, each listening on that port with SO_REUSEPORT: the kernel spreads
-connections across them, so one session's requests reach different workers, which is
-why more than one worker needs `--redis-url`. The parent supervises: a worker that dies
-is started again, after a delay that doubles while it keeps dying (a crash loop costs
-that worker, never the healthy ones); the workers' `/readyz` says how many serve and
-why not all, and while none does the parent answers on the port with 503 and the
-reason. SIGTERM or SIGINT is passed to every worker, which shuts down gracefully; one
-still running after the shutdown timeout is killed. Each worker holds a pipe from the
-parent (worker_link.py) and exits when the parent is gone.
-"""
+"""`codex-mcp-http --workers N`: N processes on one port (SO_REUSEPORT), sharing sessions
+through Redis, and the parent that supervises them (specs/scale.md, "--workers N")."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -30,7 +20,6 @@ import orjson
 from ..core.request_state import generate_key
 from ..observe.workers import SharedMetrics
 from ..worker_process import CONFIG_ERROR_STATUS, WORKER_ENV, WORKER_LINK_ENV
-from .standby import Standby
 
 log = logging.getLogger("codex_mcp.workers")
 
@@ -39,6 +28,9 @@ log = logging.getLogger("codex_mcp.workers")
 FIRST_BACKOFF: Final = 0.25
 MAX_BACKOFF: Final = 30.0
 RESTART_WINDOW: Final = 30.0
+#: While no worker serves, a client gets this long to send its request head before the
+#: supervisor's 503 goes out anyway.
+STANDBY_READ_TIMEOUT: Final = 0.2
 
 
 def refuse_without_redis(workers: int, redis_url: str | None) -> None:
@@ -104,7 +96,8 @@ class Supervisor:
         #: Where the workers' metrics meet, so one scrape shows them all.
         self.metrics = SharedMetrics()
         self.holder: socket.socket | None = None
-        self.standby: Standby | None = None
+        #: No worker serves: the supervisor listens on the port and answers 503 itself.
+        self.standing_by = False
 
     def _spawn(self, index: int) -> None:
         command = [
@@ -145,11 +138,6 @@ class Supervisor:
         if link is not None:
             os.close(link)
 
-    def _stop_all(self, signum: int = signal.SIGTERM) -> None:
-        for child in self.children.values():
-            if child.poll() is None:
-                child.send_signal(signum)
-
     def _say(self, line: str) -> None:
         print(f"codex-mcp-http: {line}", file=sys.stderr, flush=True)
 
@@ -173,7 +161,8 @@ class Supervisor:
                 if self.config_error is not None:
                     break
         finally:
-            self._stop_all()
+            for child in self.children.values():
+                child.terminate()  # SIGTERM, to a worker still running (Popen polls first)
             deadline = time.monotonic() + self.grace + 5
             for child in self.children.values():
                 try:
@@ -223,12 +212,14 @@ class Supervisor:
             self._tell_workers()
         serving = self._serving()
         if serving == 0:
-            if self.standby is None:
+            assert self.holder is not None
+            if not self.standing_by:
                 self._say(f"no worker is serving: {self.reason}")
-                assert self.holder is not None
-                self.standby = Standby(self.holder)
+                self.holder.listen(64)
+                self.holder.setblocking(False)
+                self.standing_by = True
             retry = min(self.restart_at.values(), default=now) - now
-            self.standby.serve(self.reason, retry, 0.1)
+            _answer_waiting(self.holder, self.reason, retry, 0.1)
             return
         self._end_standby()
         time.sleep(0.1)
@@ -250,12 +241,39 @@ class Supervisor:
 
     def _end_standby(self) -> None:
         """A worker is back: the port is theirs again (a fresh, unlistened reservation)."""
-        if self.standby is None:
+        if not self.standing_by:
             return
-        self.standby = None
+        self.standing_by = False
         assert self.holder is not None
         self.holder.close()
         self.holder = reserve_port(self.host, self.port)
+
+
+def _answer_waiting(holder: socket.socket, reason: str, retry_after: float, wait: float) -> None:
+    """503 and the reason to the connections waiting on the port now, or within `wait`
+    seconds: a balancer's `/readyz` probe (or a client) learns why no worker answers,
+    instead of getting its connection refused. Every request gets the same short answer."""
+    ready, _, _ = select.select([holder], [], [], wait)
+    if not ready:
+        return
+    body = orjson.dumps({"status": "no worker serving", "reason": reason})
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\n"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        f"Retry-After: {max(1, round(retry_after))}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode("ascii")
+    while True:
+        try:
+            connection, _ = holder.accept()
+        except OSError:  # BlockingIOError: nobody else is waiting
+            return
+        with contextlib.closing(connection):
+            connection.settimeout(STANDBY_READ_TIMEOUT)
+            with contextlib.suppress(OSError):
+                connection.recv(65536)  # the request head, best effort
+                connection.sendall(head + body)
 
 
 __all__ = ["WORKER_ENV", "Supervisor", "refuse_without_redis", "reserve_port"]

@@ -1,11 +1,6 @@
-"""One ordered, pipelined writer per replica: events, mirrored tasks, bus messages.
-
-Everything a replica sends to Redis without waiting for it goes through here, so it is
-stored (and published) in the order it happened, a pipeline of up to 256 commands at a
-time, by one task that runs only while there is something to write: the handler that
-queued a write never awaits it. A barrier lets the few callers that must (a new task's
-mirror) wait until everything queued before it is stored.
-"""
+"""One ordered, pipelined writer per replica: events, mirrored tasks, bus messages, stored
+in the order they happened; nobody awaits a write but through a barrier (specs/scale.md,
+"The hot path stays in memory")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""The stdio children started first thing, while the gateway imports the rest of itself.
-
-`codex-mcp` with a config spends most of its start importing (the core, the client, the
-relay) before its event loop runs and its children start; a child that is itself a Python
-server spends as long again starting, and Codex waits for both in turn. Started here, right
-after the config is read (this module imports only the config finder and the process
-lifetime helpers), a child starts while the gateway imports, on another core. Its
-connection then adopts the running process instead of starting another one
-(`StdioTransport(started=...)`); everything else about it (the handshake, supervision,
-restarts, which start it the usual way) is unchanged.
-
-Only what the gateway starts at once is started early: enabled, shared (not per-session),
-not lazy, stdio children, and only where the running process can be handed to the event
-loop (a pidfd: Linux). A process nobody adopts (its entry changed meanwhile) is killed.
-"""
+"""The stdio children started first thing, while the gateway imports the rest of itself,
+and adopted by their connections (specs/gateway.md, "The command line"). Only what the
+gateway starts at once, and only where a pidfd can hand the process to the event loop."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The gateway's environment variables, named as the TypeScript wrapper named them:
-
-| variable | default | meaning |
-|---|---|---|
-| `WRAPPER_INIT_TIMEOUT_MS` | 4000 | `initialize` waits at most this long for the children to start |
-| `WRAPPER_TOOLS_LIST_TIMEOUT_MS` | 4000 | `tools/list` skips a child slower than this |
-| `WRAPPER_STARTUP_BUDGET_MS` | 20000 | until this long after the gateway started, `tools/list` waits for a child still starting that has no cached listing (Codex lists once: keep it under Codex's `startup_timeout_sec`) |
-| `WRAPPER_SUMMARY=0`, `WRAPPER_NO_SUMMARY=1` | on | the one-line startup summary on stderr |
-| `DEBUG=1` | off | detailed logs on stderr (children's stderr included) |
-| `WRAPPER_ERROR_PASSTHROUGH=1` | off | children's errors as they are (errors.py) |
-"""
+"""The gateway's environment variables, named as the TypeScript wrapper named them
+(WRAPPER_*, DEBUG: the table in specs/gateway.md, "The command line")."""
 
 from __future__ import annotations
 
@@ -55,9 +46,8 @@ class GatewayEnv:
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> GatewayEnv:
         env = os.environ if environ is None else environ
-        summary = env.get("WRAPPER_SUMMARY", "").strip().lower() not in _FALSE
-        if env.get("WRAPPER_NO_SUMMARY", "").strip().lower() in _TRUE:
-            summary = False
+        no_summary = env.get("WRAPPER_NO_SUMMARY", "").strip().lower() in _TRUE
+        summary = env.get("WRAPPER_SUMMARY", "").strip().lower() not in _FALSE and not no_summary
         warnings: list[str] = []
         return cls(
             init_timeout=_milliseconds(env, INIT_TIMEOUT_ENV, warnings),

@@ -1,13 +1,6 @@
-"""Reading a JSON file that someone else may have written: the gateway's `.mcp.json` and its
-children's kept listings (any local process of the user can write either).
-
-Bounded before anything is trusted: only a regular file (a FIFO would block the reader
-forever), at most `max_bytes` (looked at before reading), strict JSON (no NaN or Infinity,
-no lone surrogates; orjson's), nested at most `max_depth` levels (checked without recursion:
-a file nested 100,000 deep must not raise RecursionError out of a reader or a watcher).
-What the value holds is the caller's to type-check. Kept light: the config is read before
-the gateway imports the rest of itself (early.py).
-"""
+"""Reading a JSON file that someone else may have written (the gateway's `.mcp.json`, its
+children's kept listings), bounded before anything is trusted (specs/gateway.md, "Errors").
+Kept light: the config is read before the gateway imports the rest of itself."""
 
 from __future__ import annotations
 
@@ -111,12 +104,8 @@ def json_kind(value: Any) -> str:
     """What a JSON value is, for messages: 'a string', 'an object', 'null'..."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), "an object")
+
+
+#: bool first: a boolean is an int to isinstance.
+_KINDS = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "a list"))

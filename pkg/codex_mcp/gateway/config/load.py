@@ -1,13 +1,5 @@
-"""Finding and loading the gateway's `.mcp.json` (the TypeScript wrapper's discovery).
-
-1. `CODEX_MCP_WRAPPER_CONFIG`, if set (a path that does not exist is an error);
-2. else the nearest `.mcp.json` upward from the working directory to the root;
-3. else `~/.codex/.mcp.json`;
-4. else nothing: `codex-mcp` serves its built-in tools.
-
-`MCP_WRAPPER_SERVER_NAME` keeps only the named server. Everything is checked before anything
-starts; a bad file raises one ConfigError naming the file, the entry and what is wrong.
-"""
+"""Finding and loading the gateway's `.mcp.json` (the TypeScript wrapper's discovery:
+specs/gateway.md, "Where it is read from"); a bad file is one ConfigError line."""
 
 from __future__ import annotations
 
@@ -112,13 +104,14 @@ def load_config(
     path = find_config(cwd, env)
     if path is None:
         return None
-    config = read_config(path, env)
-    name = env.get(SERVER_NAME_ENV, "").strip()
-    return select_server(config, name) if name else config
+    return select_server(read_config(path, env), env.get(SERVER_NAME_ENV, "").strip())
 
 
 def select_server(config: GatewayConfig, name: str) -> GatewayConfig:
-    """Only the named server (single-server mode); an unknown name is a ConfigError."""
+    """Only the named server (single-server mode; no name: every one); an unknown name is a
+    ConfigError."""
+    if not name:
+        return config
     server = config.server(name)
     if server is None:
         source = display_path(config.path) if config.path else "the config"
@@ -127,7 +120,7 @@ def select_server(config: GatewayConfig, name: str) -> GatewayConfig:
     return replace(config, servers=(replace(server, enabled=True),))
 
 
-def passthrough_config(command: Sequence[str], name: str | None = None) -> GatewayConfig:
+def passthrough_config(command: Sequence[str]) -> GatewayConfig:
     """`codex-mcp -- <server> <args...>`: one stdio child, no file."""
     from .model import GatewayConfig, ServerConfig, StdioTarget
     from .parse import derive_name
@@ -135,7 +128,7 @@ def passthrough_config(command: Sequence[str], name: str | None = None) -> Gatew
     if not command:
         raise ConfigError("nothing after --: give the server command to wrap")
     target = StdioTarget(command=command[0], args=tuple(command[1:]))
-    server = ServerConfig(name=name or derive_name(target), target=target, where="--")
+    server = ServerConfig(name=derive_name(target), target=target, where="--")
     return GatewayConfig(path=None, servers=(server,), passthrough=True)
 
 

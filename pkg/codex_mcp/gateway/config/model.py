@@ -1,8 +1,5 @@
-"""The gateway's configuration, typed: what `parse` builds from a `.mcp.json`.
-
-Durations are seconds (floats) as in Codex's `config.toml` (`startup_timeout_sec`,
-`tool_timeout_sec`); None means "use the gateway-wide default" (the `WRAPPER_*` variables).
-"""
+"""The gateway's configuration, typed: what `parse` builds from a `.mcp.json`. Durations are
+seconds (floats) as in Codex's `config.toml`; None: the gateway-wide default (`WRAPPER_*`)."""
 
 from __future__ import annotations
 
@@ -132,7 +129,7 @@ class ServerConfig:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def transport(self) -> str:
+    def transport(self) -> Transport:
         return "stdio" if isinstance(self.target, StdioTarget) else self.target.transport
 
     def tool_settings(self, tool_name: str) -> ToolSettings | None:

@@ -1,22 +1,15 @@
-"""A decoded `.mcp.json` document -> GatewayConfig, or one ConfigError naming what is wrong.
-
-Shapes (the TypeScript wrapper's): `{"servers": {...}}`, `{"mcp_servers": {...}}`,
-`{"mcpServers": {...}}`, a list of entries with optional `name`s, or one bare entry. Field
-spellings of Claude Code, Cursor, VS Code, Gemini CLI and Codex are accepted (see
-specs/gateway.md).
-
-Written out rather than pydantic models: every field has aliases, each error must read
-`<file>: <entry>: "<key>" must be ...`, and it runs before the children start, where
-pydantic's import would delay them (specs/decisions.md, 57).
-"""
+"""A decoded `.mcp.json` document -> GatewayConfig, or one ConfigError naming what is wrong
+(the shapes and spellings accepted: specs/gateway.md, "Configuration"; written out rather
+than pydantic models: specs/decisions.md, 57)."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -87,9 +80,8 @@ def parse_document(
         if found:
             entries = _map_entries(found[0], document[found[0]], source)
             top.seen.add(found[0])
-            gateway = top.object("gateway")
-            if gateway is not None:
-                options = Fields(gateway[1], f"{source}: gateway", env)
+            options = top.nested("gateway")
+            if options is not None:
                 max_children = options.integer(
                     "max_session_children", "maxSessionChildren", minimum=1
                 )
@@ -169,10 +161,7 @@ def _parse_entries(
 
 
 def _unique(name: str, taken: Mapping[str, str]) -> str:
-    number = 2
-    while f"{name}_{number}" in taken:
-        number += 1
-    return f"{name}_{number}"
+    return next(f"{name}_{n}" for n in itertools.count(2) if f"{name}_{n}" not in taken)
 
 
 def parse_server(
@@ -277,10 +266,9 @@ def _oauth(fields: Fields) -> OAuthConfig | None:
     if fields.raw.get("oauth") is True:
         fields.seen.add("oauth")
         return OAuthConfig()
-    found = fields.object("oauth")
-    if found is None:
+    sub = fields.nested("oauth")
+    if sub is None:
         return None
-    sub = Fields(found[1], f"{fields.where}: oauth", fields.environ)
     config = OAuthConfig(
         client_id=sub.string("client_id", "clientId", expand=True),
         client_secret=sub.string("client_secret", "clientSecret", expand=True),
@@ -313,22 +301,22 @@ def _restart(fields: Fields) -> RestartConfig:
         if policy not in _RESTART_POLICIES:
             raise fields.error("restart", f"must be one of {', '.join(_RESTART_POLICIES)}")
         return RestartConfig(policy=cast(RestartPolicy, policy))
-    found = fields.object("restart")
-    if found is None:
+    sub = fields.nested("restart")
+    if sub is None:
         return RestartConfig()
-    sub = Fields(found[1], f"{fields.where}: restart", fields.environ)
     policy = sub.string("policy") or "on-failure"
     if policy not in _RESTART_POLICIES:
         raise sub.error("policy", f"must be one of {', '.join(_RESTART_POLICIES)}")
-    default = RestartConfig()
-    out = RestartConfig(
-        policy=cast(RestartPolicy, policy),
-        max_restarts=sub.integer("max_restarts", "maxRestarts"),
-        backoff_initial_sec=_or(sub.number("backoff_initial_sec"), default.backoff_initial_sec),
-        backoff_max_sec=_or(sub.number("backoff_max_sec"), default.backoff_max_sec),
-    )
+    given: dict[str, Any] = {
+        "max_restarts": sub.integer("max_restarts", "maxRestarts"),
+        "backoff_initial_sec": sub.number("backoff_initial_sec"),
+        "backoff_max_sec": sub.number("backoff_max_sec"),
+    }
     _no_unknown(sub)
-    return out
+    return RestartConfig(
+        cast(RestartPolicy, policy),
+        **{name: value for name, value in given.items() if value is not None},
+    )
 
 
 def _repair(fields: Fields) -> RepairConfig:
@@ -336,10 +324,9 @@ def _repair(fields: Fields) -> RepairConfig:
     default size."""
     codex_budget = fields.integer("tool_input_schema_max_bytes", minimum=1)
     repair = RepairConfig(schema_max_bytes=codex_budget or CODEX_SCHEMA_MAX_BYTES)
-    found = fields.object("repair")
-    if found is None:
+    sub = fields.nested("repair")
+    if sub is None:
         return repair
-    sub = Fields(found[1], f"{fields.where}: repair", fields.environ)
     given: dict[str, Any] = {name: sub.boolean(name) for name in _REPAIR_SWITCHES}
     given["schema_max_bytes"] = sub.integer("schema_max_bytes", minimum=1)
     _no_unknown(sub)
@@ -405,10 +392,6 @@ def _no_unknown(fields: Fields) -> None:
         raise ConfigError(f"{fields.where}: unknown key {unknown[0]!r}")
 
 
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
-
-
 #: The largest number a setting takes (seconds, counts, bytes): over 30 years of seconds.
 MAX_NUMBER = 1e9
 
@@ -462,35 +445,38 @@ class Fields:
     def has(self, *names: str) -> bool:
         return any(name in self.raw for name in names)
 
-    def string(self, *names: str, expand: bool = False, required: bool = False) -> str | None:
+    def _typed(
+        self, names: tuple[str, ...], accepts: Callable[[Any], bool], problem: str
+    ) -> tuple[str, Any] | None:
+        """The key given and its value, unless it is null; a value `accepts` refuses is
+        `"<key>" <problem>` (`{kind}` in `problem`: what the value is instead)."""
         found = self._find(*names)
         if found is None or found[1] is None:
+            return None
+        if not accepts(found[1]):
+            raise self.error(found[0], problem.format(kind=json_kind(found[1])))
+        return found
+
+    def string(self, *names: str, expand: bool = False, required: bool = False) -> str | None:
+        found = self._typed(names, lambda v: isinstance(v, str), "must be a string, not {kind}")
+        if found is None:
             if required:
                 raise ConfigError(f'{self.where}: "{names[0]}" is missing')
             return None
         key, value = found
-        if not isinstance(value, str):
-            raise self.error(key, f"must be a string, not {json_kind(value)}")
         if required and not value.strip():
             raise self.error(key, "must not be empty")
         return self._expand(value) if expand else value
 
     def string_list(self, *names: str, expand: bool = False) -> tuple[str, ...] | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise self.error(key, "must be a list of strings")
-        return tuple(self._expand(item) if expand else item for item in value)
+        found = self._typed(names, _is_string_list, "must be a list of strings")
+        return None if found is None else tuple(map(self._expand if expand else str, found[1]))
 
     def string_map(self, *names: str, expand: bool = False) -> dict[str, str] | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
+        found = self._typed(names, _is_object, "must be an object of strings, not {kind}")
+        if found is None:
             return None
         key, value = found
-        if not isinstance(value, dict):
-            raise self.error(key, f"must be an object of strings, not {json_kind(value)}")
         out = {}
         for name, item in value.items():
             if isinstance(item, int | float) and not isinstance(item, bool):
@@ -501,47 +487,50 @@ class Fields:
         return out
 
     def boolean(self, *names: str) -> bool | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, bool):
-            raise self.error(key, f"must be true or false, not {json_kind(value)}")
-        return value
+        found = self._typed(
+            names, lambda v: isinstance(v, bool), "must be true or false, not {kind}"
+        )
+        return None if found is None else bool(found[1])
 
-    def number(self, *names: str, minimum: float = 0) -> float | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
+    def number(self, *names: str, minimum: float = 0, whole: bool = False) -> float | None:
+        found = self._typed(names, _is_number, "must be a number, not {kind}")
+        if found is None:
             return None
         key, value = found
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"must be a number, not {json_kind(value)}")
         if value < minimum:
             raise self.error(key, f"must be at least {minimum:g}")
         if value > MAX_NUMBER:  # a timer or a count this large is a typo, and overflows
             raise self.error(key, f"must be a number no larger than {MAX_NUMBER:g}")
+        if whole and value != int(value):
+            raise self.error(key, "must be a whole number")
         return float(value)
 
     def integer(self, *names: str, minimum: int = 0) -> int | None:
-        value = self.number(*names, minimum=minimum)
-        if value is None:
-            return None
-        if value != int(value):
-            key = next(name for name in names if name in self.raw)
-            raise self.error(key, "must be a whole number")
-        return int(value)
+        value = self.number(*names, minimum=minimum, whole=True)
+        return None if value is None else int(value)
 
     def object(self, *names: str) -> tuple[str, dict[str, Any]] | None:
-        found = self._find(*names)
-        if found is None or found[1] is None:
-            return None
-        key, value = found
-        if not isinstance(value, dict):
-            raise self.error(key, f"must be an object, not {json_kind(value)}")
-        return key, value
+        return self._typed(names, _is_object, "must be an object, not {kind}")
+
+    def nested(self, *names: str) -> Fields | None:
+        """The object under one of `names`, its messages located under this one's place."""
+        found = self.object(*names)
+        return found and Fields(found[1], f"{self.where}: {found[0]}", self.environ)
 
     def unknown(self) -> list[str]:
         return [key for key in self.raw if key not in self.seen]
 
     def _expand(self, text: str) -> str:
         return expand_variables(text, self.environ, self.unset_variables)
+
+
+def _is_string_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

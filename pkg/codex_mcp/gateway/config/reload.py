@@ -1,11 +1,5 @@
-"""Hot reload: the gateway reads its `.mcp.json` again when the file changes or on SIGHUP.
-
-The file is checked once a second (its size, modification time and inode: an editor that
-replaces the file is seen too). A file that no longer parses is reported and the running
-children are kept; so is any other failure of one reload (the watcher itself never ends
-but with the gateway). What changed is applied by the provider
-(`GatewayProvider.reconfigure`), which leaves everything alone when nothing did.
-"""
+"""Hot reload: the gateway reads its `.mcp.json` again when the file changes or on SIGHUP
+(specs/gateway.md, "Supervision"); the provider applies what changed."""
 
 from __future__ import annotations
 
@@ -40,9 +34,7 @@ def file_signature(path: Path) -> tuple[int, int, int] | None:
 def load_again(path: Path) -> GatewayConfig | None:
     """The file's config as `codex-mcp` would load it, or None (said why) when it is bad."""
     try:
-        config = read_config(path)
-        name = os.environ.get(SERVER_NAME_ENV, "").strip()
-        return select_server(config, name) if name else config
+        return select_server(read_config(path), os.environ.get(SERVER_NAME_ENV, "").strip())
     except ConfigError as error:
         log.warning("config not reloaded, the running servers are kept: %s", error)
         return None
