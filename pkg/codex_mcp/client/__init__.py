@@ -1,14 +1,5 @@
-"""codex-mcp's MCP client: talk to any MCP server over stdio, Streamable HTTP, legacy
-HTTP+SSE, or in memory.
-
-    from codex_mcp.client import Client
-
-    async with Client.stdio(["python", "-m", "my_server"], server_name="mine") as client:
-        for tool in await client.list_tools(qualify=True):
-            print(tool.qualified_name)
-        result = await client.call_tool("echo", {"message": "hi"}, timeout=5)
-        print(result.text)
-"""
+"""The MCP client: any MCP server over stdio, Streamable HTTP, HTTP+SSE or in memory
+(README, "Talk to any MCP server from Python"; specs/client.md)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""Client: the public MCP client, an async context manager over one transport.
-
-    async with Client.stdio([sys.executable, "server.py"], server_name="shell") as client:
-        tools = await client.list_tools(qualify=True)
-        result = await client.call_tool("echo", {"message": "hi"})
-
-Defaults follow the Elixir Codex.MCP.Client: protocol 2025-06-18, 10 s to initialize,
-30 s per list request, 60 s per tool call, 3 retries with 100 ms..5 s exponential backoff.
-
-`mode="auto"` makes it a dual-era client: it probes with 2026-07-28's `server/discover`
-and falls back to `initialize` when the server does not speak the revision;
-`mode="2026-07-28"` speaks only the revision. A stateless server's questions
-(input-required rounds, a task's questions) go to the same callbacks as a legacy
-server's requests, and a task is followed to its result.
-"""
+"""Client: the public MCP client, an async context manager over one transport
+(specs/client.md, "Defaults and eras")."""
 
 from __future__ import annotations
 

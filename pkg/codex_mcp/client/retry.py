@@ -1,9 +1,4 @@
-"""Backoff between call_tool attempts.
-
-A backoff is called with the 1-based number of the retry about to happen. It may return the
-delay in seconds (the client sleeps), or be a coroutine function that waits by itself (and
-returns None), like the Elixir client's `fn attempt -> Process.sleep(...) end`.
-"""
+"""Backoff between call_tool attempts (specs/client.md, "Retries")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""ClientSession: MCP from the client's side, on the core's JSON-RPC peer.
-
-The peer does the JSON-RPC work, the same code the server stands on: ids, correlation,
-timeouts that send notifications/cancelled, progress routed to the request that asked
-for it, exactly-once answers to the server's requests. This class adds the client's
-part: the transport (whose failures fail every pending request at once; the official
-SDK waits forever there: python-sdk #332), the handshake, handlers for server-to-client
-requests (sampling, elicitation, roots, ping) that learn which of our requests they
-belong to, and one re-initialize when an HTTP session expires.
-"""
+"""ClientSession: MCP from the client's side, on the core's JSON-RPC peer (specs/design.md,
+"The client")."""
 
 from __future__ import annotations
 

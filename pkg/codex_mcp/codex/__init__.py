@@ -1,13 +1,5 @@
-"""Codex served as MCP tools again: `codex` and `codex-reply` on top of `codex app-server`.
-
-- `binary`: find the Codex CLI (CODEX_BIN, else PATH) and check its version.
-- `connection`: JSON-RPC with one app-server process (the narrow seam to the transport).
-- `protocol`: the app-server methods and params, as data.
-- `driver` / `run`: threads and turns, events, approvals, interrupts.
-- `tools`, `elicitation`, `events`, `calls`: the MCP side (tool definitions, argument
-  parsing, approval elicitations, `codex/event` notifications, one call on a driver).
-- `session_codex`, `provider`: a Provider serving them, one app-server per MCP session.
-"""
+"""Codex served as MCP tools again: `codex` and `codex-reply` on top of `codex app-server`
+(specs/codex-tools.md, "What we serve", lists the modules)."""
 
 from .binary import CODEX_BIN_ENV, MIN_VERSION, CodexBinary, find_codex
 from .driver import CodexDriver

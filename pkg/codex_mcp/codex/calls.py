@@ -1,11 +1,5 @@
-"""One MCP `tools/call` of `codex` or `codex-reply`, run on a driver.
-
-This is what a provider calls with the driver of the caller's session: it parses the
-arguments, streams every event to the session as a `codex/event` notification (and as
-progress when the caller asked for it), puts approvals to the caller as elicitations, and
-returns the CallToolResult. Every failure is an `isError` result naming what went wrong;
-cancelling the call (the task running this) interrupts its Codex turn.
-"""
+"""One MCP `tools/call` of `codex` or `codex-reply`, run on a driver (specs/codex-tools.md,
+"What we serve")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The per-request metrics: requests, errors and latency by method and tool, per-child
-latency of a gateway's relayed calls, and the calls in flight.
-
-They are bumped on every request, so their cost is the metrics' cost on the hot path. In a
-single process they are plain numbers (a few additions per request, no lock: the event
-loop's thread is the only writer) that a collector hands to prometheus_client when
-scraped, in the same series its Counter, Histogram and Gauge would give. Under `--workers`
-each worker counts the same way and writes its numbers whole to its own file in the
-shared directory every FLUSH_SECONDS, when scraped and at exit; a scrape sums the files
-(WorkerFiles). Only prometheus_client's public API is used (decision 55).
-"""
+"""The per-request metrics, plain numbers on the hot path until a scrape hands them to
+prometheus_client (specs/observability.md, "Metrics": hot path; decision 55)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A Codex turn seen from here: when tracing, a `codex turn` span under the request's
-span, with the tool and the thread it ran on. The Codex provider runs each codex /
-codex-reply turn through `on_codex_turn` (hooks.CodexTurnHooks)."""
+"""A Codex turn seen from here: when tracing, a `codex turn` span under the request's span
+(hooks.CodexTurnHooks; specs/observability.md, "Hooks")."""
 
 from __future__ import annotations
 

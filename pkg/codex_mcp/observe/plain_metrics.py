@@ -1,15 +1,5 @@
-"""The counters and gauges bumped while serving (sessions, refused requests), kept in one
-process as plain numbers and handed to prometheus_client only when /metrics is scraped
-(metrics.py collects them then), so a server that nobody scrapes never imports it: some
-9 ms of every start (decision 42). Under `--workers` each change must reach this worker's
-file in the shared directory, so there a family is prometheus_client's own metric
-(metrics.shared), behind the same `get(*label values).inc()`.
-
-Label values are bounded: methods, tools and statuses beyond `MAX_LABELS` distinct values,
-or longer than `MAX_LABEL_CHARS`, count as "other", so a client inventing names cannot grow
-the series without end (and dispatch.py counts a tool or method the server does not have
-as "other" from the start, so invented names do not use up the distinct values either).
-"""
+"""The counters and gauges bumped while serving (sessions, refused requests), plain numbers
+until scraped, with bounded label values (specs/observability.md, "Metrics": cardinality)."""
 
 from __future__ import annotations
 

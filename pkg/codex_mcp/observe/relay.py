@@ -1,6 +1,5 @@
-"""The gateway's relay seen from here: a relayed call names its child (for per-child
-latency and the audit log), and, when tracing, gets a span of its own whose context goes
-to the child in `_meta.traceparent`. The gateway calls `on_relay` (hooks.RelayHooks)."""
+"""The gateway's relay seen from here: the child a relayed call went to, and its span
+(hooks.RelayHooks; specs/observability.md, "Hooks")."""
 
 from __future__ import annotations
 

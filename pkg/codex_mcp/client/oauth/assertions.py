@@ -1,14 +1,5 @@
-"""Assertions for the JWT-bearer grant (RFC 7523): what a client presents instead of a
-user's authorization when its identity comes from elsewhere.
-
-- `StaticAssertion`: a JWT the platform gave the workload (workload identity federation,
-  SEP-1933).
-- `IdJagExchange`: an enterprise IdP's ID token exchanged at the IdP (RFC 8693 token
-  exchange) for an identity assertion grant (ID-JAG) naming the authorization server and
-  the MCP server (enterprise-managed authorization, SEP-990).
-
-Each is called with the authorization server's issuer (the audience) and the resource.
-"""
+"""Assertions for the JWT-bearer grant (RFC 7523): `StaticAssertion`, `IdJagExchange`
+(specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 

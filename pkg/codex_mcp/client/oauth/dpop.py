@@ -1,7 +1,4 @@
-"""DPoP (RFC 9449): tokens bound to a key of ours. Each request to the token endpoint and
-to the server carries a fresh proof (a JWT signed with the key, naming the method and URL,
-and the token's hash for the server), so a stolen token is useless without the key. The
-key (EC P-256, from `cryptography`) is kept with the tokens it binds; PyJWT signs."""
+"""DPoP (RFC 9449): tokens bound to a key of ours (specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 

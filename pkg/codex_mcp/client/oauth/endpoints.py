@@ -1,8 +1,5 @@
 """Talking to the endpoints of an authorization server (and of the MCP server) without
-trusting them: every URL we send a secret to is https (plain http only on loopback), no
-request carrying a credential follows a redirect, every body we read is bounded and parsed
-with a bounded depth, and what we show of their answers is escaped and short
-(specs/isolation.md, "The OAuth client and its token store")."""
+trusting them (specs/isolation.md, "The OAuth client and its token store")."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""OAuth: the MCP authorization spec from the client's side, for one server.
-
-The HTTP transport asks `header()` for the Authorization header of each request (a token
-close to expiry is refreshed first). A 401 hands its challenge to `unauthorized()`, which
-finds the authorization server (discovery.py), forgets tokens an earlier issuer gave,
-tries the refresh token, and otherwise gets new ones: the client credentials grant, or the
-authorization code grant with PKCE through the `Authorizer` (the user's browser), with the
-`resource` (RFC 8707) and the scopes the challenge or the metadata name. A 403
-`insufficient_scope` calls `step_up()`: authorization again for the scopes held plus the
-ones asked, unless nothing new is asked (no loop). Tokens, issuer and registrations are
-kept in the store, per server. The store may be shared with other processes: it is read
-again under its lock before a refresh and before a write, so tokens another process got
-meanwhile are used (not refreshed again, not overwritten, never replaced by nothing).
-"""
+"""OAuth: the MCP authorization spec from the client's side, for one server
+(specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""What a login leaves behind, per MCP server: the tokens, which issuer gave them, and the
-client registration at each issuer (a registration is never taken to another one).
-
-`TokenStore` keeps them in one file per server under `$CODEX_MCP_OAUTH_DIR`, else
-`$XDG_STATE_HOME/codex-mcp/oauth`, else `~/.local/state/codex-mcp/oauth`: the directory
-ours and 0700 (made so, or refused), each file 0600, written whole (a temporary file renamed
-over the old one), so a crash never leaves half a token behind. Processes sharing the store
-take its lock (`lock()`: flock on a file beside it) to re-read it before they refresh or
-write (specs/oauth.md, "Tokens on disk"). What is read back is checked value by value: a
-value of the wrong type is treated as absent, and said. `MemoryStore` keeps them for the
-process only.
-"""
+"""What a login leaves behind, per MCP server: tokens, issuer, registrations
+(specs/oauth.md, "Tokens on disk")."""
 
 from __future__ import annotations
 

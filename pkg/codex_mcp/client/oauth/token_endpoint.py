@@ -1,6 +1,5 @@
-"""Requests to the token endpoint, authenticated the way the client was registered:
-`none` (client_id in the form), `client_secret_basic`, `client_secret_post`, or
-`private_key_jwt` (a JWT signed with the client's key, by PyJWT: RFC 7523)."""
+"""Requests to the token endpoint, authenticated the way the client was registered
+(specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Client transports: stdio, Streamable HTTP, legacy HTTP+SSE and in-memory.
-
-Each loads on first use, so the stdio transport alone never imports aiohttp."""
+"""Client transports, each loaded on first use: the stdio transport alone never imports
+aiohttp (specs/client.md, "Transports")."""
 
 from __future__ import annotations
 
