@@ -25,14 +25,11 @@ from .session import ClientSession, NotificationHandler, ProgressHandler, Reques
 from .stateless import StatelessProfile, stateless_capabilities
 from .stateless_features import StatelessFeatures
 from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
-from .transports import (
-    LegacySseTransport,
-    MemoryTransport,
-    StdioTransport,
-    StreamableHttpTransport,
-    Transport,
-)
-from .transports.stdio import Framing
+from .transports.base import Transport
+from .transports.legacy_sse import LegacySseTransport
+from .transports.memory import MemoryTransport
+from .transports.stdio import Framing, StdioTransport
+from .transports.streamable_http import StreamableHttpTransport
 from .types import (
     CallToolResult,
     Completion,
