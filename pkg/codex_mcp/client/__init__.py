@@ -20,8 +20,8 @@ _LAZY = {
     "TransportError": ".errors",
     "is_retryable": ".errors",
     "qualify_tool_name": "codex_mcp.lint.codex_model.names",
-    "Backoff": ".retry",
-    "exponential_backoff": ".retry",
+    "Backoff": ".client",
+    "exponential_backoff": ".client",
     "ClientSession": ".session",
     "Telemetry": ".telemetry",
     "TelemetryEvent": ".telemetry",
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from codex_mcp.lint.codex_model.names import qualify_tool_name
 
     from .approval import Approval
-    from .client import Client
+    from .client import Backoff, Client, exponential_backoff
     from .errors import (
         ApprovalDenied,
         ConnectionClosed,
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
         TransportError,
         is_retryable,
     )
-    from .retry import Backoff, exponential_backoff
     from .session import ClientSession
     from .telemetry import Telemetry, TelemetryEvent, subscribe
     from .transports.base import Transport

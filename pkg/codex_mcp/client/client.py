@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from codex_mcp.core.errors import McpError
@@ -20,7 +22,6 @@ from .approval import Approval, check_approval
 from .elicitation import with_defaults
 from .errors import McpClientError, is_retryable
 from .paging import every_page, page_of
-from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
 from .stateless import StatelessProfile, stateless_capabilities
 from .stateless_features import StatelessFeatures
@@ -53,12 +54,33 @@ DEFAULT_INIT_TIMEOUT = 10.0
 DEFAULT_LIST_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
+BASE_DELAY = 0.1
+MAX_DELAY = 5.0
+
+#: Called with the 1-based number of the retry about to happen: the delay in seconds, or
+#: a coroutine function that waits by itself (specs/client.md, "Retries").
+Backoff = Callable[[int], float | Awaitable[float | None] | None]
 
 ToolFilter = Callable[[Tool], object]
 Roots = Sequence[JsonObject] | Callable[[], Sequence[JsonObject]]
 #: "legacy" (the initialize handshake), "auto" (probe 2026-07-28, fall back), or a
 #: 2026-07-28-era version to speak without a probe.
 Mode = str
+
+
+def exponential_backoff(attempt: int) -> float:
+    """100 ms, 200 ms, 400 ms, ... doubling up to 5 s."""
+    return float(min(BASE_DELAY * 2 ** max(attempt - 1, 0), MAX_DELAY))
+
+
+async def wait_before_retry(backoff: Backoff | None, attempt: int) -> None:
+    if backoff is None:
+        return
+    delay = backoff(attempt)
+    if inspect.isawaitable(delay):
+        delay = await delay
+    if delay:
+        await asyncio.sleep(float(delay))
 
 
 class Client(StatelessFeatures):

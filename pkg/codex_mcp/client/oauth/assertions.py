@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from urllib.parse import quote
 
 import aiohttp
 
-from .endpoints import error_detail, exchange, printable_token
+from .endpoints import basic_authorization, error_detail, exchange, printable_token
 from .errors import OAuthError
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -48,8 +46,7 @@ class IdJagExchange:
         }
         headers = {"Accept": "application/json"}
         if self.client_id is not None and self.client_secret is not None:
-            pair = f"{quote(self.client_id, safe='')}:{quote(self.client_secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+            headers.update(basic_authorization(self.client_id, self.client_secret))
         elif self.client_id is not None:
             form["client_id"] = self.client_id
         status, body, _ = await exchange(

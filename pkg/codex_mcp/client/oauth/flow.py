@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import logging
+import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -15,7 +18,7 @@ import aiohttp
 from .assertions import JWT_BEARER, AssertionSource
 from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
-from .dpop import DpopKey
+from .dpop import DpopKey, b64url
 from .endpoints import SECURE_RULE, insecure_reason, require_secure
 from .errors import (
     BearerTokenNeeded,
@@ -26,7 +29,6 @@ from .errors import (
     ScopeNeeded,
     shown,
 )
-from .pkce import Pkce
 from .registration import ClientProfile, register
 from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, same_tokens
 from .token_endpoint import SigningKey, request_tokens
@@ -35,6 +37,18 @@ log = logging.getLogger("codex_mcp.client.oauth")
 
 OFFLINE_ACCESS = "offline_access"
 GRANTS = ("authorization_code", "client_credentials", "jwt_bearer")
+
+
+@dataclass(frozen=True, slots=True)
+class Pkce:
+    """PKCE (RFC 7636, S256 only, as OAuth 2.1 asks) and the `state` of one authorization."""
+
+    verifier: str = field(default_factory=lambda: b64url(secrets.token_bytes(48)))
+    state: str = field(default_factory=lambda: b64url(secrets.token_bytes(24)))
+
+    @property
+    def challenge(self) -> str:
+        return b64url(hashlib.sha256(self.verifier.encode()).digest())
 
 
 class Authorizer(Protocol):
