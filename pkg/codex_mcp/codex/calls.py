@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import UnknownTool
@@ -92,20 +92,14 @@ def elicitation_forwarder(ctx: RequestContext) -> Elicitor:
 class CodexCall:
     prompt: str
     options: ThreadOptions
-
-    @property
-    def tool(self) -> str:
-        return CODEX
+    tool: ClassVar[str] = CODEX
 
 
 @dataclass(frozen=True, slots=True)
 class ReplyCall:
     thread_id: str
     prompt: str
-
-    @property
-    def tool(self) -> str:
-        return CODEX_REPLY
+    tool: ClassVar[str] = CODEX_REPLY
 
 
 def read_call(

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from .plain_metrics import BUCKETS, MAX_LABELS, OTHER, bounded
+from .plain_metrics import BUCKETS, child_of
 from .workers import MULTIPROC_ENV
 
 REQUESTS: Final = ("codex_mcp_requests", "Requests answered, by method and tool.")
@@ -52,7 +52,7 @@ class Series:
 
     __slots__ = ("buckets", "count", "created", "errors", "sum")
 
-    def __init__(self) -> None:
+    def __init__(self, *_: str) -> None:
         self.count = 0
         self.errors = 0
         self.sum = 0.0
@@ -135,15 +135,7 @@ class LocalCalls:
             self.child(child).observe(seconds, failed)
 
     def series(self, method: str, tool: str) -> Series:
-        key = (method, tool)
-        found = self.by_label.get(key)
-        if found is None:
-            if len(self.by_label) >= MAX_LABELS or not bounded(key):
-                key = (OTHER, OTHER)
-                found = self.by_label.get(key)
-            if found is None:
-                found = self.by_label[key] = Series()
-        return found
+        return child_of(self.by_label, (method, tool), Series)  # type: ignore[no-any-return]
 
     def child(self, name: str) -> Series:
         found = self.by_child.get(name)

@@ -57,20 +57,20 @@ class Labels:
         self._children: dict[Any, Any] = {}
 
     def get(self, *values: str) -> Any:
-        child = self._children.get(values)
+        return child_of(self._children, values, self._make)
+
+
+def child_of(children: dict[Any, Any], values: tuple[str, ...], make: Callable[..., Any]) -> Any:
+    """The child of these label values, made if new; past `MAX_LABELS` children, or for a
+    value longer than `MAX_LABEL_CHARS`, the "other" child."""
+    child = children.get(values)
+    if child is None:
+        if len(children) >= MAX_LABELS or not all(len(v) <= MAX_LABEL_CHARS for v in values):
+            values = tuple(OTHER for _ in values)
+            child = children.get(values)
         if child is None:
-            if len(self._children) >= MAX_LABELS or not bounded(values):
-                values = tuple(OTHER for _ in values)
-                child = self._children.get(values)
-            if child is None:
-                child = self._make(*values)
-                self._children[values] = child
-        return child
-
-
-def bounded(values: tuple[str, ...]) -> bool:
-    """Are these label values short enough to keep as they are?"""
-    return all(len(value) <= MAX_LABEL_CHARS for value in values)
+            child = children[values] = make(*values)
+    return child
 
 
 class Value:

@@ -52,6 +52,10 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _scheme(token_type: Any) -> str | None:
+    return TOKEN_SCHEMES.get(token_type.lower()) if isinstance(token_type, str) else None
+
+
 @dataclass(slots=True)
 class Tokens:
     access_token: str
@@ -73,7 +77,7 @@ class Tokens:
                 f"(got {shown(type(body.get('access_token')).__name__)})"
             )
         raw_type = body.get("token_type", "Bearer")
-        scheme = TOKEN_SCHEMES.get(raw_type.lower()) if isinstance(raw_type, str) else None
+        scheme = _scheme(raw_type)
         if scheme is None:
             raise OAuthError(f"{where} gave a token of type {shown(raw_type)}: not usable here")
         expires_in = _number(body.get("expires_in"))
@@ -103,8 +107,7 @@ class Tokens:
             complain(f"tokens is {type(data).__name__}, not an object")
             return None
         access = printable_token(data.get("access_token"))
-        raw_type = data.get("token_type", "Bearer")
-        scheme = TOKEN_SCHEMES.get(raw_type.lower()) if isinstance(raw_type, str) else None
+        scheme = _scheme(data.get("token_type", "Bearer"))
         if access is None or scheme is None:
             complain("tokens: no usable access_token and token_type")
             return None
