@@ -177,16 +177,12 @@ class ClientSession(AnsweringPeer):
                     return None
                 raise McpClientError(f"the server speaks {versions!r}, not {era.version}")
             era = dataclasses.replace(era, version=mutual)
-        self.stateless = dataclasses.replace(era, discovered=raw)
-        self.transport.use_stateless(self.stateless.version)
-        capabilities = raw.get("capabilities")
-        instructions = raw.get("instructions")
-        self.init_result = InitializeResult(
-            protocol_version=self.stateless.version,
-            capabilities=capabilities if isinstance(capabilities, dict) else {},
+        self.stateless = era
+        self.transport.use_stateless(era.version)
+        self.init_result = dataclasses.replace(
+            InitializeResult.from_json(raw),
+            protocol_version=era.version,
             server_info=server_info_of(raw),
-            instructions=instructions if isinstance(instructions, str) else None,
-            raw=raw,
         )
         return self.init_result
 

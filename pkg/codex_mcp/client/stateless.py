@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from codex_mcp.core.errors import McpError
@@ -54,8 +54,6 @@ class StatelessProfile:
     client_info: JsonObject
     capabilities: JsonObject
     log_level: str | None = None
-    #: What server/discover said (supportedVersions, capabilities, ...).
-    discovered: JsonObject = field(default_factory=dict)
 
     @property
     def meta(self) -> JsonObject:
