@@ -1,11 +1,5 @@
-"""Freed memory handed back to the operating system after a large message.
-
-glibc keeps what a process frees in its heap for the next allocation: after relaying a
-50 MB answer, the chunks it was read in, its line and its parse stay resident, and a
-large allocation that follows (orjson's copy of the next line, mapped on its own) cannot
-reuse them. `malloc_trim` returns the free pages; it walks the heap, so it is called only
-around messages of at least `LARGE_MESSAGE` bytes. Elsewhere (musl, macOS) it does nothing.
-"""
+"""Freed memory handed back to the operating system around a large message (glibc's
+`malloc_trim`; elsewhere a no-op): decision 45 says why."""
 
 from __future__ import annotations
 

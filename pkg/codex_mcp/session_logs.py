@@ -1,19 +1,5 @@
-"""Log lines that say which MCP session they are about, and file logs without secrets.
-
-A line about a session carries its tag in the record's `session_tag`: given at the call
-(`extra=session.log_extra`, the core's `log_names`: the core and the server library do so
-for a session's failures), or from `SESSION`, set by code that serves one session for a
-while (a Codex provider's call, and every task it starts: the app-server's reader, its
-stderr pump; a gateway's per-session child's own tasks). The filter turns SESSION into a
-`[session <id>] ` prefix on each line logged in that context, on every handler the
-console scripts install. Lines that already carry a tag (the HTTP transport's own
-session lines, in their message) are left as they are.
-
-A session id is a bearer credential for its session (whoever holds it, with the
-session's token if any, can act in it), so logs name a session by `session_label`:
-the first characters of its id, enough to tell sessions apart in a log, far too few
-to use.
-"""
+"""Log lines that say which MCP session they are about (by `session_label`: the id is a
+credential), and file logs without secrets (specs/http.md, "Security")."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.client.transports import StreamableHttpTransport
+from codex_mcp.client.transports.streamable_http import StreamableHttpTransport
 from codex_mcp.core.peer import Inbound
 from support.processes import HttpProcess
 

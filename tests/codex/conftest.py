@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from codex_mcp.codex import CodexDriver
+from codex_mcp.codex.driver import CodexDriver
 from interop.fake_responses_provider import FakeProvider, codex_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from codex_mcp.codex import MIN_VERSION, CodexDriver, CodexUnavailable, find_codex
-from codex_mcp.codex.binary import format_version, parse_version
+from codex_mcp.codex.binary import MIN_VERSION, find_codex, format_version, parse_version
+from codex_mcp.codex.driver import CodexDriver
+from codex_mcp.codex.errors import CodexUnavailable
 
 from .conftest import CODEX, needs_codex
 

@@ -10,20 +10,18 @@ import time
 from pathlib import Path
 
 import pytest
-from codex_mcp.codex import (
+from codex_mcp.codex.connection import StdioConnection
+from codex_mcp.codex.driver import CodexDriver
+from codex_mcp.codex.errors import (
     ApprovalDeclined,
-    ApprovalDetails,
-    ApprovalKind,
     AppServerGone,
     AppServerRequestFailed,
-    CodexDriver,
-    CodexEvent,
-    ThreadOptions,
     TurnFailed,
     TurnInterrupted,
     UnknownThread,
 )
-from codex_mcp.codex.connection import StdioConnection
+from codex_mcp.codex.protocol import ApprovalDetails, ApprovalKind, ThreadOptions
+from codex_mcp.codex.run import CodexEvent
 from interop import fake_responses_provider as fake
 from interop.fake_responses_provider import FakeProvider
 

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.client.transports import StreamableHttpTransport
+from codex_mcp.client.transports.streamable_http import StreamableHttpTransport
 from codex_mcp.codex.provider import CodexProvider
 from codex_mcp.codex.session_codex import SessionCodex
 from codex_mcp.core.jsonrpc import JsonObject

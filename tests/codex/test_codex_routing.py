@@ -8,8 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from codex_mcp.codex import ApprovalDetails, ApprovalKind, CodexDriver, CodexEvent
 from codex_mcp.codex.connection import CloseCallback, NotificationCallback, RequestHandler
+from codex_mcp.codex.driver import CodexDriver
+from codex_mcp.codex.protocol import ApprovalDetails, ApprovalKind
+from codex_mcp.codex.run import CodexEvent
 from codex_mcp.core.jsonrpc import JsonObject
 
 

@@ -9,18 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codex_mcp.codex import (
+from codex_mcp.codex import elicitation, events, tools
+from codex_mcp.codex.errors import InvalidCodexArguments, UnknownThread
+from codex_mcp.codex.protocol import (
+    COMMAND_APPROVAL,
+    FILE_CHANGE_APPROVAL,
     ApprovalDetails,
-    CodexEvent,
     ThreadOptions,
-    TurnResult,
-    UnknownThread,
-    elicitation,
-    events,
-    tools,
+    read_approval,
 )
-from codex_mcp.codex.errors import InvalidCodexArguments
-from codex_mcp.codex.protocol import COMMAND_APPROVAL, FILE_CHANGE_APPROVAL, read_approval
+from codex_mcp.codex.run import CodexEvent, TurnResult
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -13,9 +13,8 @@ from pathlib import Path
 from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.relay import calls as relay
 from codex_mcp.gateway.serve import build_core
-from codex_mcp.observe.enable import observe
+from codex_mcp.observe.enable import RelayWatch, observe
 from codex_mcp.observe.hooks import CodexTurnHooks, RelayHooks
-from codex_mcp.observe.relay import RelayWatch
 from observe_helpers import ROOT
 
 

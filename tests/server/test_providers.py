@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from codex_mcp.client import Client
-from codex_mcp.client.transports import StreamableHttpTransport
+from codex_mcp.client.transports.streamable_http import StreamableHttpTransport
 from codex_mcp.core import (
     CompositeProvider,
     Provider,

@@ -1,14 +1,5 @@
-"""codex-mcp's MCP client: talk to any MCP server over stdio, Streamable HTTP, legacy
-HTTP+SSE, or in memory.
-
-    from codex_mcp.client import Client
-
-    async with Client.stdio(["python", "-m", "my_server"], server_name="mine") as client:
-        for tool in await client.list_tools(qualify=True):
-            print(tool.qualified_name)
-        result = await client.call_tool("echo", {"message": "hi"}, timeout=5)
-        print(result.text)
-"""
+"""The MCP client: any MCP server over stdio, Streamable HTTP, HTTP+SSE or in memory
+(README, "Talk to any MCP server from Python"; specs/client.md)."""
 
 from __future__ import annotations
 
@@ -29,8 +20,8 @@ _LAZY = {
     "TransportError": ".errors",
     "is_retryable": ".errors",
     "qualify_tool_name": "codex_mcp.lint.codex_model.names",
-    "Backoff": ".retry",
-    "exponential_backoff": ".retry",
+    "Backoff": ".client",
+    "exponential_backoff": ".client",
     "ClientSession": ".session",
     "Telemetry": ".telemetry",
     "TelemetryEvent": ".telemetry",
@@ -59,7 +50,7 @@ if TYPE_CHECKING:
     from codex_mcp.lint.codex_model.names import qualify_tool_name
 
     from .approval import Approval
-    from .client import Client
+    from .client import Backoff, Client, exponential_backoff
     from .errors import (
         ApprovalDenied,
         ConnectionClosed,
@@ -70,7 +61,6 @@ if TYPE_CHECKING:
         TransportError,
         is_retryable,
     )
-    from .retry import Backoff, exponential_backoff
     from .session import ClientSession
     from .telemetry import Telemetry, TelemetryEvent, subscribe
     from .transports.base import Transport

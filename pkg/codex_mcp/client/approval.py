@@ -1,9 +1,5 @@
-"""Approval callbacks, run once before the first attempt of a tool call.
-
-A callback takes (tool, arguments, context), (tool, arguments) or (tool), sync or async.
-It approves by returning None, True, "ok" or any other truthy value; it denies by returning
-False or "deny", or ("deny", reason), or by raising ApprovalDenied.
-"""
+"""Approval callbacks, run once before the first attempt of a tool call (specs/client.md,
+"Retries")."""
 
 from __future__ import annotations
 

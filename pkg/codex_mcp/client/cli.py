@@ -1,16 +1,5 @@
-"""codex-mcp-client: a small command line MCP client for scripts and debugging.
-
-    codex-mcp-client tools -- python my_server.py          # list a stdio server's tools
-    codex-mcp-client call echo '{"message": "hi"}' -- npx -y some-server
-    codex-mcp-client tools --url http://127.0.0.1:8000/mcp --qualify srv
-    codex-mcp-client resources|templates|prompts|info --url ...
-    codex-mcp-client read URI ... / prompt NAME '{"arg": "v"}' ...
-    codex-mcp-client login URL                              # OAuth, once; or a static token:
-    CODEX_MCP_CLIENT_TOKEN=... codex-mcp-client tools --url URL  # (or --header 'Authorization: ...')
-
-Prints JSON on stdout. On failure: a one-line message on stderr and exit status 1 (2 for
-usage errors); a tool result with isError=true is printed and exits 1 as well.
-"""
+"""codex-mcp-client: a small command line MCP client for scripts and debugging
+(specs/client.md, "codex-mcp-client")."""
 
 from __future__ import annotations
 

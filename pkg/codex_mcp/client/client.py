@@ -1,25 +1,14 @@
-"""Client: the public MCP client, an async context manager over one transport.
-
-    async with Client.stdio([sys.executable, "server.py"], server_name="shell") as client:
-        tools = await client.list_tools(qualify=True)
-        result = await client.call_tool("echo", {"message": "hi"})
-
-Defaults follow the Elixir Codex.MCP.Client: protocol 2025-06-18, 10 s to initialize,
-30 s per list request, 60 s per tool call, 3 retries with 100 ms..5 s exponential backoff.
-
-`mode="auto"` makes it a dual-era client: it probes with 2026-07-28's `server/discover`
-and falls back to `initialize` when the server does not speak the revision;
-`mode="2026-07-28"` speaks only the revision. A stateless server's questions
-(input-required rounds, a task's questions) go to the same callbacks as a legacy
-server's requests, and a task is followed to its result.
-"""
+"""Client: the public MCP client, an async context manager over one transport
+(specs/client.md, "Defaults and eras")."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from codex_mcp.core.errors import McpError
@@ -33,19 +22,15 @@ from .approval import Approval, check_approval
 from .elicitation import with_defaults
 from .errors import McpClientError, is_retryable
 from .paging import every_page, page_of
-from .retry import Backoff, exponential_backoff, wait_before_retry
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
 from .stateless import StatelessProfile, stateless_capabilities
 from .stateless_features import StatelessFeatures
 from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
-from .transports import (
-    LegacySseTransport,
-    MemoryTransport,
-    StdioTransport,
-    StreamableHttpTransport,
-    Transport,
-)
-from .transports.stdio import Framing
+from .transports.base import Transport
+from .transports.legacy_sse import LegacySseTransport
+from .transports.memory import MemoryTransport
+from .transports.stdio import Framing, StdioTransport
+from .transports.streamable_http import StreamableHttpTransport
 from .types import (
     CallToolResult,
     Completion,
@@ -69,12 +54,33 @@ DEFAULT_INIT_TIMEOUT = 10.0
 DEFAULT_LIST_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_RETRIES = 3
+BASE_DELAY = 0.1
+MAX_DELAY = 5.0
+
+#: Called with the 1-based number of the retry about to happen: the delay in seconds, or
+#: a coroutine function that waits by itself (specs/client.md, "Retries").
+Backoff = Callable[[int], float | Awaitable[float | None] | None]
 
 ToolFilter = Callable[[Tool], object]
 Roots = Sequence[JsonObject] | Callable[[], Sequence[JsonObject]]
 #: "legacy" (the initialize handshake), "auto" (probe 2026-07-28, fall back), or a
 #: 2026-07-28-era version to speak without a probe.
 Mode = str
+
+
+def exponential_backoff(attempt: int) -> float:
+    """100 ms, 200 ms, 400 ms, ... doubling up to 5 s."""
+    return float(min(BASE_DELAY * 2 ** max(attempt - 1, 0), MAX_DELAY))
+
+
+async def wait_before_retry(backoff: Backoff | None, attempt: int) -> None:
+    if backoff is None:
+        return
+    delay = backoff(attempt)
+    if inspect.isawaitable(delay):
+        delay = await delay
+    if delay:
+        await asyncio.sleep(float(delay))
 
 
 class Client(StatelessFeatures):

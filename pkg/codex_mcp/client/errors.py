@@ -1,24 +1,5 @@
-"""What can go wrong talking to an MCP server, and which of it is worth retrying.
-
-Retry policy (used by `Client.call_tool`):
-
-* retried: transient transport failures (`TransportError` with `retryable=True`: a refused or
-  reset HTTP connection, an HTTP 5xx/408/429, a stream cut before the response) and JSON-RPC
-  errors a server uses for transient trouble: -32603 (internal error) and the -32000..-32099
-  implementation range, unless the error's `data.retryable` says otherwise (the gateway's
-  normalized shape, gateway/errors.py), which always wins.
-* but a tool call whose fate is unknown is never re-run unless the caller says the tool is
-  idempotent: a transport failure after the request may have reached the server (a stream
-  cut before the response, a reset connection, a 500/502/504 from a proxy) has
-  `fate_unknown=True`; the tool may have run, and running it again could repeat its
-  effects. A refused connection, or a 408/425/429/503 (the server says it did not take the
-  request), leaves nothing unknown.
-* never retried: -32600/-32601/-32602/-32700 (the request itself is wrong), -32002 (no such
-  resource), a closed connection (`ConnectionClosed`: the server is gone, a retry on the same
-  session cannot succeed), timeouts (`RequestTimeout`: a slow tool is slow, not flaky; a retry
-  would multiply the caller's wait and re-run its side effects), approval denials, and tool
-  results with `isError: true` (the tool ran and reported failure: that is an answer).
-"""
+"""What can go wrong talking to an MCP server, and which of it is worth retrying
+(specs/client.md, "Retries")."""
 
 from __future__ import annotations
 

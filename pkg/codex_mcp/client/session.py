@@ -1,13 +1,5 @@
-"""ClientSession: MCP from the client's side, on the core's JSON-RPC peer.
-
-The peer does the JSON-RPC work, the same code the server stands on: ids, correlation,
-timeouts that send notifications/cancelled, progress routed to the request that asked
-for it, exactly-once answers to the server's requests. This class adds the client's
-part: the transport (whose failures fail every pending request at once; the official
-SDK waits forever there: python-sdk #332), the handshake, handlers for server-to-client
-requests (sampling, elicitation, roots, ping) that learn which of our requests they
-belong to, and one re-initialize when an HTTP session expires.
-"""
+"""ClientSession: MCP from the client's side, on the core's JSON-RPC peer (specs/design.md,
+"The client")."""
 
 from __future__ import annotations
 
@@ -185,16 +177,12 @@ class ClientSession(AnsweringPeer):
                     return None
                 raise McpClientError(f"the server speaks {versions!r}, not {era.version}")
             era = dataclasses.replace(era, version=mutual)
-        self.stateless = dataclasses.replace(era, discovered=raw)
-        self.transport.use_stateless(self.stateless.version)
-        capabilities = raw.get("capabilities")
-        instructions = raw.get("instructions")
-        self.init_result = InitializeResult(
-            protocol_version=self.stateless.version,
-            capabilities=capabilities if isinstance(capabilities, dict) else {},
+        self.stateless = era
+        self.transport.use_stateless(era.version)
+        self.init_result = dataclasses.replace(
+            InitializeResult.from_json(raw),
+            protocol_version=era.version,
             server_info=server_info_of(raw),
-            instructions=instructions if isinstance(instructions, str) else None,
-            raw=raw,
         )
         return self.init_result
 

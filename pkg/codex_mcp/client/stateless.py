@@ -1,20 +1,12 @@
-"""The client's side of MCP 2026-07-28: no handshake, an envelope on every request.
-
-`StatelessProfile` is what a session adds to each request once the server is known to speak
-the revision: the `_meta` envelope (version, client info, capabilities, log level).
-`settle` drives input-required rounds: it answers the server's `inputRequests` with the
-same callbacks that answer legacy server-to-client requests (elicitation, sampling,
-roots) and retries the request with a new id, the answers and the byte-exact
-`requestState`. `follow_task` polls a task to its end, answering its questions with
-`tasks/update` the same way.
-"""
+"""The client's side of MCP 2026-07-28: the envelope on every request, input-required
+rounds and tasks (specs/client.md, "Defaults and eras")."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 from codex_mcp.core.errors import McpError
@@ -62,8 +54,6 @@ class StatelessProfile:
     client_info: JsonObject
     capabilities: JsonObject
     log_level: str | None = None
-    #: What server/discover said (supportedVersions, capabilities, ...).
-    discovered: JsonObject = field(default_factory=dict)
 
     @property
     def meta(self) -> JsonObject:

@@ -1,14 +1,5 @@
-"""A 2026-07-28 `subscriptions/listen` stream, as an async iterator of notifications.
-
-    async with client.listen(tools=True, resources=["file:///notes.md"]) as events:
-        async for method, params in events:
-            ...
-
-The listen request stays open while the block runs; the server's acknowledgement
-(`events.acknowledged`: the notification types it agreed to send) arrives before the
-block starts. Leaving the block cancels the request: notifications/cancelled on stdio,
-closing the stream over HTTP.
-"""
+"""A 2026-07-28 `subscriptions/listen` stream, as an async iterator of notifications
+(specs/client.md, "Defaults and eras")."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Tool call telemetry: events to subscribers, and OpenTelemetry spans when the API is installed.
-
-Events mirror the Elixir Codex.MCP.Client's
-`[:codex, :mcp, :tool_call, :start | :success | :failure]`:
-
-* `codex.mcp.tool_call.start`: measurements `system_time` (ns since the epoch);
-  metadata `tool`, `arguments`, `server_name`.
-* `codex.mcp.tool_call.success`: measurements `duration` (seconds, float), `system_time`;
-  metadata also `attempt` (how many attempts the call took, 1 = first try).
-* `codex.mcp.tool_call.failure`: like success, plus `reason` (the exception).
-
-A subscriber is any callable taking a `TelemetryEvent`; one that raises is logged and skipped,
-so observability can never break a call.
-"""
+"""Tool call telemetry: events to subscribers, and OpenTelemetry spans when the API is
+installed (specs/client.md, "Telemetry")."""
 
 from __future__ import annotations
 

@@ -32,6 +32,21 @@ def _opt_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _objects(value: Any) -> list[JsonObject]:
+    """The objects of a list (an item that is not one is dropped); [] for a non-list."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+class _Listed:
+    """An item of a `*/list` result, whose `to_json` is the server's definition as it sent it."""
+
+    __slots__ = ()
+    raw: JsonObject
+
+    def to_json(self) -> JsonObject:
+        return dict(self.raw)
+
+
 @dataclass(frozen=True, slots=True)
 class InitializeResult:
     protocol_version: str
@@ -66,15 +81,13 @@ class Tool:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Tool:
-        output = data.get("outputSchema")
-        annotations = data.get("annotations")
         return cls(
             name=str(data.get("name", "")),
             description=_opt_str(data.get("description")),
             input_schema=_dict(data.get("inputSchema")),
-            output_schema=output if isinstance(output, dict) else None,
+            output_schema=_opt_dict(data.get("outputSchema")),
             title=_opt_str(data.get("title")),
-            annotations=annotations if isinstance(annotations, dict) else None,
+            annotations=_opt_dict(data.get("annotations")),
             raw=data,
         )
 
@@ -104,9 +117,7 @@ class CallToolResult:
         if content is None and "toolResult" in data:
             content = [{"type": "text", "text": str(data["toolResult"])}]
         return cls(
-            content=[c for c in content if isinstance(c, dict)]
-            if isinstance(content, list)
-            else [],
+            content=_objects(content),
             structured_content=data.get("structuredContent"),
             is_error=data.get("isError") is True,
             raw=data,
@@ -148,7 +159,7 @@ class Page(list[T]):
 
 
 @dataclass(frozen=True, slots=True)
-class Resource:
+class Resource(_Listed):
     """One item of resources/list."""
 
     uri: str
@@ -173,13 +184,9 @@ class Resource:
             raw=data,
         )
 
-    def to_json(self) -> JsonObject:
-        """The server's definition, as it sent it."""
-        return dict(self.raw)
-
 
 @dataclass(frozen=True, slots=True)
-class ResourceTemplate:
+class ResourceTemplate(_Listed):
     """One item of resources/templates/list."""
 
     uri_template: str
@@ -202,9 +209,6 @@ class ResourceTemplate:
             raw=data,
         )
 
-    def to_json(self) -> JsonObject:
-        return dict(self.raw)
-
 
 @dataclass(frozen=True, slots=True)
 class PromptArgument:
@@ -224,7 +228,7 @@ class PromptArgument:
 
 
 @dataclass(frozen=True, slots=True)
-class Prompt:
+class Prompt(_Listed):
     """One item of prompts/list."""
 
     name: str
@@ -235,19 +239,13 @@ class Prompt:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> Prompt:
-        arguments = data.get("arguments")
         return cls(
             name=_str(data.get("name")),
             title=_opt_str(data.get("title")),
             description=_opt_str(data.get("description")),
-            arguments=[PromptArgument.from_json(a) for a in arguments if isinstance(a, dict)]
-            if isinstance(arguments, list)
-            else [],
+            arguments=[PromptArgument.from_json(a) for a in _objects(data.get("arguments"))],
             raw=data,
         )
-
-    def to_json(self) -> JsonObject:
-        return dict(self.raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,10 +255,7 @@ class ReadResourceResult:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> ReadResourceResult:
-        contents = data.get("contents")
-        return cls(
-            [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else [], data
-        )
+        return cls(_objects(data.get("contents")), data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,12 +266,7 @@ class GetPromptResult:
 
     @classmethod
     def from_json(cls, data: JsonObject) -> GetPromptResult:
-        messages = data.get("messages")
-        return cls(
-            _opt_str(data.get("description")),
-            [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else [],
-            data,
-        )
+        return cls(_opt_str(data.get("description")), _objects(data.get("messages")), data)
 
 
 @dataclass(frozen=True, slots=True)

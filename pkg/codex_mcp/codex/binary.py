@@ -1,9 +1,5 @@
-"""Finding the Codex CLI to drive, and checking that it is new enough.
-
-`CODEX_BIN` wins when set; otherwise `codex` on PATH. The version comes from
-`codex --version` (`codex-cli 0.169.0`), read once per binary file (the result is cached by
-path, size and modification time, so a new session does not pay for it again).
-"""
+"""Finding the Codex CLI to drive, and checking that it is new enough (specs/codex-tools.md,
+"Versions")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""Operator bounds for `--serve codex`: the most a `codex` call may ask for.
-
-A call's sandbox and approval policy may not go past the server's maximum, its `cwd` must
-stay under one of the allowed roots, and each `config` key it overrides must be allowed.
-An OAuth scope may raise the maximum (`--codex-scope-bounds`), never lower it. A call that
-asks for more gets an error result before anything reaches app-server; a call that omits
-a bounded value gets the bound itself, so Codex's own defaults (CODEX_HOME/config.toml)
-cannot go past it. specs/codex-tools.md, "Operator bounds", has the rules and the flags.
-"""
+"""Operator bounds for `--serve codex`: the most a `codex` call may ask for
+(specs/codex-tools.md, "Operator bounds", has the rules and the flags)."""
 
 from __future__ import annotations
 

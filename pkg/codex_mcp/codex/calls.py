@@ -1,16 +1,10 @@
-"""One MCP `tools/call` of `codex` or `codex-reply`, run on a driver.
-
-This is what a provider calls with the driver of the caller's session: it parses the
-arguments, streams every event to the session as a `codex/event` notification (and as
-progress when the caller asked for it), puts approvals to the caller as elicitations, and
-returns the CallToolResult. Every failure is an `isError` result naming what went wrong;
-cancelling the call (the task running this) interrupts its Codex turn.
-"""
+"""One MCP `tools/call` of `codex` or `codex-reply`, run on a driver (specs/codex-tools.md,
+"What we serve")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import UnknownTool
@@ -98,20 +92,14 @@ def elicitation_forwarder(ctx: RequestContext) -> Elicitor:
 class CodexCall:
     prompt: str
     options: ThreadOptions
-
-    @property
-    def tool(self) -> str:
-        return CODEX
+    tool: ClassVar[str] = CODEX
 
 
 @dataclass(frozen=True, slots=True)
 class ReplyCall:
     thread_id: str
     prompt: str
-
-    @property
-    def tool(self) -> str:
-        return CODEX_REPLY
+    tool: ClassVar[str] = CODEX_REPLY
 
 
 def read_call(

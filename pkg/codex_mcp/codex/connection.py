@@ -1,15 +1,8 @@
 """A JSON-RPC connection to one `codex app-server` process over its stdio.
 
-The driver talks to app-server only through `AppServerConnection`, a deliberately narrow
-seam: request, notify, a notification callback, per-method request handlers, a close
-callback, close. `StdioConnection` implements it on the library's client pieces
-(`StdioTransport` + `ClientSession`); moving it onto another JSON-RPC peer means writing
-another class with these six members, not touching the protocol logic.
-
-app-server frames messages as JSON lines and omits `"jsonrpc": "2.0"` on its side; it
-accepts the field on ours. It has its own handshake (see `protocol.py`), so the session's
-MCP `initialize` is never used here.
-"""
+The driver talks to app-server only through `AppServerConnection`, a deliberately narrow seam,
+so moving it onto another JSON-RPC peer means another class with its six members, not touching
+the protocol logic (specs/codex-tools.md, "app-server, as the driver uses it")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
 """Driving Codex through one `codex app-server` connection: the `codex` and `codex-reply`
-calls as turns on app-server threads.
-
-One driver serves many calls at once, one turn per thread at a time. It routes every
-notification and approval request by thread id to the call running on that thread (a
-sub-agent's thread counts as its parent's), so two callers never see each other's events.
-Guarantees: every approval request gets an answer (refused when the caller cannot answer,
-fails, or is too slow); when app-server dies, every running call fails at once; a call
-that is cancelled interrupts its turn.
-"""
+calls as turns on app-server threads, routed by thread id (specs/codex-tools.md)."""
 
 from __future__ import annotations
 

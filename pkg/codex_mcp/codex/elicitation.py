@@ -1,11 +1,5 @@
-"""Asking the MCP client to approve a command or a patch, and reading its answer.
-
-The request is a standard `elicitation/create` (a message and an empty form: accepting it
-approves) that also carries the removed server's fields (`codex_elicitation`,
-`codex_command`, `codex_cwd`, ...), in their old shapes, for callers written against it.
-The answer may be the standard `{"action": "accept" | "decline" | "cancel"}` or the old
-`{"decision": "approved" | "denied" | ...}`; anything else is a refusal.
-"""
+"""Asking the MCP client to approve a command or a patch, and reading its answer
+(specs/codex-tools.md, "What we serve": approvals)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What can go wrong driving Codex, each with a message a caller can act on.
-
-The MCP tool layer turns every one of these into an `isError` tool result whose text is the
-message (a model or a person reads it); none of them is a protocol error.
-"""
+"""What can go wrong driving Codex; each becomes an `isError` tool result whose text is
+the message, never a protocol error."""
 
 from __future__ import annotations
 

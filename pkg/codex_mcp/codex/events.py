@@ -1,13 +1,5 @@
 """`codex/event` notifications: every app-server event of a call, in the removed server's
-envelope.
-
-The old server sent `{"_meta": {"requestId", "threadId"}, "id": <turn id>, "msg": {"type":
-<event>, ...}}` with Codex core's snake_case events. app-server speaks v2 notifications
-instead; the events old callers act on are rewritten into their old `msg` shapes
-(`session_configured`, `task_started`, `agent_message`, `exec_command_begin`/`_end`,
-`exec_approval_request`, `task_complete`, ...); every other notification is passed on as
-`{"type": <app-server method>, ...its params}`, so nothing is lost.
-"""
+envelope (specs/codex-tools.md, "What we serve": events)."""
 
 from __future__ import annotations
 

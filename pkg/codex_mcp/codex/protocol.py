@@ -1,8 +1,5 @@
-"""The parts of the `codex app-server` protocol (v2) the driver speaks, as data.
-
-Method names, the params we send, and how to read what app-server sends back. No I/O here;
-`specs/codex-tools.md` describes the protocol these functions encode.
-"""
+"""The parts of the `codex app-server` protocol (v2) the driver speaks, as data; no I/O
+(specs/codex-tools.md, "app-server, as the driver uses it")."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""A Provider serving `codex` and `codex-reply`, with one app-server per MCP session.
-
-Each session gets its own `codex app-server` (so its own threads and events), started the
-first time it calls a codex tool and stopped when the session ends: closed (stdio EOF),
-deleted, expired, or the server shutting down. Over stdio that is one process for the one
-session. A cap on app-servers running at once (about 185 MB each) turns a call past it into
-an error result.
-
-2026-07-28 requests over HTTP have no session: they are served by one app-server per
-caller (the bearer credential's digest, or everyone when there is no authentication) that
-lives as long as the server process. Their threads are reachable by `threadId`, the handle
-the revision asks stateful tools to pass; their events stream on the request's own
-response; approvals cannot be asked mid-turn, so a command that needs one is refused.
-
-`codex-mcp --serve codex` and `codex-mcp-http --serve codex` serve it.
-"""
+"""A Provider serving `codex` and `codex-reply`, with one app-server per MCP session
+(specs/codex-tools.md, "Sessions")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""One running turn: the events and approval requests of its thread, consumed in order.
-
-The connection's reader posts into the run (synchronously, never blocking); the call that
-started the turn consumes the queue, so the caller's event callback sees events in the
-order app-server sent them, and an approval is put to the caller only after every event
-before it was delivered.
-"""
+"""One running turn: the events and approval requests of its thread, consumed in order, so
+an approval is put to the caller only after every event before it was delivered."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""One session's Codex: an app-server of its own, started when the session first calls a
-codex tool, started again if it died, and stopped when the session ends.
-
-Each app-server costs about 185 MB, so `AppServerLimit` caps how many run at once across
-the sessions of a provider; past it a call fails with TooManyAppServers (an error result),
-and the slot comes back the moment an app-server stops, however it stops.
-
-The app-server starts in a task of its own, not in the call that wanted it: a call that is
-cancelled meanwhile must not leave a half-started process, and a second call arriving
-during the start waits for the same one.
-"""
+"""One session's Codex: its app-server, started on first use, started again if it died,
+stopped when the session ends; `AppServerLimit` caps them (specs/codex-tools.md, "Sessions")."""
 
 from __future__ import annotations
 

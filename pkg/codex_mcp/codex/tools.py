@@ -1,10 +1,5 @@
 """The `codex` and `codex-reply` tools as MCP sees them: definitions, argument parsing,
-results.
-
-Names, titles, descriptions and input schemas are exactly those of the removed
-`codex mcp-server` (Codex CLI 0.153.4; captured in tests/codex/fixtures), so existing
-callers work unchanged; annotations are new.
-"""
+results (specs/codex-tools.md, "What we serve": tools)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The audit log (`--audit-log FILE`): one JSON line per tool call and per refused request.
-
-A call's line: time, principal (the first 16 hex digits of the SHA-256 of the bearer
-credential; never the token), session (its log label, never the whole id, which is a
-credential too), method, tool, child (the gateway child it went to), duration, outcome
-and sizes (bytes of the arguments and of the result as JSON). Arguments and results are
-written only with `--audit-arguments`. A refused request's line: time, principal, client
-address, HTTP method and path, status and reason.
-
-Lines are appended unbuffered (one write each), so a crash loses none.
-"""
+"""The audit log (`--audit-log FILE`): one JSON line per tool call and per refused request,
+appended unbuffered (specs/observability.md, "Audit log")."""
 
 from __future__ import annotations
 

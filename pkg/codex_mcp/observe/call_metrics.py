@@ -1,14 +1,5 @@
-"""The per-request metrics: requests, errors and latency by method and tool, per-child
-latency of a gateway's relayed calls, and the calls in flight.
-
-They are bumped on every request, so their cost is the metrics' cost on the hot path. In a
-single process they are plain numbers (a few additions per request, no lock: the event
-loop's thread is the only writer) that a collector hands to prometheus_client when
-scraped, in the same series its Counter, Histogram and Gauge would give. Under `--workers`
-each worker counts the same way and writes its numbers whole to its own file in the
-shared directory every FLUSH_SECONDS, when scraped and at exit; a scrape sums the files
-(WorkerFiles). Only prometheus_client's public API is used (decision 55).
-"""
+"""The per-request metrics, plain numbers on the hot path until a scrape hands them to
+prometheus_client (specs/observability.md, "Metrics": hot path; decision 55)."""
 
 from __future__ import annotations
 
@@ -22,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from .plain_metrics import BUCKETS, MAX_LABELS, OTHER, bounded
+from .plain_metrics import BUCKETS, child_of
 from .workers import MULTIPROC_ENV
 
 REQUESTS: Final = ("codex_mcp_requests", "Requests answered, by method and tool.")
@@ -61,7 +52,7 @@ class Series:
 
     __slots__ = ("buckets", "count", "created", "errors", "sum")
 
-    def __init__(self) -> None:
+    def __init__(self, *_: str) -> None:
         self.count = 0
         self.errors = 0
         self.sum = 0.0
@@ -144,15 +135,7 @@ class LocalCalls:
             self.child(child).observe(seconds, failed)
 
     def series(self, method: str, tool: str) -> Series:
-        key = (method, tool)
-        found = self.by_label.get(key)
-        if found is None:
-            if len(self.by_label) >= MAX_LABELS or not bounded(key):
-                key = (OTHER, OTHER)
-                found = self.by_label.get(key)
-            if found is None:
-                found = self.by_label[key] = Series()
-        return found
+        return child_of(self.by_label, (method, tool), Series)  # type: ignore[no-any-return]
 
     def child(self, name: str) -> Series:
         found = self.by_child.get(name)

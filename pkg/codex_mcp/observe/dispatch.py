@@ -1,12 +1,5 @@
 """Every request a core serves, timed and told to the sinks, from one seam: the core's
-method table (and its 2026-07-28 entry points), each handler wrapped once at start.
-
-A request is a `Call` from arrival to answer. Its end goes to the metrics (always, when
-this is installed), the audit log and the tracer (when configured). Handlers keep their
-shapes: an inline answer stays inline, `Ready` stays `Ready`, a gateway relay's `Deferred`
-is answered through a `Deferred` (no task added), anything else is awaited in one extra
-coroutine.
-"""
+method table, each handler wrapped once at start (specs/observability.md, the seams)."""
 
 from __future__ import annotations
 

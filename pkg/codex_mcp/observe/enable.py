@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.jsonrpc import JsonObject
 from . import tracing
-from .dispatch import MetricsSink, Recorder, Sink, instrument
+from .dispatch import CURRENT, MetricsSink, Recorder, Sink, instrument
 from .hooks import CodexTurnHooks, RelayHooks
 from .sessions import SessionCounts
 from .state import ServerState
@@ -17,6 +19,42 @@ if TYPE_CHECKING:
     from .tracing import TracingSink
 
 _OBSERVED = "_codex_mcp_observed"
+
+
+class RelayWatch:
+    """The gateway's relay seen from here (hooks.RelayHooks): the child a relayed call
+    went to, and, when tracing, its span."""
+
+    def __init__(self, tracing: TracingSink | None) -> None:
+        self.tracing = tracing
+
+    def on_relay(self, child: str, tool: str, ctx: Any) -> None:
+        call = CURRENT.get()
+        if call is not None:
+            call.child = child
+            if self.tracing is not None:
+                self.tracing.relayed(call, child, tool, ctx)
+
+
+class CodexTurnSpans:
+    """A Codex turn seen from here (hooks.CodexTurnHooks): a `codex turn` span under the
+    request's span."""
+
+    def __init__(self, tracing: TracingSink) -> None:
+        self.tracing = tracing
+
+    async def on_codex_turn(
+        self, tool: str, call_next: Callable[[], Awaitable[JsonObject]]
+    ) -> JsonObject:
+        call = CURRENT.get()
+        if call is None or call.span is None:
+            return await call_next()
+        with self.tracing.child_span(call, "codex turn", {"codex.tool": tool}) as span:
+            result = await call_next()
+            structured = result.get("structuredContent") if isinstance(result, dict) else None
+            if isinstance(structured, dict) and structured.get("threadId"):
+                span.set_attribute("codex.thread_id", str(structured["threadId"]))
+            return result
 
 
 class Observed:
@@ -52,12 +90,8 @@ class Observed:
         calls_seen = relays or self.tracing is not None
         self.recorder: Recorder | None = instrument(core, sinks, calls_seen) if sinks else None
         if isinstance(provider, RelayHooks):
-            from .relay import RelayWatch
-
             provider.relay_observer = RelayWatch(self.tracing)
         if self.tracing is not None and isinstance(provider, CodexTurnHooks):
-            from .codex_turns import CodexTurnSpans
-
             provider.turn_observer = CodexTurnSpans(self.tracing)
         self.state = ServerState(core, in_flight=self.metrics)
 

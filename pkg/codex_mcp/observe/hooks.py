@@ -1,7 +1,5 @@
-"""The hook points the serving code calls for observation (specs/observability.md,
-decision 55): a provider that has one says so by its base class, keeps its observer in a
-plain attribute, None until observe/enable.py sets it, and calls it explicitly where the
-event happens. Off, a hook costs one None check; nothing here imports anything heavy."""
+"""The hook points the serving code calls for observation; off, a hook costs one None check
+(specs/observability.md, "Hooks"; decision 55)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
 """The Prometheus metrics, declared once; imported at the first scrape (or under
-`--workers`), never by a server that nobody scrapes (decision 42).
-
-The counters bumped while serving are plain numbers until scraped: the per-request ones
-in call_metrics.py, sessions and refused requests in plain_metrics.py; they are collected
-from here. Gauges of state that lives elsewhere (gateway children, Codex app-servers,
-Redis, SSE streams) are set from a snapshot (state.py) when scraped. Under --workers the
-supervisor gives every worker one PROMETHEUS_MULTIPROC_DIR, so any worker's /metrics
-shows them all (counters and histograms summed, gauges summed over live workers).
-"""
+`--workers`), never by a server that nobody scrapes (specs/observability.md, "Metrics"; decision 42)."""
 
 from __future__ import annotations
 

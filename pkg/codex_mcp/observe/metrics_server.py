@@ -1,6 +1,5 @@
-"""Metrics for the stdio server (`codex-mcp --metrics-port PORT`): a small HTTP server on
-127.0.0.1 beside the stdio session, with /metrics and the status page at /. Loopback
-only, and no token: whoever can reach 127.0.0.1 can already read the process."""
+"""Metrics for the stdio server (`codex-mcp --metrics-port PORT`): /metrics and the status
+page on 127.0.0.1 only, without a token (specs/observability.md, "Metrics": the stdio server)."""
 
 from __future__ import annotations
 

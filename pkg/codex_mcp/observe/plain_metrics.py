@@ -1,15 +1,5 @@
-"""The counters and gauges bumped while serving (sessions, refused requests), kept in one
-process as plain numbers and handed to prometheus_client only when /metrics is scraped
-(metrics.py collects them then), so a server that nobody scrapes never imports it: some
-9 ms of every start (decision 42). Under `--workers` each change must reach this worker's
-file in the shared directory, so there a family is prometheus_client's own metric
-(metrics.shared), behind the same `get(*label values).inc()`.
-
-Label values are bounded: methods, tools and statuses beyond `MAX_LABELS` distinct values,
-or longer than `MAX_LABEL_CHARS`, count as "other", so a client inventing names cannot grow
-the series without end (and dispatch.py counts a tool or method the server does not have
-as "other" from the start, so invented names do not use up the distinct values either).
-"""
+"""The counters and gauges bumped while serving (sessions, refused requests), plain numbers
+until scraped, with bounded label values (specs/observability.md, "Metrics": cardinality)."""
 
 from __future__ import annotations
 
@@ -67,20 +57,20 @@ class Labels:
         self._children: dict[Any, Any] = {}
 
     def get(self, *values: str) -> Any:
-        child = self._children.get(values)
+        return child_of(self._children, values, self._make)
+
+
+def child_of(children: dict[Any, Any], values: tuple[str, ...], make: Callable[..., Any]) -> Any:
+    """The child of these label values, made if new; past `MAX_LABELS` children, or for a
+    value longer than `MAX_LABEL_CHARS`, the "other" child."""
+    child = children.get(values)
+    if child is None:
+        if len(children) >= MAX_LABELS or not all(len(v) <= MAX_LABEL_CHARS for v in values):
+            values = tuple(OTHER for _ in values)
+            child = children.get(values)
         if child is None:
-            if len(self._children) >= MAX_LABELS or not bounded(values):
-                values = tuple(OTHER for _ in values)
-                child = self._children.get(values)
-            if child is None:
-                child = self._make(*values)
-                self._children[values] = child
-        return child
-
-
-def bounded(values: tuple[str, ...]) -> bool:
-    """Are these label values short enough to keep as they are?"""
-    return all(len(value) <= MAX_LABEL_CHARS for value in values)
+            child = children[values] = make(*values)
+    return child
 
 
 class Value:

@@ -1,10 +1,5 @@
-"""Refused HTTP requests (401, 403, 404 for a session, 413, 415, 429, 503): each logged
-once at INFO with its reason and the client's address, counted, and audited.
-
-The log is rate-limited: at most `burst` lines per `window` seconds; what a flood beyond
-that leaves out is summed up in one line when the next window opens, so the disk cannot
-fill while the counts stay right (the metric and the audit log see every one).
-"""
+"""Refused HTTP requests: each logged once (rate-limited), counted, and audited
+(specs/observability.md, "Refused requests")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""A snapshot of a running server, for the status page and the state gauges: version and
-uptime, sessions, calls in flight, gateway children (state, restarts, last error, stderr
-tail), Codex app-servers, and the shared store (Redis) with this replica's number.
-
-It reads what the serving code keeps anyway (the core's sessions, the gateway's children,
-the Codex provider's count, the store's flag); nothing is tracked for it.
-"""
+"""A snapshot of a running server, for the status page and the state gauges, read from what
+the serving code keeps anyway (specs/observability.md, the seams)."""
 
 from __future__ import annotations
 

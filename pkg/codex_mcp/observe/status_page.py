@@ -1,9 +1,5 @@
-"""The status page at `/`: one server-rendered HTML page, no script, that reloads itself.
-
-Version and uptime, sessions, calls in flight, the gateway's children (state, restarts,
-last error, stderr tail), Codex app-servers, and the shared store with this replica.
-Everything shown is escaped; session ids are shown as their log labels only.
-"""
+"""The status page at `/`: one server-rendered HTML page, no script, everything shown escaped
+(specs/observability.md, "Status page")."""
 
 from __future__ import annotations
 

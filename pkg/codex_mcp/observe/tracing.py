@@ -1,16 +1,5 @@
-"""OpenTelemetry spans (the optional `otel` extra: API, SDK, OTLP exporter).
-
-One SERVER span per request (method, tool, session label, request id, outcome), its parent
-taken from `params._meta.traceparent` (and `tracestate`) when the request carries one,
-else from the HTTP request's `traceparent` header; a CLIENT span for each call the gateway
-relays, whose context goes to the child in `_meta.traceparent`, so one trace runs from
-the client through the gateway to the child; a `codex turn` span for each Codex turn.
-
-On when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set:
-spans are exported with OTLP over HTTP, configured by the standard OTEL_* variables.
-Otherwise nothing is imported or wrapped, so there is no cost on the hot path. Tests (or an
-embedding application) pass their own TracerProvider to `use_provider`.
-"""
+"""OpenTelemetry spans and W3C trace context, the optional `otel` extra
+(specs/observability.md, "Traces")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Observation in the HTTP app: GET /metrics, the status page at /, and a middleware that
-notes refused requests (and answers /metrics before the bearer check when the operator
-opened it with --public-metrics). Everything here sits behind the same Host/Origin and
-bearer checks as /mcp otherwise."""
+notes refused requests (specs/observability.md, "Metrics": access)."""
 
 from __future__ import annotations
 

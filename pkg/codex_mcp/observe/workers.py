@@ -1,6 +1,5 @@
-"""Metrics across `--workers N`: the supervisor gives its workers one directory for
-prometheus_client's multiprocess mode, so a scrape of any worker shows every worker (the
-counters and histograms summed, the gauges summed over the live ones)."""
+"""Metrics across `--workers N`: one multiprocess directory for every worker
+(specs/observability.md, "Metrics": --workers)."""
 
 from __future__ import annotations
 

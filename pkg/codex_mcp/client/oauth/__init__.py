@@ -1,13 +1,4 @@
-"""OAuth 2.1 for the MCP client, as the MCP authorization spec has it (specs/oauth.md).
-
-from codex_mcp.client import Client
-from codex_mcp.client.oauth import OAuth, TokenStore, LoopbackAuthorizer
-
-async with LoopbackAuthorizer() as browser:
-    auth = OAuth(store=TokenStore(), authorizer=browser)
-    async with Client.http(url, auth=auth) as client:
-        ...
-"""
+"""OAuth 2.1 for the MCP client, as the MCP authorization spec has it (specs/oauth.md)."""
 
 from __future__ import annotations
 

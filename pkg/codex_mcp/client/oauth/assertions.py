@@ -1,25 +1,14 @@
-"""Assertions for the JWT-bearer grant (RFC 7523): what a client presents instead of a
-user's authorization when its identity comes from elsewhere.
-
-- `StaticAssertion`: a JWT the platform gave the workload (workload identity federation,
-  SEP-1933).
-- `IdJagExchange`: an enterprise IdP's ID token exchanged at the IdP (RFC 8693 token
-  exchange) for an identity assertion grant (ID-JAG) naming the authorization server and
-  the MCP server (enterprise-managed authorization, SEP-990).
-
-Each is called with the authorization server's issuer (the audience) and the resource.
-"""
+"""Assertions for the JWT-bearer grant (RFC 7523): `StaticAssertion`, `IdJagExchange`
+(specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from urllib.parse import quote
 
 import aiohttp
 
-from .endpoints import error_detail, exchange, printable_token
+from .endpoints import basic_authorization, error_detail, exchange, printable_token
 from .errors import OAuthError
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -57,8 +46,7 @@ class IdJagExchange:
         }
         headers = {"Accept": "application/json"}
         if self.client_id is not None and self.client_secret is not None:
-            pair = f"{quote(self.client_id, safe='')}:{quote(self.client_secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+            headers.update(basic_authorization(self.client_id, self.client_secret))
         elif self.client_id is not None:
             form["client_id"] = self.client_id
         status, body, _ = await exchange(

@@ -1,12 +1,5 @@
-"""The user's browser as the authorizer: a one-shot HTTP server on a loopback port takes
-the redirect back (RFC 8252's native-app flow); the authorization URL is opened in the
-browser, or printed when none can be opened (a remote shell).
-
-Any local process, and any web page the user has open, can call the callback. So only a
-request carrying the `state` of the login in progress (compared in constant time) ends it;
-any other gets a 400 page and the login waits on, up to MAX_BAD_CALLBACKS of them and the
-timeout. Only http(s) URLs are handed to the browser.
-"""
+"""The user's browser as the authorizer, with a one-shot callback server on a loopback port
+(specs/oauth.md; specs/isolation.md, "The OAuth client and its token store")."""
 
 from __future__ import annotations
 

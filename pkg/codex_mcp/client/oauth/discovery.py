@@ -1,19 +1,4 @@
-"""Finding who issues tokens for an MCP server.
-
-1. Protected-resource metadata (RFC 9728): from the URL the 401's `WWW-Authenticate` names,
-   else the well-known URL built on the server's path, then on its root. Its `resource` must
-   name this server (same origin, a prefix of its path): metadata naming another resource is
-   refused, or a token for that one would be sent here.
-2. Authorization-server metadata (RFC 8414, with OpenID Connect Discovery's locations as the
-   fallback), whose `issuer` must be exactly the issuer we built the URL from.
-3. MCP 2025-03-26 servers publish no resource metadata: the server's origin is then the
-   authorization server, and without its metadata the endpoints are `/authorize`, `/token`
-   and `/register` there.
-
-Every URL on the way (the server's, the metadata's, the issuer and its endpoints) must be
-https, or http on loopback (endpoints.py): one that is not is refused before any request
-is sent to it.
-"""
+"""Finding who issues tokens for an MCP server (specs/oauth.md, "The client's OAuth": 401)."""
 
 from __future__ import annotations
 

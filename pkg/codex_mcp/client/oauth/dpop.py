@@ -1,7 +1,4 @@
-"""DPoP (RFC 9449): tokens bound to a key of ours. Each request to the token endpoint and
-to the server carries a fresh proof (a JWT signed with the key, naming the method and URL,
-and the token's hash for the server), so a stolen token is useless without the key. The
-key (EC P-256, from `cryptography`) is kept with the tokens it binds; PyJWT signs."""
+"""DPoP (RFC 9449): tokens bound to a key of ours (specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 
@@ -19,7 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 ALGORITHM = "ES256"
 
 
-def _b64url(data: bytes) -> str:
+def b64url(data: bytes) -> str:
+    """Base64url without padding (JOSE, and PKCE)."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
@@ -36,8 +34,8 @@ class DpopKey:
         self.public_jwk = {
             "kty": "EC",
             "crv": "P-256",
-            "x": _b64url(numbers.x.to_bytes(32, "big")),
-            "y": _b64url(numbers.y.to_bytes(32, "big")),
+            "x": b64url(numbers.x.to_bytes(32, "big")),
+            "y": b64url(numbers.y.to_bytes(32, "big")),
         }
         #: The latest nonce each server asked for (RFC 9449 sections 8 and 9), by origin.
         self.nonces: dict[str, str] = {}
@@ -62,7 +60,7 @@ class DpopKey:
         if nonce is not None:
             claims["nonce"] = nonce
         if access_token is not None:
-            claims["ath"] = _b64url(hashlib.sha256(access_token.encode("ascii")).digest())
+            claims["ath"] = b64url(hashlib.sha256(access_token.encode("ascii")).digest())
         headers = {"typ": "dpop+jwt", "jwk": self.public_jwk}
         return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers=headers)
 

@@ -1,13 +1,11 @@
 """Talking to the endpoints of an authorization server (and of the MCP server) without
-trusting them: every URL we send a secret to is https (plain http only on loopback), no
-request carrying a credential follows a redirect, every body we read is bounded and parsed
-with a bounded depth, and what we show of their answers is escaped and short
-(specs/isolation.md, "The OAuth client and its token store")."""
+trusting them (specs/isolation.md, "The OAuth client and its token store")."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 import orjson
@@ -72,6 +70,13 @@ async def read_body(resp: aiohttp.ClientResponse, url: str) -> bytes:
         if len(body) > MAX_BODY_BYTES:
             raise too_large
     return bytes(body)
+
+
+def basic_authorization(client_id: str, secret: str) -> dict[str, str]:
+    """The Authorization header of HTTP Basic client authentication: RFC 6749 section
+    2.3.1 has each part form-encoded before joining."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
 
 
 def parse_json(body: bytes) -> Any:

@@ -1,24 +1,15 @@
-"""OAuth: the MCP authorization spec from the client's side, for one server.
-
-The HTTP transport asks `header()` for the Authorization header of each request (a token
-close to expiry is refreshed first). A 401 hands its challenge to `unauthorized()`, which
-finds the authorization server (discovery.py), forgets tokens an earlier issuer gave,
-tries the refresh token, and otherwise gets new ones: the client credentials grant, or the
-authorization code grant with PKCE through the `Authorizer` (the user's browser), with the
-`resource` (RFC 8707) and the scopes the challenge or the metadata name. A 403
-`insufficient_scope` calls `step_up()`: authorization again for the scopes held plus the
-ones asked, unless nothing new is asked (no loop). Tokens, issuer and registrations are
-kept in the store, per server. The store may be shared with other processes: it is read
-again under its lock before a refresh and before a write, so tokens another process got
-meanwhile are used (not refreshed again, not overwritten, never replaced by nothing).
-"""
+"""OAuth: the MCP authorization spec from the client's side, for one server
+(specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import logging
+import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -27,7 +18,7 @@ import aiohttp
 from .assertions import JWT_BEARER, AssertionSource
 from .challenge import Challenge
 from .discovery import AuthServer, Discovered, discover
-from .dpop import DpopKey
+from .dpop import DpopKey, b64url
 from .endpoints import SECURE_RULE, insecure_reason, require_secure
 from .errors import (
     BearerTokenNeeded,
@@ -38,7 +29,6 @@ from .errors import (
     ScopeNeeded,
     shown,
 )
-from .pkce import Pkce
 from .registration import ClientProfile, register
 from .store import MemoryStore, Registration, ServerAuth, Store, Tokens, same_tokens
 from .token_endpoint import SigningKey, request_tokens
@@ -47,6 +37,18 @@ log = logging.getLogger("codex_mcp.client.oauth")
 
 OFFLINE_ACCESS = "offline_access"
 GRANTS = ("authorization_code", "client_credentials", "jwt_bearer")
+
+
+@dataclass(frozen=True, slots=True)
+class Pkce:
+    """PKCE (RFC 7636, S256 only, as OAuth 2.1 asks) and the `state` of one authorization."""
+
+    verifier: str = field(default_factory=lambda: b64url(secrets.token_bytes(48)))
+    state: str = field(default_factory=lambda: b64url(secrets.token_bytes(24)))
+
+    @property
+    def challenge(self) -> str:
+        return b64url(hashlib.sha256(self.verifier.encode()).digest())
 
 
 class Authorizer(Protocol):

@@ -1,6 +1,4 @@
-"""Who we are at an authorization server: a pre-registered client, a client ID metadata
-document (our client_id is the URL of a JSON document describing us, when the server
-supports them), or a client registered on the spot (RFC 7591 dynamic registration)."""
+"""Who we are at an authorization server (specs/oauth.md, "The client's OAuth": who we are)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""What a login leaves behind, per MCP server: the tokens, which issuer gave them, and the
-client registration at each issuer (a registration is never taken to another one).
-
-`TokenStore` keeps them in one file per server under `$CODEX_MCP_OAUTH_DIR`, else
-`$XDG_STATE_HOME/codex-mcp/oauth`, else `~/.local/state/codex-mcp/oauth`: the directory
-ours and 0700 (made so, or refused), each file 0600, written whole (a temporary file renamed
-over the old one), so a crash never leaves half a token behind. Processes sharing the store
-take its lock (`lock()`: flock on a file beside it) to re-read it before they refresh or
-write (specs/oauth.md, "Tokens on disk"). What is read back is checked value by value: a
-value of the wrong type is treated as absent, and said. `MemoryStore` keeps them for the
-process only.
-"""
+"""What a login leaves behind, per MCP server: tokens, issuer, registrations
+(specs/oauth.md, "Tokens on disk")."""
 
 from __future__ import annotations
 
@@ -62,6 +52,10 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _scheme(token_type: Any) -> str | None:
+    return TOKEN_SCHEMES.get(token_type.lower()) if isinstance(token_type, str) else None
+
+
 @dataclass(slots=True)
 class Tokens:
     access_token: str
@@ -83,7 +77,7 @@ class Tokens:
                 f"(got {shown(type(body.get('access_token')).__name__)})"
             )
         raw_type = body.get("token_type", "Bearer")
-        scheme = TOKEN_SCHEMES.get(raw_type.lower()) if isinstance(raw_type, str) else None
+        scheme = _scheme(raw_type)
         if scheme is None:
             raise OAuthError(f"{where} gave a token of type {shown(raw_type)}: not usable here")
         expires_in = _number(body.get("expires_in"))
@@ -113,8 +107,7 @@ class Tokens:
             complain(f"tokens is {type(data).__name__}, not an object")
             return None
         access = printable_token(data.get("access_token"))
-        raw_type = data.get("token_type", "Bearer")
-        scheme = TOKEN_SCHEMES.get(raw_type.lower()) if isinstance(raw_type, str) else None
+        scheme = _scheme(data.get("token_type", "Bearer"))
         if access is None or scheme is None:
             complain("tokens: no usable access_token and token_type")
             return None

@@ -1,21 +1,18 @@
-"""Requests to the token endpoint, authenticated the way the client was registered:
-`none` (client_id in the form), `client_secret_basic`, `client_secret_post`, or
-`private_key_jwt` (a JWT signed with the client's key, by PyJWT: RFC 7523)."""
+"""Requests to the token endpoint, authenticated the way the client was registered
+(specs/oauth.md, "The client's OAuth")."""
 
 from __future__ import annotations
 
-import base64
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 
 from .discovery import AuthServer
 from .dpop import DpopKey
-from .endpoints import error_detail, exchange
+from .endpoints import basic_authorization, error_detail, exchange
 from .errors import GrantRefused, OAuthError
 from .store import Registration, Tokens
 
@@ -58,9 +55,7 @@ def authenticate(
     # whatever the method (the official MCP SDK's token endpoint: "Missing client_id").
     form["client_id"] = client.client_id
     if method == "client_secret_basic" and client.client_secret is not None:
-        # RFC 6749 section 2.3.1: each part form-encoded before joining.
-        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
-        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+        return basic_authorization(client.client_id, client.client_secret)
     if method == "client_secret_post" and client.client_secret is not None:
         form["client_secret"] = client.client_secret
     elif method == "private_key_jwt":

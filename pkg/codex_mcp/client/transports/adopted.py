@@ -1,10 +1,5 @@
-"""A server process started before the event loop ran (`subprocess.Popen`), behind the part
-of `asyncio.subprocess.Process` the stdio transport uses: its pipes as asyncio streams, and
-its exit awaited through a pidfd (Linux), so no thread waits for it.
-
-The gateway starts its stdio children this way as the very first thing it does, so they
-start while it imports the rest of itself (gateway/config/early.py).
-"""
+"""A server process started before the event loop ran, behind the part of
+`asyncio.subprocess.Process` the stdio transport uses (specs/client.md, "Transports")."""
 
 from __future__ import annotations
 

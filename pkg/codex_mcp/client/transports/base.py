@@ -1,12 +1,4 @@
-"""The contract between a ClientSession and a transport.
-
-A transport moves JSON-RPC messages (plain dicts, or lists for batches) both ways. It hands
-what it receives to `on_message(message, related_request_id)`, naming the request of ours
-whose response stream carried it when it can tell (Streamable HTTP), so a server request
-that arrives while a call runs can be tied to that call; and calls `on_closed` once, when
-the connection is gone for good, so the session can fail every pending request at once
-instead of letting them hang.
-"""
+"""The contract between a ClientSession and a transport (specs/client.md, "Transports")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The legacy HTTP+SSE transport (MCP 2024-11-05).
-
-A GET opens an event stream whose first `endpoint` event names the URL to POST messages to;
-every answer and server message then arrives on that stream as a `message` event. When the
-stream ends the connection is over: pending requests fail at once.
-"""
+"""The HTTP+SSE transport of MCP 2024-11-05 (specs/client.md, "Transports")."""
 
 from __future__ import annotations
 

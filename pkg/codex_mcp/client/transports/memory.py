@@ -1,8 +1,5 @@
-"""In-memory transport: a client wired straight to a codex-mcp server's core, for tests.
-
-Messages still go through orjson both ways, so what works here works on a wire (no shared
-dicts, no values JSON cannot carry).
-"""
+"""In-memory transport: a client wired straight to a server's core, for tests
+(specs/client.md, "Transports")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""stdio transport: the server is a subprocess speaking JSON-RPC on its stdin/stdout.
-
-MCP frames messages as newline-delimited JSON. Some older servers (LSP-style) use
-`Content-Length:` headers instead; we read what the server's first message uses (the servers'
-own decoder, `core.framing`: linear in the message size), and write the configured one. One
-bad frame costs one message: a stray `Content-Length:` line or a message over
-`max_message_bytes` is logged and dropped, and the request it answered fails with an error
-that says so. The server's stderr is kept (the last lines) so that when the process dies the
-error says why; pass `errlog` to also see it live.
-"""
+"""stdio transport: the server is a subprocess speaking JSON-RPC on its stdin/stdout
+(specs/client.md, "Transports")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,4 @@
-"""Streamable HTTP transport (MCP 2025-03-26 and later).
-
-Every message is a POST with `Accept: application/json, text/event-stream`. A request's
-answer comes back as one JSON body or as an SSE stream that may carry server requests and
-notifications before the response. The session id the server assigns at initialize goes on
-every later request (`Mcp-Session-Id`), with `MCP-Protocol-Version` once negotiated. After
-the handshake a GET stream carries what the server sends unprompted (405 means it has none).
-A 404 to a request that carried a session id means the session expired: we raise
-SessionExpired and the ClientSession re-initializes once. Closing sends DELETE.
-
-Speaking 2026-07-28 (`use_stateless`), there is no session, no GET stream and no DELETE:
-each POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the
-`Mcp-Param-*` headers of the tool's `x-mcp-header` arguments, and an HTTP error whose
-body is the JSON-RPC answer to our request is delivered as that answer.
-"""
+"""Streamable HTTP transport, MCP 2025-03-26 and later (specs/client.md, "Transports")."""
 
 from __future__ import annotations
 
