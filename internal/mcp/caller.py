@@ -1,12 +1,5 @@
-"""What the transport vouches for about the caller of the request being served, beyond
-its principal: the scopes of its OAuth grant.
-
-The HTTP transport checks the token in the request's own task and sets `CALLER_SCOPES`
-there; the core starts the request's handler in a task made from that context, so the
-handler reads the scopes of the request it serves (`RequestContext.caller_scopes`).
-Anything that did not come through such a request (stdio, a static token, no auth) reads
-None, and a handler that widens what a caller may do by scope then widens nothing.
-"""
+"""What the transport vouches for about the caller beyond its principal: its OAuth scopes,
+read by the handler as `RequestContext.caller_scopes` (None off HTTP OAuth; decision 47)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The 2026-07-28 era's methods, served per request without a handshake.
-
-`STATELESS_ENTRY` serves every stateless request: it validates the request's `_meta`
-envelope (-32602 without it, -32022 for a version we do not speak), finds the method
-(-32601 for one the era does not have, `initialize` and `ping` included), lets the
-handler run, and finishes its result: `resultType`, our `serverInfo` in `_meta`, and
-cache hints on the cacheable results. Handlers shared with the legacy era are reused
-as they are; the context (StatelessContext) carries what differs.
-"""
+"""The 2026-07-28 era's methods, served per request without a handshake (`STATELESS_ENTRY`;
+specs/design.md, "Two eras on one server")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Streamable HTTP (MCP 2025-03-26 and later) on one endpoint: POST, GET and DELETE /mcp.
-
-A POST carrying a request is answered with JSON when the call sends nothing but
-its result. When it sends notifications or server-to-client requests first and
-the client accepts SSE, the answer turns into an SSE stream that carries them
-as they happen, then the result. `X-MCP-POST-STREAM: 1` asks for SSE from the
-start. A message is never put on two streams. With `post_stream="header"` (the
-Rust codex-mcp-server's contract, the default when serving codex) a session
-holding its GET stream gets JSON answers to its POSTs, and what the calls send
-first goes to that GET stream.
-"""
+"""Streamable HTTP (MCP 2025-03-26 and later) on one endpoint: POST, GET and DELETE /mcp
+(JSON or SSE per POST: specs/http.md, "Choosing JSON or SSE for a POST")."""
 
 from __future__ import annotations
 
