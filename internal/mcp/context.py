@@ -1,10 +1,5 @@
-"""What a server handler can do while it serves one request.
-
-A RequestContext talks back to the client through the session that received
-the request: progress for the request's progress token, log messages, and
-server-to-client requests (sampling, elicitation, roots), each tagged with the
-request it belongs to so an HTTP transport can put it on that request's stream.
-"""
+"""What a server handler can do while it serves one request: progress, logs and
+server-to-client requests, each tied to that request (specs/design.md, "The peer")."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ pydantic is imported on first use, not at import time: a stdio server answers
 from __future__ import annotations
 
 import inspect
-import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, get_type_hints
 
@@ -103,7 +102,3 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 def first_line(doc: str | None) -> str | None:
     return inspect.cleandoc(doc) if doc else None
-
-
-def is_optional(hint: Any) -> bool:
-    return type(None) in typing.get_args(hint)
