@@ -55,10 +55,6 @@ class Provider:
     def add_listener(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
-    def remove_listener(self, listener: Listener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
-
     def notify_list_changed(self, kind: ListKind) -> None:
         for listener in list(self._listeners):
             listener(kind, None)

@@ -166,18 +166,6 @@ class ServerSession(JsonRpcPeer):
             )
         return await super().request(method, params, options)
 
-    async def send_request(
-        self,
-        method: str,
-        params: JsonObject | None = None,
-        related_request_id: RequestId | None = None,
-        timeout: float | None = None,
-    ) -> JsonObject:
-        """`request` with the options spelled out (kept for callers of earlier versions)."""
-        return await self.request(
-            method, params, CallOptions(timeout=timeout, related_request_id=related_request_id)
-        )
-
     # -- lifetime --------------------------------------------------------------
     def start_soon(self, work: Awaitable[Any]) -> None:
         """Run something for this session in the background; cancelled when it closes."""

@@ -319,19 +319,10 @@ class StreamableHttp:
         with found as session:
             if session.store is not None and not is_local(session, resume_from):
                 return await follow_stream(request, session, resume_from, self.config)
-            return await self._stream(request, session, resume_from)
+            return await self._local_stream(request, session, resume_from)
 
-    async def _stream(
+    async def _local_stream(
         self, request: web.Request, session: HttpSession, resume_from: tuple[str, int] | None
-    ) -> web.StreamResponse:
-        return await self.local_stream(request, session, resume_from, self.config)
-
-    @staticmethod
-    async def local_stream(
-        request: web.Request,
-        session: HttpSession,
-        resume_from: tuple[str, int] | None,
-        config: HttpConfig,
     ) -> web.StreamResponse:
         """The GET stream from this process's own streams and replay buffer."""
         streams = session.streams
@@ -350,7 +341,7 @@ class StreamableHttp:
                 await response.write(sse.event(data, event_id))
             if stream.finished and stream is not streams.standalone:
                 return response
-            ticker = Ticker(queue, config.keepalive_interval)
+            ticker = Ticker(queue, self.config.keepalive_interval)
             while (item := await queue.get()) is not None:
                 if item is TICK:
                     await response.write(sse.KEEPALIVE)  # also finds out if the client left
