@@ -65,7 +65,6 @@ class TaskRecord:
         self.status = WORKING
         self.status_message: str | None = None
         self.created_at = self.updated_at = _now()
-        self.created = time.monotonic()
         #: When it reached a terminal status (monotonic): it is kept ttlMs from then.
         self.finished_at: float | None = None
         self._input_timer: asyncio.TimerHandle | None = None

@@ -26,7 +26,7 @@ from ..request_state import ReplayedRequestState
 from ..rounds import ROUND_METHODS, InputRequired, Rounds
 from ..stateless_context import StatelessContext
 from ..versions import STATELESS_VERSIONS
-from . import completion, listen, prompts, resources, stateless_tools, task_methods, tools
+from . import completion, listen, prompts, resources, task_methods, tools
 
 if TYPE_CHECKING:
     from ..session import ServerSession
@@ -65,7 +65,7 @@ def discover(
 METHODS: Final[dict[str, tuple[StatelessHandler, str | None]]] = {
     "server/discover": (discover, None),
     "tools/list": (tools.list_tools, "tools"),
-    "tools/call": (stateless_tools.call_tool, "tools"),
+    "tools/call": (tools.stateless_call_tool, "tools"),
     "resources/list": (resources.list_resources, "resources"),
     "resources/templates/list": (resources.list_templates, "resources"),
     "resources/read": (resources.read_resource, "resources"),

@@ -1,8 +1,5 @@
-"""Turning a Python function's signature into a validated JSON Schema interface.
-
-pydantic is imported on first use, not at import time: a stdio server answers
-`initialize` before it needs any schema, which keeps its cold start short.
-"""
+"""Turning a Python function's signature into a validated JSON Schema interface; pydantic is
+imported on first use, so a stdio server answers `initialize` before paying for it."""
 
 from __future__ import annotations
 
