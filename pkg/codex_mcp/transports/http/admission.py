@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from ...core.caller import CALLER_SCOPES
+from ...core.context import CALLER_SCOPES
 from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
