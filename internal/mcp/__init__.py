@@ -1,15 +1,5 @@
-"""codex-mcp's protocol core: JSON-RPC 2.0 and the MCP methods, with no transport code.
-
-Layers, each importing only those above it: `errors` (the error family's root and
-`McpError`), `jsonrpc` (envelopes, codes), `peer` (one end of a JSON-RPC connection, for
-servers and clients alike), `context` and `session` (MCP on the peer),
-`provider`/`composite`/`namespace` (where tools, resources and prompts come from),
-`methods` (the MCP methods), `server` (`ServerCore`).
-
-Transports open a session per connection with `ServerCore.open_session(outbound)`,
-feed it decoded messages with `session.receive(...)`, and write what it sends
-through `outbound.send(message, related)`.
-"""
+"""codex-mcp's protocol core: JSON-RPC 2.0 and the MCP methods, with no transport code
+(layers and how transports use it: specs/design.md, "The core's layers")."""
 
 from .composite import CompositeProvider
 from .context import RequestContext

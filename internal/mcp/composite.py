@@ -1,15 +1,5 @@
-"""CompositeProvider: several providers served as one.
-
-Listings ask every provider at once; one that fails (or raises) costs only its own
-items, with a warning in the log. Calls are routed by looking the name up in an index
-built from the last listing, never by trying each provider in turn; a name the index
-does not know (a call before any listing, or after a provider said its list changed)
-lists again once, then routes. On a duplicate name the first provider wins.
-
-The index is shared by every session: a provider whose listing depends on the session
-still decides for itself when it is called, so a stale entry costs an UnknownTool from
-the right provider, never a call to the wrong one.
-"""
+"""CompositeProvider: several providers served as one, calls routed by an index of the last
+listing (specs/design.md, "Providers"; decision 13)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,25 @@
-"""What a server handler can do while it serves one request.
-
-A RequestContext talks back to the client through the session that received
-the request: progress for the request's progress token, log messages, and
-server-to-client requests (sampling, elicitation, roots), each tagged with the
-request it belongs to so an HTTP transport can put it on that request's stream.
-"""
+"""What a server handler can do while it serves one request: progress, logs and
+server-to-client requests, each tied to that request (specs/design.md, "The peer")."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final
 
-from .caller import CALLER_SCOPES
 from .elicitation import checked_elicitation
 from .jsonrpc import JsonObject
 from .peer import CallOptions, Inbound
 
 if TYPE_CHECKING:
     from .session import ServerSession
+
+#: The scopes of the caller's OAuth grant, set by the HTTP transport in the request's own
+#: task, which the handler's task copies (decision 47); None off HTTP OAuth.
+CALLER_SCOPES: Final[ContextVar[frozenset[str] | None]] = ContextVar(
+    "codex_mcp_caller_scopes", default=None
+)
 
 
 class RequestContext(Inbound):
@@ -38,7 +39,7 @@ class RequestContext(Inbound):
     @property
     def caller_scopes(self) -> frozenset[str] | None:
         """The scopes of the caller's OAuth grant for this request; None when the caller
-        did not authenticate with OAuth (internal/mcp/caller.py)."""
+        did not authenticate with OAuth (CALLER_SCOPES)."""
         return CALLER_SCOPES.get()
 
     @property

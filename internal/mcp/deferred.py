@@ -1,15 +1,5 @@
-"""A handler's answer that comes from elsewhere, with no task in between.
-
-A relay (the gateway sending a call on to a child) has nothing to run while it waits: its
-answer is whatever the child answers. Its handler returns a `Deferred` and resolves it
-when the child's answer arrives; the peer then answers the request right there, in the
-same step: no task, no future, no loop turn. If the peer cancels the request first (or the
-connection closes), the Deferred is cancelled and its `on_cancel` lets the relay give up on
-the child's request too.
-
-Awaiting a Deferred gives its result (or raises its error), so any caller that simply
-awaits `Provider.call_tool` keeps working.
-"""
+"""A handler's answer that comes from elsewhere (a relay's child), answered by the peer in the
+step that resolves it, with no task (specs/design.md, "The peer")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Checking what a client answers to `elicitation/create` against the schema asked with.
-
-The answer is the client's input: a tool that asked for `{"age": integer}` must not
-get `{"age": "DROP TABLE"}` because the client (or a gateway's child, or an attacker on
-the session) sent it. An accepted answer whose content does not match the
-requestedSchema raises ElicitationMismatch in the tool instead, in both eras (a legacy
-request's answer, a 2026-07-28 round's or task's `inputResponses`).
-"""
+"""Checking what a client answers to `elicitation/create` against the schema asked with, in
+both eras (specs/isolation.md, "Elicitation answers")."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The root of codex-mcp's exceptions, and the JSON-RPC error both ends of a connection share.
-
-Every exception codex-mcp raises on purpose derives from `CodexMcpError`; each package keeps
-its own in its `errors` module. `McpError` is the one type for a JSON-RPC error: a handler
-raises it to answer a request with an error (its code, message and data go on the wire as
-they are), and a request raises it when the peer answered with one (the client, the gateway's
-relay and the Codex driver alike). Retry policy: `specs/design.md` and `client/errors.py`.
-"""
+"""The root of codex-mcp's exceptions (`CodexMcpError`), and the one JSON-RPC error both ends
+of a connection share (`McpError`; decision 60, retry policy in client/errors.py)."""
 
 from __future__ import annotations
 

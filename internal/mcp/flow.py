@@ -1,11 +1,6 @@
-"""Flow: whether the client side can take more messages now.
-
-A transport whose writer is over its bound (a stdio client that stopped reading) pauses the
-core's flow; something that reads an upstream on the client's behalf (the gateway reading a
-child's stdout) awaits `writable()` before each read, so it reads no faster than the client
-takes what it relays. Transports with a queue per client (HTTP) never pause it: one slow
-client must not stall the others; their queues shed instead (transports/backpressure.py).
-"""
+"""Flow: whether the client side can take more messages now; paused by a stdio writer over its
+bound, awaited by a relay before each read (decision 34; specs/isolation.md, "Clients that do
+not read")."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""Stdio framing: newline-delimited JSON, or LSP-style Content-Length headers.
-
-The framing is detected once, from the first message a peer sends (a
-`Content-Length:` line followed by more header lines and a blank line; anything
-else is newline-delimited JSON), and used for the replies too. One decoder reads
-both sides: the servers' stdin and the client's view of a child's stdout (it is
-pure bytes, no I/O, so it lives in the core where both may import it).
-
-Oversized messages are skipped without buffering them whole, and reported (with
-their first and last bytes, to name their id) so the transport can answer them.
-A frame the decoder cannot use is reported once and skipped, and decoding goes on
-with the next frame: one bad frame costs only itself. On a newline-delimited
-stream a `Content-Length:` line is such a frame, one bad line (a debug print must
-not make us skip what follows); on a Content-Length stream, header mode ends at
-the first line that cannot be a header, and a length over the cap is refused at
-once, and the decoder looks for the next header instead of skipping a length it
-cannot trust.
-"""
+"""Stdio framing: newline-delimited JSON, or LSP-style Content-Length headers, detected from
+the first message; pure bytes, so both ends' stdio share it (specs/design.md, "One
+message, stdin to tool and back")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""JSON-RPC 2.0 envelopes: error codes, message classification and encoding.
-
-Messages stay plain dicts end to end (decoded and encoded by orjson): building
-model objects for our own envelopes would cost more than the rest of a call.
-"""
+"""JSON-RPC 2.0 envelopes: error codes, message classification and encoding; messages stay
+plain dicts (decision 2)."""
 
 from __future__ import annotations
 
@@ -17,10 +14,6 @@ INVALID_REQUEST: Final = -32600
 METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
-# MCP-specific codes.
-REQUEST_CANCELLED: Final = -32800  # used only for our own outgoing requests failed locally
-RESOURCE_NOT_FOUND: Final = -32002
-URL_ELICITATION_REQUIRED: Final = -32042
 
 RequestId = str | int
 JsonObject = dict[str, Any]
@@ -108,7 +101,3 @@ def decode(data: bytes | bytearray | memoryview | str) -> Any:
 
 def encode(message: Any) -> bytes:
     return orjson.dumps(message)
-
-
-def parse_error_response(detail: str) -> JsonObject:
-    return error_response(None, PARSE_ERROR, detail)

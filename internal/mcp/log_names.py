@@ -1,11 +1,5 @@
-"""How a log line names the session it is about.
-
-A session id is a bearer credential for its session, so a line names it by its first
-characters: enough to tell sessions apart in a log, far too few to use. The line's tag goes
-in the record's `session_tag` (`extra=session.log_extra`), which the console scripts'
-format puts before the message (codex_mcp.session_logs); it is computed when a line is logged,
-never on the request path.
-"""
+"""How a log line names the session it is about: by the first characters of its id, a bearer
+credential (specs/http.md, "Security"; codex_mcp.session_logs formats the tag)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Our requests to the other side of a JSON-RPC connection: ids, answers, timeouts, progress.
-
-`Requester` is the half of `JsonRpcPeer` that sends requests and correlates their
-answers. It mints integer ids (or takes one the caller chose), routes
-`notifications/progress` for them, fails each with a clear error when its answer cannot
-be read, tells the other side with `notifications/cancelled` when we give up, and fails
-everything still waiting, at once, when the connection closes.
-"""
+"""Our requests to the other side of a JSON-RPC connection: ids, answers, timeouts, progress
+(`Requester`, the half of `JsonRpcPeer` that asks; specs/design.md, "The peer")."""
 
 from __future__ import annotations
 

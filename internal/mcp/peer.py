@@ -1,13 +1,5 @@
-"""JsonRpcPeer: one end of a JSON-RPC 2.0 connection, the same for servers and clients.
-
-It is the one place where JSON-RPC lives: it checks envelopes, runs each incoming
-request (on the spot when its handler never waits, else in a task of its own), answers
-every request exactly once (none when the peer cancelled it), collects batch answers,
-mints ids for our own requests and correlates their answers, routes progress to them,
-and sends `notifications/cancelled` when we abandon one. It knows nothing of MCP's
-methods (the server and client sessions above it do) and nothing of I/O (the transport
-below gives it decoded messages and an `Outbound` to write through).
-"""
+"""JsonRpcPeer: one end of a JSON-RPC 2.0 connection, the same for servers and clients; the one
+place JSON-RPC lives, with no MCP methods and no I/O (specs/design.md, "The peer")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""Where tools, resources and prompts come from.
-
-The core asks providers, never a registry of its own, so local functions, a child
-server behind the gateway, Codex, or anything else serve through one core. Every
-method takes the request's context, so what a session sees and gets may depend on the
-session (`ctx.session`, with its per-session `state` and `cleanup` stack). A provider
-says its lists changed with `notify_list_changed`; the core tells the live sessions.
-
-Lifetime: `start()` before the first session, `stop()` after the last; per session,
-`open_session(session)` when it opens (sync: start async work lazily, or with
-`session.start_soon`, and push its teardown on `session.cleanup`) and
-`close_session(session)` when it ends or expires, before its cleanup stack unwinds.
-"""
+"""Where tools, resources and prompts come from, and their lifetime hooks (specs/design.md,
+"Providers")."""
 
 from __future__ import annotations
 
@@ -65,10 +54,6 @@ class Provider:
     # -- change notification -------------------------------------------------
     def add_listener(self, listener: Listener) -> None:
         self._listeners.append(listener)
-
-    def remove_listener(self, listener: Listener) -> None:
-        if listener in self._listeners:
-            self._listeners.remove(listener)
 
     def notify_list_changed(self, kind: ListKind) -> None:
         for listener in list(self._listeners):

@@ -1,10 +1,5 @@
-"""A handler's answer that is already there.
-
-A concurrent method's handler returns an awaitable; when it could answer without
-waiting at all it returns `Ready(result)` instead, and the session replies on the
-spot, with no task, as it does for ping. Awaiting a Ready gives its value, so any
-caller that simply awaits a handler or `Provider.call_tool` keeps working.
-"""
+"""A handler's answer that is already there: the session replies on the spot, with no task
+(decision 4). Awaiting it gives its value."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The per-request `_meta` envelope of 2026-07-28, and which era a message belongs to.
-
-From 2026-07-28 there is no handshake: every request names its protocol version and the
-client's capabilities in `params._meta` (basic/index.mdx, "Per-request protocol
-fields"). A dual-era server serves a request carrying that envelope statelessly and
-everything else under the older, `initialize`-based semantics (basic/versioning.mdx,
-"Backward Compatibility"). Pure functions: no I/O, no state.
-"""
+"""The per-request `_meta` envelope of 2026-07-28, and which era a message belongs to; pure
+functions (specs/mcp-2026-07-28.md, 1.1 and 1.2)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,5 @@
-"""The tamper-proof `requestState` of 2026-07-28 input-required rounds.
-
-A server answering `tools/call`, `prompts/get` or `resources/read` with
-`resultType: "input_required"` hands the client an opaque `requestState`; the client
-echoes it, unchanged, on the retry that carries the `inputResponses`. The spec makes it
-attacker-controlled input (basic/patterns/mrtr.mdx, "Server Requirements"): it must be
-integrity-protected and bound to its request, with a short lifetime.
-
-A state here is `base64url(payload) "." base64url(HMAC-SHA256(key, payload))`. The
-payload is compact JSON naming the request it belongs to (method, tool/prompt name or
-resource URI, a digest of the arguments and of the caller), the round, the input-request
-keys the client must answer, a nonce, an expiry and whatever the server chose to carry
-to the next round. It is signed, not encrypted: the client can read it, so it must not
-carry secrets (the earlier rounds' answers it typically carries came from the client).
-
-Verifying needs only the key, so any process holding the key can finish a round another
-process started. The one piece of process-local state is the replay cache, which
-replicas sharing a Redis store back with a cluster-wide claim (codex_mcp.scale).
-"""
+"""The signed `requestState` of 2026-07-28 input-required rounds: format, keys and errors in
+specs/mcp-2026-07-28.md, Appendix B; specs/isolation.md, "Signing keys"."""
 
 from __future__ import annotations
 

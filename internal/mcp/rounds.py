@@ -1,18 +1,5 @@
-"""Input-required rounds (2026-07-28, SEP-2322): asking a stateless client for input.
-
-A stateless server may not send requests to its client. A handler that needs input
-(`ctx.elicit`, `ctx.sample`, `ctx.list_roots`) instead ends the request with
-`{"resultType": "input_required", "inputRequests": {...}, "requestState": ...}`; the
-client answers on a retry of the same request (new id, the same params plus
-`inputResponses` and the echoed `requestState`), and the handler runs again from the
-top. This time each question finds its answer and returns at once, so the handler
-gets further: to the end, or to the next question.
-
-The answers of earlier rounds travel in the signed `requestState` (request_state.py),
-so any process holding the key can serve the next round: nothing is kept in memory
-between rounds. Code before a question runs again on each round; `ctx.once` keeps
-the value of a step that should not (its value travels in the state too).
-"""
+"""Input-required rounds (2026-07-28, SEP-2322): a stateless handler's questions end the
+request and the retry re-runs it with the answers (decision 16; specs/mcp-2026-07-28.md, 1.7)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The 2026-07-28 HTTP routing headers, checked against the body they mirror.
-
-Streamable HTTP mirrors body fields into headers so intermediaries can route without
-parsing JSON (basic/transports/streamable-http.mdx, "Request Metadata"): the
-`MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` standard headers, and
-`Mcp-Param-{Name}` headers for tool arguments annotated with `x-mcp-header`. A server
-that reads the body must reject a request whose headers are missing or disagree with
-it: 400 Bad Request with -32020 HeaderMismatch. Pure functions over a header mapping
-and a decoded request; the HTTP transport decides when to call them (stateless requests).
-"""
+"""The 2026-07-28 HTTP routing headers, checked against the body they mirror; pure functions
+(specs/mcp-2026-07-28.md, 1.12; specs/http.md, "2026-07-28 requests on the same endpoint")."""
 
 from __future__ import annotations
 

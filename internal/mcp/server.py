@@ -1,10 +1,5 @@
-"""ServerCore: what every session of one server shares.
-
-It holds the provider, the server's identity and the method table, runs the
-provider's lifespan, opens a session per connection (and tears each down when it
-ends: the provider's close hook, then the session's cleanup stack), and tells the live
-sessions when a provider's lists change or a subscribed resource is updated.
-"""
+"""ServerCore: what every session of one server shares (specs/design.md, "Sessions and the
+server")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""ServerSession: one client connection to an MCP server, on the JSON-RPC peer.
-
-The peer below does the JSON-RPC work (envelopes, concurrency, exactly-once answers,
-correlation of our own requests); this class adds what MCP gives a connection: the
-negotiated version and the client's capabilities, the log level, resource
-subscriptions, and a per-session cleanup stack and state that providers use to run
-things for this session alone (a child server, a Codex process) and have them stopped
-when it ends or expires.
-"""
+"""ServerSession: one client connection to an MCP server, on the JSON-RPC peer (specs/design.md,
+"Sessions and the server")."""
 
 from __future__ import annotations
 
@@ -172,18 +165,6 @@ class ServerSession(JsonRpcPeer):
                 INVALID_REQUEST, f"the client did not declare the '{needed}' capability"
             )
         return await super().request(method, params, options)
-
-    async def send_request(
-        self,
-        method: str,
-        params: JsonObject | None = None,
-        related_request_id: RequestId | None = None,
-        timeout: float | None = None,
-    ) -> JsonObject:
-        """`request` with the options spelled out (kept for callers of earlier versions)."""
-        return await self.request(
-            method, params, CallOptions(timeout=timeout, related_request_id=related_request_id)
-        )
 
     # -- lifetime --------------------------------------------------------------
     def start_soon(self, work: Awaitable[Any]) -> None:

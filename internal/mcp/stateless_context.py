@@ -1,14 +1,5 @@
-"""StatelessContext: what a handler can do while serving one 2026-07-28 request.
-
-The same API as a legacy request's RequestContext, so tool authors write one handler
-for both eras; what differs is underneath. The client's capabilities come from the
-request's own `_meta`, not a handshake. Log messages go out only at or above the
-level the request asked for, and never without one. There are no server-to-client
-requests: `ctx.elicit`, `ctx.sample` and `ctx.list_roots` end the run with an
-input-required result (rounds.py), and return the client's answer when the handler
-runs again on the retry; inside a task (tasks.py) they park the task until
-`tasks/update` brings the answer.
-"""
+"""StatelessContext: a 2026-07-28 request's context, with RequestContext's API; questions
+become input-required rounds or park a task (specs/mcp-2026-07-28.md, Part 4)."""
 
 from __future__ import annotations
 

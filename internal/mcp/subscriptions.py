@@ -1,17 +1,5 @@
-"""`subscriptions/listen` (2026-07-28): a stateless client's stream of notifications.
-
-The listen request stays open; the server first acknowledges it with the subset of the
-requested notification types it will send, then sends those (list changes, updates of
-the resources named, status of the tasks named), each tagged with the listen request's
-id in `_meta["io.modelcontextprotocol/subscriptionId"]`. It ends when the client closes
-the stream (HTTP) or cancels the request (stdio), or when the server shuts down, which
-answers it with an empty result. It replaces the GET stream and `resources/subscribe`
-for stateless clients; legacy sessions keep those.
-
-Subscriptions live in the process holding the listen stream. Behind several replicas
-sharing a Redis store, a change made on one reaches the others' listeners through the
-store's bus (`ServerCore.relay`, codex_mcp.scale.cluster).
-"""
+"""`subscriptions/listen` (2026-07-28): a stateless client's stream of notifications
+(specs/mcp-2026-07-28.md, 1.8; across replicas: specs/scale.md)."""
 
 from __future__ import annotations
 

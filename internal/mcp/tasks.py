@@ -1,28 +1,6 @@
-"""Tasks (the `io.modelcontextprotocol/tasks` extension of 2026-07-28, SEP-2663).
-
-A stateless `tools/call` from a client that declared the extension may be answered with a
-task handle (`resultType: "task"`) instead of its result; the client then polls
-`tasks/get`, answers the task's questions with `tasks/update`, and may `tasks/cancel`.
-
-The server decides, per call: a task-capable tool's call becomes a task when the tool
-first waits for something (or calls `ctx.start_task()`); one that finishes in its first
-step is answered at once, and one that asks for input before it ever waits asks with
-input-required rounds on the call itself (the extension's "resolve MRTR exchanges
-synchronously before creating the task"). Inside the task the handler keeps running in
-this process: a question parks the task in `input_required` until `tasks/update`
-answers it.
-
-Tasks run in the process that made them. When replicas share a store (`remote`), each
-task is mirrored there, so any replica answers `tasks/get` and passes `tasks/update`
-and `tasks/cancel` on to the task's own process; without one, the spec's
-`Mcp-Name: <taskId>` lets a proxy route to it.
-
-Bounded (specs/isolation.md, Tasks): a process holds at most `max_tasks` tasks, and a
-caller (principal) at most `max_per_principal`; a finished task kept for its ttlMs is
-dropped early, oldest first, to make room, and when every held task is still running the
-new one is refused (TooManyTasks). A task waiting in `input_required` longer than
-`input_timeout` fails. Every operation is constant-time: nothing scans the tasks.
-"""
+"""Tasks (the `io.modelcontextprotocol/tasks` extension of 2026-07-28, SEP-2663): when a call
+becomes one (decision 17), shapes (specs/mcp-2026-07-28.md, 1.11), bounds (specs/isolation.md,
+"Tasks"), replicas (specs/scale.md)."""
 
 from __future__ import annotations
 
@@ -87,7 +65,6 @@ class TaskRecord:
         self.status = WORKING
         self.status_message: str | None = None
         self.created_at = self.updated_at = _now()
-        self.created = time.monotonic()
         #: When it reached a terminal status (monotonic): it is kept ttlMs from then.
         self.finished_at: float | None = None
         self._input_timer: asyncio.TimerHandle | None = None

@@ -1,8 +1,4 @@
-"""Direct methods, conventions of the Go system we grew from (see specs/direct-methods.md).
-
-`mcp.capabilities` answers discovery in one round trip, and any other unknown
-method that names a tool invokes that tool with the params as its arguments.
-"""
+"""Direct methods, conventions of the Go system we grew from (specs/direct-methods.md)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The 2026-07-28 era's methods, served per request without a handshake.
-
-`STATELESS_ENTRY` serves every stateless request: it validates the request's `_meta`
-envelope (-32602 without it, -32022 for a version we do not speak), finds the method
-(-32601 for one the era does not have, `initialize` and `ping` included), lets the
-handler run, and finishes its result: `resultType`, our `serverInfo` in `_meta`, and
-cache hints on the cacheable results. Handlers shared with the legacy era are reused
-as they are; the context (StatelessContext) carries what differs.
-"""
+"""The 2026-07-28 era's methods, served per request without a handshake (`STATELESS_ENTRY`;
+specs/design.md, "Two eras on one server")."""
 
 from __future__ import annotations
 
@@ -33,7 +26,7 @@ from ..request_state import ReplayedRequestState
 from ..rounds import ROUND_METHODS, InputRequired, Rounds
 from ..stateless_context import StatelessContext
 from ..versions import STATELESS_VERSIONS
-from . import completion, listen, prompts, resources, stateless_tools, task_methods, tools
+from . import completion, listen, prompts, resources, task_methods, tools
 
 if TYPE_CHECKING:
     from ..session import ServerSession
@@ -72,7 +65,7 @@ def discover(
 METHODS: Final[dict[str, tuple[StatelessHandler, str | None]]] = {
     "server/discover": (discover, None),
     "tools/list": (tools.list_tools, "tools"),
-    "tools/call": (stateless_tools.call_tool, "tools"),
+    "tools/call": (tools.stateless_call_tool, "tools"),
     "resources/list": (resources.list_resources, "resources"),
     "resources/templates/list": (resources.list_templates, "resources"),
     "resources/read": (resources.read_resource, "resources"),

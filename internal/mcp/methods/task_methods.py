@@ -1,7 +1,5 @@
-"""tasks/get, tasks/update, tasks/cancel (the tasks extension; see tasks.py). Each needs
-the extension declared on the request itself (-32021 otherwise), and a task id of the
-caller's (-32602 otherwise). A task another replica made is read from the store the
-replicas share, and updates and cancellations are passed on to its process."""
+"""tasks/get, tasks/update, tasks/cancel of the tasks extension, for the caller's own tasks,
+here or on another replica (specs/mcp-2026-07-28.md, 1.11; specs/scale.md)."""
 
 from __future__ import annotations
 

@@ -134,10 +134,6 @@ def _with_extras(
     return block
 
 
-def is_content_like(value: Any) -> bool:
-    return isinstance(value, Content | str)
-
-
 def to_blocks(value: Any) -> list[JsonObject]:
     """str, a Content, or a list of them as content blocks. Anything else is not content."""
     if isinstance(value, str):

@@ -1,8 +1,5 @@
-"""A lower-level handler interface for people who route by hand.
-
-In the spirit of the Rust codex-mcp crate's `McpHandler`: subclass, override `tools_list`
-and `tools_call` (and optionally `initialize`), and serve it like any server.
-"""
+"""A lower-level handler interface for people who route by hand (like the Rust codex-mcp
+crate's `McpHandler`): override `tools_list` and `tools_call` (and optionally `initialize`)."""
 
 from __future__ import annotations
 

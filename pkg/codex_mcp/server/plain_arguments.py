@@ -1,14 +1,5 @@
-"""Argument validation for plain signatures, on pydantic-core without pydantic.
-
-Most tools take strings, numbers, booleans, lists, dicts, optionals and literals.
-For those we write pydantic-core's schema and the JSON Schema ourselves: the
-validator is the same engine (same coercions, same error messages) that a
-pydantic model would use, but the server skips pydantic's import (about 12 MB
-and 100 ms) and a model instance per call. Anything else (Annotated, models,
-dataclasses, enums, unions...) returns None, and the caller builds a pydantic
-model as before. tests/test_plain_arguments.py holds both paths to the same
-schemas and the same verdicts.
-"""
+"""Argument validation for plain signatures, on pydantic-core without pydantic (decision 10);
+anything else returns None and the caller builds a pydantic model."""
 
 from __future__ import annotations
 

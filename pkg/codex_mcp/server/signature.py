@@ -1,13 +1,9 @@
-"""Turning a Python function's signature into a validated JSON Schema interface.
-
-pydantic is imported on first use, not at import time: a stdio server answers
-`initialize` before it needs any schema, which keeps its cold start short.
-"""
+"""Turning a Python function's signature into a validated JSON Schema interface; pydantic is
+imported on first use, so a stdio server answers `initialize` before paying for it."""
 
 from __future__ import annotations
 
 import inspect
-import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, get_type_hints
 
@@ -103,7 +99,3 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 def first_line(doc: str | None) -> str | None:
     return inspect.cleandoc(doc) if doc else None
-
-
-def is_optional(hint: Any) -> bool:
-    return type(None) in typing.get_args(hint)

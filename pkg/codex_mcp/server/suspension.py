@@ -1,10 +1,4 @@
-"""Can this coroutine function ever suspend?
-
-Every point where a coroutine can give control back to the event loop (`await`,
-`async for`, `async with`) compiles to a YIELD_VALUE in the function's own code
-object. A coroutine function without one runs from start to end in a single
-step, so its tool can be answered inline, with no task (see FunctionTool.start).
-"""
+"""Can this coroutine function ever suspend? (decision 11; specs/performance.md)"""
 
 from __future__ import annotations
 

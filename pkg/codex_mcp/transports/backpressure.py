@@ -1,14 +1,5 @@
-"""What a client that stops reading costs: a bounded number of bytes per outgoing queue.
-
-Every queue of messages for one client (the stdio writer, each SSE stream, a session's replay
-buffer) is bounded by `send_buffer_bytes`. Under the bound the only cost is one integer
-compare per message. Past it, answers and requests are kept whatever they cost (they are
-bounded by the calls in flight, and a stdio server stops reading new ones while its output
-is backed up), and notifications follow the drop policy: the oldest progress and log
-notifications go first, and a notification already waiting (a `list_changed`, an
-`updated` for one URI) is kept once. Shedding goes down to half the bound, so a client that
-stays slow costs one pass per half-bound of new messages, not one per message.
-"""
+"""What a client that stops reading costs: a bounded number of bytes per outgoing queue, and
+the drop policy past it (decision 34; specs/isolation.md, "Clients that do not read")."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""The stdio transport: a subprocess server on stdin/stdout, as Codex launches it.
-
-stdout carries protocol messages only: at start the real stdout is moved to a
-private descriptor and fd 1 (and sys.stdout) point at stderr, so a stray
-`print` in a tool, or a chatty C library, cannot corrupt the stream.
-
-A client that stops reading costs at most `send_buffer_bytes` (backpressure.py): while
-the pipe is backed up we stop reading stdin (no new calls), pause the core's flow (a
-gateway stops reading its children), and once more than the bound waits, messages are
-held in order and the oldest progress and log notifications are shed.
-"""
+"""The stdio transport: a subprocess server on stdin/stdout, as Codex launches it (stdout
+moved: decision 7; a client that stops reading: decision 34)."""
 
 from __future__ import annotations
 

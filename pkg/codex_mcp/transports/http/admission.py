@@ -1,22 +1,5 @@
-"""The one admission every HTTP entry goes through: who is calling, and what it may do.
-
-Two steps, each in one place (specs/isolation.md, "HTTP entries, status page, metrics
-and logs"):
-
-- `Admission.middleware`, before any route: Host and Origin (security.Guard), then the
-  credential (a static bearer token, or an OAuth access token), then the scopes the
-  route needs of an OAuth token: the server's (`--oauth-scope`) for the MCP routes and
-  /readyz, the operator's (`--oauth-operator-scope`) for the status page and /metrics,
-  which show every session and each child's stderr. A static token needs no scope.
-  A browser logs in to those two once, at `{prefix}/login` (operator_login.py), and
-  shows a cookie there instead, on GET only; no other route reads it.
-- `Admission.message`, on every decoded JSON-RPC message (one request, a batch, a
-  2026-07-28 request, a single-event GET's `?request=`, a 2024-11-05 POST): the scopes
-  of each tools/call's tool (`--oauth-tool-scope`).
-
-Sessions are found by id and credential together (exchange.find_session): another
-credential's session, an ended one and a guessed one are all 404.
-"""
+"""The one admission every HTTP entry goes through: who is calling, and what it may do
+(decision 46; specs/isolation.md, "HTTP entries, status page, metrics and logs")."""
 
 from __future__ import annotations
 
@@ -26,7 +9,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from ...core.caller import CALLER_SCOPES
+from ...core.context import CALLER_SCOPES
 from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin

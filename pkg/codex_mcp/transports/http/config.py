@@ -1,10 +1,5 @@
-"""How the HTTP transport behaves: every option of `codex-mcp-http` (declared, with its
-default, in codex_mcp.settings), plus the bearer tokens themselves.
-
-An HttpConfig is checked when it is made (the console script, the environment and
-`server.run("http", ...)` all make one): a configuration that would leave the server
-open, or a setting that would be ignored, is a StartupError (codex_mcp/exposure.py).
-"""
+"""How the HTTP transport behaves: every option of `codex-mcp-http` (declared in
+codex_mcp.settings) and the bearer tokens, checked when made (codex_mcp/exposure.py)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,5 @@
-"""Connection hygiene: read timeouts, a cap on open connections, one log line per fault.
-
-aiohttp closes a keep-alive connection that sits idle, but has no timeout for reading a
-request: a client that connects and sends nothing, or sends its headers or body a byte
-at a time, holds a file descriptor for ever, and enough of them starve the server of
-descriptors. Each connection here is aiohttp's protocol (RequestHandler) that also:
-
-- answers 408 and closes when a request's headers are not complete `header_timeout`
-  seconds after the connection opened or the request's first byte came;
-- fails the body read (the handler answers 408 and closes) when the body stalls for
-  `body_timeout` seconds, or arrives slower than `body_min_rate` bytes a second once it
-  has had `body_timeout` seconds (a byte every few seconds never stalls, and would
-  hold the connection for as long as the client likes);
-- counts against `max_connections`. At the cap a new connection closes the oldest idle
-  one (waiting for a request, not serving one). When every connection is serving, a few
-  more are let in that may only ask /healthz or /readyz (anything else: 503), so probes
-  still get through; past those, a new connection gets 503 and is closed at once.
-
-Timers are per connection and re-armed only when they fire, so a busy keep-alive
-connection costs a clock read per request, not a timer.
-"""
+"""Connection hygiene: read timeouts, a cap on open connections, one log line per fault
+(decision 27; specs/http.md, "Limits and timeouts")."""
 
 from __future__ import annotations
 

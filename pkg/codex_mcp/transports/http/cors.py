@@ -1,12 +1,5 @@
-"""CORS for browser clients (`--cors-origin`): off unless origins are listed.
-
-A page from a listed origin may call every route: its preflight (OPTIONS with
-Access-Control-Request-Method) is answered 204 with the methods MCP uses and the headers
-it asked for, and every response to it names the origin and exposes the headers an MCP
-client reads (Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After). A
-page from any other origin gets no CORS header at all (its preflight is refused), so the
-browser keeps it out. The Host and Origin checks of security.py run first, unchanged.
-"""
+"""CORS for browser clients (`--cors-origin`): off unless origins are listed (specs/oauth.md,
+"CORS")."""
 
 from __future__ import annotations
 

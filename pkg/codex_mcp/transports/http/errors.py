@@ -1,10 +1,5 @@
-"""Every error the HTTP transport answers itself: one envelope, named codes; and the
-exceptions its parts raise to get one answered (`Busy`, `TokenRefused`, ...).
-
-Errors about a message (parse errors, invalid requests) use the JSON-RPC codes of the
-core; the transport's own refusals use two codes of JSON-RPC's server-error range,
-the ones the official SDKs use for the same cases.
-"""
+"""Every error the HTTP transport answers itself: one envelope, named codes, and the exceptions
+its parts raise to get one answered (specs/http.md, "Errors")."""
 
 from __future__ import annotations
 

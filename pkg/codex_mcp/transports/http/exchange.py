@@ -35,12 +35,6 @@ def is_notification(message: JsonObject) -> bool:
     return isinstance(message.get("method"), str) and "id" not in message
 
 
-def is_client_response(message: JsonObject) -> bool:
-    return (
-        "method" not in message and "id" in message and ("result" in message or "error" in message)
-    )
-
-
 def accepted(request: web.Request) -> tuple[bool, bool]:
     """(does the Accept header admit JSON, does it admit SSE), from one pass over it. A
     missing header admits everything; `*/*` both; `application/*` JSON; `text/*` SSE."""

@@ -1,19 +1,6 @@
-"""An authorization server's signing keys, as a resource server needs them.
-
-The issuer's metadata is found the RFC 8414 way (`/.well-known/oauth-authorization-server`,
-inserted before the issuer's path), then the OpenID Connect way (`<issuer>/.well-known/
-openid-configuration`); its `issuer` must be exactly the configured one. Its `jwks_uri` is
-fetched and kept for `REFRESH_SECONDS`; a token signed with a key id not in the set makes
-one fetch more (the issuer rotated its keys), at most every `REFETCH_SECONDS` so a stream of
-forged key ids cannot make us hammer the issuer. Concurrent requests share one fetch.
-The keys are parsed and used by PyJWT (`PyJWK`): no cryptography of our own.
-
-The issuer is outside input too (specs/isolation.md, "The issuer"): each body is read up to
-`MAX_ISSUER_BODY_BYTES`, parsed with its depth bounded by the parser's recursion limit
-(a refusal, not a RecursionError), and type-checked; a key PyJWT cannot use is left out
-when the set is fetched, so a broken key is as if unpublished (and a fixed one is fetched
-again like a rotated one). What we log or answer of it is `shown`, bounded.
-"""
+"""An authorization server's signing keys, as a resource server needs them: discovery, JWKS
+cache and refetch (specs/oauth.md, "Tokens"), bounded as outside input (specs/isolation.md,
+"The issuer")."""
 
 from __future__ import annotations
 

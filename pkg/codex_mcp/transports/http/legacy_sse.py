@@ -1,9 +1,5 @@
-"""The HTTP+SSE transport of MCP 2024-11-05, for older clients.
-
-GET /sse opens a stream whose first `endpoint` event names the URL to POST
-messages to; POSTs are answered 202 and every response travels on the stream.
-The session lives as long as the stream.
-"""
+"""The HTTP+SSE transport of MCP 2024-11-05, for older clients: GET /sse, then POSTs answered
+202 whose responses travel on the stream; the session lives as long as the stream."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The session manager: issues ids, caps and evicts sessions, and ends them.
-
-It is separate from the handlers and keeps sessions from ever seeing each other's
-messages (each has its own streams and in-flight requests). With a shared store it
-also keeps this replica's copies of sessions every replica may serve: a session this
-replica has not seen is loaded from the store (and bound, as here, to the credential
-that created it); what other replicas say (an answer to one of our requests, a
-cancellation, an ended session, a changed state) reaches the copy here.
-"""
+"""The session manager: issues ids, caps and evicts sessions, ends them, and keeps this
+replica's copies of shared sessions (specs/http.md, "Sessions"; specs/scale.md)."""
 
 from __future__ import annotations
 

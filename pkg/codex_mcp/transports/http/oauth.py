@@ -1,20 +1,5 @@
-"""OAuth 2.1 resource-server mode (`--oauth-issuer`, `--oauth-resource`): specs/oauth.md.
-
-An access token is a JWT the issuer signed: PyJWT checks its signature against the
-issuer's published keys (issuer_keys.py), its expiry, its issuer (exactly the configured
-one) and its audience (this server's resource URI), and that it names a subject. Its
-`scope` (or `scp`) must hold the scopes every request needs (`--oauth-scope`); a tool
-call needs those of its tool too (`--oauth-tool-scope TOOL=SCOPES`, TOOL a pattern).
-
-The caller is the token's issuer and subject (`Grant.principal`): sessions, 2026-07-28
-state and per-session children are bound to it, so the same user with a refreshed token
-is the same caller. The token itself stays here: nothing passes it on (gateway children
-get only the headers their own config names).
-
-`/.well-known/oauth-protected-resource` (and the form suffixed with the resource's path)
-serves RFC 9728 metadata; a 401 names it in `WWW-Authenticate`, a 403 names the scopes
-the request needs (`error="insufficient_scope"`).
-"""
+"""OAuth 2.1 resource-server mode (`--oauth-issuer`, `--oauth-resource`): token checks, the
+caller's principal, RFC 9728 metadata (specs/oauth.md, "The server"; decision 33)."""
 
 from __future__ import annotations
 

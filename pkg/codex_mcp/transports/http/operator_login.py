@@ -1,15 +1,5 @@
-"""The operator's browser login: a form of ours at `{prefix}/login` takes the bearer token
-(a static token, or an OAuth access token holding the operator scope) once, and answers
-with a cookie that opens the status page and `/metrics` (GET) and nothing else
-(decision 52; specs/isolation.md, "HTTP entries, status page, metrics and logs").
-
-The cookie is not the token: `v1.<expiry>.<bound>.<mac>`, where `bound` is an HMAC of
-the credential's fingerprint and `mac` an HMAC-SHA256 of the rest, both under a key
-this server made at start (shared by the workers of `--workers`, from their supervisor).
-So a cookie from another server instance, an altered one and an expired one are
-refused, and a static token's cookie dies with the token when it leaves the
-configuration. An OAuth cookie lives no longer than the token it was issued for.
-"""
+"""The operator's browser login at `{prefix}/login`: a signed cookie for the status page and
+`/metrics` (decision 52; specs/observability.md, "Status page")."""
 
 from __future__ import annotations
 

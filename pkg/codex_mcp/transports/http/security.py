@@ -1,19 +1,5 @@
-"""Request checks that protect a local server: DNS rebinding (Host and Origin) and auth.
-
-Defaults are safe on loopback: only loopback Host names and Origins pass. Behind a
-reverse proxy that rewrites Host, list the public host in `forwarded_hosts`: a
-request whose X-Forwarded-Host is on that list passes (instead of the 421 the
-official SDK answers there).
-
-Host values are parsed strictly (RFC 9110: a name or IPv4 address, or a bracketed
-IPv6 address, then an optional port): anything else is a malformed header (400),
-never a near match, so `127.0.0.1:8000@evil.com` cannot pass for 127.0.0.1. An
-absolute-form request target (`POST http://evil.com/mcp`) names the host a server is
-to use in place of Host (RFC 9112, 3.2.2), so its authority is checked the same way.
-
-/healthz answers anyone (a liveness probe sends no credential); /readyz, which tells
-how busy the server is, takes the bearer token like /mcp unless `public_readyz`.
-"""
+"""Request checks that protect a local server: DNS rebinding (Host and Origin) and auth
+(specs/http.md, "Security")."""
 
 from __future__ import annotations
 

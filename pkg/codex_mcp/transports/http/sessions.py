@@ -1,9 +1,4 @@
-"""HTTP sessions: one core ServerSession each, plus routing of what it sends.
-
-The session manager is separate from the transport handlers: it issues ids,
-enforces the cap, evicts idle sessions, and keeps sessions from ever seeing
-each other's messages (each has its own streams and in-flight requests).
-"""
+"""HTTP sessions: one core ServerSession each, plus routing of what it sends."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""GET /mcp for a session replicas share: its events come from the shared store.
-
-Any replica of the session may send on its standalone stream (a list change, a JSON-only
-call's progress, a request to the client), so those events are numbered and kept in the
-store, and the replica holding the GET stream follows them there. The same serves a
-client that lost a stream and resumes it with Last-Event-ID on whichever replica it
-reaches: the standalone stream, or a request stream whose call runs on another replica
-(its events are mirrored to the store), every event it missed, in order, once, then the
-rest as it comes. Following starts before the stored events are read, and an event is
-delivered only if it is newer than the last one read and than the client's Last-Event-ID
-(the replica that ran the call may store events the client already had from it after we
-read), so none is lost or repeated.
-"""
+"""GET /mcp, and resumption, for a session replicas share: its events come from the shared
+store, each once and in order (specs/scale.md, "Streams and resumption across replicas")."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""GET /mcp/sse?request=<url-encoded JSON-RPC>: one `message` event with the answer, then close.
-
-For callers that can only make GET requests (the Go system's design). A notification
-gets a stream with no event. With an Mcp-Session-Id header the request runs in
-that session; otherwise in a throwaway one, which counts against the session cap
-while it lives.
-"""
+"""GET /mcp/sse?request=<url-encoded JSON-RPC>: one `message` event with the answer, then close
+(seed 003). With an Mcp-Session-Id the request runs in that session, else in a throwaway one
+(specs/http.md, "Sessions"); a notification gets a stream with no event."""
 
 from __future__ import annotations
 

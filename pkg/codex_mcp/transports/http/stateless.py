@@ -1,16 +1,5 @@
-"""Streamable HTTP for 2026-07-28 requests: one POST, one self-contained exchange.
-
-A stateless request carries its version and the client's capabilities in its own `_meta`,
-so it needs no session: no `Mcp-Session-Id` is read or minted, and any process behind
-a load balancer can serve it. Before the core sees it, the standard headers are checked
-against the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`: 400 with -32020 on
-a mismatch, before the version is judged); the core checks the `_meta` envelope and the
-`Mcp-Param-*` headers. The answer is JSON when the request sends nothing before its
-result, an SSE stream otherwise (progress, logs, a subscriptions/listen stream), with
-no event ids: stateless streams are not resumable. A client closing the stream cancels the
-request. Errors carry the request's id and the status the revision gives them: 400 for
-a rejected envelope, header or capability, 404 for an unknown method.
-"""
+"""Streamable HTTP for 2026-07-28 requests: one POST, one self-contained exchange
+(specs/http.md, "2026-07-28 requests on the same endpoint")."""
 
 from __future__ import annotations
 

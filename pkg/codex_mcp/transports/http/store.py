@@ -1,13 +1,5 @@
-"""Where HTTP sessions live: this process's memory (the default), or a store replicas share.
-
-The session manager keeps a live `HttpSession` per session it serves either way; a
-shared store (Redis: `codex_mcp.scale.redis_store`) adds what lets any replica serve
-any request of any session: the session's remembered state (`SessionRecord`), its
-replayable SSE events in order, a bus between replicas (answers to our requests,
-cancellations, ended sessions, changed state) and a way to follow a session's events
-live. Handlers stay thin over it: they ask the manager, which asks the store only on
-a miss or a change, never on the hot path of a call.
-"""
+"""Where HTTP sessions live: this process's memory (the default), or a store replicas share
+(specs/scale.md)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Streamable HTTP (MCP 2025-03-26 and later) on one endpoint: POST, GET and DELETE /mcp.
-
-A POST carrying a request is answered with JSON when the call sends nothing but
-its result. When it sends notifications or server-to-client requests first and
-the client accepts SSE, the answer turns into an SSE stream that carries them
-as they happen, then the result. `X-MCP-POST-STREAM: 1` asks for SSE from the
-start. A message is never put on two streams. With `post_stream="header"` (the
-Rust codex-mcp-server's contract, the default when serving codex) a session
-holding its GET stream gets JSON answers to its POSTs, and what the calls send
-first goes to that GET stream.
-"""
+"""Streamable HTTP (MCP 2025-03-26 and later) on one endpoint: POST, GET and DELETE /mcp
+(JSON or SSE per POST: specs/http.md, "Choosing JSON or SSE for a POST")."""
 
 from __future__ import annotations
 
@@ -328,19 +319,10 @@ class StreamableHttp:
         with found as session:
             if session.store is not None and not is_local(session, resume_from):
                 return await follow_stream(request, session, resume_from, self.config)
-            return await self._stream(request, session, resume_from)
+            return await self._local_stream(request, session, resume_from)
 
-    async def _stream(
+    async def _local_stream(
         self, request: web.Request, session: HttpSession, resume_from: tuple[str, int] | None
-    ) -> web.StreamResponse:
-        return await self.local_stream(request, session, resume_from, self.config)
-
-    @staticmethod
-    async def local_stream(
-        request: web.Request,
-        session: HttpSession,
-        resume_from: tuple[str, int] | None,
-        config: HttpConfig,
     ) -> web.StreamResponse:
         """The GET stream from this process's own streams and replay buffer."""
         streams = session.streams
@@ -359,7 +341,7 @@ class StreamableHttp:
                 await response.write(sse.event(data, event_id))
             if stream.finished and stream is not streams.standalone:
                 return response
-            ticker = Ticker(queue, config.keepalive_interval)
+            ticker = Ticker(queue, self.config.keepalive_interval)
             while (item := await queue.get()) is not None:
                 if item is TICK:
                     await response.write(sse.KEEPALIVE)  # also finds out if the client left

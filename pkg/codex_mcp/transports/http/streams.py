@@ -1,15 +1,5 @@
-"""Per-session SSE streams with event ids and a bounded replay buffer.
-
-Every message a session sends goes to exactly one stream: the stream of the
-request it belongs to, or the session's standalone (GET) stream. A stream with
-no reader attached keeps its events in the replay buffer, so a client can
-resume it with Last-Event-ID.
-
-Each reader's queue and the replay buffer are bounded in bytes (`send_buffer_bytes`,
-`backpressure.py`): past the bound a lagging reader's notifications are shed (the
-drop policy), or, with `close_slow`, its stream is ended and the client resumes it
-from the replay buffer with Last-Event-ID.
-"""
+"""Per-session SSE streams with event ids and a bounded replay buffer (specs/http.md, "Slow
+readers")."""
 
 from __future__ import annotations
 
