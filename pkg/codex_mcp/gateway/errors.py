@@ -1,19 +1,5 @@
-"""The TypeScript wrapper's error normalization: a child's JSON-RPC error, or a failure to
-start or reach it, becomes one JSON-RPC error with a one-line message and a standard `data`:
-
-    {"code": -32603, "message": "Internal error: database is locked (server 'db', tool 'query')",
-     "data": {"kind": "server_error", "retryable": true, "toolName": "query",
-              "serverName": "db", "original": {"code": -32603, "message": "database is locked"}}}
-
-Mappings (the wrapper's): -32601 Method not found, -32602 Invalid params (server_error, not
-retryable); -32603 Internal error (server_error, retryable); -32000..-32099 Server error,
-retryable inferred from the original; ENOENT -> "Spawn error: command not found. Check
-PATH ..." (spawn_error, not retryable). Errors a child returns to a `tools/call` in the
-implementation range or outside JSON-RPC's own codes are `tool_error`s (the tool failed, as
-servers built on the Rust codex-mcp crate report handler failures with -32000).
-`WRAPPER_ERROR_PASSTHROUGH=1` (or `true`) returns children's errors as they are. Pure
-functions: no I/O, no logging.
-"""
+"""A child's error, or a failure to start or reach it, normalized as the TypeScript wrapper
+did (specs/gateway.md, "Errors"). Pure functions: no I/O, no logging."""
 
 from __future__ import annotations
 

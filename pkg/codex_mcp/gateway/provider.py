@@ -1,12 +1,5 @@
-"""GatewayProvider: the children of a `.mcp.json`, served through the core as one provider.
-
-Shared children start with the server (in parallel, in the background) and serve every
-session; a per-session child (`"per_session": true`) is started when its session first needs
-it, kept in the session's `state`, and stopped by the session's `cleanup` stack when the
-session ends or expires. Each session sees one catalog (routing/catalog.py): its children in config
-order, named once and cached until a child's offer changes. A tool call is routed by a dict
-lookup and relayed (relay/calls.py); nothing else is on its path.
-"""
+"""GatewayProvider: the children of a `.mcp.json`, served through the core as one provider
+(specs/gateway.md, "Serving")."""
 
 from __future__ import annotations
 

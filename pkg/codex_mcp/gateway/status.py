@@ -1,12 +1,5 @@
-"""The gateway's own tool, `gateway_status`, and its one-line startup summary.
-
-`gateway_status` lists each child server: its state (starting, ready, restarting, failed,
-stopped, `needs login` for a server that waits for `codex-mcp-client login URL`; `not
-started` for a per-session child this session has not needed yet), its tool
-count, restarts, last error and uptime, and what needs the user's attention (a shared child
-whose messages no call could claim should be marked `per_session`). It is read-only, so Codex calls it under its
-default sandbox. Its name has no `__`, so it never collides with a `server__tool` name.
-"""
+"""The gateway's own tool, `gateway_status`, and its one-line startup summary
+(specs/gateway.md, "Supervision")."""
 
 from __future__ import annotations
 

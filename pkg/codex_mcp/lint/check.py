@@ -1,13 +1,5 @@
-"""`codex-mcp lint`: what the real Codex 0.169 would do to each tool of a server.
-
-Pure: it takes the tool definitions a server listed (raw JSON) and reports, per tool, whether
-Codex keeps it, under which name, and what it changes or refuses, each finding citing the
-Codex source it rests on (see codex_model/). Connecting to servers is cli.py's job.
-
-    report = lint_servers([Listing("time", tools, seconds=0.4)])
-    report.lost      # tools Codex would not offer the model
-    report.exit_code # 1 when any tool would be lost (for CI)
-"""
+"""What Codex 0.169 would do to each tool a server listed (raw JSON), each finding citing its
+Codex source. Pure: connecting to servers is cli.py's job."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools.
-
-    python -m codex_mcp.lint.cli -- uvx mcp-server-time     # a stdio command
-    python -m codex_mcp.lint.cli http://127.0.0.1:8000/mcp  # a Streamable HTTP URL
-    python -m codex_mcp.lint.cli path/to/.mcp.json          # every server in a config
-    python -m codex_mcp.lint.cli                            # the config the gateway finds
-
-Exit status: 0 when Codex keeps every tool, 1 when a tool would be lost (or a server could not
-be listed), 2 for bad arguments or a bad config. `--json` for machines, `--fix` for the gateway
-config entries that repair what was found.
-"""
+"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools
+(specs/gateway.md, "`codex-mcp lint`")."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""`codex-mcp lint --fix`: the gateway config entries that repair what lint found.
-
-Served through the gateway, a server gets the default repairs (definition shapes, snake-case
-fields, missing types: `RepairConfig`) and Codex-safe names without any setting; the entry
-only adds what must be asked for: `shrink_descriptions` for schemas Codex would compact, and
-`readOnlyHint` for tools Codex would refuse (which only the user can vouch for).
-
-`readOnlyHint: true` is never proposed for a tool that may change something: one its server
-says is not read-only (`readOnlyHint: false`) or destructive, or whose name or description
-says it writes, deletes, moves, creates, sends or executes. Pasted as is, it would let Codex
-run file writes without asking. Those are listed as needing approval in Codex instead, with
-what the user can do.
-"""
+"""`codex-mcp lint --fix`: the gateway config entries that repair what lint found; never a
+`readOnlyHint: true` for a tool that may change something (specs/gateway.md, "`codex-mcp lint`")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Repairs of tool definitions (and, for results, two snake-case field names).
-
-Only what a child lists in `tools/list` is repaired, and a tool's result may be normalized:
-call ARGUMENTS are never touched. Every repair records what it changed (`Change`), for logs
-and for `codex-mcp lint`.
-
-    repaired = repair_tool(tool, server.repair)          # RepairedTool(tool, changes, dropped)
-    repaired = apply_tool_settings(repaired.tool, server.tool_settings(name))
-    result = normalize_result(result)                    # is_error -> isError, ...
-"""
+"""Repairs of tool definitions (and two snake-case result fields); call arguments are never
+touched (specs/gateway.md, "Repairs")."""
 
 from __future__ import annotations
 

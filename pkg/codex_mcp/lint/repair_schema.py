@@ -1,10 +1,5 @@
-"""Repairs of one input schema, so Codex keeps the tool and the model reads it right.
-
-Recursive over `properties`, `items`, `prefixItems`, `additionalProperties`, `not`,
-`anyOf`/`oneOf`/`allOf` and `$defs`/`definitions`. Every change is recorded with where it was
-made (`properties.count.type`), for logs and for `codex-mcp lint --fix`. The input is never
-modified: a repaired copy is returned.
-"""
+"""Repairs of one input schema, each recorded where it was made (`properties.count.type`).
+The input is never modified: a repaired copy is returned."""
 
 from __future__ import annotations
 

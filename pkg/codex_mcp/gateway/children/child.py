@@ -1,15 +1,6 @@
-"""Child: one child server under supervision, and what it currently offers.
-
-It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
-backoff when it dies (per its `restart` policy); a child that never starts is reported
-(`state`, `last_error`), never fatal. One whose server wants the user's login is `needs
-login` and is not restarted: it starts again when its token store file changes. While it
-is up it keeps its listings (tools, resources, templates, prompts) cached, refreshes one
-when the child says it changed, and tells its host (the gateway) whenever what it offers
-changes. Its states and the events between them are one table (states.py). It supervises
-only: the relay (relay/) sends the calls, and the child's requests to the client go to
-its host.
-"""
+"""Child: one child server under supervision (starts, restarts, logins, idle stops) and its
+cached listings (specs/gateway.md, "Supervision"). The relay sends the calls; what the child
+asks of the client goes to its host."""
 
 from __future__ import annotations
 

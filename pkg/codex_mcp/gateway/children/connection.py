@@ -1,10 +1,4 @@
-"""One connection to a child server, through the library's client: its transport (stdio,
-Streamable HTTP or legacy SSE), a ClientSession that reports what the child sends, and the
-handshake.
-
-A stdio child leads a process group of its own, is killed by the kernel if the gateway
-dies (`lifetime.die_with_parent`), and its group is on the watchdog's list while it runs.
-"""
+"""One connection to a child server through the library's client: transport, session, handshake."""
 
 from __future__ import annotations
 

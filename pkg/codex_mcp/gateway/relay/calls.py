@@ -1,14 +1,5 @@
-"""Requests relayed to a child, each tied to the front request that caused it.
-
-A front request sent on to a child goes under an id we pick (`CallOptions.request_id`) and is
-remembered in `child.calls` until it ends, so what the child sends while serving it finds its
-way back: progress (re-sent with the front client's token), log messages, and requests to
-the client (sampling, elicitation, roots), which go out on the front request's stream. A front
-`notifications/cancelled` cancels the front task, and the peer then cancels the child's call.
-
-Errors are normalized (errors.py) unless `WRAPPER_ERROR_PASSTHROUGH` says not to; a child
-that is down fails a call at once, with a retryable error while it restarts.
-"""
+"""Requests relayed to a child, each tied to the front request that caused it (specs/gateway.md,
+"Relaying")."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A task a 2026-07-28 child made of a call, seen through for the front client: the
-gateway's own task for a 2026-07-28 front that declared tasks (`ModernContext.adopt_task`),
-whose work follows the child's (its status, its questions, its end; the front's cancel is
-the child's), or for any other front the call itself, waiting for the child's task. The
-child's task id never leaves the gateway. specs/gateway.md ("Eras") says what each front sees.
-"""
+"""A task a 2026-07-28 child made of a call, seen through for the front client; its id never
+leaves the gateway (specs/gateway.md, "Relaying": Eras)."""
 
 from __future__ import annotations
 

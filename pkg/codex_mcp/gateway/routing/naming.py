@@ -1,21 +1,5 @@
-"""The gateway's tool names: `server__tool`, safe for Codex as they are.
-
-Codex 0.169 (openai/codex, codex-rs/codex-mcp/src/mcp/mod.rs, `sanitize_responses_api_tool_name`)
-turns every character outside `[A-Za-z0-9_]` (`-` and `.` included) into `_`, and
-(codex-rs/codex-mcp/src/tools.rs, `normalize_tools_for_model_with_prefix`) appends
-`_<12 hex of a SHA-1>` to every name that then collides, and to names too long for its limit.
-Its choice of hashed names depends on which other tools exist, so a name can change when a
-second backend appears. We name tools so Codex never has to touch them:
-
-- only `[A-Za-z0-9_]`, at most 64 characters (`MAX_NAME_LENGTH`);
-- a name that is cut keeps its start and ends with `_` + 12 hex of the SHA-1 of the raw
-  `server\\0tool`, so it is deterministic and distinct;
-- a name depends on its own server and tool only, except when two different raw names
-  sanitize to the same one: the first keeps it, the later ones get the hash suffix; and
-  an exact duplicate is dropped, first wins, with a warning (as the TypeScript wrapper
-  did). Assigning in config order, then the child's listing order, keeps every existing
-  name when a backend is added.
-"""
+"""The gateway's tool names: `server__tool`, safe for Codex as they are (specs/gateway.md,
+"Names")."""
 
 from __future__ import annotations
 

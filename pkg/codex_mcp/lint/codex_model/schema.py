@@ -1,27 +1,5 @@
-"""How Codex 0.169 turns an MCP tool's `inputSchema` into the model's `parameters`.
-
-Sources (openai/codex, codex-rs):
-- tools/src/mcp_tool.rs, `parse_mcp_tool_with_description_limit`: a missing or null root
-  `properties` becomes `{}`;
-- tools/src/json_schema.rs, `sanitize_json_schema`: lowers the schema to the subset Codex
-  models (`JsonSchema` in json_schema/types.rs): booleans become `{"type": "string"}`,
-  `const` becomes a one-value `enum`, a missing or unknown `type` is inferred (properties /
-  required / additionalProperties: object; items: array; enum / format: string; numeric
-  bounds: number) and a schema with no hint at all becomes `{}` (its description is lost);
-  `prune_unreachable_definitions` drops unused `$defs`/`definitions`; then the schema is
-  deserialized into `JsonSchema`, and a value of the wrong type anywhere (properties that
-  are not an object, a non-string description, items given as a list...) is an error, as
-  is a root `type: "null"` (`singleton_null_schema_error`);
-- core/src/mcp_tool_exposure.rs: a tool whose schema fails is skipped ("Skipping MCP tool
-  ...: failed to build tool spec"), the server's other tools stay;
-- tools/src/json_schema/compaction.rs, `compact_large_tool_schema`: when the compact JSON of
-  the normalized schema is over `DEFAULT_COMPACT_TOOL_SCHEMA_BYTES` (5000, per server
-  `tool_input_schema_max_bytes`), passes run until it fits: strip every description, drop
-  the definitions (their `$ref`s become `{}`), collapse complex schemas 3 levels deep to
-  `{}`, drop anyOf/oneOf/allOf.
-
-Confirmed with the CLI: tests/gateway/test_codex_interop.py.
-"""
+"""How Codex 0.169 turns an MCP tool's `inputSchema` into the model's `parameters`
+(specs/gateway.md, "What Codex 0.169 does to MCP tools": Schemas, Compaction)."""
 
 from __future__ import annotations
 
