@@ -371,24 +371,21 @@ class GatewayProvider(Provider, RelayHooks):
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
+        if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
+            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
         catalog = self._catalog
         if (
             catalog is None
             or self._catalog_generation != self.generation
             or self.per_session.servers
         ):
-            if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
-                children = self.children(ctx.session, start=False)
-                return Ready(status_result(children, self.per_session))
             catalog = self.catalog(ctx.session)
         route = catalog.routes.get(name)
-        if route is not None:
-            if self.relay_observer is not None:
-                self.relay_observer.on_relay(route[0].name, route[1], ctx)
-            return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
-        if name == STATUS_TOOL:
-            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
-        return self._call_after_listing(name, arguments, ctx)
+        if route is None:
+            return self._call_after_listing(name, arguments, ctx)
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(route[0].name, route[1], ctx)
+        return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
 
     async def _call_after_listing(
         self, name: str, arguments: JsonObject, ctx: RequestContext
@@ -433,13 +430,15 @@ class GatewayProvider(Provider, RelayHooks):
     async def get_prompt(
         self, name: str, arguments: dict[str, str], ctx: RequestContext
     ) -> JsonObject:
-        route = self.catalog(ctx.session).prompt_routes.get(name)
-        if route is None:
-            route = (await self._listed("prompts", ctx)).prompt_routes.get(name)
+        route = await self._prompt_route(name, ctx)
         if route is None:
             raise UnknownPrompt(name)
         params: JsonObject = {"name": route[1], "arguments": arguments}
         return await relay.request(route[0], "prompts/get", params, ctx, self.error_passthrough)
+
+    async def _prompt_route(self, name: str, ctx: RequestContext) -> tuple[Child, str] | None:
+        route = self.catalog(ctx.session).prompt_routes.get(name)
+        return route or (await self._listed("prompts", ctx)).prompt_routes.get(name)
 
     # -- resources -------------------------------------------------------------
     async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
@@ -449,7 +448,10 @@ class GatewayProvider(Provider, RelayHooks):
         return (await self._listed("resourceTemplates", ctx)).templates
 
     async def read_resource(self, uri: str, ctx: RequestContext) -> list[JsonObject]:
-        child, inner = self._resource_route(uri, ctx)
+        route = self.catalog(ctx.session).resource_route(uri)
+        if route is None:
+            raise ResourceNotFound(uri)
+        child, inner = route
         result = await relay.request(
             child, "resources/read", {"uri": inner}, ctx, self.error_passthrough
         )
@@ -461,12 +463,6 @@ class GatewayProvider(Provider, RelayHooks):
             for item in (contents if isinstance(contents, list) else [])
             if isinstance(item, dict)
         ]
-
-    def _resource_route(self, uri: str, ctx: RequestContext) -> tuple[Child, str]:
-        route = self.catalog(ctx.session).resource_route(uri)
-        if route is None:
-            raise ResourceNotFound(uri)
-        return route
 
     async def subscribe(self, uri: str, ctx: RequestContext) -> None:
         await self._subscription(uri, ctx, subscribe=True)
@@ -497,21 +493,18 @@ class GatewayProvider(Provider, RelayHooks):
         context_arguments: dict[str, str],
         ctx: RequestContext,
     ) -> JsonObject | None:
-        catalog = self.catalog(ctx.session)
         if ref.get("type") == "ref/prompt":
-            route = catalog.prompt_routes.get(str(ref.get("name")))
-            if route is None:
-                route = (await self._listed("prompts", ctx)).prompt_routes.get(str(ref.get("name")))
-            inner_ref = {**ref, "name": route[1]} if route else None
+            route = await self._prompt_route(str(ref.get("name")), ctx)
+            key = "name"
         else:
-            route = catalog.resource_route(str(ref.get("uri")))
-            inner_ref = {**ref, "uri": route[1]} if route else None
-        if route is None or inner_ref is None:
+            route = self.catalog(ctx.session).resource_route(str(ref.get("uri")))
+            key = "uri"
+        if route is None:
             return None
-        child = route[0]
+        child, inner = route
         if child.connection is not None and "completions" not in child.connection.capabilities:
             return None
-        params: JsonObject = {"ref": inner_ref, "argument": argument}
+        params: JsonObject = {"ref": {**ref, key: inner}, "argument": argument}
         if context_arguments:
             params["context"] = {"arguments": context_arguments}
         result = await relay.request(

@@ -4,7 +4,7 @@ Codex source. Pure: connecting to servers is cli.py's job."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from codex_mcp.gateway.config.model import CODEX_SCHEMA_MAX_BYTES
@@ -28,6 +28,12 @@ SRC_RESULT = "codex-rs/protocol/src/models.rs: CallToolResult::as_function_call_
 SRC_GATEWAY_ROUTING = "codex-mcp gateway, not Codex: specs/gateway.md, Relaying (Which call)"
 SRC_STARTUP = "codex-rs/codex-mcp/src/rmcp_client.rs (timed out handshaking; startup_timeout_sec)"
 
+#: Why Codex hashed a name (CodexName.changes) -> what the finding says.
+_HASHED = {
+    "namespace collision": "another server's name sanitizes to the same namespace: Codex hashes both",
+    "collision": "another tool's name sanitizes to the same: Codex hashes both",
+    "too long": "namespace + name is over 128 characters: Codex cuts it and adds a hash",
+}
 #: Observed with the CLI 0.169: "timed out handshaking with MCP server after 29.99999955s".
 STARTUP_TIMEOUT_SEC = 30.0
 FIRST_TURN_SEC = 1.0
@@ -41,12 +47,7 @@ class Finding:
     source: str
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "rule": self.rule,
-            "severity": self.severity,
-            "message": self.message,
-            "source": self.source,
-        }
+        return asdict(self)
 
 
 @dataclass
@@ -164,12 +165,8 @@ def lint_servers(listings: Sequence[Listing]) -> LintReport:
 def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
     servers = []
     for listing in listings:
-        tools = [
-            t["name"]
-            for t in listing.tools
-            if isinstance(t, dict) and isinstance(t.get("name"), str)
-        ]
-        servers.append((listing.server, tools))
+        tools = [t.get("name") for t in listing.tools if isinstance(t, dict)]
+        servers.append((listing.server, [name for name in tools if isinstance(name, str)]))
     named: dict[tuple[str, str], CodexName] = {}
     for name in codex_names(servers):
         named.setdefault((name.server, name.tool), name)  # a duplicate keeps the first's name
@@ -223,19 +220,14 @@ def _startup(listing: Listing, report: ServerReport) -> None:
     seconds = listing.seconds
     if seconds is None or seconds <= FIRST_TURN_SEC:
         return
-    if seconds > STARTUP_TIMEOUT_SEC:
-        message = (
-            f"took {seconds:.1f} s to start and list its tools: over Codex's default "
-            f"startup_timeout_sec ({STARTUP_TIMEOUT_SEC:g} s), Codex gives up on it"
-        )
-        report.findings.append(Finding("slow-start", "warn", message, SRC_STARTUP))
-    else:
-        message = (
-            f"took {seconds:.1f} s to start and list its tools: `codex exec` starts its first "
-            "turn without the tools of servers still starting (set `required = true` in "
-            "config.toml to make it wait)"
-        )
-        report.findings.append(Finding("slow-start", "info", message, SRC_STARTUP))
+    over = seconds > STARTUP_TIMEOUT_SEC
+    message = f"took {seconds:.1f} s to start and list its tools: " + (
+        f"over Codex's default startup_timeout_sec ({STARTUP_TIMEOUT_SEC:g} s), Codex gives up on it"
+        if over
+        else "`codex exec` starts its first turn without the tools of servers still starting "
+        "(set `required = true` in config.toml to make it wait)"
+    )
+    report.findings.append(Finding("slow-start", "warn" if over else "info", message, SRC_STARTUP))
 
 
 def _lint_tool(
@@ -294,17 +286,12 @@ def _lint_tool(
 def _name_findings(raw: str, name: CodexName | None) -> list[Finding]:
     if name is None or name.name is None:
         return []
-    findings = []
     qualified = name.qualified
-    if "namespace collision" in name.changes:
-        message = f"another server's name sanitizes to the same namespace: Codex hashes both, the model sees {qualified}"
-        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
-    if "collision" in name.changes:
-        message = f"another tool's name sanitizes to the same: Codex hashes both, the model sees {qualified}"
-        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
-    if "too long" in name.changes:
-        message = f"namespace + name is over 128 characters: Codex cuts it and adds a hash, the model sees {qualified}"
-        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
+    findings = [
+        Finding("hashed", "warn", f"{why}, the model sees {qualified}", SRC_NAMES)
+        for change, why in _HASHED.items()
+        if change in name.changes
+    ]
     if not findings and "sanitized" in name.changes and name.name != raw:
         findings.append(
             Finding(

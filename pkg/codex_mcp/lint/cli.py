@@ -92,11 +92,9 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
         http = HttpTarget(
             first, headers, options.bearer_token_env_var, transport="sse" if options.sse else "http"
         )
-        raw = {"url": first} | (
-            {"bearer_token_env_var": options.bearer_token_env_var}
-            if options.bearer_token_env_var
-            else {}
-        )
+        raw: dict[str, Any] = {"url": first}
+        if options.bearer_token_env_var:
+            raw["bearer_token_env_var"] = options.bearer_token_env_var
         return [ServerConfig(options.name or derive_name(http), http, where=first, raw=raw)]
     if len(target) == 1 and first.endswith(".json"):
         if not Path(first).is_file():
@@ -221,24 +219,17 @@ def render(report: LintReport, out: TextIO) -> None:
             print(f"  {finding.severity:<5} {finding.rule}: {finding.message}", file=out)
         width = max((len(t.tool) for t in server.tools), default=4)
         for tool in server.tools:
-            print(
-                f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}",
-                file=out,
-            )
+            print(f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}", file=out)
             for finding in tool.findings:
                 print(
-                    f"           {finding.severity:<5} {finding.rule}: {finding.message}", file=out
+                    " " * 11 + f"{finding.severity:<5} {finding.rule}: {finding.message}", file=out
                 )
         print(file=out)
-    summary = report.summary()
+    n = report.summary()
+    unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""
     print(
-        f"{summary['tools']} tool(s) on {summary['servers']} server(s): {summary['kept']} kept as they are, "
-        f"{summary['changed']} changed by Codex, {summary['lost']} lost"
-        + (
-            f"; {summary['unreachable']} server(s) could not be listed"
-            if summary["unreachable"]
-            else ""
-        ),
+        f"{n['tools']} tool(s) on {n['servers']} server(s): {n['kept']} kept as they are, "
+        f"{n['changed']} changed by Codex, {n['lost']} lost{unreachable}",
         file=out,
     )
 

@@ -11,14 +11,6 @@ from codex_mcp.gateway.config.model import RepairConfig, ToolSettings
 
 from .repair_schema import Change, repair_input_schema
 
-__all__ = [
-    "Change",
-    "RepairedTool",
-    "apply_tool_settings",
-    "normalize_result",
-    "repair_tool",
-]
-
 #: Fields of servers written in the style of the Rust codex-mcp crate (serde snake_case).
 DEFINITION_FIELDS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}
 ANNOTATION_FIELDS = {

@@ -102,22 +102,8 @@ class _Repairer:
         inventing a type there would contradict the parent's."""
         if self.options.fix_shapes:
             self.fix_shapes(node, at)
-        for key in ("items", "additionalProperties", "not"):
-            child = node.get(key)
-            if isinstance(child, dict):
-                self.walk(child, _at(at, key), constraint=key == "not")
-        for key in ("properties", *_DEFINITIONS, "patternProperties"):
-            table = node.get(key)
-            if isinstance(table, dict):
-                for name, child in table.items():
-                    if isinstance(child, dict):
-                        self.walk(child, _at(at, f"{key}.{name}"))
-        for key in (*_COMPOSITIONS, "prefixItems"):
-            variants = node.get(key)
-            if isinstance(variants, list):
-                for i, child in enumerate(variants):
-                    if isinstance(child, dict):
-                        self.walk(child, f"{_at(at, key)}[{i}]", constraint=key != "prefixItems")
+        for child, where, member in _subschemas(node, at):
+            self.walk(child, where, member)
         if self.options.infer_types and at and not constraint:
             self.infer_type(node, at)
         if self.options.integer_to_number:
@@ -255,8 +241,7 @@ class _Repairer:
         before = codex_parameters(schema, budget).size
         if before <= budget:
             return
-        descriptions = list(_descriptions(schema, ""))
-        longest = max((len(text) for _node, _where, text in descriptions), default=0)
+        longest = max((len(text) for _node, text in _descriptions(schema)), default=0)
         low, high = 0, longest  # the largest cap that fits
         while low < high:
             cap = (low + high + 1) // 2
@@ -274,27 +259,36 @@ class _Repairer:
             )
 
 
-def _descriptions(node: Any, at: str) -> Iterator[tuple[dict[str, Any], str, str]]:
-    """(schema, where, text) of every string description in the schema `node` and below."""
-    if not isinstance(node, dict):
-        return
-    if isinstance(node.get("description"), str):
-        yield node, at, node["description"]
+def _subschemas(node: dict[str, Any], at: str) -> Iterator[tuple[dict[str, Any], str, bool]]:
+    """(schema, where, constraint) of each schema directly under `node`; `constraint`: it is
+    a member of anyOf/oneOf/allOf or a `not`."""
     for key in ("items", "additionalProperties", "not"):
-        yield from _descriptions(node.get(key), _at(at, key))
+        child = node.get(key)
+        if isinstance(child, dict):
+            yield child, _at(at, key), key == "not"
     for key in ("properties", *_DEFINITIONS, "patternProperties"):
         table = node.get(key)
         for name, child in table.items() if isinstance(table, dict) else ():
-            yield from _descriptions(child, _at(at, f"{key}.{name}"))
+            if isinstance(child, dict):
+                yield child, _at(at, f"{key}.{name}"), False
     for key in (*_COMPOSITIONS, "prefixItems"):
         variants = node.get(key)
         for i, child in enumerate(variants if isinstance(variants, list) else ()):
-            yield from _descriptions(child, f"{_at(at, key)}[{i}]")
+            if isinstance(child, dict):
+                yield child, f"{_at(at, key)}[{i}]", key != "prefixItems"
+
+
+def _descriptions(node: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
+    """(schema, text) of every string description in the schema `node` and below."""
+    if isinstance(node.get("description"), str):
+        yield node, node["description"]
+    for child, _where, _member in _subschemas(node, ""):
+        yield from _descriptions(child)
 
 
 def _cap_descriptions(schema: dict[str, Any], cap: int) -> None:
     """Every description longer than `cap` characters cut to it (dropped when `cap` is 0)."""
-    for node, _where, text in list(_descriptions(schema, "")):
+    for node, text in list(_descriptions(schema)):
         if len(text) > cap:
             if cap == 0:
                 del node["description"]

@@ -32,25 +32,16 @@ def call_tool(
     child.activity += 1
     connection = child.connection
     legacy_front = type(ctx) is RequestContext  # no 2026-07-28 envelope: no task, no rounds
-    if (
-        not legacy_front
-        and ctx.can_create_task
-        and (connection is None or connection.session.modern is None)
-    ):
+    params = {"name": tool, "arguments": arguments}
+    # A child that speaks 2026-07-28 only: rounds and tasks to see through (stateless.py).
+    modern_child = connection is not None and connection.session.modern is not None
+    if not legacy_front and ctx.can_create_task and not modern_child:
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
-        work = request(
-            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
-        )
+        work = request(child, "tools/call", params, ctx, passthrough, tool)
         return call_with_handoff(work, ctx)  # type: ignore[arg-type]
-    if connection is None or child.call_timeout is not None or not child.is_stdio:
-        return request(
-            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
-        )
+    if connection is None or child.call_timeout is not None or not child.is_stdio or modern_child:
+        return request(child, "tools/call", params, ctx, passthrough, tool)
     session = connection.session
-    if session.modern is not None:  # rounds and tasks to see through (stateless.py)
-        return request(
-            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
-        )
     call = RelayedCall(child, session, tool, ctx, passthrough)
     meta = ctx.meta
     options = None
@@ -60,7 +51,7 @@ def call_tool(
             call.on_progress = _progress_relay(ctx)
         options = CallOptions(on_progress=call.on_progress, meta=_forwarded_meta(meta))
     try:
-        request_id = session.request_for(call, {"name": tool, "arguments": arguments}, options)
+        request_id = session.request_for(call, params, options)
     except McpClientError as exc:
         raise _error(child, exc, tool, passthrough) from None
     # The answer cannot come before this: the request is written in a later loop turn.
