@@ -199,15 +199,8 @@ def exited_error(
 def _spawn_error(
     detail: str, server: str, tool: str | None, original: dict[str, Any]
 ) -> dict[str, Any]:
-    return _error(
-        GATEWAY_ERROR,
-        _message("Spawn error", detail, server, tool),
-        "spawn_error",
-        False,
-        server,
-        tool,
-        original,
-    )
+    message = _message("Spawn error", detail, server, tool)
+    return _error(GATEWAY_ERROR, message, "spawn_error", False, server, tool, original)
 
 
 def crashed_error(*, server: str, tool: str | None = None, detail: str = "") -> dict[str, Any]:

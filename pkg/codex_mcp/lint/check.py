@@ -236,19 +236,13 @@ def _lint_tool(
     raw_name = str(tool.get("name"))
     if duplicate:
         message = "listed twice: Codex keeps the first definition and skips this one"
-        return ToolReport(
-            raw_name, None, "dropped", [Finding("duplicate", "lost", message, SRC_NAMES)], tool
-        )
+        finding = Finding("duplicate", "lost", message, SRC_NAMES)
+        return ToolReport(raw_name, None, "dropped", [finding], tool)
     seen = codex_parameters(tool.get("inputSchema"), budget)
     if seen.rejected is not None:
         message = f"Codex skips this tool: its input schema is invalid for Codex ({seen.rejected})"
-        return ToolReport(
-            raw_name,
-            None,
-            "dropped",
-            [Finding("dropped", "lost", message, f"{SRC_SCHEMA}; {SRC_SKIP}")],
-            tool,
-        )
+        finding = Finding("dropped", "lost", message, f"{SRC_SCHEMA}; {SRC_SKIP}")
+        return ToolReport(raw_name, None, "dropped", [finding], tool)
     qualified = name.qualified if name is not None else None
     findings = _name_findings(raw_name, name)
     if seen.compacted:
@@ -261,15 +255,10 @@ def _lint_tool(
         lost = ", ".join(what[p] for p in seen.compacted)
         message = f"input schema is {seen.size} bytes as Codex measures it (over {budget}): Codex drops {lost}"
         findings.append(Finding("compacted", "warn", message, SRC_COMPACTION))
-    for change in seen.lowered:
-        findings.append(
-            Finding(
-                "lowered",
-                "warn" if "lost" in change else "info",
-                f"input schema: {change}",
-                SRC_SCHEMA,
-            )
-        )
+    findings += [
+        Finding("lowered", "warn" if "lost" in c else "info", f"input schema: {c}", SRC_SCHEMA)
+        for c in seen.lowered
+    ]
     if not runs_without_approval(tool.get("annotations")):
         message = (
             "no readOnlyHint: `codex exec` (read-only sandbox, approval never) refuses to call it "

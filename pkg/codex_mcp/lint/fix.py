@@ -103,9 +103,7 @@ def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[s
         if rule in rules:
             notes.append(f"{server.server}: through the gateway, {why}")
     if "compacted" in rules:
-        repair = dict(entry.get("repair") or {})
-        repair["shrink_descriptions"] = True
-        entry["repair"] = repair
+        entry["repair"] = {**(entry.get("repair") or {}), "shrink_descriptions": True}
         notes.append(
             f"{server.server}: repair.shrink_descriptions shortens descriptions to fit Codex's 5000-byte budget instead of losing them all"
         )
@@ -119,12 +117,10 @@ def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[s
         else:
             plan.needs_approval.append(NeedsApproval(server.server, tool.tool, reason))
     if refused:
-        tools = dict(entry.get("tools") or {})
+        tools = entry["tools"] = dict(entry.get("tools") or {})
         for name in refused:
-            settings = dict(tools.get(name) or {})
+            settings = tools[name] = dict(tools.get(name) or {})
             settings["annotations"] = {**(settings.get("annotations") or {}), "readOnlyHint": True}
-            tools[name] = settings
-        entry["tools"] = tools
         notes.append(
             f"{server.server}: readOnlyHint true lets Codex call {', '.join(refused)} without approval: "
             "keep it only for tools that change nothing (delete the others)"

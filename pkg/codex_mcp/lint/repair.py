@@ -9,7 +9,7 @@ from typing import Any
 
 from codex_mcp.gateway.config.model import RepairConfig, ToolSettings
 
-from .repair_schema import Change, repair_input_schema
+from .repair_schema import Change, repair_input_schema, stringify
 
 #: Fields of servers written in the style of the Rust codex-mcp crate (serde snake_case).
 DEFINITION_FIELDS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}
@@ -70,14 +70,9 @@ def _camel_case(tool: dict[str, Any], changes: list[Change]) -> None:
 def _fix_definition(tool: dict[str, Any], changes: list[Change]) -> None:
     """Fields whose wrong type makes Codex reject the child's whole tools/list."""
     for key in ("title", "description"):
-        value = tool.get(key)
-        if value is not None and not isinstance(value, str):
-            if isinstance(value, int | float | bool):
-                tool[key] = str(value)
-                changes.append(Change(key, "not a string, made one"))
-            else:
-                del tool[key]
-                changes.append(Change(key, "not a string, dropped"))
+        done = stringify(tool, key)
+        if done is not None:
+            changes.append(Change(key, done))
     for key in ("outputSchema", "_meta"):
         if tool.get(key) is not None and not isinstance(tool[key], dict):
             del tool[key]

@@ -36,6 +36,19 @@ class Change:
         return f"{self.where}: {self.what}"
 
 
+def stringify(node: dict[str, Any], key: str) -> str | None:
+    """A `key` that is not a string made one (a number, a boolean) or dropped (anything else):
+    what was done, or None when nothing had to be."""
+    value = node.get(key)
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, int | float | bool):
+        node[key] = str(value)
+        return "not a string, made one"
+    del node[key]
+    return "not a string, dropped"
+
+
 def _at(base: str, key: str) -> str:
     return f"{base}.{key}" if base else key
 
@@ -145,14 +158,9 @@ class _Repairer:
         self.fix_scalars(node, at)
 
     def fix_scalars(self, node: dict[str, Any], at: str) -> None:
-        description = node.get("description")
-        if description is not None and not isinstance(description, str):
-            if isinstance(description, int | float | bool):
-                node["description"] = str(description)
-                self.note(_at(at, "description"), "not a string, made one")
-            else:
-                del node["description"]
-                self.note(_at(at, "description"), "not a string, dropped")
+        done = stringify(node, "description")
+        if done is not None:
+            self.note(_at(at, "description"), done)
         required = node.get("required")
         if "required" in node and not (
             isinstance(required, list) and all(isinstance(r, str) for r in required)

@@ -5,6 +5,7 @@ asks of the client goes to its host."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
@@ -37,13 +38,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codex_mcp.gateway")
 
-#: Listing kind -> (method, result key, capability that offers it: also the kind whose
-#: list_changed clients hear when the listing changes).
-LISTINGS: dict[str, tuple[str, str, ListKind]] = {
-    "tools": ("tools/list", "tools", "tools"),
-    "resources": ("resources/list", "resources", "resources"),
-    "resourceTemplates": ("resources/templates/list", "resourceTemplates", "resources"),
-    "prompts": ("prompts/list", "prompts", "prompts"),
+#: Listing kind (also its result's key) -> (method, capability that offers it: also the
+#: kind whose list_changed the child sends, and clients hear, when the listing changes).
+LISTINGS: dict[str, tuple[str, ListKind]] = {
+    "tools": ("tools/list", "tools"),
+    "resources": ("resources/list", "resources"),
+    "resourceTemplates": ("resources/templates/list", "resources"),
+    "prompts": ("prompts/list", "prompts"),
 }
 #: A child up this long has its backoff reset: its next death is a fresh failure.
 _STABLE_SECONDS = 10.0
@@ -75,19 +76,16 @@ class ChildHost(Protocol):
 
 
 class Owner(Protocol):
-    """Whose child it is when it serves one client alone (routing/sessions.py makes them)."""
+    """Whose child it is when it serves one client alone (routing/sessions.py makes them):
+    its client session (None for a 2026-07-28 principal), how logs name it, and whether it
+    can be sent notifications and requests outside a call."""
 
     @property
-    def session(self) -> ServerSession | None:
-        """The client session, when the owner is one (not a 2026-07-28 principal)."""
-
+    def session(self) -> ServerSession | None: ...
     @property
-    def label(self) -> str:
-        """How logs name it."""
-
+    def label(self) -> str: ...
     @property
-    def reachable(self) -> bool:
-        """Can it be sent notifications and requests outside a call?"""
+    def reachable(self) -> bool: ...
 
 
 class Child:
@@ -228,11 +226,9 @@ class Child:
         while not self._login_wake.is_set():
             if self._login_signature() != self._login_seen:
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(POLL_SECONDS):
                     await self._login_wake.wait()
-            except TimeoutError:
-                pass
 
     def _log_context(self) -> contextvars.Context:
         """The context of the child's own tasks (its supervisor, which starts its process
@@ -285,11 +281,9 @@ class Child:
     async def wait_settled(self, timeout: float) -> None:
         """Until the first start attempt ended (up or failed), at most `timeout` seconds."""
         if not self._settled.is_set():
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await self._settled.wait()
-            except TimeoutError:
-                pass
 
     async def wait_up(self, timeout: float) -> bool:
         """Up now, or once the start in progress is (False as soon as it fails)."""
@@ -496,7 +490,7 @@ class Child:
         connection = connection or self.connection
         if connection is None:
             return False
-        return kind == "tools" or LISTINGS[kind][2] in connection.capabilities
+        return kind == "tools" or LISTINGS[kind][1] in connection.capabilities
 
     def _offered(self, connection: Connection | None = None) -> list[ListKind]:
         kinds: list[ListKind] = ["tools", "resources", "prompts"]
@@ -561,13 +555,13 @@ class Child:
         connection = self.connection
         if connection is None:
             return
-        method, key, _ = LISTINGS[kind]
+        method, _ = LISTINGS[kind]
         timeout = max(self.startup_timeout, self.list_timeout)
         good = True
         while True:
             self._stale.discard(kind)
             try:
-                items = await connection.list_all(method, key, timeout)
+                items = await connection.list_all(method, kind, timeout)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -592,17 +586,14 @@ class Child:
         # (or listed without it).
         tell = known or replaced or kind in self._missed
         self._missed.discard(kind)
-        self.host.child_changed(self, [LISTINGS[kind][2]] if tell else [])
+        self.host.child_changed(self, [LISTINGS[kind][1]] if tell else [])
 
     # -- what the child sends ---------------------------------------------------
     def _on_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
         if method.endswith("/list_changed"):
-            kinds = {
-                "notifications/tools/list_changed": ("tools",),
-                "notifications/resources/list_changed": ("resources", "resourceTemplates"),
-                "notifications/prompts/list_changed": ("prompts",),
-            }.get(method, ())
-            for kind in kinds:
+            for kind, (_, offer) in LISTINGS.items():
+                if method != f"notifications/{offer}/list_changed":
+                    continue
                 if self.lists[kind] is not None:
                     self._missed.add(kind)  # clients listed it: tell them it changed
                 self._fetch(kind)

@@ -3,20 +3,12 @@ the table lacks, so a supervision bug fails where it happens (specs/gateway.md, 
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "needs login"]
 Event = Literal["start", "up", "failed", "login needed", "retry", "give up", "doze", "stop"]
 
-_STATES: Final[tuple[State, ...]] = (
-    "idle",
-    "starting",
-    "ready",
-    "restarting",
-    "failed",
-    "stopped",
-    "needs login",
-)
+_STATES: Final[tuple[State, ...]] = get_args(State)
 
 #: (state, event) -> the state it leads to. What is missing cannot happen.
 TRANSITIONS: Final[dict[tuple[State, Event], State]] = {

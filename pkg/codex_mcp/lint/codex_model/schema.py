@@ -215,31 +215,9 @@ def normalize(value: Any, at: str = "") -> dict[str, Any]:
         if key not in value or value[key] is None:
             continue
         item, here = value[key], _join(at, key)
-        if key in ("$ref", "description"):
-            _expect(isinstance(item, str), here, "a string", item)
-            out[key] = item
-        elif key == "type":
-            types = item if isinstance(item, list) else [item]
-            _expect(all(t in _PRIMITIVES for t in types), here, "a JSON type", item)
-            out[key] = item
-        elif key == "enum":
-            _expect(isinstance(item, list), here, "a list", item)
-            out[key] = item
-        elif key == "minItems":
-            _expect(
-                isinstance(item, int) and not isinstance(item, bool) and item >= 0,
-                here,
-                "a count",
-                item,
-            )
-            out[key] = item
-        elif key == "required":
-            _expect(
-                isinstance(item, list) and all(isinstance(r, str) for r in item),
-                here,
-                "a list of names",
-                item,
-            )
+        if key in _LEAVES:
+            wanted, ok = _LEAVES[key]
+            _expect(ok(item), here, wanted, item)
             out[key] = item
         elif key == "items":
             out[key] = normalize(item, here)
@@ -256,6 +234,23 @@ def normalize(value: Any, at: str = "") -> dict[str, Any]:
             'the root type is "null" (tool input schema must not be a singleton null type)'
         )
     return out
+
+
+#: The keys that hold values, not schemas: what Codex expects of each.
+_LEAVES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "$ref": ("a string", lambda v: isinstance(v, str)),
+    "description": ("a string", lambda v: isinstance(v, str)),
+    "type": (
+        "a JSON type",
+        lambda v: all(t in _PRIMITIVES for t in (v if isinstance(v, list) else [v])),
+    ),
+    "enum": ("a list", lambda v: isinstance(v, list)),
+    "minItems": ("a count", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "required": (
+        "a list of names",
+        lambda v: isinstance(v, list) and all(isinstance(r, str) for r in v),
+    ),
+}
 
 
 def _expect(ok: bool, where: str, wanted: str, value: Any) -> None:
