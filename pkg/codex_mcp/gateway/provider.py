@@ -170,25 +170,18 @@ class GatewayProvider(Provider, RelayHooks):
         return all(child.state not in ("idle", "starting") for child in self._started_with_us)
 
     def reconfigure(self, config: GatewayConfig) -> None:
-        """Serve `config` from now on: children whose entry changed restart, removed ones
-        stop, new ones start, the others are untouched; clients hear the lists changed.
-        Per-session children already running keep their entry until their session ends.
-        A file that says what the running one says changes nothing, and clients hear
-        nothing (an editor's save, a `touch`, a SIGHUP storm)."""
-        if config == self.config:
-            log.debug("config unchanged; nothing reloaded")
-            self._start_given_up()
-            return
-        if config.enabled_servers == self.config.enabled_servers:
-            self.config = config  # only what no child or listing depends on (warnings...)
-            self.per_session.reconfigure(
-                config, [s for s in config.enabled_servers if s.per_session]
-            )
-            log.info("config reread: no server changed")
+        """Serve `config` from now on (specs/gateway.md, "Supervision": Hot reload)."""
+        servers = config.enabled_servers
+        if servers == self.config.enabled_servers:
+            if config == self.config:
+                log.debug("config unchanged; nothing reloaded")
+            else:
+                self.config = config  # only what no child or listing depends on (warnings...)
+                self.per_session.reconfigure(config, [s for s in servers if s.per_session])
+                log.info("config reread: no server changed")
             self._start_given_up()
             return
         old = {child.name: child for child in self.shared}
-        servers = config.enabled_servers
         shared: list[Child] = []
         started: list[Child] = []
         restarted: list[str] = []
@@ -226,9 +219,8 @@ class GatewayProvider(Provider, RelayHooks):
             self.notify_list_changed(kind)
 
     def _start_given_up(self) -> None:
-        """A reload, SIGHUP included, starts afresh each shared child that gave up (its
-        command could not run, or its restarts ran out): the user may have fixed that; one
-        waiting for a login looks for it at once."""
+        """A reload, SIGHUP included, starts afresh each shared child that gave up, and one
+        waiting for a login looks for it at once: the user may have fixed that."""
         for index, child in enumerate(self.shared):
             child.look_for_login(anyway=True)
             if child.state != "failed":
@@ -241,9 +233,7 @@ class GatewayProvider(Provider, RelayHooks):
             log.warning("%s: started again (it had given up)", fresh.name)
 
     async def _retire(self, child: Child) -> None:
-        """Stop a child a reload replaced or removed once its calls in flight are answered
-        (at most RETIRE_GRACE_SECONDS): new calls already go to its successor, and one
-        that was sent to it is not failed for a reload."""
+        """Stop a child a reload replaced or removed once its calls in flight are answered."""
         self._retiring.add(child)
         try:
             loop = asyncio.get_running_loop()

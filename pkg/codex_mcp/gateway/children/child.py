@@ -207,9 +207,7 @@ class Child:
         self._login_wake.set()
 
     def login_lost(self, error: JsonObject) -> None:
-        """A call found that the server wants a login again (revoked, refresh refused):
-        the connection is let go and the child waits for a login like one that never had
-        it (no restart loop, `needs login` everywhere)."""
+        """A call found that the server wants a login again (revoked, refresh refused)."""
         if self.connection is None or self._closed is None or self._closed.done():
             return
         self._login_lost = error
@@ -219,9 +217,7 @@ class Child:
         return file_signature(self._login_file) if self._login_file is not None else None
 
     async def _wait_for_login(self) -> None:
-        """Until the token store's entry for it changes (a login, or another process's
-        refresh), looked at every POLL_SECONDS, or a call or SIGHUP says to look now
-        (look_for_login). Nothing is started meanwhile: without a login, it cannot be."""
+        """Until the token store's entry for it changes, or a call or SIGHUP says to look now."""
         self._login_wake.clear()
         while not self._login_wake.is_set():
             if self._login_signature() != self._login_seen:
@@ -603,11 +599,8 @@ class Child:
             log.debug("%s: notification %s ignored", self.name, method)
 
     def call_for(self, origin: Hashable, params: JsonObject | None = None) -> RequestContext | None:
-        """The front request a message from the child belongs to: the one whose call's
-        stream carried it (HTTP), or whose progress token it names. A stdio child's pipe
-        cannot tell: its only call in flight is taken when every call is the same client's
-        (a per-session child, or a gateway with one client for its life, stdio); for a
-        shared child over HTTP that would hand one session's messages to another."""
+        """The front request a message from the child belongs to, when that can be told
+        (specs/gateway.md, "Relaying": Which call)."""
         if origin is not None:
             return self.calls.get(origin)
         meta = params.get("_meta") if params is not None else None

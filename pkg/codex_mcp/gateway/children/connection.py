@@ -88,15 +88,13 @@ class Connection:
 
     @property
     def pid(self) -> int | None:
-        if isinstance(self.transport, StdioTransport) and self.transport.process is not None:
-            return self.transport.process.pid
-        return None
+        process = self.transport.process if isinstance(self.transport, StdioTransport) else None
+        return process.pid if process is not None else None
 
     @property
     def returncode(self) -> int | None:
-        if isinstance(self.transport, StdioTransport) and self.transport.process is not None:
-            return self.transport.process.returncode
-        return None
+        process = self.transport.process if isinstance(self.transport, StdioTransport) else None
+        return process.returncode if process is not None else None
 
     @property
     def stderr_tail(self) -> str:
@@ -198,9 +196,7 @@ async def connect(
 
 
 async def _handshake(session: ChildSession, capabilities: JsonObject) -> InitializeResult:
-    """`initialize`; a child that refuses it as a 2026-07-28-only server does (-32022, or
-    no such method: it never had a handshake) is spoken to in that era instead, after
-    `server/discover`, with the tasks extension declared (the gateway follows its tasks)."""
+    """`initialize`, or for a 2026-07-28-only child `server/discover` (specs/gateway.md, "Eras")."""
     params: dict[str, Any] = {
         "protocolVersion": LATEST_VERSION,
         "capabilities": capabilities,

@@ -58,9 +58,7 @@ class ListingCache:
         return self.directory / f"{cache_key(server, capabilities)}.json"
 
     def load(self, server: ServerConfig, capabilities: JsonObject) -> list[JsonObject] | None:
-        """The child's last good listing, or None: none kept, or one that is not what
-        `save` writes (any local process can write the file): that one is said once and
-        ignored, and the child's next good listing replaces it."""
+        """The child's last good listing, or None (none kept, or an unusable one: said once)."""
         path = self.path(server, capabilities)
         try:
             document = read_json_file(path, max_bytes=MAX_CACHE_BYTES, max_depth=_MAX_DEPTH)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # Codex's own rules (characters, hash suffix), so our names are ones it keeps as they are.
@@ -109,15 +108,3 @@ class NameTable:
     def name_of(self, server: str, tool: str) -> str | None:
         named = self._by_source.get((server, tool))
         return named.name if named else None
-
-
-def assign_names(
-    servers: Iterable[tuple[str, Iterable[str]]], *, passthrough: bool = False
-) -> NameTable:
-    """Names for every (server, [tool, ...]) in the order given (config order, then the
-    child's listing order). `passthrough`: tools keep their own (sanitized) names."""
-    table = NameTable()
-    for server, tools in servers:
-        for tool in tools:
-            table.add(server, tool, prefix="" if passthrough else None)
-    return table
