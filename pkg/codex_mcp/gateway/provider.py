@@ -119,20 +119,16 @@ class GatewayProvider(Provider, RelayHooks):
     # -- lifetime --------------------------------------------------------------
     @property
     def features(self) -> frozenset[str]:
-        """What the children offer; a child not up yet (or per-session) may offer anything."""
-        features = {"tools"}
-        unknown = bool(self.per_session.servers)
-        for child in self.shared:
-            connection = child.connection
-            if connection is None:
-                # One not up yet, or waiting for a login, may offer anything once it is.
-                unknown = unknown or child.state in ("idle", "starting", NEEDS_LOGIN)
-                continue
-            capabilities = connection.capabilities
-            features |= {k for k in ("resources", "prompts", "completions") if k in capabilities}
-        if unknown:
-            features |= {"resources", "prompts", "completions"}
-        return frozenset(features)
+        """What the children offer; a child not up yet (or waiting for a login, or
+        per-session) may offer anything once it is."""
+        optional = ("resources", "prompts", "completions")
+        if self.per_session.servers or any(
+            c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
+            for c in self.shared
+        ):
+            return frozenset(("tools", *optional))
+        up = [c.connection.capabilities for c in self.shared if c.connection is not None]
+        return frozenset(("tools", *(k for k in optional if any(k in offer for offer in up))))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:

@@ -48,15 +48,6 @@ def child_status(child: Child) -> dict[str, Any]:
     }
 
 
-def _advice(server: dict[str, Any]) -> str | None:
-    if server["unrouted_messages"] and not server["per_session"]:
-        return (
-            f"{server['unrouted_messages']} request(s) or log message(s) tied to no call "
-            'were given to no client: mark it "per_session": true'
-        )
-    return None
-
-
 def status_result(children: Sequence[Child], per_session: SessionChildren) -> JsonObject:
     servers: list[dict[str, Any]] = [child_status(child) for child in children]
     present = {child.name for child in children}
@@ -77,9 +68,11 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
                 }
             )
     for entry in servers:
-        advice = _advice(entry)
-        if advice is not None:
-            entry["advice"] = advice
+        if entry["unrouted_messages"] and not entry["per_session"]:
+            entry["advice"] = (
+                f"{entry['unrouted_messages']} request(s) or log message(s) tied to no call "
+                'were given to no client: mark it "per_session": true'
+            )
     lines = [
         f"{s['name']}: {s['state']}, {s['tools']} tool(s), {s['restarts']} restart(s)"
         + (f", up {s['uptime_sec']:g} s" if s["uptime_sec"] is not None else "")

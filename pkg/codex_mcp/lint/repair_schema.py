@@ -200,10 +200,8 @@ class _Repairer:
             self.note(_at(at, "minItems"), "not a count, dropped")
 
     def infer_type(self, node: dict[str, Any], at: str) -> None:
-        """The TypeScript wrapper's rule (enum: the first value's type; properties: object;
-        items: array; else string), for a schema with no `type` that is not a `$ref` or a
-        combination. The other keywords that only make sense for one type count as well, as
-        Codex counts them."""
+        """The TypeScript wrapper's rule, with every keyword Codex counts (specs/gateway.md,
+        "Repairs": infer_types)."""
         if "type" in node or "$ref" in node or any(k in node for k in (*_COMPOSITIONS, "not")):
             return
         integer = "number" if self.options.integer_to_number else "integer"
@@ -253,7 +251,9 @@ class _Repairer:
         low, high = 0, longest  # the largest cap that fits
         while low < high:
             cap = (low + high + 1) // 2
-            if codex_parameters(_capped(schema, cap), budget).size <= budget:
+            trial = copy.deepcopy(schema)
+            _cap_descriptions(trial, cap)
+            if codex_parameters(trial, budget).size <= budget:
                 low = cap
             else:
                 high = cap - 1
@@ -302,12 +302,6 @@ def _cap_descriptions(schema: dict[str, Any], cap: int) -> None:
                 del node["description"]
             else:
                 node["description"] = text[: cap - 1].rstrip() + _ELLIPSIS
-
-
-def _capped(schema: dict[str, Any], cap: int) -> dict[str, Any]:
-    trial = copy.deepcopy(schema)
-    _cap_descriptions(trial, cap)
-    return trial
 
 
 class _RefInliner:

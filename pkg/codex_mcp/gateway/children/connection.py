@@ -219,11 +219,8 @@ def _start_error(
     target = server.target
     command = target.command if isinstance(target, StdioTarget) else None
     if isinstance(exc, TimeoutError):
-        return spawn_error(
-            f"no answer to initialize within {timeout:g} s",
-            server=server.name,
-            command=command or "",
-        )
+        silent = f"no answer to initialize within {timeout:g} s"
+        return spawn_error(silent, server=server.name, command=command or "")
     if isinstance(exc, ConnectionClosed) and command is not None:
         return exited_error(
             connection.returncode, server=server.name, stderr_tail=connection.stderr_tail

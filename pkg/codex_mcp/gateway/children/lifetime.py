@@ -110,10 +110,6 @@ class Watchdog:
     def forget(self, pgid: int) -> None:
         self._tell(f"-{pgid}\n")
 
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
     def close(self) -> None:
         """We are stopping normally (children already stopped and forgotten): it reads end
         of file and exits at once; reap it if it has, else init will."""

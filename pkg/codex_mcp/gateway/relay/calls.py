@@ -198,11 +198,8 @@ async def connection_for(child: Child, tool: str | None) -> Connection:
 
 def unavailable(child: Child, tool: str | None) -> JsonRpcError:
     if child.state == "restarting" or (child.state == "starting" and child.restarts):
-        error = crashed_error(
-            server=child.name,
-            tool=tool,
-            detail=f"the server is restarting (last error: {child.last_error})",
-        )
+        detail = f"the server is restarting (last error: {child.last_error})"
+        error = crashed_error(server=child.name, tool=tool, detail=detail)
     elif child.last_error_data is not None and child.last_error_data.get("code") is not None:
         error = child.last_error_data
         error = {**error, "data": {**error["data"], "toolName": tool}}

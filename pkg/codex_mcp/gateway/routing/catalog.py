@@ -55,9 +55,8 @@ class Catalog:
 def build_catalog(
     children: Sequence[Child], *, passthrough: bool, reserved: Sequence[str] = ()
 ) -> Catalog:
-    """The catalog of the children that are up (and the cached tools of those starting),
-    in the order given (config order).
-    `reserved` names (the gateway's own tools) are taken first."""
+    """The catalog of the children that are up (and the cached tools of those starting), in
+    the order given (config order); `reserved` names (the gateway's own tools) go first."""
     catalog = Catalog(passthrough=passthrough)
     tools, prompts = NameTable(), NameTable()
     for name in reserved:

@@ -230,7 +230,6 @@ class SessionChildren:
             log.debug("%s: stopped with %s", child.name, owner.label)
 
     async def stop_all(self) -> None:
-        owners = {id(owner): owner for owner in self.live.values()}
-        owners.update((id(owner), owner) for owner in self.principals.values())
+        owners = {*self.live.values(), *self.principals.values()}  # by identity (eq=False)
         self.principals.clear()
-        await asyncio.gather(*(self._release(owner) for owner in owners.values()))
+        await asyncio.gather(*(self._release(owner) for owner in owners))
