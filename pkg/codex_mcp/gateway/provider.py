@@ -98,11 +98,8 @@ class GatewayProvider(Provider, RelayHooks):
         capabilities = None
         if owner is not None and owner.session is not None:
             # a child of one client asks that client only what it can answer
-            capabilities = {
-                key: value
-                for key, value in owner.session.client_capabilities.items()
-                if key in RELAYED_CAPABILITIES
-            }
+            declared = owner.session.client_capabilities
+            capabilities = {k: v for k, v in declared.items() if k in RELAYED_CAPABILITIES}
         elif self.passthrough and server.client_capabilities is None:
             capabilities = everything_relayed()  # a wrapper hides nothing its client may have
         return Child(

@@ -342,12 +342,8 @@ class Child:
             delay = min(policy.backoff_initial_sec * 2**attempt, policy.backoff_max_sec)
             attempt += 1
             self._go("retry")
-            log.log(
-                logging.WARNING if attempt == 1 else logging.DEBUG,
-                "%s: restarting in %.1f s",
-                self.name,
-                delay,
-            )
+            level = logging.WARNING if attempt == 1 else logging.DEBUG
+            log.log(level, "%s: restarting in %.1f s", self.name, delay)
             await asyncio.sleep(delay)
             self.restarts += 1
 

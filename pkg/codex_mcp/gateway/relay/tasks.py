@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
 from typing import Any, Final
 
 from codex_mcp.core.calls import CallOptions
@@ -82,7 +81,9 @@ async def _follow(
             task = await child_request("tasks/get", {})
     except asyncio.CancelledError:
         # The front cancelled (its tasks/cancel, or its call): so does the child's task.
-        _spawn(_cancel(child, child_request))
+        cancel = asyncio.get_running_loop().create_task(_cancel(child, child_request))
+        _cancelling.add(cancel)
+        cancel.add_done_callback(_cancelling.discard)
         raise
     if ctx.in_task:
         raise asyncio.CancelledError  # the child cancelled its task: so ends the gateway's
@@ -91,12 +92,6 @@ async def _follow(
 
 #: tasks/cancel sent to children on their way (kept, so none is collected mid-flight).
 _cancelling: set[asyncio.Task[None]] = set()
-
-
-def _spawn(work: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.get_running_loop().create_task(work)
-    _cancelling.add(task)
-    task.add_done_callback(_cancelling.discard)
 
 
 async def _cancel(child: Child, child_request: Any) -> None:

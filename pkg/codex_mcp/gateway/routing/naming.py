@@ -28,16 +28,13 @@ def exposed_name(
 ) -> str:
     """`prefix__tool` sanitized, hashed when longer than `max_length`. No prefix (passthrough):
     the tool name alone. `server` (default: `prefix`) is the raw name hashed with the tool."""
-    name = (
-        sanitize_name(tool)
-        if not prefix
-        else f"{sanitize_name(prefix)}{SEPARATOR}{sanitize_name(tool)}"
-    )
+    name = sanitize_name(tool)
+    if prefix:
+        name = f"{sanitize_name(prefix)}{SEPARATOR}{name}"
     if len(name) <= max_length:
         return name
-    return with_hash(
-        name, _identity(server if server is not None else prefix or "", tool), max_length
-    )
+    raw_server = server if server is not None else prefix or ""
+    return with_hash(name, _identity(raw_server, tool), max_length)
 
 
 @dataclass(frozen=True, slots=True)

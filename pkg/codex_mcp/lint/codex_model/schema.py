@@ -109,23 +109,17 @@ def _sanitize(value: Any, at: str, lowered: list[str]) -> Any:
         return value
     if not types:
         inferred = _infer_type(value)
+        where = at or "the root"
         if inferred is None:
-            lost = (
-                f" (its description {value['description']!r} is lost)"
-                if "description" in value
-                else ""
-            )
-            lowered.append(
-                f"{at or 'the root'}: no type and nothing to infer one from, became {{}}{lost}"
-            )
+            described = "description" in value
+            lost = f" (its description {value['description']!r} is lost)" if described else ""
+            lowered.append(f"{where}: no type and nothing to infer one from, became {{}}{lost}")
             value.clear()
             return value
         if "type" in value:
-            lowered.append(
-                f"{at or 'the root'}: unknown type {value['type']!r}, became {inferred!r}"
-            )
+            lowered.append(f"{where}: unknown type {value['type']!r}, became {inferred!r}")
         else:
-            lowered.append(f"{at or 'the root'}: no type, Codex calls it {inferred!r}")
+            lowered.append(f"{where}: no type, Codex calls it {inferred!r}")
         types = [inferred]
     value["type"] = types[0] if len(types) == 1 else types
     if "object" in types and "properties" not in value:
