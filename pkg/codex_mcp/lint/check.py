@@ -191,15 +191,11 @@ def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> S
         label = tool.get("name") if isinstance(tool, dict) else None
         which = f"tool {label!r}" if isinstance(label, str) else f"tool #{i + 1}"
         more = f" (and {len(broken) - 1} more tool(s))" if len(broken) > 1 else ""
-        report.findings.append(
-            Finding(
-                "server-lost",
-                "lost",
-                f"Codex cannot read this server's tools/list: {which}: {'; '.join(problems)}{more}. "
-                "Its startup fails and every tool of the server is lost",
-                SRC_DEFINITION,
-            )
+        message = (
+            f"Codex cannot read this server's tools/list: {which}: {'; '.join(problems)}{more}. "
+            "Its startup fails and every tool of the server is lost"
         )
+        report.findings.append(Finding("server-lost", "lost", message, SRC_DEFINITION))
     seen: set[str] = set()
     for tool in listing.tools:
         if not isinstance(tool, dict):

@@ -11,7 +11,7 @@ import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -111,13 +111,12 @@ def _from_config(
     config = read_config(path, environ)
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    servers = list(config.enabled_servers)
-    if options.server:
-        unknown = sorted(set(options.server) - {s.name for s in config.servers})
-        if unknown:
-            raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
-        servers = [s for s in config.servers if s.name in options.server]
-    return servers
+    if not options.server:
+        return list(config.enabled_servers)
+    unknown = sorted(set(options.server) - {s.name for s in config.servers})
+    if unknown:
+        raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
+    return [s for s in config.servers if s.name in options.server]
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -215,15 +214,13 @@ def render(report: LintReport, out: TextIO) -> None:
             print(f"{head}\n  LOST     could not list its tools: {server.error}\n", file=out)
             continue
         print(f"{head}: {len(server.tools)} tool(s) in {server.seconds or 0:.2f} s", file=out)
-        for finding in server.findings:
-            print(f"  {finding.severity:<5} {finding.rule}: {finding.message}", file=out)
+        for f in server.findings:
+            print(f"  {f.severity:<5} {f.rule}: {f.message}", file=out)
         width = max((len(t.tool) for t in server.tools), default=4)
         for tool in server.tools:
             print(f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}", file=out)
-            for finding in tool.findings:
-                print(
-                    " " * 11 + f"{finding.severity:<5} {finding.rule}: {finding.message}", file=out
-                )
+            for f in tool.findings:
+                print(f"           {f.severity:<5} {f.rule}: {f.message}", file=out)
         print(file=out)
     n = report.summary()
     unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""
@@ -261,7 +258,7 @@ def main(
             document["fix"] = {
                 "config": plan.config,
                 "notes": plan.notes,
-                "needsApproval": [item.to_json() for item in plan.needs_approval],
+                "needsApproval": [asdict(item) for item in plan.needs_approval],
                 "approvalAdvice": APPROVAL_ADVICE,
             }
         json.dump(document, out, indent=2)

@@ -48,9 +48,6 @@ class NeedsApproval:
     tool: str
     why: str
 
-    def to_json(self) -> dict[str, str]:
-        return {"server": self.server, "tool": self.tool, "why": self.why}
-
 
 @dataclass
 class FixPlan:

@@ -138,7 +138,7 @@ def apply_tool_settings(tool: dict[str, Any], settings: ToolSettings | None) -> 
     return RepairedTool(out, changes)
 
 
-def normalize_result(result: Any) -> Any:
+def normalize_result(result: dict[str, Any]) -> dict[str, Any]:
     """`is_error` -> `isError`, `structured_content` -> `structuredContent` in a tool's result
     (Rust servers that serialize snake_case answer so, and Codex would read such an error as a
     success). Cheap when there is nothing to do: the same object comes back."""

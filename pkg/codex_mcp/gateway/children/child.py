@@ -199,12 +199,9 @@ class Child:
     def look_for_login(self, *, anyway: bool = False) -> None:
         """A child waiting for a login is started again now when the token store's entry
         for it changed (a call came), or `anyway` (SIGHUP); the caller may wait_up."""
-        if self.state != NEEDS_LOGIN:
-            return
-        if not anyway and self._login_signature() == self._login_seen:
-            return
-        self._starting()
-        self._login_wake.set()
+        if self.state == NEEDS_LOGIN and (anyway or self._login_signature() != self._login_seen):
+            self._starting()
+            self._login_wake.set()
 
     def login_lost(self, error: JsonObject) -> None:
         """A call found that the server wants a login again (revoked, refresh refused)."""

@@ -182,10 +182,7 @@ async def request(
     finally:
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
-    if is_call:
-        fixed: JsonObject = normalize_result(result)
-        return fixed
-    return result
+    return normalize_result(result) if is_call else result
 
 
 async def connection_for(child: Child, tool: str | None) -> Connection:

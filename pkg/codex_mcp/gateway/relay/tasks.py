@@ -56,10 +56,7 @@ async def _follow(
             status = task.get("status")
             if status == "completed":
                 final = task.get("result")
-                result: JsonObject = normalize_result(
-                    final if isinstance(final, dict) else {"content": []}
-                )
-                return result
+                return normalize_result(final if isinstance(final, dict) else {"content": []})
             if status == "failed":
                 raise _failure(child, task.get("error"))
             if status == "cancelled":
