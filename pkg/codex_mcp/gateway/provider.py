@@ -248,8 +248,7 @@ class GatewayProvider(Provider, RelayHooks):
         for task in list(self._background):
             task.cancel()
         await self.per_session.stop_all()
-        children = [*self.shared, *retiring]
-        await asyncio.gather(*(child.stop() for child in children), return_exceptions=True)
+        await asyncio.gather(*(c.stop() for c in [*self.shared, *retiring]), return_exceptions=True)
         self.watchdog.close()
 
     def open_session(self, session: ServerSession) -> None:

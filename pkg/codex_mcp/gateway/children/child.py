@@ -121,7 +121,7 @@ class Child:
         self.state: State = "idle"
         self.connection: Connection | None = None
         self.restarts = 0
-        self.last_error: str | None = None
+        #: The normalized error of its last failure (its message: last_error).
         self.last_error_data: JsonObject | None = None
         self.up_since: float | None = None
         #: Our requests to the child that are in flight -> the front request they serve.
@@ -377,7 +377,7 @@ class Child:
 
     def _failed(self, error: JsonObject) -> None:
         again = error["message"] == self.last_error
-        self._record_error(error)
+        self.last_error_data = error
         login = login_command(error)
         self._go("login needed" if login is not None else "failed")
         self._attempt_over.set()
@@ -403,9 +403,9 @@ class Child:
         not restarted: a config change, or SIGHUP, starts it again), else None."""
         return cannot_run(self.last_error_data) if self.state == "failed" else None
 
-    def _record_error(self, error: JsonObject) -> None:
-        self.last_error = error["message"]
-        self.last_error_data = error
+    @property
+    def last_error(self) -> str | None:
+        return self.last_error_data["message"] if self.last_error_data is not None else None
 
     async def _serve(self, connection: Connection) -> int | None:
         """Up until it dies (or we stop it); returns its exit code when known."""
@@ -451,9 +451,8 @@ class Child:
             return None
         code = None if cut else connection.returncode
         detail = one_line(str(death), 400)
-        self._record_error(
-            {"message": f"the server stopped: {detail}", "data": {"kind": "server_error"}}
-        )
+        stopped = {"message": f"the server stopped: {detail}", "data": {"kind": "server_error"}}
+        self.last_error_data = stopped
         log.warning("%s: %s", self.name, detail)
         offered = self._offered(connection)
         self._forget_listings()
@@ -551,9 +550,7 @@ class Child:
             self._stale.discard(kind)
             try:
                 items = await connection.list_all(method, kind, timeout)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+            except Exception as exc:  # not CancelledError, a BaseException
                 log.warning("%s: %s failed: %s", self.name, method, one_line(exc))
                 items, good = [], False
             if kind not in self._stale:

@@ -17,7 +17,6 @@ from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.lint.repair import normalize_result
 
 from ..children.child import Child
-from ..children.connection import Connection
 from ..errors import crashed_error, login_command, normalize_exception
 from . import stateless
 from .questions import call_with_handoff
@@ -145,8 +144,11 @@ async def request(
     (resources/read, prompts/get, ...), bounded by the child's list timeout."""
     child.activity += 1
     connection = child.connection
-    if connection is None:
-        connection = await connection_for(child, tool)
+    if connection is None:  # down, or not started yet: a per-session child starts now
+        child.start()
+        if not await child.wait_up(child.startup_timeout) or child.connection is None:
+            raise unavailable(child, tool)
+        connection = child.connection
     session = connection.session
     request_id = session.new_request_id()
     calls = child.calls
@@ -183,14 +185,6 @@ async def request(
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
     return normalize_result(result) if is_call else result
-
-
-async def connection_for(child: Child, tool: str | None) -> Connection:
-    """The child's connection once it is up; a child that is down fails at once."""
-    child.start()  # a per-session child starts when its session first needs it
-    if await child.wait_up(child.startup_timeout) and child.connection is not None:
-        return child.connection
-    raise unavailable(child, tool)
 
 
 def unavailable(child: Child, tool: str | None) -> JsonRpcError:
