@@ -33,7 +33,6 @@ def status_tool() -> JsonObject:
 
 
 def child_status(child: Child) -> dict[str, Any]:
-    connection = child.connection
     return {
         "name": child.name,
         "transport": child.server.transport,
@@ -43,7 +42,7 @@ def child_status(child: Child) -> dict[str, Any]:
         "restarts": child.restarts,
         "last_error": child.last_error,
         "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
-        "pid": connection.pid if connection is not None else None,
+        "pid": child.connection.pid if child.connection is not None else None,
         "unrouted_messages": child.unrouted,
     }
 
