@@ -9,7 +9,6 @@ import pytest
 from codex_mcp.gateway.routing.naming import (
     MAX_NAME_LENGTH,
     NameTable,
-    assign_names,
     exposed_name,
     sanitize_name,
 )
@@ -17,6 +16,15 @@ from codex_mcp.lint.codex_model.names import codex_names
 
 SAFE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 LONG = "a_tool_whose_name_is_far_too_long_for_codex_to_keep_it_whole_when_qualified"
+
+
+def assign_names(servers: list[tuple[str, list[str]]]) -> NameTable:
+    """Names for every (server, [tool, ...]) in the order given, as a catalog assigns them."""
+    table = NameTable()
+    for server, tools in servers:
+        for tool in tools:
+            table.add(server, tool)
+    return table
 
 
 @pytest.mark.parametrize(

@@ -1,19 +1,5 @@
-"""The TypeScript wrapper's error normalization: a child's JSON-RPC error, or a failure to
-start or reach it, becomes one JSON-RPC error with a one-line message and a standard `data`:
-
-    {"code": -32603, "message": "Internal error: database is locked (server 'db', tool 'query')",
-     "data": {"kind": "server_error", "retryable": true, "toolName": "query",
-              "serverName": "db", "original": {"code": -32603, "message": "database is locked"}}}
-
-Mappings (the wrapper's): -32601 Method not found, -32602 Invalid params (server_error, not
-retryable); -32603 Internal error (server_error, retryable); -32000..-32099 Server error,
-retryable inferred from the original; ENOENT -> "Spawn error: command not found. Check
-PATH ..." (spawn_error, not retryable). Errors a child returns to a `tools/call` in the
-implementation range or outside JSON-RPC's own codes are `tool_error`s (the tool failed, as
-servers built on the Rust codex-mcp crate report handler failures with -32000).
-`WRAPPER_ERROR_PASSTHROUGH=1` (or `true`) returns children's errors as they are. Pure
-functions: no I/O, no logging.
-"""
+"""A child's error, or a failure to start or reach it, normalized as the TypeScript wrapper
+did (specs/gateway.md, "Errors"). Pure functions: no I/O, no logging."""
 
 from __future__ import annotations
 
@@ -98,13 +84,11 @@ def _error(
     return {"code": code, "message": message, "data": data}
 
 
-def _inferred_retryable(original: Mapping[str, Any]) -> bool:
-    data = original.get("data")
+def _stated_retryable(error: Mapping[str, Any]) -> bool | None:
+    data = error.get("data")
     if isinstance(data, dict) and isinstance(data.get("retryable"), bool):
         return bool(data["retryable"])
-    return bool(
-        _TRANSIENT.search(f"{original.get('message', '')} {data if data is not None else ''}")
-    )
+    return None
 
 
 def normalize_rpc_error(
@@ -118,41 +102,26 @@ def normalize_rpc_error(
     is set when the error answered a `tools/call`."""
     if passthrough:
         return dict(error)
-    code = error.get("code")
-    original = dict(error)
-    detail = error.get("message", "")
+    code, detail = error.get("code"), error.get("message", "")
+    kind: ErrorKind = "server_error"
+    stated = _stated_retryable(error)
     if not isinstance(code, int) or isinstance(code, bool):
-        return _error(INTERNAL_ERROR, _message("Internal error", f"malformed error from the server: {detail}", server, tool),
-                      "server_error", True, server, tool, original)  # fmt: skip
-    if code in _LABELS:
-        retryable = code not in _NOT_RETRYABLE
-        data = error.get("data")
-        if (
-            code == INTERNAL_ERROR
-            and isinstance(data, dict)
-            and isinstance(data.get("retryable"), bool)
-        ):
-            retryable = bool(data["retryable"])
-        return _error(
-            code,
-            _message(_LABELS[code], detail, server, tool),
-            "server_error",
-            retryable,
-            server,
-            tool,
-            original,
+        code, label, retryable = INTERNAL_ERROR, "Internal error", True
+        detail = f"malformed error from the server: {detail}"
+    elif code in _LABELS:
+        label, retryable = _LABELS[code], code not in _NOT_RETRYABLE
+        if code == INTERNAL_ERROR and stated is not None:
+            retryable = stated
+    else:
+        kind = "tool_error" if tool is not None else "server_error"
+        label = (
+            "Server error" if code in SERVER_ERROR_RANGE else ("Tool error" if tool else "Error")
         )
-    kind: ErrorKind = "tool_error" if tool is not None else "server_error"
-    label = "Server error" if code in SERVER_ERROR_RANGE else ("Tool error" if tool else "Error")
-    return _error(
-        code,
-        _message(label, detail, server, tool),
-        kind,
-        _inferred_retryable(error),
-        server,
-        tool,
-        original,
-    )
+        data = error.get("data")
+        said = f"{detail} {data if data is not None else ''}"
+        retryable = stated if stated is not None else bool(_TRANSIENT.search(said))
+    message = _message(label, detail, server, tool)
+    return _error(code, message, kind, retryable, server, tool, dict(error))
 
 
 def spawn_error(
@@ -231,15 +200,8 @@ def exited_error(
 def _spawn_error(
     detail: str, server: str, tool: str | None, original: dict[str, Any]
 ) -> dict[str, Any]:
-    return _error(
-        GATEWAY_ERROR,
-        _message("Spawn error", detail, server, tool),
-        "spawn_error",
-        False,
-        server,
-        tool,
-        original,
-    )
+    message = _message("Spawn error", detail, server, tool)
+    return _error(GATEWAY_ERROR, message, "spawn_error", False, server, tool, original)
 
 
 def crashed_error(*, server: str, tool: str | None = None, detail: str = "") -> dict[str, Any]:
@@ -265,18 +227,14 @@ def limit_error(
 ) -> dict[str, Any]:
     """A per-session child refused: `max_session_children` of them are running, or
     `max_session_children_per_principal` of this credential's."""
-    if per_principal:
-        setting = "max_session_children_per_principal"
-        detail = (
-            f"too many per-session child servers for this credential: {limit} are running "
-            f"(the gateway's {setting}); try again when one of its sessions ends"
-        )
-    else:
-        setting = "max_session_children"
-        detail = (
-            f"too many per-session child servers: {limit} are running "
-            f"(the gateway's {setting}); try again when a session ends"
-        )
+    setting = "max_session_children_per_principal" if per_principal else "max_session_children"
+    whose, which = (
+        (" for this credential", "one of its sessions") if per_principal else ("", "a session")
+    )
+    detail = (
+        f"too many per-session child servers{whose}: {limit} are running "
+        f"(the gateway's {setting}); try again when {which} ends"
+    )
     original = {"type": "limit", setting: limit}
     message = _message("Server error", detail, server, tool)
     return _error(GATEWAY_ERROR, message, "server_error", True, server, tool, original)
@@ -341,16 +299,14 @@ def normalize_exception(
         return timeout_error(exc.timeout, server=server, tool=tool)
     if isinstance(exc, NeedsLogin):
         return needs_login_error(exc, server=server, tool=tool)
+    original = {"type": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, OAuthError):  # a refusal the user can read: metadata, a grant
-        original = {"type": type(exc).__name__, "message": str(exc)}
         message = f"{one_line(exc)} {_context(server, tool)}"
         return _error(GATEWAY_ERROR, message, "server_error", False, server, tool, original)
     if isinstance(exc, ConnectionClosed):
         return crashed_error(server=server, tool=tool, detail=str(exc))
     if isinstance(exc, TransportError):
-        original = {"type": type(exc).__name__, "message": str(exc)}
         message = _message("Server error", str(exc), server, tool)
         return _error(GATEWAY_ERROR, message, "server_error", exc.retryable, server, tool, original)
-    original = {"type": type(exc).__name__, "message": str(exc)}
     return _error(INTERNAL_ERROR, _message("Internal error", str(exc) or type(exc).__name__, server, tool),
                   "server_error", True, server, tool, original)  # fmt: skip

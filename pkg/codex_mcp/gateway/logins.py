@@ -14,9 +14,8 @@ if TYPE_CHECKING:
 
 
 def child_oauth(target: HttpTarget, headers: dict[str, str]) -> OAuth | None:
-    """An HTTP child's tokens come from the user's logins (`codex-mcp-client login URL`),
-    refreshed as they expire; there is no browser here, so a child that needs a login
-    fails to start saying so. A child given its own Authorization header keeps it."""
+    """An HTTP child's OAuth from the user's logins (specs/gateway.md, "OAuth children"); None
+    for a child given its own Authorization header."""
     if any(name.lower() == "authorization" for name in headers):
         return None
     from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore

@@ -1,12 +1,5 @@
-"""GatewayProvider: the children of a `.mcp.json`, served through the core as one provider.
-
-Shared children start with the server (in parallel, in the background) and serve every
-session; a per-session child (`"per_session": true`) is started when its session first needs
-it, kept in the session's `state`, and stopped by the session's `cleanup` stack when the
-session ends or expires. Each session sees one catalog (routing/catalog.py): its children in config
-order, named once and cached until a child's offer changes. A tool call is routed by a dict
-lookup and relayed (relay/calls.py); nothing else is on its path.
-"""
+"""GatewayProvider: the children of a `.mcp.json`, served through the core as one provider
+(specs/gateway.md, "Serving")."""
 
 from __future__ import annotations
 
@@ -106,11 +99,8 @@ class GatewayProvider(Provider, RelayHooks):
         capabilities = None
         if owner is not None and owner.session is not None:
             # a child of one client asks that client only what it can answer
-            capabilities = {
-                key: value
-                for key, value in owner.session.client_capabilities.items()
-                if key in RELAYED_CAPABILITIES
-            }
+            declared = owner.session.client_capabilities
+            capabilities = {k: v for k, v in declared.items() if k in RELAYED_CAPABILITIES}
         elif self.passthrough and server.client_capabilities is None:
             capabilities = everything_relayed()  # a wrapper hides nothing its client may have
         return Child(
@@ -127,20 +117,16 @@ class GatewayProvider(Provider, RelayHooks):
     # -- lifetime --------------------------------------------------------------
     @property
     def features(self) -> frozenset[str]:
-        """What the children offer; a child not up yet (or per-session) may offer anything."""
-        features = {"tools"}
-        unknown = bool(self.per_session.servers)
-        for child in self.shared:
-            connection = child.connection
-            if connection is None:
-                # One not up yet, or waiting for a login, may offer anything once it is.
-                unknown = unknown or child.state in ("idle", "starting", NEEDS_LOGIN)
-                continue
-            capabilities = connection.capabilities
-            features |= {k for k in ("resources", "prompts", "completions") if k in capabilities}
-        if unknown:
-            features |= {"resources", "prompts", "completions"}
-        return frozenset(features)
+        """What the children offer; a child not up yet (or waiting for a login, or
+        per-session) may offer anything once it is."""
+        optional = ("resources", "prompts", "completions")
+        if self.per_session.servers or any(
+            c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
+            for c in self.shared
+        ):
+            return frozenset(("tools", *optional))
+        up = [c.connection.capabilities for c in self.shared if c.connection is not None]
+        return frozenset(("tools", *(k for k in optional if any(k in offer for offer in up))))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:
@@ -178,25 +164,18 @@ class GatewayProvider(Provider, RelayHooks):
         return all(child.state not in ("idle", "starting") for child in self._started_with_us)
 
     def reconfigure(self, config: GatewayConfig) -> None:
-        """Serve `config` from now on: children whose entry changed restart, removed ones
-        stop, new ones start, the others are untouched; clients hear the lists changed.
-        Per-session children already running keep their entry until their session ends.
-        A file that says what the running one says changes nothing, and clients hear
-        nothing (an editor's save, a `touch`, a SIGHUP storm)."""
-        if config == self.config:
-            log.debug("config unchanged; nothing reloaded")
-            self._start_given_up()
-            return
-        if config.enabled_servers == self.config.enabled_servers:
-            self.config = config  # only what no child or listing depends on (warnings...)
-            self.per_session.reconfigure(
-                config, [s for s in config.enabled_servers if s.per_session]
-            )
-            log.info("config reread: no server changed")
+        """Serve `config` from now on (specs/gateway.md, "Supervision": Hot reload)."""
+        servers = config.enabled_servers
+        if servers == self.config.enabled_servers:
+            if config == self.config:
+                log.debug("config unchanged; nothing reloaded")
+            else:
+                self.config = config  # only what no child or listing depends on (warnings...)
+                self.per_session.reconfigure(config, [s for s in servers if s.per_session])
+                log.info("config reread: no server changed")
             self._start_given_up()
             return
         old = {child.name: child for child in self.shared}
-        servers = config.enabled_servers
         shared: list[Child] = []
         started: list[Child] = []
         restarted: list[str] = []
@@ -234,9 +213,8 @@ class GatewayProvider(Provider, RelayHooks):
             self.notify_list_changed(kind)
 
     def _start_given_up(self) -> None:
-        """A reload, SIGHUP included, starts afresh each shared child that gave up (its
-        command could not run, or its restarts ran out): the user may have fixed that; one
-        waiting for a login looks for it at once."""
+        """A reload, SIGHUP included, starts afresh each shared child that gave up, and one
+        waiting for a login looks for it at once: the user may have fixed that."""
         for index, child in enumerate(self.shared):
             child.look_for_login(anyway=True)
             if child.state != "failed":
@@ -249,9 +227,7 @@ class GatewayProvider(Provider, RelayHooks):
             log.warning("%s: started again (it had given up)", fresh.name)
 
     async def _retire(self, child: Child) -> None:
-        """Stop a child a reload replaced or removed once its calls in flight are answered
-        (at most RETIRE_GRACE_SECONDS): new calls already go to its successor, and one
-        that was sent to it is not failed for a reload."""
+        """Stop a child a reload replaced or removed once its calls in flight are answered."""
         self._retiring.add(child)
         try:
             loop = asyncio.get_running_loop()
@@ -273,8 +249,7 @@ class GatewayProvider(Provider, RelayHooks):
         for task in list(self._background):
             task.cancel()
         await self.per_session.stop_all()
-        children = [*self.shared, *retiring]
-        await asyncio.gather(*(child.stop() for child in children), return_exceptions=True)
+        await asyncio.gather(*(c.stop() for c in [*self.shared, *retiring]), return_exceptions=True)
         self.watchdog.close()
 
     def open_session(self, session: ServerSession) -> None:
@@ -379,24 +354,21 @@ class GatewayProvider(Provider, RelayHooks):
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
+        if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
+            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
         catalog = self._catalog
         if (
             catalog is None
             or self._catalog_generation != self.generation
             or self.per_session.servers
         ):
-            if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
-                children = self.children(ctx.session, start=False)
-                return Ready(status_result(children, self.per_session))
             catalog = self.catalog(ctx.session)
         route = catalog.routes.get(name)
-        if route is not None:
-            if self.relay_observer is not None:
-                self.relay_observer.on_relay(route[0].name, route[1], ctx)
-            return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
-        if name == STATUS_TOOL:
-            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
-        return self._call_after_listing(name, arguments, ctx)
+        if route is None:
+            return self._call_after_listing(name, arguments, ctx)
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(route[0].name, route[1], ctx)
+        return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
 
     async def _call_after_listing(
         self, name: str, arguments: JsonObject, ctx: RequestContext
@@ -441,13 +413,15 @@ class GatewayProvider(Provider, RelayHooks):
     async def get_prompt(
         self, name: str, arguments: dict[str, str], ctx: RequestContext
     ) -> JsonObject:
-        route = self.catalog(ctx.session).prompt_routes.get(name)
-        if route is None:
-            route = (await self._listed("prompts", ctx)).prompt_routes.get(name)
+        route = await self._prompt_route(name, ctx)
         if route is None:
             raise UnknownPrompt(name)
         params: JsonObject = {"name": route[1], "arguments": arguments}
         return await relay.request(route[0], "prompts/get", params, ctx, self.error_passthrough)
+
+    async def _prompt_route(self, name: str, ctx: RequestContext) -> tuple[Child, str] | None:
+        route = self.catalog(ctx.session).prompt_routes.get(name)
+        return route or (await self._listed("prompts", ctx)).prompt_routes.get(name)
 
     # -- resources -------------------------------------------------------------
     async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
@@ -457,7 +431,10 @@ class GatewayProvider(Provider, RelayHooks):
         return (await self._listed("resourceTemplates", ctx)).templates
 
     async def read_resource(self, uri: str, ctx: RequestContext) -> list[JsonObject]:
-        child, inner = self._resource_route(uri, ctx)
+        route = self.catalog(ctx.session).resource_route(uri)
+        if route is None:
+            raise ResourceNotFound(uri)
+        child, inner = route
         result = await relay.request(
             child, "resources/read", {"uri": inner}, ctx, self.error_passthrough
         )
@@ -469,12 +446,6 @@ class GatewayProvider(Provider, RelayHooks):
             for item in (contents if isinstance(contents, list) else [])
             if isinstance(item, dict)
         ]
-
-    def _resource_route(self, uri: str, ctx: RequestContext) -> tuple[Child, str]:
-        route = self.catalog(ctx.session).resource_route(uri)
-        if route is None:
-            raise ResourceNotFound(uri)
-        return route
 
     async def subscribe(self, uri: str, ctx: RequestContext) -> None:
         await self._subscription(uri, ctx, subscribe=True)
@@ -505,21 +476,18 @@ class GatewayProvider(Provider, RelayHooks):
         context_arguments: dict[str, str],
         ctx: RequestContext,
     ) -> JsonObject | None:
-        catalog = self.catalog(ctx.session)
         if ref.get("type") == "ref/prompt":
-            route = catalog.prompt_routes.get(str(ref.get("name")))
-            if route is None:
-                route = (await self._listed("prompts", ctx)).prompt_routes.get(str(ref.get("name")))
-            inner_ref = {**ref, "name": route[1]} if route else None
+            route = await self._prompt_route(str(ref.get("name")), ctx)
+            key = "name"
         else:
-            route = catalog.resource_route(str(ref.get("uri")))
-            inner_ref = {**ref, "uri": route[1]} if route else None
-        if route is None or inner_ref is None:
+            route = self.catalog(ctx.session).resource_route(str(ref.get("uri")))
+            key = "uri"
+        if route is None:
             return None
-        child = route[0]
+        child, inner = route
         if child.connection is not None and "completions" not in child.connection.capabilities:
             return None
-        params: JsonObject = {"ref": inner_ref, "argument": argument}
+        params: JsonObject = {"ref": {**ref, key: inner}, "argument": argument}
         if context_arguments:
             params["context"] = {"arguments": context_arguments}
         result = await relay.request(

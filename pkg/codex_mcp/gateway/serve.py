@@ -1,9 +1,5 @@
-"""The gateway as a ServerCore, for any transport (stdio, HTTP).
-
-`initialize` waits for the shared children's first start, at most `WRAPPER_INIT_TIMEOUT_MS`,
-so the capabilities it answers with are the children's; past the limit it answers anyway
-(as the TypeScript wrapper did), and children that come up later are announced with `list_changed`.
-"""
+"""The gateway as a ServerCore, for any transport; `initialize` bounded (specs/gateway.md,
+"Serving": Start)."""
 
 from __future__ import annotations
 

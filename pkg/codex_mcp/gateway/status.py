@@ -1,12 +1,5 @@
-"""The gateway's own tool, `gateway_status`, and its one-line startup summary.
-
-`gateway_status` lists each child server: its state (starting, ready, restarting, failed,
-stopped, `needs login` for a server that waits for `codex-mcp-client login URL`; `not
-started` for a per-session child this session has not needed yet), its tool
-count, restarts, last error and uptime, and what needs the user's attention (a shared child
-whose messages no call could claim should be marked `per_session`). It is read-only, so Codex calls it under its
-default sandbox. Its name has no `__`, so it never collides with a `server__tool` name.
-"""
+"""The gateway's own tool, `gateway_status`, and its one-line startup summary
+(specs/gateway.md, "Supervision")."""
 
 from __future__ import annotations
 
@@ -40,7 +33,6 @@ def status_tool() -> JsonObject:
 
 
 def child_status(child: Child) -> dict[str, Any]:
-    connection = child.connection
     return {
         "name": child.name,
         "transport": child.server.transport,
@@ -50,18 +42,9 @@ def child_status(child: Child) -> dict[str, Any]:
         "restarts": child.restarts,
         "last_error": child.last_error,
         "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
-        "pid": connection.pid if connection is not None else None,
+        "pid": child.connection.pid if child.connection is not None else None,
         "unrouted_messages": child.unrouted,
     }
-
-
-def _advice(server: dict[str, Any]) -> str | None:
-    if server["unrouted_messages"] and not server["per_session"]:
-        return (
-            f"{server['unrouted_messages']} request(s) or log message(s) tied to no call "
-            'were given to no client: mark it "per_session": true'
-        )
-    return None
 
 
 def status_result(children: Sequence[Child], per_session: SessionChildren) -> JsonObject:
@@ -84,9 +67,11 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
                 }
             )
     for entry in servers:
-        advice = _advice(entry)
-        if advice is not None:
-            entry["advice"] = advice
+        if entry["unrouted_messages"] and not entry["per_session"]:
+            entry["advice"] = (
+                f"{entry['unrouted_messages']} request(s) or log message(s) tied to no call "
+                'were given to no client: mark it "per_session": true'
+            )
     lines = [
         f"{s['name']}: {s['state']}, {s['tools']} tool(s), {s['restarts']} restart(s)"
         + (f", up {s['uptime_sec']:g} s" if s["uptime_sec"] is not None else "")

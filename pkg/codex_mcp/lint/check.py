@@ -1,18 +1,10 @@
-"""`codex-mcp lint`: what the real Codex 0.169 would do to each tool of a server.
-
-Pure: it takes the tool definitions a server listed (raw JSON) and reports, per tool, whether
-Codex keeps it, under which name, and what it changes or refuses, each finding citing the
-Codex source it rests on (see codex_model/). Connecting to servers is cli.py's job.
-
-    report = lint_servers([Listing("time", tools, seconds=0.4)])
-    report.lost      # tools Codex would not offer the model
-    report.exit_code # 1 when any tool would be lost (for CI)
-"""
+"""What Codex 0.169 would do to each tool a server listed (raw JSON), each finding citing its
+Codex source. Pure: connecting to servers is cli.py's job."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from codex_mcp.gateway.config.model import CODEX_SCHEMA_MAX_BYTES
@@ -36,6 +28,12 @@ SRC_RESULT = "codex-rs/protocol/src/models.rs: CallToolResult::as_function_call_
 SRC_GATEWAY_ROUTING = "codex-mcp gateway, not Codex: specs/gateway.md, Relaying (Which call)"
 SRC_STARTUP = "codex-rs/codex-mcp/src/rmcp_client.rs (timed out handshaking; startup_timeout_sec)"
 
+#: Why Codex hashed a name (CodexName.changes) -> what the finding says.
+_HASHED = {
+    "namespace collision": "another server's name sanitizes to the same namespace: Codex hashes both",
+    "collision": "another tool's name sanitizes to the same: Codex hashes both",
+    "too long": "namespace + name is over 128 characters: Codex cuts it and adds a hash",
+}
 #: Observed with the CLI 0.169: "timed out handshaking with MCP server after 29.99999955s".
 STARTUP_TIMEOUT_SEC = 30.0
 FIRST_TURN_SEC = 1.0
@@ -49,12 +47,7 @@ class Finding:
     source: str
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "rule": self.rule,
-            "severity": self.severity,
-            "message": self.message,
-            "source": self.source,
-        }
+        return asdict(self)
 
 
 @dataclass
@@ -172,12 +165,8 @@ def lint_servers(listings: Sequence[Listing]) -> LintReport:
 def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
     servers = []
     for listing in listings:
-        tools = [
-            t["name"]
-            for t in listing.tools
-            if isinstance(t, dict) and isinstance(t.get("name"), str)
-        ]
-        servers.append((listing.server, tools))
+        tools = [t.get("name") for t in listing.tools if isinstance(t, dict)]
+        servers.append((listing.server, [name for name in tools if isinstance(name, str)]))
     named: dict[tuple[str, str], CodexName] = {}
     for name in codex_names(servers):
         named.setdefault((name.server, name.tool), name)  # a duplicate keeps the first's name
@@ -202,15 +191,11 @@ def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> S
         label = tool.get("name") if isinstance(tool, dict) else None
         which = f"tool {label!r}" if isinstance(label, str) else f"tool #{i + 1}"
         more = f" (and {len(broken) - 1} more tool(s))" if len(broken) > 1 else ""
-        report.findings.append(
-            Finding(
-                "server-lost",
-                "lost",
-                f"Codex cannot read this server's tools/list: {which}: {'; '.join(problems)}{more}. "
-                "Its startup fails and every tool of the server is lost",
-                SRC_DEFINITION,
-            )
+        message = (
+            f"Codex cannot read this server's tools/list: {which}: {'; '.join(problems)}{more}. "
+            "Its startup fails and every tool of the server is lost"
         )
+        report.findings.append(Finding("server-lost", "lost", message, SRC_DEFINITION))
     seen: set[str] = set()
     for tool in listing.tools:
         if not isinstance(tool, dict):
@@ -231,19 +216,14 @@ def _startup(listing: Listing, report: ServerReport) -> None:
     seconds = listing.seconds
     if seconds is None or seconds <= FIRST_TURN_SEC:
         return
-    if seconds > STARTUP_TIMEOUT_SEC:
-        message = (
-            f"took {seconds:.1f} s to start and list its tools: over Codex's default "
-            f"startup_timeout_sec ({STARTUP_TIMEOUT_SEC:g} s), Codex gives up on it"
-        )
-        report.findings.append(Finding("slow-start", "warn", message, SRC_STARTUP))
-    else:
-        message = (
-            f"took {seconds:.1f} s to start and list its tools: `codex exec` starts its first "
-            "turn without the tools of servers still starting (set `required = true` in "
-            "config.toml to make it wait)"
-        )
-        report.findings.append(Finding("slow-start", "info", message, SRC_STARTUP))
+    over = seconds > STARTUP_TIMEOUT_SEC
+    message = f"took {seconds:.1f} s to start and list its tools: " + (
+        f"over Codex's default startup_timeout_sec ({STARTUP_TIMEOUT_SEC:g} s), Codex gives up on it"
+        if over
+        else "`codex exec` starts its first turn without the tools of servers still starting "
+        "(set `required = true` in config.toml to make it wait)"
+    )
+    report.findings.append(Finding("slow-start", "warn" if over else "info", message, SRC_STARTUP))
 
 
 def _lint_tool(
@@ -252,19 +232,13 @@ def _lint_tool(
     raw_name = str(tool.get("name"))
     if duplicate:
         message = "listed twice: Codex keeps the first definition and skips this one"
-        return ToolReport(
-            raw_name, None, "dropped", [Finding("duplicate", "lost", message, SRC_NAMES)], tool
-        )
+        finding = Finding("duplicate", "lost", message, SRC_NAMES)
+        return ToolReport(raw_name, None, "dropped", [finding], tool)
     seen = codex_parameters(tool.get("inputSchema"), budget)
     if seen.rejected is not None:
         message = f"Codex skips this tool: its input schema is invalid for Codex ({seen.rejected})"
-        return ToolReport(
-            raw_name,
-            None,
-            "dropped",
-            [Finding("dropped", "lost", message, f"{SRC_SCHEMA}; {SRC_SKIP}")],
-            tool,
-        )
+        finding = Finding("dropped", "lost", message, f"{SRC_SCHEMA}; {SRC_SKIP}")
+        return ToolReport(raw_name, None, "dropped", [finding], tool)
     qualified = name.qualified if name is not None else None
     findings = _name_findings(raw_name, name)
     if seen.compacted:
@@ -277,15 +251,10 @@ def _lint_tool(
         lost = ", ".join(what[p] for p in seen.compacted)
         message = f"input schema is {seen.size} bytes as Codex measures it (over {budget}): Codex drops {lost}"
         findings.append(Finding("compacted", "warn", message, SRC_COMPACTION))
-    for change in seen.lowered:
-        findings.append(
-            Finding(
-                "lowered",
-                "warn" if "lost" in change else "info",
-                f"input schema: {change}",
-                SRC_SCHEMA,
-            )
-        )
+    findings += [
+        Finding("lowered", "warn" if "lost" in c else "info", f"input schema: {c}", SRC_SCHEMA)
+        for c in seen.lowered
+    ]
     if not runs_without_approval(tool.get("annotations")):
         message = (
             "no readOnlyHint: `codex exec` (read-only sandbox, approval never) refuses to call it "
@@ -302,17 +271,12 @@ def _lint_tool(
 def _name_findings(raw: str, name: CodexName | None) -> list[Finding]:
     if name is None or name.name is None:
         return []
-    findings = []
     qualified = name.qualified
-    if "namespace collision" in name.changes:
-        message = f"another server's name sanitizes to the same namespace: Codex hashes both, the model sees {qualified}"
-        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
-    if "collision" in name.changes:
-        message = f"another tool's name sanitizes to the same: Codex hashes both, the model sees {qualified}"
-        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
-    if "too long" in name.changes:
-        message = f"namespace + name is over 128 characters: Codex cuts it and adds a hash, the model sees {qualified}"
-        findings.append(Finding("hashed", "warn", message, SRC_NAMES))
+    findings = [
+        Finding("hashed", "warn", f"{why}, the model sees {qualified}", SRC_NAMES)
+        for change, why in _HASHED.items()
+        if change in name.changes
+    ]
     if not findings and "sanitized" in name.changes and name.name != raw:
         findings.append(
             Finding(

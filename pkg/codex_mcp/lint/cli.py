@@ -1,14 +1,5 @@
-"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools.
-
-    python -m codex_mcp.lint.cli -- uvx mcp-server-time     # a stdio command
-    python -m codex_mcp.lint.cli http://127.0.0.1:8000/mcp  # a Streamable HTTP URL
-    python -m codex_mcp.lint.cli path/to/.mcp.json          # every server in a config
-    python -m codex_mcp.lint.cli                            # the config the gateway finds
-
-Exit status: 0 when Codex keeps every tool, 1 when a tool would be lost (or a server could not
-be listed), 2 for bad arguments or a bad config. `--json` for machines, `--fix` for the gateway
-config entries that repair what was found.
-"""
+"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools
+(specs/gateway.md, "`codex-mcp lint`")."""
 
 from __future__ import annotations
 
@@ -20,7 +11,7 @@ import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -101,11 +92,9 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
         http = HttpTarget(
             first, headers, options.bearer_token_env_var, transport="sse" if options.sse else "http"
         )
-        raw = {"url": first} | (
-            {"bearer_token_env_var": options.bearer_token_env_var}
-            if options.bearer_token_env_var
-            else {}
-        )
+        raw: dict[str, Any] = {"url": first}
+        if options.bearer_token_env_var:
+            raw["bearer_token_env_var"] = options.bearer_token_env_var
         return [ServerConfig(options.name or derive_name(http), http, where=first, raw=raw)]
     if len(target) == 1 and first.endswith(".json"):
         if not Path(first).is_file():
@@ -122,13 +111,12 @@ def _from_config(
     config = read_config(path, environ)
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    servers = list(config.enabled_servers)
-    if options.server:
-        unknown = sorted(set(options.server) - {s.name for s in config.servers})
-        if unknown:
-            raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
-        servers = [s for s in config.servers if s.name in options.server]
-    return servers
+    if not options.server:
+        return list(config.enabled_servers)
+    unknown = sorted(set(options.server) - {s.name for s in config.servers})
+    if unknown:
+        raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
+    return [s for s in config.servers if s.name in options.server]
 
 
 def _header(text: str) -> tuple[str, str]:
@@ -226,28 +214,19 @@ def render(report: LintReport, out: TextIO) -> None:
             print(f"{head}\n  LOST     could not list its tools: {server.error}\n", file=out)
             continue
         print(f"{head}: {len(server.tools)} tool(s) in {server.seconds or 0:.2f} s", file=out)
-        for finding in server.findings:
-            print(f"  {finding.severity:<5} {finding.rule}: {finding.message}", file=out)
+        for f in server.findings:
+            print(f"  {f.severity:<5} {f.rule}: {f.message}", file=out)
         width = max((len(t.tool) for t in server.tools), default=4)
         for tool in server.tools:
-            print(
-                f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}",
-                file=out,
-            )
-            for finding in tool.findings:
-                print(
-                    f"           {finding.severity:<5} {finding.rule}: {finding.message}", file=out
-                )
+            print(f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}", file=out)
+            for f in tool.findings:
+                print(f"           {f.severity:<5} {f.rule}: {f.message}", file=out)
         print(file=out)
-    summary = report.summary()
+    n = report.summary()
+    unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""
     print(
-        f"{summary['tools']} tool(s) on {summary['servers']} server(s): {summary['kept']} kept as they are, "
-        f"{summary['changed']} changed by Codex, {summary['lost']} lost"
-        + (
-            f"; {summary['unreachable']} server(s) could not be listed"
-            if summary["unreachable"]
-            else ""
-        ),
+        f"{n['tools']} tool(s) on {n['servers']} server(s): {n['kept']} kept as they are, "
+        f"{n['changed']} changed by Codex, {n['lost']} lost{unreachable}",
         file=out,
     )
 
@@ -279,7 +258,7 @@ def main(
             document["fix"] = {
                 "config": plan.config,
                 "notes": plan.notes,
-                "needsApproval": [item.to_json() for item in plan.needs_approval],
+                "needsApproval": [asdict(item) for item in plan.needs_approval],
                 "approvalAdvice": APPROVAL_ADVICE,
             }
         json.dump(document, out, indent=2)

@@ -1,16 +1,5 @@
-"""`codex-mcp lint --fix`: the gateway config entries that repair what lint found.
-
-Served through the gateway, a server gets the default repairs (definition shapes, snake-case
-fields, missing types: `RepairConfig`) and Codex-safe names without any setting; the entry
-only adds what must be asked for: `shrink_descriptions` for schemas Codex would compact, and
-`readOnlyHint` for tools Codex would refuse (which only the user can vouch for).
-
-`readOnlyHint: true` is never proposed for a tool that may change something: one its server
-says is not read-only (`readOnlyHint: false`) or destructive, or whose name or description
-says it writes, deletes, moves, creates, sends or executes. Pasted as is, it would let Codex
-run file writes without asking. Those are listed as needing approval in Codex instead, with
-what the user can do.
-"""
+"""`codex-mcp lint --fix`: the gateway config entries that repair what lint found; never a
+`readOnlyHint: true` for a tool that may change something (specs/gateway.md, "`codex-mcp lint`")."""
 
 from __future__ import annotations
 
@@ -58,9 +47,6 @@ class NeedsApproval:
     server: str
     tool: str
     why: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"server": self.server, "tool": self.tool, "why": self.why}
 
 
 @dataclass
@@ -114,9 +100,7 @@ def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[s
         if rule in rules:
             notes.append(f"{server.server}: through the gateway, {why}")
     if "compacted" in rules:
-        repair = dict(entry.get("repair") or {})
-        repair["shrink_descriptions"] = True
-        entry["repair"] = repair
+        entry["repair"] = {**(entry.get("repair") or {}), "shrink_descriptions": True}
         notes.append(
             f"{server.server}: repair.shrink_descriptions shortens descriptions to fit Codex's 5000-byte budget instead of losing them all"
         )
@@ -130,12 +114,10 @@ def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[s
         else:
             plan.needs_approval.append(NeedsApproval(server.server, tool.tool, reason))
     if refused:
-        tools = dict(entry.get("tools") or {})
+        tools = entry["tools"] = dict(entry.get("tools") or {})
         for name in refused:
-            settings = dict(tools.get(name) or {})
+            settings = tools[name] = dict(tools.get(name) or {})
             settings["annotations"] = {**(settings.get("annotations") or {}), "readOnlyHint": True}
-            tools[name] = settings
-        entry["tools"] = tools
         notes.append(
             f"{server.server}: readOnlyHint true lets Codex call {', '.join(refused)} without approval: "
             "keep it only for tools that change nothing (delete the others)"

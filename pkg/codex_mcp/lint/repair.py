@@ -1,13 +1,5 @@
-"""Repairs of tool definitions (and, for results, two snake-case field names).
-
-Only what a child lists in `tools/list` is repaired, and a tool's result may be normalized:
-call ARGUMENTS are never touched. Every repair records what it changed (`Change`), for logs
-and for `codex-mcp lint`.
-
-    repaired = repair_tool(tool, server.repair)          # RepairedTool(tool, changes, dropped)
-    repaired = apply_tool_settings(repaired.tool, server.tool_settings(name))
-    result = normalize_result(result)                    # is_error -> isError, ...
-"""
+"""Repairs of tool definitions (and two snake-case result fields); call arguments are never
+touched (specs/gateway.md, "Repairs")."""
 
 from __future__ import annotations
 
@@ -17,15 +9,7 @@ from typing import Any
 
 from codex_mcp.gateway.config.model import RepairConfig, ToolSettings
 
-from .repair_schema import Change, repair_input_schema
-
-__all__ = [
-    "Change",
-    "RepairedTool",
-    "apply_tool_settings",
-    "normalize_result",
-    "repair_tool",
-]
+from .repair_schema import Change, repair_input_schema, stringify
 
 #: Fields of servers written in the style of the Rust codex-mcp crate (serde snake_case).
 DEFINITION_FIELDS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}
@@ -86,14 +70,9 @@ def _camel_case(tool: dict[str, Any], changes: list[Change]) -> None:
 def _fix_definition(tool: dict[str, Any], changes: list[Change]) -> None:
     """Fields whose wrong type makes Codex reject the child's whole tools/list."""
     for key in ("title", "description"):
-        value = tool.get(key)
-        if value is not None and not isinstance(value, str):
-            if isinstance(value, int | float | bool):
-                tool[key] = str(value)
-                changes.append(Change(key, "not a string, made one"))
-            else:
-                del tool[key]
-                changes.append(Change(key, "not a string, dropped"))
+        done = stringify(tool, key)
+        if done is not None:
+            changes.append(Change(key, done))
     for key in ("outputSchema", "_meta"):
         if tool.get(key) is not None and not isinstance(tool[key], dict):
             del tool[key]
@@ -159,7 +138,7 @@ def apply_tool_settings(tool: dict[str, Any], settings: ToolSettings | None) -> 
     return RepairedTool(out, changes)
 
 
-def normalize_result(result: Any) -> Any:
+def normalize_result(result: dict[str, Any]) -> dict[str, Any]:
     """`is_error` -> `isError`, `structured_content` -> `structuredContent` in a tool's result
     (Rust servers that serialize snake_case answer so, and Codex would read such an error as a
     success). Cheap when there is nothing to do: the same object comes back."""

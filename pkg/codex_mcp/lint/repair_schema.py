@@ -1,10 +1,5 @@
-"""Repairs of one input schema, so Codex keeps the tool and the model reads it right.
-
-Recursive over `properties`, `items`, `prefixItems`, `additionalProperties`, `not`,
-`anyOf`/`oneOf`/`allOf` and `$defs`/`definitions`. Every change is recorded with where it was
-made (`properties.count.type`), for logs and for `codex-mcp lint --fix`. The input is never
-modified: a repaired copy is returned.
-"""
+"""Repairs of one input schema, each recorded where it was made (`properties.count.type`).
+The input is never modified: a repaired copy is returned."""
 
 from __future__ import annotations
 
@@ -39,6 +34,19 @@ class Change:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.what}"
+
+
+def stringify(node: dict[str, Any], key: str) -> str | None:
+    """A `key` that is not a string made one (a number, a boolean) or dropped (anything else):
+    what was done, or None when nothing had to be."""
+    value = node.get(key)
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, int | float | bool):
+        node[key] = str(value)
+        return "not a string, made one"
+    del node[key]
+    return "not a string, dropped"
 
 
 def _at(base: str, key: str) -> str:
@@ -107,22 +115,8 @@ class _Repairer:
         inventing a type there would contradict the parent's."""
         if self.options.fix_shapes:
             self.fix_shapes(node, at)
-        for key in ("items", "additionalProperties", "not"):
-            child = node.get(key)
-            if isinstance(child, dict):
-                self.walk(child, _at(at, key), constraint=key == "not")
-        for key in ("properties", *_DEFINITIONS, "patternProperties"):
-            table = node.get(key)
-            if isinstance(table, dict):
-                for name, child in table.items():
-                    if isinstance(child, dict):
-                        self.walk(child, _at(at, f"{key}.{name}"))
-        for key in (*_COMPOSITIONS, "prefixItems"):
-            variants = node.get(key)
-            if isinstance(variants, list):
-                for i, child in enumerate(variants):
-                    if isinstance(child, dict):
-                        self.walk(child, f"{_at(at, key)}[{i}]", constraint=key != "prefixItems")
+        for child, where, member in _subschemas(node, at):
+            self.walk(child, where, member)
         if self.options.infer_types and at and not constraint:
             self.infer_type(node, at)
         if self.options.integer_to_number:
@@ -164,14 +158,9 @@ class _Repairer:
         self.fix_scalars(node, at)
 
     def fix_scalars(self, node: dict[str, Any], at: str) -> None:
-        description = node.get("description")
-        if description is not None and not isinstance(description, str):
-            if isinstance(description, int | float | bool):
-                node["description"] = str(description)
-                self.note(_at(at, "description"), "not a string, made one")
-            else:
-                del node["description"]
-                self.note(_at(at, "description"), "not a string, dropped")
+        done = stringify(node, "description")
+        if done is not None:
+            self.note(_at(at, "description"), done)
         required = node.get("required")
         if "required" in node and not (
             isinstance(required, list) and all(isinstance(r, str) for r in required)
@@ -211,10 +200,8 @@ class _Repairer:
             self.note(_at(at, "minItems"), "not a count, dropped")
 
     def infer_type(self, node: dict[str, Any], at: str) -> None:
-        """The TypeScript wrapper's rule (enum: the first value's type; properties: object;
-        items: array; else string), for a schema with no `type` that is not a `$ref` or a
-        combination. The other keywords that only make sense for one type count as well, as
-        Codex counts them."""
+        """The TypeScript wrapper's rule, with every keyword Codex counts (specs/gateway.md,
+        "Repairs": infer_types)."""
         if "type" in node or "$ref" in node or any(k in node for k in (*_COMPOSITIONS, "not")):
             return
         integer = "number" if self.options.integer_to_number else "integer"
@@ -260,12 +247,13 @@ class _Repairer:
         before = codex_parameters(schema, budget).size
         if before <= budget:
             return
-        descriptions = list(_descriptions(schema, ""))
-        longest = max((len(text) for _node, _where, text in descriptions), default=0)
+        longest = max((len(text) for _node, text in _descriptions(schema)), default=0)
         low, high = 0, longest  # the largest cap that fits
         while low < high:
             cap = (low + high + 1) // 2
-            if codex_parameters(_capped(schema, cap), budget).size <= budget:
+            trial = copy.deepcopy(schema)
+            _cap_descriptions(trial, cap)
+            if codex_parameters(trial, budget).size <= budget:
                 low = cap
             else:
                 high = cap - 1
@@ -279,38 +267,41 @@ class _Repairer:
             )
 
 
-def _descriptions(node: Any, at: str) -> Iterator[tuple[dict[str, Any], str, str]]:
-    """(schema, where, text) of every string description in the schema `node` and below."""
-    if not isinstance(node, dict):
-        return
-    if isinstance(node.get("description"), str):
-        yield node, at, node["description"]
+def _subschemas(node: dict[str, Any], at: str) -> Iterator[tuple[dict[str, Any], str, bool]]:
+    """(schema, where, constraint) of each schema directly under `node`; `constraint`: it is
+    a member of anyOf/oneOf/allOf or a `not`."""
     for key in ("items", "additionalProperties", "not"):
-        yield from _descriptions(node.get(key), _at(at, key))
+        child = node.get(key)
+        if isinstance(child, dict):
+            yield child, _at(at, key), key == "not"
     for key in ("properties", *_DEFINITIONS, "patternProperties"):
         table = node.get(key)
         for name, child in table.items() if isinstance(table, dict) else ():
-            yield from _descriptions(child, _at(at, f"{key}.{name}"))
+            if isinstance(child, dict):
+                yield child, _at(at, f"{key}.{name}"), False
     for key in (*_COMPOSITIONS, "prefixItems"):
         variants = node.get(key)
         for i, child in enumerate(variants if isinstance(variants, list) else ()):
-            yield from _descriptions(child, f"{_at(at, key)}[{i}]")
+            if isinstance(child, dict):
+                yield child, f"{_at(at, key)}[{i}]", key != "prefixItems"
+
+
+def _descriptions(node: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:
+    """(schema, text) of every string description in the schema `node` and below."""
+    if isinstance(node.get("description"), str):
+        yield node, node["description"]
+    for child, _where, _member in _subschemas(node, ""):
+        yield from _descriptions(child)
 
 
 def _cap_descriptions(schema: dict[str, Any], cap: int) -> None:
     """Every description longer than `cap` characters cut to it (dropped when `cap` is 0)."""
-    for node, _where, text in list(_descriptions(schema, "")):
+    for node, text in list(_descriptions(schema)):
         if len(text) > cap:
             if cap == 0:
                 del node["description"]
             else:
                 node["description"] = text[: cap - 1].rstrip() + _ELLIPSIS
-
-
-def _capped(schema: dict[str, Any], cap: int) -> dict[str, Any]:
-    trial = copy.deepcopy(schema)
-    _cap_descriptions(trial, cap)
-    return trial
 
 
 class _RefInliner:

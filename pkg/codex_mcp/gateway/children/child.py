@@ -1,19 +1,11 @@
-"""Child: one child server under supervision, and what it currently offers.
-
-It starts the child (`connection.connect`), keeps it up, and restarts it with exponential
-backoff when it dies (per its `restart` policy); a child that never starts is reported
-(`state`, `last_error`), never fatal. One whose server wants the user's login is `needs
-login` and is not restarted: it starts again when its token store file changes. While it
-is up it keeps its listings (tools, resources, templates, prompts) cached, refreshes one
-when the child says it changed, and tells its host (the gateway) whenever what it offers
-changes. Its states and the events between them are one table (states.py). It supervises
-only: the relay (relay/) sends the calls, and the child's requests to the client go to
-its host.
-"""
+"""Child: one child server under supervision (starts, restarts, logins, idle stops) and its
+cached listings (specs/gateway.md, "Supervision"). The relay sends the calls; what the child
+asks of the client goes to its host."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
@@ -46,13 +38,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codex_mcp.gateway")
 
-#: Listing kind -> (method, result key, capability that offers it: also the kind whose
-#: list_changed clients hear when the listing changes).
-LISTINGS: dict[str, tuple[str, str, ListKind]] = {
-    "tools": ("tools/list", "tools", "tools"),
-    "resources": ("resources/list", "resources", "resources"),
-    "resourceTemplates": ("resources/templates/list", "resourceTemplates", "resources"),
-    "prompts": ("prompts/list", "prompts", "prompts"),
+#: Listing kind (also its result's key) -> (method, capability that offers it: also the
+#: kind whose list_changed the child sends, and clients hear, when the listing changes).
+LISTINGS: dict[str, tuple[str, ListKind]] = {
+    "tools": ("tools/list", "tools"),
+    "resources": ("resources/list", "resources"),
+    "resourceTemplates": ("resources/templates/list", "resources"),
+    "prompts": ("prompts/list", "prompts"),
 }
 #: A child up this long has its backoff reset: its next death is a fresh failure.
 _STABLE_SECONDS = 10.0
@@ -84,19 +76,16 @@ class ChildHost(Protocol):
 
 
 class Owner(Protocol):
-    """Whose child it is when it serves one client alone (routing/sessions.py makes them)."""
+    """Whose child it is when it serves one client alone (routing/sessions.py makes them):
+    its client session (None for a 2026-07-28 principal), how logs name it, and whether it
+    can be sent notifications and requests outside a call."""
 
     @property
-    def session(self) -> ServerSession | None:
-        """The client session, when the owner is one (not a 2026-07-28 principal)."""
-
+    def session(self) -> ServerSession | None: ...
     @property
-    def label(self) -> str:
-        """How logs name it."""
-
+    def label(self) -> str: ...
     @property
-    def reachable(self) -> bool:
-        """Can it be sent notifications and requests outside a call?"""
+    def reachable(self) -> bool: ...
 
 
 class Child:
@@ -132,7 +121,7 @@ class Child:
         self.state: State = "idle"
         self.connection: Connection | None = None
         self.restarts = 0
-        self.last_error: str | None = None
+        #: The normalized error of its last failure (its message: last_error).
         self.last_error_data: JsonObject | None = None
         self.up_since: float | None = None
         #: Our requests to the child that are in flight -> the front request they serve.
@@ -210,17 +199,12 @@ class Child:
     def look_for_login(self, *, anyway: bool = False) -> None:
         """A child waiting for a login is started again now when the token store's entry
         for it changed (a call came), or `anyway` (SIGHUP); the caller may wait_up."""
-        if self.state != NEEDS_LOGIN:
-            return
-        if not anyway and self._login_signature() == self._login_seen:
-            return
-        self._starting()
-        self._login_wake.set()
+        if self.state == NEEDS_LOGIN and (anyway or self._login_signature() != self._login_seen):
+            self._starting()
+            self._login_wake.set()
 
     def login_lost(self, error: JsonObject) -> None:
-        """A call found that the server wants a login again (revoked, refresh refused):
-        the connection is let go and the child waits for a login like one that never had
-        it (no restart loop, `needs login` everywhere)."""
+        """A call found that the server wants a login again (revoked, refresh refused)."""
         if self.connection is None or self._closed is None or self._closed.done():
             return
         self._login_lost = error
@@ -230,18 +214,14 @@ class Child:
         return file_signature(self._login_file) if self._login_file is not None else None
 
     async def _wait_for_login(self) -> None:
-        """Until the token store's entry for it changes (a login, or another process's
-        refresh), looked at every POLL_SECONDS, or a call or SIGHUP says to look now
-        (look_for_login). Nothing is started meanwhile: without a login, it cannot be."""
+        """Until the token store's entry for it changes, or a call or SIGHUP says to look now."""
         self._login_wake.clear()
         while not self._login_wake.is_set():
             if self._login_signature() != self._login_seen:
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(POLL_SECONDS):
                     await self._login_wake.wait()
-            except TimeoutError:
-                pass
 
     def _log_context(self) -> contextvars.Context:
         """The context of the child's own tasks (its supervisor, which starts its process
@@ -294,11 +274,9 @@ class Child:
     async def wait_settled(self, timeout: float) -> None:
         """Until the first start attempt ended (up or failed), at most `timeout` seconds."""
         if not self._settled.is_set():
-            try:
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
                     await self._settled.wait()
-            except TimeoutError:
-                pass
 
     async def wait_up(self, timeout: float) -> bool:
         """Up now, or once the start in progress is (False as soon as it fails)."""
@@ -361,12 +339,8 @@ class Child:
             delay = min(policy.backoff_initial_sec * 2**attempt, policy.backoff_max_sec)
             attempt += 1
             self._go("retry")
-            log.log(
-                logging.WARNING if attempt == 1 else logging.DEBUG,
-                "%s: restarting in %.1f s",
-                self.name,
-                delay,
-            )
+            level = logging.WARNING if attempt == 1 else logging.DEBUG
+            log.log(level, "%s: restarting in %.1f s", self.name, delay)
             await asyncio.sleep(delay)
             self.restarts += 1
 
@@ -403,7 +377,7 @@ class Child:
 
     def _failed(self, error: JsonObject) -> None:
         again = error["message"] == self.last_error
-        self._record_error(error)
+        self.last_error_data = error
         login = login_command(error)
         self._go("login needed" if login is not None else "failed")
         self._attempt_over.set()
@@ -429,9 +403,9 @@ class Child:
         not restarted: a config change, or SIGHUP, starts it again), else None."""
         return cannot_run(self.last_error_data) if self.state == "failed" else None
 
-    def _record_error(self, error: JsonObject) -> None:
-        self.last_error = error["message"]
-        self.last_error_data = error
+    @property
+    def last_error(self) -> str | None:
+        return self.last_error_data["message"] if self.last_error_data is not None else None
 
     async def _serve(self, connection: Connection) -> int | None:
         """Up until it dies (or we stop it); returns its exit code when known."""
@@ -477,9 +451,8 @@ class Child:
             return None
         code = None if cut else connection.returncode
         detail = one_line(str(death), 400)
-        self._record_error(
-            {"message": f"the server stopped: {detail}", "data": {"kind": "server_error"}}
-        )
+        stopped = {"message": f"the server stopped: {detail}", "data": {"kind": "server_error"}}
+        self.last_error_data = stopped
         log.warning("%s: %s", self.name, detail)
         offered = self._offered(connection)
         self._forget_listings()
@@ -505,7 +478,7 @@ class Child:
         connection = connection or self.connection
         if connection is None:
             return False
-        return kind == "tools" or LISTINGS[kind][2] in connection.capabilities
+        return kind == "tools" or LISTINGS[kind][1] in connection.capabilities
 
     def _offered(self, connection: Connection | None = None) -> list[ListKind]:
         kinds: list[ListKind] = ["tools", "resources", "prompts"]
@@ -570,16 +543,14 @@ class Child:
         connection = self.connection
         if connection is None:
             return
-        method, key, _ = LISTINGS[kind]
+        method, _ = LISTINGS[kind]
         timeout = max(self.startup_timeout, self.list_timeout)
         good = True
         while True:
             self._stale.discard(kind)
             try:
-                items = await connection.list_all(method, key, timeout)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+                items = await connection.list_all(method, kind, timeout)
+            except Exception as exc:  # not CancelledError, a BaseException
                 log.warning("%s: %s failed: %s", self.name, method, one_line(exc))
                 items, good = [], False
             if kind not in self._stale:
@@ -601,17 +572,14 @@ class Child:
         # (or listed without it).
         tell = known or replaced or kind in self._missed
         self._missed.discard(kind)
-        self.host.child_changed(self, [LISTINGS[kind][2]] if tell else [])
+        self.host.child_changed(self, [LISTINGS[kind][1]] if tell else [])
 
     # -- what the child sends ---------------------------------------------------
     def _on_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
         if method.endswith("/list_changed"):
-            kinds = {
-                "notifications/tools/list_changed": ("tools",),
-                "notifications/resources/list_changed": ("resources", "resourceTemplates"),
-                "notifications/prompts/list_changed": ("prompts",),
-            }.get(method, ())
-            for kind in kinds:
+            for kind, (_, offer) in LISTINGS.items():
+                if method != f"notifications/{offer}/list_changed":
+                    continue
                 if self.lists[kind] is not None:
                     self._missed.add(kind)  # clients listed it: tell them it changed
                 self._fetch(kind)
@@ -621,11 +589,8 @@ class Child:
             log.debug("%s: notification %s ignored", self.name, method)
 
     def call_for(self, origin: Hashable, params: JsonObject | None = None) -> RequestContext | None:
-        """The front request a message from the child belongs to: the one whose call's
-        stream carried it (HTTP), or whose progress token it names. A stdio child's pipe
-        cannot tell: its only call in flight is taken when every call is the same client's
-        (a per-session child, or a gateway with one client for its life, stdio); for a
-        shared child over HTTP that would hand one session's messages to another."""
+        """The front request a message from the child belongs to, when that can be told
+        (specs/gateway.md, "Relaying": Which call)."""
         if origin is not None:
             return self.calls.get(origin)
         meta = params.get("_meta") if params is not None else None

@@ -1,10 +1,4 @@
-"""One connection to a child server, through the library's client: its transport (stdio,
-Streamable HTTP or legacy SSE), a ClientSession that reports what the child sends, and the
-handshake.
-
-A stdio child leads a process group of its own, is killed by the kernel if the gateway
-dies (`lifetime.die_with_parent`), and its group is on the watchdog's list while it runs.
-"""
+"""One connection to a child server through the library's client: transport, session, handshake."""
 
 from __future__ import annotations
 
@@ -95,15 +89,13 @@ class Connection:
 
     @property
     def pid(self) -> int | None:
-        if isinstance(self.transport, StdioTransport) and self.transport.process is not None:
-            return self.transport.process.pid
-        return None
+        process = self.transport.process if isinstance(self.transport, StdioTransport) else None
+        return process.pid if process is not None else None
 
     @property
     def returncode(self) -> int | None:
-        if isinstance(self.transport, StdioTransport) and self.transport.process is not None:
-            return self.transport.process.returncode
-        return None
+        process = self.transport.process if isinstance(self.transport, StdioTransport) else None
+        return process.returncode if process is not None else None
 
     @property
     def stderr_tail(self) -> str:
@@ -205,9 +197,7 @@ async def connect(
 
 
 async def _handshake(session: ChildSession, capabilities: JsonObject) -> InitializeResult:
-    """`initialize`; a child that refuses it as a 2026-07-28-only server does (-32022, or
-    no such method: it never had a handshake) is spoken to in that era instead, after
-    `server/discover`, with the tasks extension declared (the gateway follows its tasks)."""
+    """`initialize`, or for a 2026-07-28-only child `server/discover` (specs/gateway.md, "Eras")."""
     params: dict[str, Any] = {
         "protocolVersion": LATEST_VERSION,
         "capabilities": capabilities,
@@ -232,11 +222,8 @@ def _start_error(
     target = server.target
     command = target.command if isinstance(target, StdioTarget) else None
     if isinstance(exc, TimeoutError):
-        return spawn_error(
-            f"no answer to initialize within {timeout:g} s",
-            server=server.name,
-            command=command or "",
-        )
+        silent = f"no answer to initialize within {timeout:g} s"
+        return spawn_error(silent, server=server.name, command=command or "")
     if isinstance(exc, ConnectionClosed) and command is not None:
         return exited_error(
             connection.returncode, server=server.name, stderr_tail=connection.stderr_tail

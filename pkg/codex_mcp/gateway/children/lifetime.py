@@ -1,17 +1,5 @@
-"""No child outlives the gateway, even when the gateway is killed with SIGKILL.
-
-Two lines of defence, because neither covers everything alone:
-
-- `die_with_parent()` is a `preexec_fn`: in the child, before exec, it asks the Linux kernel
-  (`prctl(PR_SET_PDEATHSIG, SIGKILL)`) to kill the child when we die, however we die. It
-  covers the child itself, not the processes it starts (`npx` runs the server under node).
-- `Watchdog` covers those: each stdio child leads a process group of its own
-  (`start_new_session`), and a tiny `sh` process, in a session of its own too, holds the read
-  end of a pipe and the list of those groups. When the pipe reaches end of file (we exited,
-  or were killed), it sends SIGTERM to every group still listed, then SIGKILL a second later.
-
-A child we stop ourselves has its whole group killed too (`kill_group`), then leaves the list.
-"""
+"""No child outlives the gateway, even a SIGKILLed one: PR_SET_PDEATHSIG, process groups and
+a watchdog (specs/gateway.md, "No child outlives the gateway")."""
 
 from __future__ import annotations
 
@@ -121,10 +109,6 @@ class Watchdog:
 
     def forget(self, pgid: int) -> None:
         self._tell(f"-{pgid}\n")
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
 
     def close(self) -> None:
         """We are stopping normally (children already stopped and forgotten): it reads end

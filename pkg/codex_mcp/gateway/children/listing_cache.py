@@ -1,17 +1,6 @@
-"""Each child's last good tool listing, kept on disk so the next gateway can serve it at once.
-
-Codex 0.169 lists a server's tools once, at startup, and ignores `list_changed`: a child
-slower to start than Codex waits would never be seen. The gateway answers its first
-`tools/list` from this cache while the child starts (a call to it waits for it), and
-replaces the entry whenever the child lists something else.
-
-One file per child under `$XDG_CACHE_HOME/codex-mcp/listings/` (else `~/.cache/...`), named
-by a hash of what starts the child (command, args, env, cwd; or URL, headers, transport)
-and what it is told its client can do (a server may list tools by it): the same server
-under another name shares it, a changed command does not. The file holds
-the child's raw listing (repairs and settings run on it as on a live one), never the key's
-parts (an `env` may hold secrets). Reading or writing it never fails the gateway.
-"""
+"""Each child's last good tool listing, kept on disk so the next gateway serves it at once
+(specs/gateway.md, "Serving": The first list is complete). Reading or writing it never fails
+the gateway."""
 
 from __future__ import annotations
 
@@ -69,9 +58,7 @@ class ListingCache:
         return self.directory / f"{cache_key(server, capabilities)}.json"
 
     def load(self, server: ServerConfig, capabilities: JsonObject) -> list[JsonObject] | None:
-        """The child's last good listing, or None: none kept, or one that is not what
-        `save` writes (any local process can write the file): that one is said once and
-        ignored, and the child's next good listing replaces it."""
+        """The child's last good listing, or None (none kept, or an unusable one: said once)."""
         path = self.path(server, capabilities)
         try:
             document = read_json_file(path, max_bytes=MAX_CACHE_BYTES, max_depth=_MAX_DEPTH)

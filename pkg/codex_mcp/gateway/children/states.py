@@ -1,33 +1,14 @@
-"""A child's states and the events that move it between them, as one table (as h11 writes
-HTTP's): `Child` applies each event through `next_state`, which refuses an event the table
-does not have for the current state, so a supervision bug fails loudly where it happens
-instead of leaving a child in a state nobody planned.
-
-    idle ──start──▶ starting ──up──▶ ready ──doze──▶ idle
-                       │  ▲            │
-          failed / login needed    retry / give up / login needed
-                       ▼  │start       ▼
-           failed, needs login ◀──  restarting ──start──▶ starting
-
-Any state goes to `stopped` on `stop` (the gateway stops it, or a reload drops it).
-"""
+"""A child's states and the events between them, as one table: `next_state` refuses an event
+the table lacks, so a supervision bug fails where it happens (specs/gateway.md, "Supervision")."""
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 State = Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "needs login"]
 Event = Literal["start", "up", "failed", "login needed", "retry", "give up", "doze", "stop"]
 
-_STATES: Final[tuple[State, ...]] = (
-    "idle",
-    "starting",
-    "ready",
-    "restarting",
-    "failed",
-    "stopped",
-    "needs login",
-)
+_STATES: Final[tuple[State, ...]] = get_args(State)
 
 #: (state, event) -> the state it leads to. What is missing cannot happen.
 TRANSITIONS: Final[dict[tuple[State, Event], State]] = {

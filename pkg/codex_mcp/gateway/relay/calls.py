@@ -1,14 +1,5 @@
-"""Requests relayed to a child, each tied to the front request that caused it.
-
-A front request sent on to a child goes under an id we pick (`CallOptions.request_id`) and is
-remembered in `child.calls` until it ends, so what the child sends while serving it finds its
-way back: progress (re-sent with the front client's token), log messages, and requests to
-the client (sampling, elicitation, roots), which go out on the front request's stream. A front
-`notifications/cancelled` cancels the front task, and the peer then cancels the child's call.
-
-Errors are normalized (errors.py) unless `WRAPPER_ERROR_PASSTHROUGH` says not to; a child
-that is down fails a call at once, with a retryable error while it restarts.
-"""
+"""Requests relayed to a child, each tied to the front request that caused it (specs/gateway.md,
+"Relaying")."""
 
 from __future__ import annotations
 
@@ -27,7 +18,6 @@ from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.lint.repair import normalize_result
 
 from ..children.child import Child
-from ..children.connection import Connection
 from ..errors import crashed_error, login_command, normalize_exception, raised_by_child
 from . import stateless
 from .questions import call_with_handoff
@@ -42,25 +32,21 @@ def call_tool(
     child.activity += 1
     connection = child.connection
     legacy_front = type(ctx) is RequestContext  # no 2026-07-28 envelope: no task, no rounds
-    if (
-        not legacy_front
-        and ctx.can_create_task
-        and (connection is None or connection.session.stateless is None)
-    ):
+    params = {"name": tool, "arguments": arguments}
+    # A child that speaks 2026-07-28 only: rounds and tasks to see through (stateless.py).
+    stateless_child = connection is not None and connection.session.stateless is not None
+    if not legacy_front and ctx.can_create_task and not stateless_child:
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
-        work = request(
-            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
-        )
+        work = request(child, "tools/call", params, ctx, passthrough, tool)
         return call_with_handoff(work, ctx)  # type: ignore[arg-type]
-    if connection is None or child.call_timeout is not None or not child.is_stdio:
-        return request(
-            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
-        )
+    if (
+        connection is None
+        or child.call_timeout is not None
+        or not child.is_stdio
+        or stateless_child
+    ):
+        return request(child, "tools/call", params, ctx, passthrough, tool)
     session = connection.session
-    if session.stateless is not None:  # rounds and tasks to see through (stateless.py)
-        return request(
-            child, "tools/call", {"name": tool, "arguments": arguments}, ctx, passthrough, tool
-        )
     call = RelayedCall(child, session, tool, ctx, passthrough)
     meta = ctx.meta
     options = None
@@ -70,7 +56,7 @@ def call_tool(
             call.on_progress = _progress_relay(ctx)
         options = CallOptions(on_progress=call.on_progress, meta=_forwarded_meta(meta))
     try:
-        request_id = session.request_for(call, {"name": tool, "arguments": arguments}, options)
+        request_id = session.request_for(call, params, options)
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
@@ -166,8 +152,11 @@ async def request(
     (resources/read, prompts/get, ...), bounded by the child's list timeout."""
     child.activity += 1
     connection = child.connection
-    if connection is None:
-        connection = await connection_for(child, tool)
+    if connection is None:  # down, or not started yet: a per-session child starts now
+        child.start()
+        if not await child.wait_up(child.startup_timeout) or child.connection is None:
+            raise unavailable(child, tool)
+        connection = child.connection
     session = connection.session
     request_id = session.new_request_id()
     calls = child.calls
@@ -205,27 +194,13 @@ async def request(
     finally:
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
-    if is_call:
-        fixed: JsonObject = normalize_result(result)
-        return fixed
-    return result
-
-
-async def connection_for(child: Child, tool: str | None) -> Connection:
-    """The child's connection once it is up; a child that is down fails at once."""
-    child.start()  # a per-session child starts when its session first needs it
-    if await child.wait_up(child.startup_timeout) and child.connection is not None:
-        return child.connection
-    raise unavailable(child, tool)
+    return normalize_result(result) if is_call else result
 
 
 def unavailable(child: Child, tool: str | None) -> McpError:
     if child.state == "restarting" or (child.state == "starting" and child.restarts):
-        error = crashed_error(
-            server=child.name,
-            tool=tool,
-            detail=f"the server is restarting (last error: {child.last_error})",
-        )
+        detail = f"the server is restarting (last error: {child.last_error})"
+        error = crashed_error(server=child.name, tool=tool, detail=detail)
     elif child.last_error_data is not None and child.last_error_data.get("code") is not None:
         error = child.last_error_data
         error = {**error, "data": {**error["data"], "toolName": tool}}

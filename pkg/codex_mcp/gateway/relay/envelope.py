@@ -1,7 +1,5 @@
-"""The 2026-07-28 envelope the gateway puts on its requests to a child that speaks only that
-revision: the front's own client capabilities (so the child asks only what the front can
-answer), with the tasks extension when the front declared it, or when the call must run
-as a task (stateless.py)."""
+"""The 2026-07-28 envelope on requests to a child that speaks only that revision (specs/gateway.md,
+"Relaying": Eras)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""How a child's question (elicitation, sampling, roots) is put to the front client, one
-strategy per front revision (`for_front`): a legacy front is asked on its call's stream,
-once its session declared it can answer; a 2026-07-28 front through its call's task (a call
-that may become one becomes one at the first question: `call_with_handoff`), or else by an
-input-required round, which ends the child's call (`interrupt`) for the retry to run again.
-A legacy child asks with requests of its own (`put`); a 2026-07-28 child returns its
-questions in its result (`answer`). specs/gateway.md ("Eras") says what each front sees.
-"""
+"""A child's question (elicitation, sampling, roots) put to the front client, one strategy per
+front revision (`for_front`; specs/gateway.md, "Relaying": Eras)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Requests to a child that speaks 2026-07-28 only (connection.py found it so), on behalf of
-one front request, whichever revision the front speaks: each carries the envelope
-(envelope.py); one the child refuses without the tasks extension is asked again with it,
-for a legacy front; its input-required rounds are answered by the front (questions.py)
-and its tasks followed (tasks.py). What the revision adds to its result stays behind.
-specs/gateway.md ("Eras") says what each front sees.
-"""
+"""Requests to a child that speaks 2026-07-28 only, for one front request of either revision
+(specs/gateway.md, "Relaying": Eras)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
-"""A task a 2026-07-28 child made of a call, seen through for the front client: the
-gateway's own task for a 2026-07-28 front that declared tasks (`StatelessContext.adopt_task`),
-whose work follows the child's (its status, its questions, its end; the front's cancel is
-the child's), or for any other front the call itself, waiting for the child's task. The
-child's task id never leaves the gateway. specs/gateway.md ("Eras") says what each front sees.
-"""
+"""A task a 2026-07-28 child made of a call, seen through for the front client; its id never
+leaves the gateway (specs/gateway.md, "Relaying": Eras)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
 from typing import Any, Final
 
 from codex_mcp.core.calls import CallOptions
@@ -62,10 +57,7 @@ async def _follow(
             status = task.get("status")
             if status == "completed":
                 final = task.get("result")
-                result: JsonObject = normalize_result(
-                    final if isinstance(final, dict) else {"content": []}
-                )
-                return result
+                return normalize_result(final if isinstance(final, dict) else {"content": []})
             if status == "failed":
                 raise _failure(child, task.get("error"))
             if status == "cancelled":
@@ -87,7 +79,9 @@ async def _follow(
             task = await child_request("tasks/get", {})
     except asyncio.CancelledError:
         # The front cancelled (its tasks/cancel, or its call): so does the child's task.
-        _spawn(_cancel(child, child_request))
+        cancel = asyncio.get_running_loop().create_task(_cancel(child, child_request))
+        _cancelling.add(cancel)
+        cancel.add_done_callback(_cancelling.discard)
         raise
     if ctx.in_task:
         raise asyncio.CancelledError  # the child cancelled its task: so ends the gateway's
@@ -96,12 +90,6 @@ async def _follow(
 
 #: tasks/cancel sent to children on their way (kept, so none is collected mid-flight).
 _cancelling: set[asyncio.Task[None]] = set()
-
-
-def _spawn(work: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.get_running_loop().create_task(work)
-    _cancelling.add(task)
-    task.add_done_callback(_cancelling.discard)
 
 
 async def _cancel(child: Child, child_request: Any) -> None:

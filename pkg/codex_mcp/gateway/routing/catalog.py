@@ -1,12 +1,5 @@
-"""What a set of children offers, merged and named, with the routes back to each child.
-
-Tool definitions come repaired from each child (children/tools.py); names are assigned when the catalog is built, across every
-child in config order, then each child's listing order (naming.NameTable), so one child's
-tools never rename another's. Prompts are named the same way; resource URIs and templates
-get the child's name as the first segment after the scheme (`file:///a` ->
-`file://time//a`), so each stays unique per child and maps back to its owner. A passthrough
-gateway (one child, `codex-mcp -- <server>`) keeps every name and URI as the child has it.
-"""
+"""What a set of children offers, merged and named, with the routes back to each child
+(specs/gateway.md, "Serving": Catalog)."""
 
 from __future__ import annotations
 
@@ -62,9 +55,8 @@ class Catalog:
 def build_catalog(
     children: Sequence[Child], *, passthrough: bool, reserved: Sequence[str] = ()
 ) -> Catalog:
-    """The catalog of the children that are up (and the cached tools of those starting),
-    in the order given (config order).
-    `reserved` names (the gateway's own tools) are taken first."""
+    """The catalog of the children that are up (and the cached tools of those starting), in
+    the order given (config order); `reserved` names (the gateway's own tools) go first."""
     catalog = Catalog(passthrough=passthrough)
     tools, prompts = NameTable(), NameTable()
     for name in reserved:

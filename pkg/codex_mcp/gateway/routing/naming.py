@@ -1,25 +1,8 @@
-"""The gateway's tool names: `server__tool`, safe for Codex as they are.
-
-Codex 0.169 (openai/codex, codex-rs/codex-mcp/src/mcp/mod.rs, `sanitize_responses_api_tool_name`)
-turns every character outside `[A-Za-z0-9_]` (`-` and `.` included) into `_`, and
-(codex-rs/codex-mcp/src/tools.rs, `normalize_tools_for_model_with_prefix`) appends
-`_<12 hex of a SHA-1>` to every name that then collides, and to names too long for its limit.
-Its choice of hashed names depends on which other tools exist, so a name can change when a
-second backend appears. We name tools so Codex never has to touch them:
-
-- only `[A-Za-z0-9_]`, at most 64 characters (`MAX_NAME_LENGTH`);
-- a name that is cut keeps its start and ends with `_` + 12 hex of the SHA-1 of the raw
-  `server\\0tool`, so it is deterministic and distinct;
-- a name depends on its own server and tool only, except when two different raw names
-  sanitize to the same one: the first keeps it, the later ones get the hash suffix; and
-  an exact duplicate is dropped, first wins, with a warning (as the TypeScript wrapper
-  did). Assigning in config order, then the child's listing order, keeps every existing
-  name when a backend is added.
-"""
+"""The gateway's tool names: `server__tool`, safe for Codex as they are (specs/gateway.md,
+"Names")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # Codex's own rules (characters, hash suffix), so our names are ones it keeps as they are.
@@ -45,16 +28,13 @@ def exposed_name(
 ) -> str:
     """`prefix__tool` sanitized, hashed when longer than `max_length`. No prefix (passthrough):
     the tool name alone. `server` (default: `prefix`) is the raw name hashed with the tool."""
-    name = (
-        sanitize_name(tool)
-        if not prefix
-        else f"{sanitize_name(prefix)}{SEPARATOR}{sanitize_name(tool)}"
-    )
+    name = sanitize_name(tool)
+    if prefix:
+        name = f"{sanitize_name(prefix)}{SEPARATOR}{name}"
     if len(name) <= max_length:
         return name
-    return with_hash(
-        name, _identity(server if server is not None else prefix or "", tool), max_length
-    )
+    raw_server = server if server is not None else prefix or ""
+    return with_hash(name, _identity(raw_server, tool), max_length)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +105,3 @@ class NameTable:
     def name_of(self, server: str, tool: str) -> str | None:
         named = self._by_source.get((server, tool))
         return named.name if named else None
-
-
-def assign_names(
-    servers: Iterable[tuple[str, Iterable[str]]], *, passthrough: bool = False
-) -> NameTable:
-    """Names for every (server, [tool, ...]) in the order given (config order, then the
-    child's listing order). `passthrough`: tools keep their own (sanitized) names."""
-    table = NameTable()
-    for server, tools in servers:
-        for tool in tools:
-            table.add(server, tool, prefix="" if passthrough else None)
-    return table

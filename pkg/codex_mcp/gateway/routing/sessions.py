@@ -1,21 +1,5 @@
-"""Per-session children: a child of its own for each client, over HTTP.
-
-Isolated state per session, as the Rust codex-mcp-server gave each of its sessions.
-
-Whose children they are (an `Owner`): a client session's (the legacy eras: one
-`Mcp-Session-Id`), kept in `session.state` and stopped through `session.cleanup` when the
-session ends; or, for 2026-07-28 callers, who have no session, their principal's (the digest
-of their credential, `session.principal`; every unauthenticated caller is the same one),
-kept here and stopped once the principal has sent nothing for `principal_idle_sec`.
-
-How many run at once is capped: `max_session_children` across everyone (unset: what the
-machine holds, `default_session_children`), and `max_session_children_per_principal` for one
-credential (unset: half the cap; without authentication there is one principal, whose share
-is the whole cap). Unset, neither is below the number of per-session servers, so one
-client (stdio has one) always gets its whole set. Past either, an owner goes without: its
-listing skips that server, and a call to one of its tools gets a retryable error saying
-which limit and what to do.
-"""
+"""Per-session children: a child of its own for each owner (a session, or a 2026-07-28
+principal), within the caps (specs/gateway.md, "Per-session children over HTTP")."""
 
 from __future__ import annotations
 
@@ -244,7 +228,6 @@ class SessionChildren:
             log.debug("%s: stopped with %s", child.name, owner.label)
 
     async def stop_all(self) -> None:
-        owners = {id(owner): owner for owner in self.live.values()}
-        owners.update((id(owner), owner) for owner in self.principals.values())
+        owners = {*self.live.values(), *self.principals.values()}  # by identity (eq=False)
         self.principals.clear()
-        await asyncio.gather(*(self._release(owner) for owner in owners.values()))
+        await asyncio.gather(*(self._release(owner) for owner in owners))

@@ -1,8 +1,5 @@
-"""What Codex 0.169 declares to an MCP server, as its `initialize` says (captured from the
-CLI, `codex exec`, against a server that recorded it): elicitation (form and URL), no
-sampling, no roots. A shared gateway child is told this unless its entry says otherwise, so
-it offers Codex nothing Codex cannot answer (server-everything's `trigger-sampling-request`).
-"""
+"""What Codex 0.169 declares to an MCP server in its `initialize` (specs/gateway.md,
+"Relaying": Requests to the client)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Tool definitions Codex 0.169 cannot read, which cost the whole server, not one tool.
-
-Codex reads `tools/list` with rmcp's typed `Tool` (codex-rs/codex-mcp/src/rmcp_client.rs); a
-single tool whose fields have the wrong type fails the whole result, and the server's startup
-fails ("MCP server startup failed ... Unexpected response type"): every tool of that server is
-lost. The fields, as confirmed with the CLI: `name` (string), `inputSchema` (object, required:
-a snake-case `input_schema` does not count), and when present and not null: `title`,
-`description` (strings), `outputSchema`, `_meta` (objects), `annotations` (an object whose
-`title` is a string and whose hints are booleans), `icons` (a list of objects with a string
-`src`). Unknown fields are ignored.
-"""
+"""Tool definitions Codex 0.169 cannot read, which cost the whole server (specs/gateway.md,
+"What Codex 0.169 does to MCP tools": Unreadable definitions)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""The names Codex 0.169 gives MCP tools: a namespace `mcp__<server>` holding the tool.
-
-Sources (openai/codex, codex-rs/codex-mcp/src):
-- mcp/mod.rs, `sanitize_responses_api_tool_name`: every character outside [A-Za-z0-9_]
-  becomes `_` (`-` included, since the Responses namespace names must not carry it);
-- tools.rs, `normalize_tools_for_model_with_prefix`: a tool whose raw identity (server,
-  tool) was already seen is skipped ("skipping duplicated tool"); the namespace is `mcp__` +
-  the sanitized server name; namespaces, then tool names, that collide after sanitizing get
-  `_` + 12 hex of the SHA-1 of their raw identity (all of the colliding ones, not just the
-  later ones); `unique_callable_parts` / `fit_callable_parts_with_hash`: namespace + tool + 2
-  (the `__` delimiter) may be at most `MAX_TOOL_NAME_LENGTH` = 128 bytes, a longer one keeps
-  the start of the tool name and ends with that hash suffix.
-
-Confirmed with the CLI (tests/gateway/test_codex_interop.py): `dash-name` -> `dash_name`;
-`dot.name` and `dot_name` -> both `dot_name_<hash>`; a 118-character tool name under
-`mcp__brk` kept, 119 cut to 118 with the suffix; servers `a-b` and `a_b` -> `mcp__a_b_<hash>`.
-"""
+"""The names Codex 0.169 gives MCP tools, `mcp__<server>` + tool (specs/gateway.md, "What
+Codex 0.169 does to MCP tools": Namespaces to Duplicates)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
-"""How Codex 0.169 turns an MCP tool's `inputSchema` into the model's `parameters`.
-
-Sources (openai/codex, codex-rs):
-- tools/src/mcp_tool.rs, `parse_mcp_tool_with_description_limit`: a missing or null root
-  `properties` becomes `{}`;
-- tools/src/json_schema.rs, `sanitize_json_schema`: lowers the schema to the subset Codex
-  models (`JsonSchema` in json_schema/types.rs): booleans become `{"type": "string"}`,
-  `const` becomes a one-value `enum`, a missing or unknown `type` is inferred (properties /
-  required / additionalProperties: object; items: array; enum / format: string; numeric
-  bounds: number) and a schema with no hint at all becomes `{}` (its description is lost);
-  `prune_unreachable_definitions` drops unused `$defs`/`definitions`; then the schema is
-  deserialized into `JsonSchema`, and a value of the wrong type anywhere (properties that
-  are not an object, a non-string description, items given as a list...) is an error, as
-  is a root `type: "null"` (`singleton_null_schema_error`);
-- core/src/mcp_tool_exposure.rs: a tool whose schema fails is skipped ("Skipping MCP tool
-  ...: failed to build tool spec"), the server's other tools stay;
-- tools/src/json_schema/compaction.rs, `compact_large_tool_schema`: when the compact JSON of
-  the normalized schema is over `DEFAULT_COMPACT_TOOL_SCHEMA_BYTES` (5000, per server
-  `tool_input_schema_max_bytes`), passes run until it fits: strip every description, drop
-  the definitions (their `$ref`s become `{}`), collapse complex schemas 3 levels deep to
-  `{}`, drop anyOf/oneOf/allOf.
-
-Confirmed with the CLI: tests/gateway/test_codex_interop.py.
-"""
+"""How Codex 0.169 turns an MCP tool's `inputSchema` into the model's `parameters`
+(specs/gateway.md, "What Codex 0.169 does to MCP tools": Schemas, Compaction)."""
 
 from __future__ import annotations
 
@@ -131,23 +109,17 @@ def _sanitize(value: Any, at: str, lowered: list[str]) -> Any:
         return value
     if not types:
         inferred = _infer_type(value)
+        where = at or "the root"
         if inferred is None:
-            lost = (
-                f" (its description {value['description']!r} is lost)"
-                if "description" in value
-                else ""
-            )
-            lowered.append(
-                f"{at or 'the root'}: no type and nothing to infer one from, became {{}}{lost}"
-            )
+            described = "description" in value
+            lost = f" (its description {value['description']!r} is lost)" if described else ""
+            lowered.append(f"{where}: no type and nothing to infer one from, became {{}}{lost}")
             value.clear()
             return value
         if "type" in value:
-            lowered.append(
-                f"{at or 'the root'}: unknown type {value['type']!r}, became {inferred!r}"
-            )
+            lowered.append(f"{where}: unknown type {value['type']!r}, became {inferred!r}")
         else:
-            lowered.append(f"{at or 'the root'}: no type, Codex calls it {inferred!r}")
+            lowered.append(f"{where}: no type, Codex calls it {inferred!r}")
         types = [inferred]
     value["type"] = types[0] if len(types) == 1 else types
     if "object" in types and "properties" not in value:
@@ -237,31 +209,9 @@ def normalize(value: Any, at: str = "") -> dict[str, Any]:
         if key not in value or value[key] is None:
             continue
         item, here = value[key], _join(at, key)
-        if key in ("$ref", "description"):
-            _expect(isinstance(item, str), here, "a string", item)
-            out[key] = item
-        elif key == "type":
-            types = item if isinstance(item, list) else [item]
-            _expect(all(t in _PRIMITIVES for t in types), here, "a JSON type", item)
-            out[key] = item
-        elif key == "enum":
-            _expect(isinstance(item, list), here, "a list", item)
-            out[key] = item
-        elif key == "minItems":
-            _expect(
-                isinstance(item, int) and not isinstance(item, bool) and item >= 0,
-                here,
-                "a count",
-                item,
-            )
-            out[key] = item
-        elif key == "required":
-            _expect(
-                isinstance(item, list) and all(isinstance(r, str) for r in item),
-                here,
-                "a list of names",
-                item,
-            )
+        if key in _LEAVES:
+            wanted, ok = _LEAVES[key]
+            _expect(ok(item), here, wanted, item)
             out[key] = item
         elif key == "items":
             out[key] = normalize(item, here)
@@ -278,6 +228,23 @@ def normalize(value: Any, at: str = "") -> dict[str, Any]:
             'the root type is "null" (tool input schema must not be a singleton null type)'
         )
     return out
+
+
+#: The keys that hold values, not schemas: what Codex expects of each.
+_LEAVES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "$ref": ("a string", lambda v: isinstance(v, str)),
+    "description": ("a string", lambda v: isinstance(v, str)),
+    "type": (
+        "a JSON type",
+        lambda v: all(t in _PRIMITIVES for t in (v if isinstance(v, list) else [v])),
+    ),
+    "enum": ("a list", lambda v: isinstance(v, list)),
+    "minItems": ("a count", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "required": (
+        "a list of names",
+        lambda v: isinstance(v, list) and all(isinstance(r, str) for r in v),
+    ),
+}
 
 
 def _expect(ok: bool, where: str, wanted: str, value: Any) -> None:
