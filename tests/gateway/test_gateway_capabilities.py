@@ -67,3 +67,31 @@ async def test_a_per_session_child_is_told_what_its_client_declared(tmp_path: Pa
             assert ROOTS in tools and not tools & {SAMPLING, ELICITATION}, sorted(tools)
     finally:
         stop(process)
+
+
+URL_ELICITATION = "trigger_url_elicitation"
+
+
+async def test_passthrough_tells_the_child_every_elicitation_mode(tmp_path: Path) -> None:
+    """`codex-mcp -- <server>` starts the child before any client is known, so it is told
+    all the gateway can relay, URL elicitation included (server-everything then offers
+    its URL elicitation tool, as it does to Codex directly, which declares both modes)."""
+    async with gateway(None, "--", str(EVERYTHING)) as client:
+        tools = await _tools(client)
+    assert URL_ELICITATION in tools, sorted(tools)
+
+
+async def test_a_url_elicitation_the_client_did_not_declare_is_refused_saying_so(
+    tmp_path: Path,
+) -> None:
+    """A client that declared form elicitation only is never sent a URL elicitation: the
+    child's question is refused with the reason, and the call ends with it."""
+
+    async def decline(params: dict[str, object], ctx: object) -> dict[str, object]:
+        return {"action": "decline"}
+
+    async with gateway(None, "--", str(EVERYTHING), elicitation_handler=decline) as client:
+        arguments = {"url": "https://example.test/sign-in"}
+        result = await client.call_tool(URL_ELICITATION, arguments, retries=0)
+    assert result.is_error, result
+    assert "does not support URL elicitation" in result.text, result.text

@@ -589,7 +589,7 @@ class GatewayProvider(Provider, RelayHooks):
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
-        check_client_can(child, method, session.client_capabilities)
+        check_client_can(child, method, params, session.client_capabilities)
         return await session.request(method, params)
 
     def _unrouted(self, child: Child, what: str) -> None:

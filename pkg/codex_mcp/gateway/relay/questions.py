@@ -17,9 +17,10 @@ from codex_mcp.core.stateless_context import StatelessContext
 from ..children.child import Child
 
 
-def check_client_can(child: Child, method: str, declared: JsonObject) -> None:
-    """A child's request the front client did not declare it can answer gets an error that
-    says so (Codex 0.169 has no sampling and no roots)."""
+def check_client_can(child: Child, method: str, params: JsonObject, declared: JsonObject) -> None:
+    """A child's request the front client did not declare it can answer (sampling, roots,
+    or an elicitation mode: a passthrough child is told every mode) gets an error that says
+    so instead of reaching it."""
     needed = CLIENT_CAPABILITY_FOR.get(method)
     if needed is not None and needed not in declared:
         raise McpError(
@@ -27,6 +28,14 @@ def check_client_can(child: Child, method: str, declared: JsonObject) -> None:
             f"{method}: the gateway's client does not support {needed} (it did not declare "
             f"it); the server {child.name!r} cannot use it here",
         )
+    if method == "elicitation/create" and params.get("mode") == "url":
+        modes = declared.get("elicitation")
+        if not isinstance(modes, dict) or "url" not in modes:
+            raise McpError(
+                INVALID_REQUEST,
+                f"{method}: the gateway's client does not support URL elicitation (it "
+                f"declared form only); the server {child.name!r} cannot use it here",
+            )
 
 
 class LegacyFront:
@@ -37,14 +46,14 @@ class LegacyFront:
         self, child: Child, call: RequestContext, method: str, params: JsonObject
     ) -> JsonObject:
         """A legacy child's request `method`, made while serving `call`."""
-        check_client_can(child, method, call.client_capabilities)
+        check_client_can(child, method, params, call.client_capabilities)
         return await call.request(method, params)
 
     async def ask(
         self, child: Child, call: RequestContext, key: str, method: str, params: JsonObject
     ) -> JsonObject:
         """One of a 2026-07-28 child's input requests, under its key."""
-        check_client_can(child, method, call.client_capabilities)
+        check_client_can(child, method, params, call.client_capabilities)
         return await call.ask(method, params, key=key)
 
 
@@ -54,7 +63,7 @@ class StatelessFront(LegacyFront):
     async def put(
         self, child: Child, call: RequestContext, method: str, params: JsonObject
     ) -> JsonObject:
-        check_client_can(child, method, call.client_capabilities)
+        check_client_can(child, method, params, call.client_capabilities)
         if _handoffs:
             await _before_question(call)
         try:

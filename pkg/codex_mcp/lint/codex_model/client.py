@@ -17,4 +17,8 @@ def codex_client_capabilities() -> JsonObject:
 def everything_relayed() -> JsonObject:
     """All the gateway can relay, for a child whose client is unknown until it asks
     (`codex-mcp -- <server>`): a request the client cannot answer is refused then."""
-    return {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
+    return {
+        "sampling": {},
+        "elicitation": {"form": {}, "url": {}},
+        "roots": {"listChanged": True},
+    }
