@@ -1,4 +1,4 @@
-"""Each lint rule, confirmed with the real Codex CLI 0.169 run offline against a fake model.
+"""Each lint rule, confirmed with the real Codex CLI 0.171 run offline against a fake model.
 
 The fake model records the tools Codex offered it: what Codex kept, how it named them and
 what their parameters became. Every test compares that with what `codex-mcp lint` (our model

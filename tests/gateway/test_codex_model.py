@@ -1,4 +1,4 @@
-"""Our model of Codex 0.169 (codex_mcp/lint/codex_model/). The expected values are what the real CLI
+"""Our model of Codex 0.171 (codex_mcp/lint/codex_model/). The expected values are what the real CLI
 offered the fake model for the same inputs (test_codex_interop.py re-checks them live)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What the gateway tells each child its client can do: a shared child gets what its entry
-says, by default what Codex 0.169 declares (elicitation, no sampling, no roots), so it offers
+says, by default what Codex 0.171 declares (elicitation, no sampling, no roots), so it offers
 nothing Codex cannot answer; a per-session child gets exactly what its client declared; and a
 child's request the client cannot answer gets an error that says so. server-everything
 registers its sampling, elicitation and roots tools only for a client that declared them."""

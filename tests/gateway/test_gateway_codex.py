@@ -1,4 +1,4 @@
-"""The real Codex CLI 0.169 with the gateway as its one MCP server, offline against a fake
+"""The real Codex CLI 0.171 with the gateway as its one MCP server, offline against a fake
 model, over stdio (Codex launches `codex-mcp`) and over HTTP (`codex-mcp-http`): Codex is
 offered the children's tools, the ones it would have dropped repaired, and a call reaches a
 child and its answer comes back to the model."""

@@ -1,4 +1,4 @@
-"""The gateway's first tool list, which is the only one Codex 0.169 reads: every child's tools
+"""The gateway's first tool list, which is the only one Codex 0.171 reads: every child's tools
 are in it, from the child's last listing kept on disk while it starts, or by waiting for a
 slow child within the startup budget; a child that misses it is named on stderr with the
 setting that fixes it. Real gateway subprocesses, real (slow) children."""

@@ -25,7 +25,7 @@ from typing import Any, Final
 from aiohttp import web
 
 ECHO_MESSAGE = "hello from the fake model"
-#: Codex 0.169's shell tool, as it lists it in the request's `tools`.
+#: Codex 0.171's shell tool, as it lists it in the request's `tools`.
 SHELL_TOOL: Final = "exec_command"
 
 Item = dict[str, Any]

@@ -1,4 +1,4 @@
-"""What Codex 0.169 would do to each tool a server listed (raw JSON), each finding citing its
+"""What Codex 0.171 would do to each tool a server listed (raw JSON), each finding citing its
 Codex source. Pure: connecting to servers is cli.py's job."""
 
 from __future__ import annotations

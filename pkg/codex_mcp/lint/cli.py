@@ -1,4 +1,4 @@
-"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.169 would do to their tools
+"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.171 would do to their tools
 (specs/gateway.md, "`codex-mcp lint`")."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ MAX_PAGES = 100
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codex-mcp lint",
-        description="Show what the Codex CLI (0.169) would do to each tool of MCP servers: "
+        description="Show what the Codex CLI (0.171) would do to each tool of MCP servers: "
         "drop it, rename it, compact its schema, refuse to call it.",
         epilog="Exit status: 0 nothing lost, 1 a tool would be lost, 2 bad arguments or config.",
     )

@@ -32,7 +32,7 @@ _CHANGES = {
     "command commands script",
 }
 _CHANGE_WORDS = {word: verb for verb, words in _CHANGES.items() for word in words.split()}
-#: What the user can do about a tool that needs approval (Codex 0.169, specs/gateway.md).
+#: What the user can do about a tool that needs approval (Codex 0.171, specs/gateway.md).
 APPROVAL_ADVICE = (
     "interactive Codex asks you before each call; `codex exec` (approval never) refuses it, "
     "unless run with `--sandbox danger-full-access`, which runs every tool unasked. Mark it "

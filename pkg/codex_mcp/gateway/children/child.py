@@ -112,7 +112,7 @@ class Child:
         #: Messages it sent that no call could be tied to, so no client was given them.
         self.unrouted = 0
         #: What we declare to the child: the front client's capabilities for a per-session
-        #: child; for a shared one, what its entry says, else what Codex 0.169 declares.
+        #: child; for a shared one, what its entry says, else what Codex 0.171 declares.
         if capabilities is None:
             capabilities = server.client_capabilities
         if capabilities is None:

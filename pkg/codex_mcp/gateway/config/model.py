@@ -113,7 +113,7 @@ class ServerConfig:
     tools_list_timeout_sec: float | None = None
     tool_timeout_sec: float | None = None
     #: What a shared child is told its client can do (sampling, elicitation, roots); None:
-    #: what Codex 0.169 declares (codex/client.py). Per-session children get their client's.
+    #: what Codex 0.171 declares (codex/client.py). Per-session children get their client's.
     client_capabilities: dict[str, Any] | None = None
     #: Started at its first call (its kept listing is served until then), not with the gateway.
     lazy: bool = False

@@ -1,5 +1,5 @@
-"""Tool definitions Codex 0.169 cannot read, which cost the whole server (specs/gateway.md,
-"What Codex 0.169 does to MCP tools": Unreadable definitions)."""
+"""Tool definitions Codex 0.171 cannot read, which cost the whole server (specs/gateway.md,
+"What Codex 0.171 does to MCP tools": Unreadable definitions)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What Codex 0.169 does when a tool is called: approval, and what the model reads back
-(specs/gateway.md, "What Codex 0.169 does to MCP tools": Approval, Results)."""
+"""What Codex 0.171 does when a tool is called: approval, and what the model reads back
+(specs/gateway.md, "What Codex 0.171 does to MCP tools": Approval, Results)."""
 
 from __future__ import annotations
 

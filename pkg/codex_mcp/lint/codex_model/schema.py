@@ -1,5 +1,5 @@
-"""How Codex 0.169 turns an MCP tool's `inputSchema` into the model's `parameters`
-(specs/gateway.md, "What Codex 0.169 does to MCP tools": Schemas, Compaction)."""
+"""How Codex 0.171 turns an MCP tool's `inputSchema` into the model's `parameters`
+(specs/gateway.md, "What Codex 0.171 does to MCP tools": Schemas, Compaction)."""
 
 from __future__ import annotations
 
