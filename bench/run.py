@@ -482,10 +482,12 @@ def main() -> int:
         print(f"\n## {OBSERVATION}\n{format_table(rows)}", flush=True)
 
     before = next((s for s in servers if s.name.startswith("codex-mcp @") and s.http), None)
-    baseline = (
+    scale_baseline = (
         (before.name.removeprefix("codex-mcp "), before.http or [], before.env) if before else None
     )
-    for label, rows in scale_cases(chosen, runs=runs, calls=calls, cap=cap, baseline=baseline):
+    for label, rows in scale_cases(
+        chosen, runs=runs, calls=calls, cap=cap, baseline=scale_baseline
+    ):
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
         block, table = scale_markdown(label, rows, report)

@@ -354,8 +354,6 @@ class GatewayProvider(Provider, RelayHooks):
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
-        if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
-            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
         catalog = self._catalog
         if (
             catalog is None
@@ -364,11 +362,13 @@ class GatewayProvider(Provider, RelayHooks):
         ):
             catalog = self.catalog(ctx.session)
         route = catalog.routes.get(name)
-        if route is None:
-            return self._call_after_listing(name, arguments, ctx)
-        if self.relay_observer is not None:
-            self.relay_observer.on_relay(route[0].name, route[1], ctx)
-        return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
+        if route is not None:  # the hot path: nothing else is looked at
+            if self.relay_observer is not None:
+                self.relay_observer.on_relay(route[0].name, route[1], ctx)
+            return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
+        if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
+            return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
+        return self._call_after_listing(name, arguments, ctx)
 
     async def _call_after_listing(
         self, name: str, arguments: JsonObject, ctx: RequestContext

@@ -33,20 +33,19 @@ def call_tool(
     connection = child.connection
     legacy_front = type(ctx) is RequestContext  # no 2026-07-28 envelope: no task, no rounds
     params = {"name": tool, "arguments": arguments}
-    # A child that speaks 2026-07-28 only: rounds and tasks to see through (stateless.py).
-    stateless_child = connection is not None and connection.session.stateless is not None
-    if not legacy_front and ctx.can_create_task and not stateless_child:
+    if (
+        not legacy_front
+        and ctx.can_create_task
+        and (connection is None or connection.session.stateless is None)
+    ):
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
         work = request(child, "tools/call", params, ctx, passthrough, tool)
         return call_with_handoff(work, ctx)  # type: ignore[arg-type]
-    if (
-        connection is None
-        or child.call_timeout is not None
-        or not child.is_stdio
-        or stateless_child
-    ):
+    if connection is None or child.call_timeout is not None or not child.is_stdio:
         return request(child, "tools/call", params, ctx, passthrough, tool)
     session = connection.session
+    if session.stateless is not None:  # 2026-07-28 only: rounds and tasks to see through
+        return request(child, "tools/call", params, ctx, passthrough, tool)
     call = RelayedCall(child, session, tool, ctx, passthrough)
     meta = ctx.meta
     options = None
