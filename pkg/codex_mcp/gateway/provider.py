@@ -360,6 +360,10 @@ class GatewayProvider(Provider, RelayHooks):
             or self._catalog_generation != self.generation
             or self.per_session.servers
         ):
+            if name == STATUS_TOOL:  # before a catalog: building one starts per-session children
+                return Ready(
+                    status_result(self.children(ctx.session, start=False), self.per_session)
+                )
             catalog = self.catalog(ctx.session)
         route = catalog.routes.get(name)
         if route is not None:  # the hot path: nothing else is looked at
