@@ -15,6 +15,7 @@ from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.routing.naming import NameTable
 from codex_mcp.lint.check import Listing, lint_servers
 from codex_mcp.lint.cli import main
+from codex_mcp.lint.fix import fix_plan
 from codex_mcp.lint.repair import apply_tool_settings, repair_tool
 
 from .servers import broken_server
@@ -268,7 +269,8 @@ def test_fix_never_marks_a_tool_that_changes_things_read_only() -> None:
 def test_fix_leaves_the_filesystem_servers_writes_to_approval(tmp_path: Path) -> None:
     code, document = run_json("--fix", "--name", "fs", "--", str(FILESYSTEM), str(tmp_path))
     assert code == 0
-    marked = document["fix"]["config"]["mcpServers"]["fs"].get("tools") or {}
+    # (No entry at all when --fix would change nothing in it.)
+    marked = document["fix"]["config"]["mcpServers"].get("fs", {}).get("tools") or {}
     for tool in ("write_file", "edit_file", "move_file", "create_directory"):
         assert tool not in marked
     needs = {item["tool"] for item in document["fix"]["needsApproval"]}
@@ -307,3 +309,26 @@ def test_a_missing_config_file_is_no_such_file(tmp_path: Path, capsys: Any) -> N
     code, _ = run(missing)
     assert code == 2
     assert f"{missing}: no such file" in capsys.readouterr().err
+
+
+def test_fix_says_a_note_once_for_every_server_it_holds_for() -> None:
+    """Three servers with the same repairs: each note is one line naming the three (it was
+    a line per server and kind), and a server whose only finding is tools that may change
+    something gets no entry (it would be printed unchanged)."""
+    listings = [Listing(name, definitions("dash-name", "huge_schema")) for name in ("a", "b", "c")]
+    writer = {"name": "delete_note", "inputSchema": {"type": "object", "properties": {}}}
+    listings.append(Listing("writes", [writer]))
+    plan = fix_plan(lint_servers(listings), {})
+    assert sorted(plan.config["mcpServers"]) == ["a", "b", "c"]
+    assert len(plan.notes) == len(set(plan.notes))
+    shrink = [note for note in plan.notes if "shrink_descriptions" in note]
+    assert len(shrink) == 1 and shrink[0].startswith("a, b, c: "), plan.notes
+    assert [(i.server, i.tool) for i in plan.needs_approval] == [("writes", "delete_note")]
+
+
+def test_lint_fix_lists_the_tools_that_need_approval_for_one_reason_on_one_line() -> None:
+    server = _custom({"name": "delete_note"}, {"name": "delete_page"}, {"name": "sendEmail"})
+    _, text = run("--fix", "--name", "brk", "--", *server)
+    assert "  brk: delete_note, delete_page: its name says it deletes ('delete')" in text
+    assert "  brk: sendEmail: its name says it sends ('send')" in text
+    assert "Nothing for the gateway to repair." in text

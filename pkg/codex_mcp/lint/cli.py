@@ -278,8 +278,11 @@ def main(
                 print("\nNothing for the gateway to repair.", file=out)
             if plan.needs_approval:
                 print("\nNeeds approval in Codex (no readOnlyHint proposed):", file=out)
+                tools_of: dict[tuple[str, str], list[str]] = {}  # one line per reason
                 for item in plan.needs_approval:
-                    print(f"  {item.server}: {item.tool}: {item.why}", file=out)
+                    tools_of.setdefault((item.server, item.why), []).append(item.tool)
+                for (server, why), tools in tools_of.items():
+                    print(f"  {server}: {', '.join(tools)}: {why}", file=out)
                 print(f"  what you can do: {APPROVAL_ADVICE}", file=out)
     return report.exit_code
 

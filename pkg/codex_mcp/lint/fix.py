@@ -10,6 +10,8 @@ from typing import Any
 
 from .check import LintReport, ServerReport, ToolReport
 
+#: The findings the gateway's config can do something about.
+_FIXED = frozenset({"server-lost", "dropped", "lowered", "hashed", "compacted", "needs-approval"})
 _REPAIRED_BY_DEFAULT = {
     "server-lost": "its tool definitions are repaired (the field Codex cannot read is fixed)",
     "dropped": "the input schemas Codex rejects are repaired",
@@ -80,29 +82,39 @@ def changes_something(tool: ToolReport) -> str | None:
 
 
 def fix_plan(report: LintReport, sources: Mapping[str, Mapping[str, Any]]) -> FixPlan:
-    """`sources`: server name -> its entry as written (command/args/env or url/headers)."""
+    """`sources`: server name -> its entry as written (command/args/env or url/headers).
+    A note that holds for several servers is one line naming them all."""
     plan = FixPlan({"mcpServers": {}})
+    servers_of: dict[str, list[str]] = {}  # a note -> the servers it is about, in order
     for server in report.servers:
         if server.error is not None:
             continue
-        entry = _entry(server, dict(sources.get(server.server, {})), plan)
+        notes: list[str] = []
+        entry = _entry(server, dict(sources.get(server.server, {})), plan, notes)
         if entry is not None:
             plan.config["mcpServers"][server.server] = entry
+            for note in notes:
+                servers_of.setdefault(note, []).append(server.server)
+    plan.notes = [f"{', '.join(names)}: {note}" for note, names in servers_of.items()]
     return plan
 
 
-def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[str, Any] | None:
-    notes = plan.notes
+def _entry(
+    server: ServerReport, entry: dict[str, Any], plan: FixPlan, notes: list[str]
+) -> dict[str, Any] | None:
+    """`server`'s entry with what the gateway should do for it, or None when the gateway has
+    nothing to do for it (its notes go to `notes`, without the server's name)."""
     rules = {f.rule for f in server.findings} | {f.rule for t in server.tools for f in t.findings}
-    if not rules & {"server-lost", "dropped", "lowered", "hashed", "compacted", "needs-approval"}:
+    if not rules & _FIXED:
         return None
     for rule, why in _REPAIRED_BY_DEFAULT.items():
         if rule in rules:
-            notes.append(f"{server.server}: through the gateway, {why}")
+            notes.append(f"through the gateway, {why}")
     if "compacted" in rules:
         entry["repair"] = {**(entry.get("repair") or {}), "shrink_descriptions": True}
         notes.append(
-            f"{server.server}: repair.shrink_descriptions shortens descriptions to fit Codex's 5000-byte budget instead of losing them all"
+            "repair.shrink_descriptions shortens descriptions to fit Codex's 5000-byte budget "
+            "instead of losing them all"
         )
     refused: list[str] = []
     for tool in server.tools:
@@ -113,13 +125,15 @@ def _entry(server: ServerReport, entry: dict[str, Any], plan: FixPlan) -> dict[s
             refused.append(tool.tool)
         else:
             plan.needs_approval.append(NeedsApproval(server.server, tool.tool, reason))
+    if not refused and rules & _FIXED == {"needs-approval"}:
+        return None  # every tool that asks may change something: the entry would not change
     if refused:
         tools = entry["tools"] = dict(entry.get("tools") or {})
         for name in refused:
             settings = tools[name] = dict(tools.get(name) or {})
             settings["annotations"] = {**(settings.get("annotations") or {}), "readOnlyHint": True}
         notes.append(
-            f"{server.server}: readOnlyHint true lets Codex call {', '.join(refused)} without approval: "
+            f"readOnlyHint true lets Codex call {', '.join(refused)} without approval: "
             "keep it only for tools that change nothing (delete the others)"
         )
     return entry
