@@ -21,64 +21,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-import orjson
+from codex_mcp.bench.stdio_load import StdioPeer, spawn
 
 ROOT = Path(__file__).resolve().parents[1]
 WARM_UP_CALLS = 500
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "gateway-instructions", "version": "1"},
-    },
-}
+ECHO = {"name": "echo", "arguments": {"message": "hi"}}
 
 
-class Driver:
-    """Echo calls over the gateway's stdin/stdout, `window` written at once, all answered."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdin is not None and process.stdout is not None
-        self.stdin = process.stdin
-        self.stdout = process.stdout
-        self.next_id = 0
-
-    async def answer(self) -> dict[str, object]:
-        while True:
-            line = await asyncio.wait_for(self.stdout.readline(), 600)
-            if not line:
-                raise ConnectionError("the gateway closed its stdout")
-            message = orjson.loads(line)
-            if "id" in message and "method" not in message:
-                return message  # type: ignore[no-any-return]
-
-    async def calls(self, count: int, window: int) -> None:
-        done = 0
-        while done < count:
-            batch = min(window, count - done)
-            lines = []
-            for _ in range(batch):
-                self.next_id += 1
-                lines.append(
-                    orjson.dumps(
-                        {
-                            "jsonrpc": "2.0",
-                            "id": self.next_id,
-                            "method": "tools/call",
-                            "params": {"name": "echo", "arguments": {"message": "hi"}},
-                        }
-                    )
-                )
-            self.stdin.write(b"\n".join(lines) + b"\n")
-            for _ in range(batch):
-                answer = await self.answer()
-                if "result" not in answer:
-                    raise RuntimeError(f"a call failed: {answer}")
-            done += batch
+async def calls(peer: StdioPeer, count: int, window: int) -> None:
+    """`count` echo calls, `window` of them sent before their answers are read."""
+    done = 0
+    while done < count:
+        batch = min(window, count - done)
+        for _ in range(batch):
+            peer.send("tools/call", ECHO)
+        for _ in range(batch):
+            answer = await asyncio.wait_for(peer.response(), 600)
+            if "result" not in answer:
+                raise RuntimeError(f"a call failed: {answer}")
+        done += batch
 
 
 def _control(pid: int, *flags: str) -> None:
@@ -96,12 +57,12 @@ def _instructions(out_file: Path) -> int:
     return total
 
 
-async def measure(root: Path, calls: int, window: int) -> float:
+async def measure(root: Path, count: int, window: int) -> float:
     """Instructions the gateway spends per relayed call with `window` calls in flight."""
     python = sys.executable
     with tempfile.TemporaryDirectory() as scratch:
         out_file = Path(scratch) / "callgrind.out"
-        process = await asyncio.create_subprocess_exec(
+        command = [
             "valgrind",
             "--tool=callgrind",
             "--instr-atstart=no",
@@ -111,25 +72,19 @@ async def measure(root: Path, calls: int, window: int) -> float:
             "--",
             python,
             str(ROOT / "cmd/mcp"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root / "pkg"), "HOME": scratch},
-            limit=64 * 1024 * 1024,
-        )
+        ]
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root / "pkg"), "HOME": scratch}
+        peer, _ = await spawn(command, env)
+        process = peer.process
         assert process.stdin is not None
-        driver = Driver(process)
-        process.stdin.write(orjson.dumps(INITIALIZE) + b"\n")
-        await driver.answer()
-        process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        await driver.calls(WARM_UP_CALLS, window)
+        await calls(peer, WARM_UP_CALLS, window)
         _control(process.pid, "-i", "on")
-        await driver.calls(calls, window)
+        await calls(peer, count, window)
         _control(process.pid, "-i", "off")
         _control(process.pid, "-d")
         process.stdin.close()
         await asyncio.wait_for(process.wait(), 300)
-        return _instructions(out_file) / calls
+        return _instructions(out_file) / count
 
 
 def main() -> None:

@@ -165,24 +165,24 @@ def _large(rows: Rows) -> str:
     )
 
 
-def _observation(rows: Rows) -> str:
-    def added(name: str) -> str:
-        return _cell(rows.get(name, {}).get("added_cpu_us_per_call"), "+,.0f", " µs")
+def _added_us(rows: Rows, name: str, key: str) -> str:
+    """A row's added cost, in signed microseconds (`+55 µs`)."""
+    return _cell(rows.get(name, {}).get(key), "+,.0f", " µs")
 
+
+def _observation(rows: Rows) -> str:
+    metrics = _added_us(rows, "metrics (default)", "added_cpu_us_per_call")
+    tracing = _added_us(rows, "metrics, tracing exported", "added_cpu_us_per_call")
     return (
-        f"metrics {added('metrics (default)')}, metrics and exported tracing "
-        f"{added('metrics, tracing exported')} of server CPU per call over `--no-metrics`"
+        f"metrics {metrics}, metrics and exported tracing {tracing} of server CPU per call "
+        "over `--no-metrics`"
     )
 
 
 def _gateway_added(rows: Rows) -> str:
-    def added(name: str) -> str:
-        return _cell(rows.get(name, {}).get("added_p50_us"), "+,.0f", " µs")
-
-    return (
-        f"adds {added('codex-mcp gateway')} at p50 to a direct call "
-        f"(fastmcp's proxy adds {added('fastmcp proxy')})"
-    )
+    ours = _added_us(rows, "codex-mcp gateway", "added_p50_us")
+    fastmcp = _added_us(rows, "fastmcp proxy", "added_p50_us")
+    return f"adds {ours} at p50 to a direct call (fastmcp's proxy adds {fastmcp})"
 
 
 def _session_per_call(rows: Rows) -> str:
