@@ -11,7 +11,7 @@ import contextlib
 import logging
 import math
 import secrets
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from codex_mcp.core.server import ServerCore
     from codex_mcp.core.session import ServerSession
 
-    from ..routing.catalog import Catalog
-
 log = logging.getLogger("codex_mcp.gateway")
 
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
@@ -71,12 +69,19 @@ _TOLD = "codex_mcp.gateway.tasks_2025.told"
 _MINE = "codex_mcp.gateway.tasks_2025.handles"
 
 
+class Routes(Protocol):
+    """A catalog (routing/catalog.py, above the relay) as the task relay reads it."""
+
+    @property
+    def routes(self) -> Mapping[str, tuple[Child, str]]: ...
+
+
 class Gateway(Protocol):
     """What the task relay needs of the gateway (provider.py)."""
 
     error_passthrough: bool
 
-    def catalog(self, session: ServerSession) -> Catalog: ...
+    def catalog(self, session: ServerSession) -> Routes: ...
     def children(self, session: ServerSession, *, start: bool = True) -> list[Child]: ...
     def spawn(self, work: Awaitable[Any]) -> None: ...
 
