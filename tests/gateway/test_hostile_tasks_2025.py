@@ -8,7 +8,9 @@ Real processes throughout: the gateway as `codex-mcp` (stdio) or `codex-mcp-http
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from .gateway_helpers import (
     SERVERS,
     gateway,
     launch_http_gateway,
+    status,
     stdio,
     stop,
     until,
@@ -249,3 +252,25 @@ async def test_a_childs_question_names_our_task(tmp_path: Path) -> None:
         assert asked and asked[0]["_meta"]["io.modelcontextprotocol/related-task"] == {
             "taskId": task_id
         }
+
+
+async def test_a_restarted_childs_tasks_are_lost(tmp_path: Path) -> None:
+    async with gateway(_config(tmp_path), protocol_version=V) as client:
+        task_id = await _create(client, 60)
+        pid = (await status(client))["t"]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        # Restarted (a new pid): the task it held is gone with the old process.
+        await until(lambda: _restarted(client, pid), 30, "the child restarted")
+        task = await client.request("tasks/get", {"taskId": task_id})
+        assert task["status"] == "failed" and "stopped" in task["statusMessage"]
+        error = await _error(client.request("tasks/result", {"taskId": task_id}))
+        assert error.code == -32603 and "'t'" in error.message
+        # A new task on the new process works.
+        fresh = await _create(client, 0.05)
+        result = await client.request("tasks/result", {"taskId": fresh}, timeout=30)
+        assert result["content"][0]["text"] == "done: work"
+
+
+async def _restarted(client: Client, old_pid: int) -> bool:
+    child = (await status(client))["t"]
+    return child["state"] == "ready" and child["pid"] not in (None, old_pid)

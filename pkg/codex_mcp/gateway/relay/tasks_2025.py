@@ -264,7 +264,9 @@ class Tasks2025:
         self, session: ServerSession, params: JsonObject, ctx: RequestContext
     ) -> JsonObject:
         handle = self._own(session, params)
-        if handle.ended:  # what the child said last: it changes no more
+        if not handle.ended and _gone(handle):
+            self._lost(handle)
+        if handle.ended:  # what the child said last (or that it is lost): no more changes
             return dict(handle.task)
         task = await self._ask(handle, "tasks/get", ctx, TASK_REQUEST_TIMEOUT)
         return self._saw(handle, task)
@@ -314,9 +316,7 @@ class Tasks2025:
         """`method` about the handle's task, to the child session it lives on; its error as
         the gateway's errors are (errors.py)."""
         child, child_session = handle.child, handle.child_session
-        if child_session.closed or (
-            child.connection is None or child.connection.session is not child_session
-        ):
+        if _gone(handle):
             self._lost(handle)
             raise McpError(
                 INTERNAL_ERROR,
@@ -508,6 +508,16 @@ class Tasks2025:
             if child.task_calls.get(child_id) is ctx:
                 del child.task_calls[child_id]
         return normalize_result(_without_related_task(result))
+
+
+def _gone(handle: Handle) -> bool:
+    """Has the child session the task lived on ended (the child stopped or restarted)?"""
+    connection = handle.child.connection
+    return (
+        handle.child_session.closed
+        or connection is None
+        or connection.session is not handle.child_session
+    )
 
 
 def _task_params(task: Any) -> JsonObject:
