@@ -274,3 +274,22 @@ async def test_a_restarted_childs_tasks_are_lost(tmp_path: Path) -> None:
 async def _restarted(client: Client, old_pid: int) -> bool:
     child = (await status(client))["t"]
     return child["state"] == "ready" and child["pid"] not in (None, old_pid)
+
+
+async def test_an_idle_timeout_waits_for_the_tasks_it_holds(tmp_path: Path) -> None:
+    """No request in flight for longer than the child's idle timeout, but a task running on
+    it: it is not stopped under the task. Its end is heard as a status notification, under
+    our id."""
+    statuses: list[dict[str, Any]] = []
+
+    def heard(method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tasks/status":
+            statuses.append(params)
+
+    config = write_config(tmp_path, {"t": stdio(TASKS, idle_timeout_sec=0.3)})
+    async with gateway(config, protocol_version=V, on_notification=heard) as client:
+        task_id = await _create(client, 1.5)
+        await until(lambda: any(s["status"] == "completed" for s in statuses), 30)
+        assert {s["taskId"] for s in statuses} == {task_id}
+        result = await client.request("tasks/result", {"taskId": task_id}, timeout=30)
+        assert result["content"][0]["text"] == "done: work"

@@ -136,6 +136,8 @@ class Child:
         #: waiting on each (relay/tasks_2025.py): what the child sends about one goes there.
         self.task_required: frozenset[str] = frozenset()
         self.task_calls: dict[str, RequestContext] = {}
+        #: Its tasks a front session holds that have not ended: it is not idle meanwhile.
+        self.open_tasks = 0
         self.cache = cache
         self._open_transport = open_transport
         #: The last good tool listing kept on disk (raw, and prepared): served while the
@@ -265,7 +267,7 @@ class Child:
         while True:
             await asyncio.sleep(max(limit / 4, 0.05))
             now = loop.time()
-            if self.calls or self.activity != seen:
+            if self.calls or self.open_tasks or self.activity != seen:
                 seen, quiet_since = self.activity, now
             elif now - quiet_since >= limit:
                 break

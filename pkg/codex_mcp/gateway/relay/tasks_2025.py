@@ -37,6 +37,7 @@ from codex_mcp.core.versions import V2025_11_25
 from codex_mcp.lint.repair import normalize_result
 
 from ..children.child import Child, declares_tasks, task_support
+from ..config.model import GatewayConfig
 from ..errors import normalize_exception, raised_by_child
 from . import calls as relay
 
@@ -80,6 +81,7 @@ class Gateway(Protocol):
     """What the task relay needs of the gateway (provider.py)."""
 
     error_passthrough: bool
+    config: GatewayConfig
 
     def catalog(self, session: ServerSession) -> Routes: ...
     def children(self, session: ServerSession, *, start: bool = True) -> list[Child]: ...
@@ -102,6 +104,8 @@ class Handle:
     #: Loop time after which the handle is dropped (None: while its session lasts).
     expires: float | None
     ended: bool = False
+    #: Counted in its child's `open_tasks` (which keeps an idle stop away).
+    counted: bool = False
 
 
 class Tasks2025:
@@ -177,7 +181,11 @@ class Tasks2025:
                 for entry in child.current_tools
             ):
                 return True
-        return False
+        # A per-session server whose children were seen with tasks (this session's is not
+        # started before its first listing).
+        return any(
+            s.per_session and s.name in self._seen for s in self.gateway.config.enabled_servers
+        )
 
     # -- a task-augmented tools/call ------------------------------------------------
     async def create(
@@ -381,6 +389,7 @@ class Tasks2025:
         return dict(seen)
 
     def _ended(self, handle: Handle) -> None:
+        _uncount(handle)
         handle.ended = True
         keep = asyncio.get_running_loop().time() + KEEP_ENDED_SECONDS
         handle.expires = keep if handle.expires is None else min(handle.expires, keep)
@@ -402,10 +411,14 @@ class Tasks2025:
             session.cleanup.callback(self._drop_session, session)
         mine[handle.front_id] = handle
         self.handles[handle.front_id] = handle
+        if not handle.ended:
+            handle.counted = True
+            handle.child.open_tasks += 1
         self._by_child[(handle.child, handle.child_id)] = handle
 
     def _drop(self, handle: Handle) -> None:
         self.handles.pop(handle.front_id, None)
+        _uncount(handle)
         if self._by_child.get((handle.child, handle.child_id)) is handle:
             del self._by_child[(handle.child, handle.child_id)]
         mine = handle.session.state.get(_MINE)
@@ -482,6 +495,7 @@ class Tasks2025:
         if connection is None or not declares_tasks(connection.capabilities):
             return await relay.request(child, "tools/call", params, ctx, passthrough, tool)
         child_session = connection.session
+        self._seen.add(child.name)
         created = await relay.request(
             child, "tools/call", {**params, "task": {}}, ctx, passthrough, tool
         )
@@ -508,6 +522,12 @@ class Tasks2025:
             if child.task_calls.get(child_id) is ctx:
                 del child.task_calls[child_id]
         return normalize_result(_without_related_task(result))
+
+
+def _uncount(handle: Handle) -> None:
+    if handle.counted:
+        handle.counted = False
+        handle.child.open_tasks -= 1
 
 
 def _gone(handle: Handle) -> bool:
