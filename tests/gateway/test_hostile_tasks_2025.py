@@ -235,14 +235,18 @@ async def test_an_older_front_gets_no_tasks_and_a_plain_answer(tmp_path: Path) -
         assert "_meta" not in result  # the child's task id stays in the gateway
 
 
-async def test_a_childs_question_names_our_task(tmp_path: Path) -> None:
+@pytest.mark.parametrize("order", [(), ("--ask-first",)], ids=["after", "before_created"])
+async def test_a_childs_question_names_our_task(tmp_path: Path, order: tuple[str, ...]) -> None:
+    """The child's elicitation, tied to its task, names our id: also when the child sends it
+    before its CreateTaskResult (the gateway waits for that answer to know the id)."""
     asked: list[dict[str, Any]] = []
 
     async def answer(params: dict[str, Any], _ctx: Any) -> dict[str, Any]:
         asked.append(params)
         return {"action": "accept", "content": {"x": "this one"}}
 
-    async with gateway(_config(tmp_path), protocol_version=V, elicitation_handler=answer) as client:
+    config = _config(tmp_path, *order)
+    async with gateway(config, protocol_version=V, elicitation_handler=answer) as client:
         created = await client.request(
             "tools/call", {"name": "t__ask", "arguments": {}, "task": {}}
         )

@@ -585,7 +585,7 @@ class GatewayProvider(Provider, RelayHooks):
     async def child_request(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> JsonObject:
-        params = self.tasks_2025.front_params(child, params)  # a task's: named by our id
+        params = await self.tasks_2025.front_params(child, params)  # a task's: by our id
         if call is not None:  # asked as the front's revision asks (relay/questions.py)
             return await for_front(call).put(child, call, method, params)
         owner = child.owner

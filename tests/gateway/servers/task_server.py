@@ -5,7 +5,8 @@ Tools: `work` (taskSupport "required": sleeps `seconds`, then answers `done: <te
 `maybe` (taskSupport "optional"), `plain` (no taskSupport: answers at once), and `ask`
 (required: asks the client an elicitation tied to its task, then answers what it was told).
 Task ids are small counters ("1", "2"...), so a test can tell whether one leaked through the
-gateway. `--hostile` makes its task answers malformed: a `status` that is a list, a `ttl` of
+gateway. `--ask-first`: `ask` sends its elicitation before its CreateTaskResult (a child
+may). `--hostile` makes its task answers malformed: a `status` that is a list, a `ttl` of
 a string, an unhashable related-task id in its status notifications.
 """
 
@@ -90,23 +91,30 @@ def _set_status(task_id: str, status: str) -> None:
     _send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params})
 
 
+def _ask(task_id: str) -> None:
+    """The `ask` tool's elicitation, tied to its task."""
+    request_id = 10_000 + int(task_id)
+    _answered[request_id] = threading.Event()
+    _tasks[task_id]["status"] = "input_required"
+    _send(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "elicitation/create",
+            "params": {
+                "message": "which one?",
+                "requestedSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "_meta": {RELATED: {"taskId": task_id}},
+            },
+        }
+    )
+
+
 def _run(task_id: str, name: str, arguments: JsonObject) -> None:
     if name == "ask":
         request_id = 10_000 + int(task_id)
-        _answered[request_id] = threading.Event()
-        _set_status(task_id, "input_required")
-        _send(
-            {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "method": "elicitation/create",
-                "params": {
-                    "message": "which one?",
-                    "requestedSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
-                    "_meta": {RELATED: {"taskId": task_id}},
-                },
-            }
-        )
+        if not _options.ask_first:
+            _ask(task_id)
         _answered[request_id].wait(60)
         text = json.dumps(_answers.get(request_id), sort_keys=True)
         _set_status(task_id, "working")
@@ -154,6 +162,8 @@ def _call(message: JsonObject) -> JsonObject:
     # `ttl` as the child saw it: a test checks what the gateway passed on.
     sys.stderr.write(f"task {task_id} ttl {json.dumps(ttl)}\n")
     sys.stderr.flush()
+    if name == "ask" and _options.ask_first:  # asked before its CreateTaskResult is sent
+        _ask(task_id)
     threading.Thread(target=_run, args=(task_id, name, arguments), daemon=True).start()
     return {"result": {"task": _snapshot(task_id)}}
 
@@ -226,6 +236,7 @@ def main() -> None:
     global _options
     parser = argparse.ArgumentParser()
     parser.add_argument("--hostile", action="store_true")
+    parser.add_argument("--ask-first", action="store_true")
     _options = parser.parse_args()
     for line in sys.stdin:
         line = line.strip()

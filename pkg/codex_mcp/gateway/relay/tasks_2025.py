@@ -119,6 +119,10 @@ class Tasks2025:
         #: Servers one of whose children declared tasks (a per-session one may not be up).
         self._seen: set[str] = set()
         self._calls_wrapped = False
+        #: Task-augmented calls in flight, per child, and what wakes whoever waits for one
+        #: of them to end (front_params).
+        self._creating: dict[Child, int] = {}
+        self._changed = asyncio.Event()
 
     # -- installing ---------------------------------------------------------------
     def install(self, core: ServerCore) -> None:
@@ -212,11 +216,29 @@ class Tasks2025:
             raise McpError(METHOD_NOT_FOUND, f"Tool {name} does not support task-augmented calls")
         self._make_room(session)
         child_params = {"name": tool, "arguments": arguments, "task": task}
-        created = await relay.request(
-            child, "tools/call", child_params, ctx, self.gateway.error_passthrough, tool
-        )
+        self._creating[child] = self._creating.get(child, 0) + 1
+        try:
+            created = await relay.request(
+                child, "tools/call", child_params, ctx, self.gateway.error_passthrough, tool
+            )
+            return self._created(session, child, connection.session, tool, created)
+        finally:
+            left = self._creating.pop(child) - 1
+            if left:
+                self._creating[child] = left
+            self._changed.set()  # the waiters look again (a handle, or nothing to wait for)
+            self._changed = asyncio.Event()
+
+    def _created(
+        self,
+        session: ServerSession,
+        child: Child,
+        child_session: ClientSession,
+        tool: str,
+        created: JsonObject,
+    ) -> JsonObject:
+        """The child's CreateTaskResult, held under a handle of ours."""
         made = created.get("task")
-        child_session = connection.session
         if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
             raise McpError(
                 INTERNAL_ERROR, f"Internal error: {child.name!r} answered a task without a taskId"
@@ -358,9 +380,11 @@ class Tasks2025:
         if not session.closed:
             session.notify(TASK_STATUS, task)
 
-    def front_params(self, child: Child, params: JsonObject) -> JsonObject:
+    async def front_params(self, child: Child, params: JsonObject) -> JsonObject:
         """A child's request to the client, its related-task `_meta` naming our id (the
-        child's never leaves the gateway: a task the gateway follows has none to name)."""
+        child's never leaves the gateway: a task the gateway follows has none to name). A
+        child may ask before its CreateTaskResult is read: while a task-augmented call to it
+        is in flight, an id not known yet is waited for (bounded)."""
         meta = params.get("_meta")
         related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
         if related is None:
@@ -368,6 +392,12 @@ class Tasks2025:
         assert isinstance(meta, dict)
         task_id = related.get("taskId") if isinstance(related, dict) else None
         handle = self._by_child.get((child, task_id)) if isinstance(task_id, str) else None
+        if handle is None and isinstance(task_id, str) and self._creating.get(child):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TASK_REQUEST_TIMEOUT):
+                    while handle is None and self._creating.get(child):
+                        await self._changed.wait()
+                        handle = self._by_child.get((child, task_id))
         rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
         if handle is not None:
             rest[RELATED_TASK] = {"taskId": handle.front_id}
