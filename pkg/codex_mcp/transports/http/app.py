@@ -176,6 +176,10 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     app.router.add_get(f"{prefix}/sse", legacy.stream)
     app.router.add_post(f"{prefix}/messages", legacy.post)
     app.router.add_post(f"{prefix}/messages/", legacy.post)
+    if config.server_card:
+        from .server_card import ServerCardRoute
+
+        ServerCardRoute(core, config, guard).add_routes(app)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
