@@ -21,23 +21,23 @@ from .conftest import ROOT, SERVERS, StdioServer
 
 PROGRESSING = str(SERVERS / "progressing.py")
 TS_CLIENT = Path(__file__).parent / "ts_progress_client.mjs"
-TS_SDK = ROOT / ".tools/npm/node_modules/@modelcontextprotocol/sdk"
+#: The TypeScript SDK 1.x (its client) and the 2.x client package (.ci/node-tools.sh).
+TS_SDKS = {
+    "sdk-1.x": ROOT / ".tools/npm/node_modules/@modelcontextprotocol/sdk",
+    "client-2.x": ROOT / ".tools/ts-client/node_modules/@modelcontextprotocol/client",
+}
 
 
-def _ts_sdk_missing() -> str | None:
+def _run_ts_client(sdk: Path, steps: int, rounds: int, parallel: int) -> tuple[list[Any], str]:
     if shutil.which("node") is None:
-        return "node is not on PATH"
-    if not (TS_SDK / "package.json").exists():
-        return "the TypeScript SDK is missing: run .ci/node-tools.sh"
-    return None
-
-
-def _run_ts_client(steps: int, rounds: int, parallel: int) -> tuple[list[Any], str]:
+        pytest.skip("node is not on PATH")
+    if not (sdk / "package.json").exists():
+        pytest.skip(f"{sdk} is missing: run .ci/node-tools.sh")
     done = subprocess.run(
         [
             "node",
             str(TS_CLIENT),
-            str(TS_SDK),
+            str(sdk),
             str(steps),
             str(rounds),
             str(parallel),
@@ -55,11 +55,13 @@ def _run_ts_client(steps: int, rounds: int, parallel: int) -> tuple[list[Any], s
 
 
 @pytest.mark.interop
-@pytest.mark.skipif(_ts_sdk_missing() is not None, reason=_ts_sdk_missing() or "")
+@pytest.mark.parametrize("sdk", sorted(TS_SDKS))
 @pytest.mark.parametrize(("rounds", "parallel"), [(10, 1), (5, 4)])
-def test_the_typescript_client_receives_every_progress(rounds: int, parallel: int) -> None:
+def test_the_typescript_client_receives_every_progress(
+    sdk: str, rounds: int, parallel: int
+) -> None:
     steps = 20
-    calls, stderr = _run_ts_client(steps, rounds, parallel)
+    calls, stderr = _run_ts_client(TS_SDKS[sdk], steps, rounds, parallel)
     assert len(calls) == rounds * parallel
     for call in calls:
         assert call["text"] == f"counted {steps}"
