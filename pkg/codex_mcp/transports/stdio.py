@@ -137,7 +137,9 @@ class StdioOutbound:
                 if len(progressed) >= _PROGRESSED_MAX:
                     progressed.clear()
                 progressed.add(related)
-            elif self._progressed and related in self._progressed and "id" in message:
+            elif self._progressed and related in self._progressed and "method" not in message:
+                # The answer to a request whose progress went before it (a request of ours
+                # on its behalf, which also has an id, is not its answer).
                 self._progressed.discard(related)
                 self._answer_after_progress(message)
                 return
