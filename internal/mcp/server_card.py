@@ -60,7 +60,8 @@ def build_card(
 ) -> JsonObject:
     """The card of a server whose initialize answer says `server_info`, reached at
     `endpoint` (its Streamable HTTP URL). Built from what the server already says of
-    itself; never its tools, sessions or credentials."""
+    itself (name, version, description or instructions, title, websiteUrl, icons); never
+    its tools, sessions or credentials."""
     name = str(server_info.get("name") or "server")
     described = server_info.get("description")
     if isinstance(described, str) and described.strip():
@@ -95,8 +96,34 @@ def build_card(
     website = server_info.get("websiteUrl")
     if isinstance(website, str) and re.fullmatch(r"https?://\S+", website):
         card["websiteUrl"] = website
+    icons = _icons(server_info.get("icons"))
+    if icons:
+        card["icons"] = icons
     card["remotes"] = [remote]
     return card
+
+
+def _icons(given: Any) -> list[JsonObject]:
+    """The serverInfo icons the card's Icon shape takes, each with only its known fields."""
+    if type(given) is not list:
+        return []
+    icons = []
+    for icon in given:
+        if type(icon) is not dict:
+            continue
+        src = icon.get("src")
+        if type(src) is not str or not re.fullmatch(r"(https?://|data:)\S+", src):
+            continue
+        kept: JsonObject = {"src": src}
+        if type(icon.get("mimeType")) is str:
+            kept["mimeType"] = icon["mimeType"]
+        sizes = icon.get("sizes")
+        if type(sizes) is list and all(type(size) is str for size in sizes):
+            kept["sizes"] = sizes
+        if icon.get("theme") in ("light", "dark"):
+            kept["theme"] = icon["theme"]
+        icons.append(kept)
+    return icons
 
 
 class InvalidCard(ValueError):

@@ -162,12 +162,30 @@ HOSTILE_NAMES = [
 async def test_the_card_is_valid_whatever_the_server_calls_itself(
     make_client: MakeClient, name: str, instructions: str | None
 ) -> None:
-    server = Server(name, "1" * 400, title="t" * 500, instructions=instructions)
+    icons: list[Any] = [
+        {"src": "https://example.com/i.png", "sizes": ["48x48"], "theme": "dark", "x": 1},
+        {"src": "javascript:alert(1)"},
+        {"src": 7},
+        "not an icon",
+        {"src": "data:image/png;base64,AAAA", "sizes": [48], "theme": "neon", "mimeType": 3},
+    ]
+    server = Server(
+        name,
+        "1" * 400,
+        title="t" * 500,
+        instructions=instructions,
+        icons=icons,
+        website_url="not a url",
+    )
     client = await make_client(core=server.core, server_card=True)
     async with client.get(CARD) as reply:
         card = await reply.json(content_type=MEDIA_TYPE)
     assert_valid(card)
-    assert "tools" not in card
+    assert "tools" not in card and "websiteUrl" not in card
+    assert card["icons"] == [
+        {"src": "https://example.com/i.png", "sizes": ["48x48"], "theme": "dark"},
+        {"src": "data:image/png;base64,AAAA"},
+    ]
 
 
 async def test_the_card_shows_nothing_of_sessions_or_tools(make_client: MakeClient) -> None:
