@@ -77,11 +77,11 @@ _RELEASE_CHUNK = 256 * 1024
 #: What one held message costs beyond its bytes (the bytes object, a deque slot).
 _HELD_OVERHEAD = 48
 #: How an answer waits for the client to read its call's last progress notification
-#: (specs/performance.md, "Progress before the answer"): looking again each loop turn for
-#: the first `_READ_SPIN` seconds (a client that is waiting reads within tens of
-#: microseconds; a timer is a millisecond at best), then every `_READ_POLL`, at most
-#: `_READ_WAIT` in all.
-_READ_SPIN = 0.0002
+#: (specs/performance.md, "Progress before the answer"): looking again each loop turn, the
+#: CPU yielded in between, for the first `_READ_SPIN` seconds (a client that is waiting
+#: reads within tens of microseconds once it runs; a timer is a millisecond at best), then
+#: every `_READ_POLL`, at most `_READ_WAIT` in all.
+_READ_SPIN = 0.001
 _READ_POLL = 0.001
 _READ_WAIT = 0.5
 #: Requests remembered as having progress the client may not have read; past this many
@@ -223,6 +223,7 @@ class StdioOutbound:
         if unread() > 0:
             now = time.monotonic()
             if now < spin_until:
+                os.sched_yield()  # the client may be waiting for this CPU to read
                 self._loop.call_soon(self._poll_read, spin_until, deadline)
             elif now < deadline:
                 self._loop.call_later(_READ_POLL, self._poll_read, spin_until, deadline)
@@ -429,7 +430,10 @@ def _unread_counter(fd: int, transport: asyncio.WriteTransport) -> Callable[[], 
     buffers; None where the OS cannot tell. A pipe answers FIONREAD on its write end too; a
     Unix socket (Node spawns its children on socketpairs) answers SIOCOUTQ with what the
     peer has not consumed."""
-    request = termios.FIONREAD if stat.S_ISFIFO(os.fstat(fd).st_mode) else termios.TIOCOUTQ
+    is_pipe = stat.S_ISFIFO(os.fstat(fd).st_mode)
+    request = termios.FIONREAD if is_pipe else getattr(termios, "TIOCOUTQ", None)
+    if request is None:
+        return None
     count = bytearray(4)
     try:
         fcntl.ioctl(fd, request, count)
