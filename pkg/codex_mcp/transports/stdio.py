@@ -127,6 +127,7 @@ class StdioOutbound:
         #: where writing stops until the client has read what went before.
         self._after_read: deque[bytes | None] = deque()
         self._after_read_bytes = 0
+        self._read_wait: object | None = None  # the chain of looks now running
         if writer is not None:
             writer.on_resume = self.release
 
@@ -203,8 +204,11 @@ class StdioOutbound:
         self._wait_for_read()
 
     def _wait_for_read(self) -> None:
+        """Start looking for the client's read (one chain of looks at a time: an older
+        one, outlived by stop_waiting(), stops at its next look)."""
         now = time.monotonic()
-        self._loop.call_soon(self._poll_read, now + _READ_SPIN, now + _READ_WAIT)
+        self._read_wait = chain = object()
+        self._loop.call_soon(self._poll_read, chain, now + _READ_SPIN, now + _READ_WAIT)
 
     def _queue_after_read(self, data: bytes) -> None:
         self._after_read.append(data)
@@ -212,11 +216,11 @@ class StdioOutbound:
         if self._after_read_bytes > self.bound:  # not read for that long: stop waiting
             self.stop_waiting()
 
-    def _poll_read(self, spin_until: float, deadline: float) -> None:
+    def _poll_read(self, chain: object, spin_until: float, deadline: float) -> None:
         """Pass on what waits for the client's read, up to the next answer that must wait
         in turn, once the client has read (or after `_READ_WAIT`: then all of it)."""
         waiting = self._after_read
-        if not waiting:  # stop_waiting() passed it all on
+        if chain is not self._read_wait or not waiting:  # stop_waiting() passed it on
             return
         unread = self._unread
         assert unread is not None
@@ -224,9 +228,9 @@ class StdioOutbound:
             now = time.monotonic()
             if now < spin_until:
                 os.sched_yield()  # the client may be waiting for this CPU to read
-                self._loop.call_soon(self._poll_read, spin_until, deadline)
+                self._loop.call_soon(self._poll_read, chain, spin_until, deadline)
             elif now < deadline:
-                self._loop.call_later(_READ_POLL, self._poll_read, spin_until, deadline)
+                self._loop.call_later(_READ_POLL, self._poll_read, chain, spin_until, deadline)
             else:
                 self.stop_waiting()
             return
@@ -254,6 +258,7 @@ class StdioOutbound:
         """Pass on all that waits for the client's read now (shutting down, or a client
         that does not read)."""
         waiting = self._after_read
+        self._read_wait = None
         if waiting:
             self._after_read = deque()
             self._after_read_bytes = 0
