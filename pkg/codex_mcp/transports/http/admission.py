@@ -10,11 +10,11 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.context import CALLER_SCOPES
-from ...core.server_card import CARD_SUFFIX
 from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
+from .server_card import card_path
 
 #: The methods a login cookie is read on: reading pages, never changing anything.
 _COOKIE_METHODS = frozenset({"GET", "HEAD"})
@@ -39,7 +39,7 @@ class Admission:
         self.status_path = f"{prefix}/"
         #: The server card (--server-card): public, like the OAuth metadata, but on the Host
         #: check, since the URL it names comes from the Host.
-        self.card_path = f"{prefix}/mcp{CARD_SUFFIX}" if config.server_card else None
+        self.card_path = card_path(config) if config.server_card else None
         #: The browser login to the operator's pages, when they exist behind a credential.
         self.login = (
             OperatorLogin(prefix, config.operator_cookie_secret, self.guard.static_fingerprints)

@@ -4,17 +4,19 @@ extension is a draft; specs/http.md, "The server card")."""
 from __future__ import annotations
 
 import hashlib
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import orjson
 from aiohttp import web
 from yarl import URL
 
-from ...core.server import ServerCore
 from ...core.server_card import CARD_SUFFIX, MEDIA_TYPE, build_card
 from ...core.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 from .config import HttpConfig
 from .security import Guard, parse_host
+
+if TYPE_CHECKING:
+    from ...core.server import ServerCore
 
 #: The extension's discovery text asks for these (docs/discovery.md: CORS, Caching).
 CORS_HEADERS: Final = {
