@@ -10,12 +10,15 @@ All over real transports: the gateway as a subprocess, a child on the official P
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from codex_mcp.client import Client, McpError
 from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.gateway import asked_record
+from codex_mcp.gateway.config.load import read_config
 
 from .gateway_helpers import PY, SERVERS, launch_http_gateway, status, stdio, stop, until
 from .gateway_helpers import write_config as write
@@ -177,3 +180,35 @@ async def test_a_question_naming_another_session_is_still_only_its_callers(
         text = await a.call("ask_name", who=who)
         assert text == "accept:A"
         assert a.asked == [f"Your name, {who}?"]
+
+
+# -- the record lint reads: a file anyone with the cache directory may have written ----------
+
+HOSTILE_RECORDS = {
+    "not json": b"{{{",
+    "a list": b'["elicitation/create"]',
+    "wrong format": b'{"format": 2, "kinds": ["elicitation/create"]}',
+    "kinds not a list": b'{"format": 1, "kinds": "elicitation/create"}',
+    "too big": b'{"format": 1, "kinds": ["logging"], "pad": "' + b"x" * 10_000 + b'"}',
+    "too deep": b'{"format": 1, "kinds": [[[["logging"]]]]}',
+    "not text": b"\xff\xfe\x00",
+}
+
+
+@pytest.mark.parametrize("content", HOSTILE_RECORDS.values(), ids=HOSTILE_RECORDS.keys())
+def test_a_hostile_record_is_no_record_and_is_rewritten(tmp_path: Path, content: bytes) -> None:
+    server = read_config(write(tmp_path, {"ask": asker()})).servers[0]
+    path = asked_record.record_path(server, tmp_path)
+    path.write_bytes(content)
+    assert asked_record.recorded(server, tmp_path) == []
+    asked_record.record(server, "roots/list", tmp_path)
+    assert asked_record.recorded(server, tmp_path) == ["roots/list"]
+
+
+def test_a_record_says_only_the_kinds_the_gateway_writes(tmp_path: Path) -> None:
+    server = read_config(write(tmp_path, {"ask": asker()})).servers[0]
+    kinds = ["logging", "rm -rf /", "elicitation/create", 7, None, "\n\x1b[31m"]
+    asked_record.record_path(server, tmp_path).write_text(json.dumps({"format": 1, "kinds": kinds}))
+    assert asked_record.recorded(server, tmp_path) == ["elicitation/create", "logging"]
+    asked_record.record(server, "\x1b[2J", tmp_path)  # not a kind: not written
+    assert asked_record.recorded(server, tmp_path) == ["elicitation/create", "logging"]

@@ -569,7 +569,7 @@ class GatewayProvider(Provider, RelayHooks):
         if session is not None and session.initialized and not session.closed:
             session.log(str(level), data, logger)
         elif child.owner is None:  # a shared child: whose it is, nobody can tell
-            attribution.unrouted(child, f"a log message ({level})", self.config.path)
+            attribution.unrouted(child, "logging", f"a log message ({level})", self.config.path)
         else:
             log.debug("%s: a log message outside any call of %s", child.name, child.owner.label)
 
@@ -582,7 +582,7 @@ class GatewayProvider(Provider, RelayHooks):
         session = self.sole_session() if owner is None else owner.session
         if session is None or session.closed:
             if owner is None:
-                attribution.unrouted(child, method, self.config.path)
+                attribution.unrouted(child, method, method, self.config.path)
                 raise attribution.refusal(child, method)
             raise McpError(
                 INTERNAL_ERROR,

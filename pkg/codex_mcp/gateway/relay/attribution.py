@@ -5,12 +5,14 @@ request, while there is one; and what the gateway says when it cannot tell
 from __future__ import annotations
 
 import logging
+import weakref
 from pathlib import Path
 
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR
 
+from .. import asked_record
 from ..children.child import Child
 
 log = logging.getLogger("codex_mcp.gateway")
@@ -73,13 +75,19 @@ def refusal(child: Child, method: str) -> McpError:
     )
 
 
-def unrouted(child: Child, what: str, config: Path | None) -> None:
-    """A shared child sent `what` that no call claims: counted (gateway_status), and the
-    first of each kind (during a call, outside calls) logged as a warning with the fix."""
+def unrouted(child: Child, kind: str, what: str, config: Path | None) -> None:
+    """A shared child sent `what` (of `kind`: a client method, or "logging") that no call
+    claims: counted (gateway_status), the first during calls and the first outside them
+    logged as a warning with the fix, and each kind seen during calls recorded for
+    `codex-mcp lint` (asked_record)."""
     child.unrouted += 1
     if child.calls:
         child.unrouted_in_calls += 1
         first, why = child.unrouted_in_calls == 1, _during_call(child, config)
+        seen = _recorded.setdefault(child, set())
+        if kind not in seen and child.cache is not None:
+            seen.add(kind)
+            asked_record.record(child.server, kind, child.cache.directory)
     else:
         first = child.unrouted - child.unrouted_in_calls == 1
         why = _outside_calls(child, config)
@@ -90,6 +98,10 @@ def unrouted(child: Child, what: str, config: Path | None) -> None:
         what,
         why,
     )
+
+
+#: The kinds each child's record has been given in this process (written once each).
+_recorded: weakref.WeakKeyDictionary[Child, set[str]] = weakref.WeakKeyDictionary()
 
 
 def advice(unrouted: int, in_calls: int) -> str | None:
