@@ -1,8 +1,9 @@
 """A shared stdio child that asks the client (elicitation) with nothing on the wire to say
 which call it is for, as the official SDKs' servers do, behind `codex-mcp-http` with
-several sessions: a question never reaches a session whose call it is not, a question made
-outside any call reaches none, and what is refused names the fix (specs/gateway.md,
-"Relaying": Which call).
+several sessions: a question never reaches a session whose call it is not, once a second
+session has used the child a question outside any call reaches none, what is refused names
+the fix, and what a child used by one session alone says is that session's
+(specs/gateway.md, "Relaying": Which call).
 
 All over real transports: the gateway as a subprocess, a child on the official Python SDK
 (servers/sdk_asker.py), our client over real sockets."""
@@ -140,20 +141,22 @@ async def test_a_question_outside_any_call_reaches_no_session(serve: Any) -> Non
         assert not [text for text in a.logs + b.logs if "Background" in str(text)]
 
 
-async def test_a_question_outside_any_call_of_a_lone_session_is_refused(serve: Any) -> None:
-    """Even with one session: HTTP sessions come and go, so work outside a call is no one's."""
+async def test_what_a_child_used_by_one_session_alone_says_outside_calls_is_that_sessions(
+    serve: Any,
+) -> None:
+    """One session alone has used the child: whatever it says, outside a call or during
+    several of that session's calls, can be no other session's, so it is asked (on the
+    session's own stream), and the child's log line after it reaches it too."""
     url, _ = serve({"ask": asker()})
     a = Front(url, "A")
     async with a.client:
         assert await a.call("ask_later", who="A", delay=0.2) == "scheduled"
-
-        async def refused() -> bool:
-            return (await status(a.client))["ask"]["unrouted_messages"] >= 1
-
-        await until(refused, timeout=30, what="the background question refused")
-        assert a.asked == []
-        advice = (await status(a.client))["ask"]["advice"]
-        assert "outside" in advice and FIX in advice
+        await until(lambda: "background answered: accept" in a.logs, timeout=30, what=a.logs)
+        assert a.asked == ["Background, A?"]
+        texts = await asyncio.gather(*(a.call("ask_name", who="A") for _ in range(3)))
+        assert texts == ["accept:A"] * 3  # three calls in flight: all A's all the same
+        server = (await status(a.client))["ask"]
+        assert server["sessions"] == "one" and server["unrouted_messages"] == 0
 
 
 async def test_the_named_fix_serves_each_session_its_own_questions(serve: Any) -> None:

@@ -129,6 +129,11 @@ async def test_official_python_sdk_child_asks_in_calls_while_one_session_uses_it
         assert text_of(await first.call_tool("sdk__log_and_echo", {"text": "one"})) == "one"
         assert "log:one" in a.logs
         assert a.asked == ["elicitation", "sampling", "roots"]
+        # Two calls in flight at once: both A's, so asked on A's own stream.
+        async with anyio.create_task_group() as both:
+            for _ in range(2):
+                both.start_soon(first.call_tool, "sdk__ask_name", {"who": "A"})
+        assert a.asked == ["elicitation", "sampling", "roots", "elicitation", "elicitation"]
         assert (await gateway_status(first))["sdk"]["sessions"] == "one"
 
         second = await stack.enter_async_context(b.session(url))
@@ -138,7 +143,7 @@ async def test_official_python_sdk_child_asks_in_calls_while_one_session_uses_it
                 await first.call_tool(f"sdk__{tool}", {"who": "A"})
             message = str(refused.value)
             assert FIX in message and "'sdk'" in message and "during a call" in message
-        assert a.asked == ["elicitation", "sampling", "roots"] and b.asked == []
+        assert len(a.asked) == 5 and b.asked == []
         assert "log:two" not in a.logs + b.logs  # whose it was, the pipe did not say
         status = (await gateway_status(second))["sdk"]
         assert status["sessions"] == "several"

@@ -565,7 +565,7 @@ class GatewayProvider(Provider, RelayHooks):
         if call is not None:
             call.session.log(str(level), data, logger, related_request_id=call.request_id)
             return
-        session = child.owner.session if child.owner is not None else self.sole_session()
+        session = child.owner.session if child.owner is not None else self._sole_client(child)
         if session is not None and session.initialized and not session.closed:
             session.log(str(level), data, logger)
         elif child.owner is None:  # a shared child: whose it is, nobody can tell
@@ -579,7 +579,7 @@ class GatewayProvider(Provider, RelayHooks):
         if call is not None:  # asked as the front's revision asks (relay/questions.py)
             return await for_front(call).put(child, call, method, params)
         owner = child.owner
-        session = self.sole_session() if owner is None else owner.session
+        session = self._sole_client(child) if owner is None else owner.session
         if session is None or session.closed:
             if owner is None:
                 attribution.unrouted(child, method, method, self.config.path)
@@ -591,6 +591,11 @@ class GatewayProvider(Provider, RelayHooks):
             )
         check_client_can(child, method, params, session.client_capabilities)
         return await session.request(method, params)
+
+    def _sole_client(self, child: Child) -> ServerSession | None:
+        """The one client session whatever a shared child says can be for: a stdio
+        gateway's only one, or the session that alone has used the child (attribution)."""
+        return self.sole_session() or attribution.sole_caller(child)
 
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

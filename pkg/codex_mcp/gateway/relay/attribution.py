@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
@@ -14,6 +15,9 @@ from codex_mcp.core.jsonrpc import INTERNAL_ERROR
 
 from .. import asked_record
 from ..children.child import Child
+
+if TYPE_CHECKING:
+    from codex_mcp.core.session import ServerSession
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -29,6 +33,12 @@ def note_caller(child: Child, ctx: RequestContext) -> None:
     if child.caller is not None or type(ctx) is not RequestContext:
         child.callers_mixed = True
     child.caller = ctx.peer
+
+
+def sole_caller(child: Child) -> ServerSession | None:
+    """The client session that alone has ever sent `child` a request, if one has: what
+    the child says outside a call, or during several of that session's calls, is its."""
+    return None if child.callers_mixed else child.caller
 
 
 def sessions_served(child: Child) -> str:
