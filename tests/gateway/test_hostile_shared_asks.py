@@ -159,6 +159,28 @@ async def test_what_a_child_used_by_one_session_alone_says_outside_calls_is_that
         assert server["sessions"] == "one" and server["unrouted_messages"] == 0
 
 
+async def test_a_2026_07_28_caller_counts_as_another_session(serve: Any) -> None:
+    """A second way in: a 2026-07-28 caller has no session to compare, so once it has
+    called the child, A's question is refused like after a second legacy session's call,
+    and A's background question reaches no one."""
+    url, _ = serve({"ask": asker()})
+    a = Front(url, "A")
+    async with a.client, Client.http(url, mode="2026-07-28") as modern:
+        assert await a.call("ask_name", who="A") == "accept:A"
+        held = await modern.call_tool("ask__hold", {"seconds": 0}, retries=0)
+        assert held.text == "held"
+        refused = await a.call("ask_name", who="A")
+        assert refused.startswith("Error") and FIX in refused, refused
+        assert await a.call("ask_later", who="A", delay=0.1) == "scheduled"
+
+        async def background_refused() -> bool:
+            return (await status(a.client))["ask"]["unrouted_messages"] >= 2
+
+        await until(background_refused, timeout=30, what="the background question refused")
+        assert a.asked == ["Your name, A?"]
+        assert (await status(a.client))["ask"]["sessions"] == "several"
+
+
 async def test_the_named_fix_serves_each_session_its_own_questions(serve: Any) -> None:
     """With "per_session": true, both sessions ask at the same time and each gets its own."""
     url, _ = serve({"ask": asker(per_session=True)})
