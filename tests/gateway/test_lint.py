@@ -300,7 +300,8 @@ def test_lint_says_when_a_shared_stdio_server_should_be_per_session(tmp_path: Pa
         for s in document["servers"]
     }
     assert [f["severity"] for f in found["shared"]] == ["info"]
-    assert 'mark it "per_session": true' in found["shared"][0]["message"]
+    assert 'set "per_session": true' in found["shared"][0]["message"]
+    assert "during calls" in found["shared"][0]["message"]
     assert found["own"] == [] and found["quiet"] == []
 
 

@@ -35,6 +35,7 @@ from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
+from .relay import attribution
 from .relay import calls as relay
 from .relay.questions import check_client_can, for_front
 from .relay.tasks_2025 import TASK_STATUS, Tasks2025
@@ -574,11 +575,11 @@ class GatewayProvider(Provider, RelayHooks):
         if call is not None:
             call.session.log(str(level), data, logger, related_request_id=call.request_id)
             return
-        session = child.owner.session if child.owner is not None else self.sole_session()
+        session = child.owner.session if child.owner is not None else self._sole_client(child)
         if session is not None and session.initialized and not session.closed:
             session.log(str(level), data, logger)
         elif child.owner is None:  # a shared child: whose it is, nobody can tell
-            self._unrouted(child, f"a log message ({level})")
+            attribution.unrouted(child, "logging", f"a log message ({level})", self.config.path)
         else:
             log.debug("%s: a log message outside any call of %s", child.name, child.owner.label)
 
@@ -589,16 +590,11 @@ class GatewayProvider(Provider, RelayHooks):
         if call is not None:  # asked as the front's revision asks (relay/questions.py)
             return await for_front(call).put(child, call, method, params)
         owner = child.owner
-        session = self.sole_session() if owner is None else owner.session
+        session = self._sole_client(child) if owner is None else owner.session
         if session is None or session.closed:
             if owner is None:
-                self._unrouted(child, method)
-                raise McpError(
-                    INTERNAL_ERROR,
-                    f"{method}: the gateway cannot tell which client this is for: it is tied "
-                    "to none of their calls (send it while serving a request, with the "
-                    "request's progress token; or mark the server per_session)",
-                )
+                attribution.unrouted(child, method, method, self.config.path)
+                raise attribution.refusal(child, method)
             raise McpError(
                 INTERNAL_ERROR,
                 f"{method}: {owner.label} has no stream outside its calls "
@@ -607,17 +603,10 @@ class GatewayProvider(Provider, RelayHooks):
         check_client_can(child, method, params, session.client_capabilities)
         return await session.request(method, params)
 
-    def _unrouted(self, child: Child, what: str) -> None:
-        """A shared child sent what no call claims: given to no client, and said once."""
-        child.unrouted += 1
-        level = logging.WARNING if child.unrouted == 1 else logging.DEBUG
-        log.log(
-            level,
-            "%s: %s tied to no call was given to no client (a shared child serves several "
-            "sessions, and its pipe cannot say whose it is): mark it \"per_session\": true "
-            "if it works for one client outside its calls",
-            child.name, what,
-        )  # fmt: skip
+    def _sole_client(self, child: Child) -> ServerSession | None:
+        """The one client session whatever a shared child says can be for: a stdio
+        gateway's only one, or the session that alone has used the child (attribution)."""
+        return self.sole_session() or attribution.sole_caller(child)
 
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

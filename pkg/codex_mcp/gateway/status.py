@@ -11,6 +11,7 @@ from codex_mcp.core.jsonrpc import JsonObject
 
 from .children.child import Child
 from .errors import NEEDS_LOGIN, login_command
+from .relay import attribution
 from .routing.sessions import SessionChildren
 
 STATUS_TOOL = "gateway_status"
@@ -44,6 +45,8 @@ def child_status(child: Child) -> dict[str, Any]:
         "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
         "pid": child.connection.pid if child.connection is not None else None,
         "unrouted_messages": child.unrouted,
+        "unrouted_in_calls": child.unrouted_in_calls,
+        "sessions": attribution.sessions_served(child),
     }
 
 
@@ -64,14 +67,14 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
                     "uptime_sec": None,
                     "pid": None,
                     "unrouted_messages": 0,
+                    "unrouted_in_calls": 0,
+                    "sessions": "none",
                 }
             )
     for entry in servers:
-        if entry["unrouted_messages"] and not entry["per_session"]:
-            entry["advice"] = (
-                f"{entry['unrouted_messages']} request(s) or log message(s) tied to no call "
-                'were given to no client: mark it "per_session": true'
-            )
+        advice = attribution.advice(entry["unrouted_messages"], entry["unrouted_in_calls"])
+        if advice is not None and not entry["per_session"]:
+            entry["advice"] = advice
     lines = [
         f"{s['name']}: {s['state']}, {s['tools']} tool(s), {s['restarts']} restart(s)"
         + (f", up {s['uptime_sec']:g} s" if s["uptime_sec"] is not None else "")

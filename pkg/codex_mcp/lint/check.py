@@ -87,6 +87,9 @@ class Listing:
     #: A shared stdio server that may send messages outside any call (it declares
     #: `logging`, or sent a log message): why, else None.
     speaks_outside_calls: str | None = None
+    #: What a gateway sharing it saw it send during calls and could not tie to one
+    #: (gateway/asked_record.py): its questions' methods, "logging".
+    asked_in_calls: Sequence[str] = ()
 
 
 @dataclass
@@ -176,12 +179,24 @@ def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
 def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
     _startup(listing, report)
-    if listing.speaks_outside_calls is not None:
+    if listing.asked_in_calls:
         message = (
-            f"it {listing.speaks_outside_calls}: served by the gateway over HTTP, a shared stdio "
-            "child's log messages and requests to the client that no call claims (background "
-            "work) reach no client, since its pipe cannot say whose they are; if it works for "
-            'one client outside its calls, or keeps per-client state, mark it "per_session": true'
+            f"the gateway saw it send {', '.join(listing.asked_in_calls)} during calls while "
+            "several client sessions used it as a shared stdio child: its pipe does not say "
+            "which call they are for, so they were refused (its tools failed) or dropped. "
+            'Set "per_session": true in its entry to give each session a child of its own'
+        )
+        report.findings.append(Finding("per-session", "warn", message, SRC_GATEWAY_ROUTING))
+    elif listing.speaks_outside_calls is not None:
+        message = (
+            f"it {listing.speaks_outside_calls}: shared by the gateway over HTTP, a stdio "
+            "child's log messages and questions to the client (elicitation, sampling, roots) "
+            "carry nothing that says which call they are for (the official SDKs' servers mark "
+            "none). The gateway gives them to a call only while one client session has used "
+            "the child; once several have, those sent during calls are refused, and those "
+            "outside calls always are. If its tools log or ask during calls and several "
+            'sessions will use it, or it keeps per-client state, set "per_session": true in '
+            "its entry"
         )
         report.findings.append(Finding("per-session", "info", message, SRC_GATEWAY_ROUTING))
     broken = [(i, tool, definition_problems(tool)) for i, tool in enumerate(listing.tools)]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codex_mcp.client import Client
+from codex_mcp.gateway import asked_record
 from codex_mcp.gateway.config.json_file import ConfigError
 from codex_mcp.gateway.config.load import find_config, read_config
 from codex_mcp.gateway.config.model import HttpTarget, ServerConfig, StdioTarget
@@ -172,6 +173,7 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             target=describe(target),
             schema_max_bytes=budget,
             speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
+            asked_in_calls=_asked_in_calls(server),
         )
     except TimeoutError:
         error = f"no tools/list within {timeout:g} s"
@@ -190,6 +192,13 @@ def _speaks_outside_calls(server: ServerConfig, client: Client, logged: bool) ->
     if "logging" in client.server_capabilities:
         return "declares logging"
     return None
+
+
+def _asked_in_calls(server: ServerConfig) -> list[str]:
+    """What a gateway that shared this stdio server recorded it sending during calls."""
+    if not isinstance(server.target, StdioTarget) or server.per_session:
+        return []
+    return asked_record.recorded(server)
 
 
 async def lint(

@@ -111,8 +111,15 @@ class Child:
         #: The session or principal this child serves alone (per-session children), else
         #: None (shared).
         self.owner = owner
-        #: Messages it sent that no call could be tied to, so no client was given them.
+        #: Messages it sent that no call could be tied to, so no client was given them;
+        #: of those, the ones sent while calls were in flight (it needs per_session).
         self.unrouted = 0
+        self.unrouted_in_calls = 0
+        #: The last client session that sent it a request, and whether any other (or a
+        #: 2026-07-28 caller) ever did: while one session alone has, an unmarked message
+        #: during its only call is that call's (relay/attribution.py).
+        self.caller: ServerSession | None = None
+        self.callers_mixed = False
         #: What we declare to the child: the front client's capabilities for a per-session
         #: child; for a shared one, what its entry says, else what Codex 0.171 declares.
         if capabilities is None:
@@ -620,7 +627,11 @@ class Child:
                 return self.task_calls[task_id]
         if self.is_stdio and len(self.calls) == 1:
             call = next(iter(self.calls.values()))
-            if self.owner is not None or call.session is self.host.sole_session():
+            if (
+                self.owner is not None
+                or (not self.callers_mixed and call.peer is self.caller)
+                or call.session is self.host.sole_session()
+            ):
                 return call
         return None
 

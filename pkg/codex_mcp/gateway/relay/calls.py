@@ -20,6 +20,7 @@ from codex_mcp.lint.repair import normalize_result
 from ..children.child import Child
 from ..errors import crashed_error, login_command, normalize_exception, raised_by_child
 from . import stateless
+from .attribution import note_caller
 from .questions import call_with_handoff
 
 
@@ -32,6 +33,8 @@ def call_tool(
     child.activity += 1
     connection = child.connection
     legacy_front = type(ctx) is RequestContext  # no 2026-07-28 envelope: no task, no rounds
+    if not legacy_front or ctx.peer is not child.caller:
+        note_caller(child, ctx)
     params = {"name": tool, "arguments": arguments}
     if (
         not legacy_front
@@ -150,6 +153,8 @@ async def request(
     re-establishes an expired session; its result's snake-case fixed), and the others
     (resources/read, prompts/get, ...), bounded by the child's list timeout."""
     child.activity += 1
+    if type(ctx) is not RequestContext or ctx.peer is not child.caller:
+        note_caller(child, ctx)
     connection = child.connection
     if connection is None:  # down, or not started yet: a per-session child starts now
         child.start()
