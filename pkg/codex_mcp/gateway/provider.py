@@ -37,6 +37,7 @@ from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
 from .relay import calls as relay
 from .relay.questions import check_client_can, for_front
+from .relay.subscriptions import ResourceSubscriptions
 from .routing.catalog import Catalog, build_catalog, outer_uri
 from .routing.naming import SEPARATOR
 from .routing.sessions import Owner, SessionChildren
@@ -44,6 +45,7 @@ from .status import STATUS_TOOL, status_result, status_tool, summary_line
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
+    from codex_mcp.core.subscriptions import Subscription
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -94,6 +96,8 @@ class GatewayProvider(Provider, RelayHooks):
         self._watcher: ConfigWatcher | None = None
         #: Children a reload replaced or removed, finishing their calls in flight.
         self._retiring: set[Child] = set()
+        #: Front subscriptions to children's resources (legacy subscribe, 2026-07-28 listen).
+        self.subscriptions = ResourceSubscriptions(self.spawn)
 
     def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
@@ -461,16 +465,22 @@ class GatewayProvider(Provider, RelayHooks):
         route = self.catalog(ctx.session).resource_route(uri)
         if route is None:
             return
-        child, inner = route
-        connection = child.connection
-        resources = connection.capabilities.get("resources") if connection else None
-        if not (isinstance(resources, dict) and resources.get("subscribe")):
+        if subscribe:
+            await self.subscriptions.acquire(*route)
             return
-        count = child.subscriptions.get(inner, 0) + (1 if subscribe else -1)
-        child.subscriptions[inner] = max(count, 0)
-        if (subscribe and count == 1) or (not subscribe and count == 0):
-            method = "resources/subscribe" if subscribe else "resources/unsubscribe"
-            await relay.request(child, method, {"uri": inner}, ctx, self.error_passthrough)
+        going = self.subscriptions.release(*route)
+        if going is not None:
+            await going
+
+    async def listen_started(self, subscription: Subscription, ctx: RequestContext) -> None:
+        if subscription.resources:
+            owner = self.per_session.owner(ctx.session, create=False)
+            await self._listed("resources", ctx)  # the children serving the URIs are up
+            routes = self.catalog(ctx.session).resource_route
+            await self.subscriptions.listen_started(subscription, owner, routes)
+
+    def listen_ended(self, subscription: Subscription) -> None:
+        self.subscriptions.listen_ended(subscription)
 
     # -- completion ------------------------------------------------------------
     async def complete(
@@ -537,10 +547,10 @@ class GatewayProvider(Provider, RelayHooks):
         for kind in kinds:
             if owner is None:
                 self.notify_list_changed(kind)
-            elif owner.session is not None and owner.reachable:
+            elif owner.session is None:  # a 2026-07-28 principal's: to its open listens
+                self.subscriptions.list_changed(owner, kind)
+            elif owner.reachable:
                 owner.session.notify(f"notifications/{kind}/list_changed")
-            # A 2026-07-28 principal's child: its callers have no stream to be told on (the
-            # response to one of their calls is not one); their next listing has it.
 
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
@@ -552,8 +562,11 @@ class GatewayProvider(Provider, RelayHooks):
                 owner = child.owner
                 if owner is None:
                     self.notify_resource_updated(outer)
-                elif owner.session is not None and outer in owner.session.subscriptions:
-                    owner.session.notify(method, {**params, "uri": outer})
+                elif owner.session is not None:
+                    if outer in owner.session.subscriptions:
+                        owner.session.notify(method, {**params, "uri": outer})
+                else:  # a 2026-07-28 principal's child: to that principal's listens only
+                    self.subscriptions.resource_updated(owner, outer)
             return
         level, data = params.get("level"), params.get("data")
         if level not in LOG_LEVELS:
