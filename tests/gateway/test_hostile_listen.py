@@ -198,3 +198,27 @@ async def test_the_listens_the_gateway_follows_are_bounded(gateway: Any) -> None
             await asyncio.gather(*(listen.__aexit__(None, None, None) for listen in opened))
         await until(lambda: not child(core, "alpha").subscriptions)
         assert len(core.provider.subscriptions) == 0
+
+
+async def test_a_listen_from_before_a_restart_does_not_release_a_newer_one(gateway: Any) -> None:
+    core, _ = gateway
+    alpha = child(core, "alpha")
+    async with Client.memory(core, mode=MODERN) as client:
+        await client.list_resources()
+        before = client.listen(resource_uris=[outer("alpha")])
+        await before.__aenter__()
+        try:
+            first = alpha.connection
+            await first.session.aclose()  # the child's connection breaks: it is restarted
+            await until(lambda: alpha.connection not in (None, first))
+            assert alpha.subscriptions == {}  # and forgot what it followed
+            await client.list_resources()
+            async with client.listen(resource_uris=[outer("alpha")]) as events:
+                assert alpha.subscriptions == {WATCHED: 1}
+                await before.__aexit__(None, None, None)
+                await until(lambda: len(core.provider.subscriptions) == 1)
+                assert alpha.subscriptions == {WATCHED: 1}  # still the newer listen's
+                await client.call_tool("alpha__touch")
+                assert (await events.next(10))[1]["uri"] == outer("alpha")
+        finally:
+            await before.__aexit__(None, None, None)

@@ -41,7 +41,9 @@ class _Listen:
 
     def __init__(self, owner: Owner | None) -> None:
         self.owner = owner
-        self.held: list[Route] = []
+        #: (child, its URI, the connection it was subscribed on): a child that restarted
+        #: since forgot it, and its count then belongs to newer holders.
+        self.held: list[tuple[Child, str, Connection]] = []
 
 
 class _ChildListen:
@@ -89,12 +91,13 @@ class ResourceSubscriptions:
         return len(self._listens)
 
     # -- one child URI, held by any number of fronts ---------------------------------
-    async def acquire(self, child: Child, inner: str) -> bool:
+    async def acquire(self, child: Child, inner: str) -> Connection | None:
         """One more front follows `inner` on `child`; the first is subscribed on the child.
-        False when the child cannot be subscribed to (down, or no `resources.subscribe`)."""
+        The connection it holds it on; None when the child cannot be subscribed to (down,
+        or no `resources.subscribe`)."""
         connection = child.connection
         if connection is None or not _can_subscribe(connection):
-            return False
+            return None
         count = child.subscriptions.get(inner, 0)
         if count == 0 and len(child.subscriptions) >= MAX_CHILD_URIS:
             raise McpError(
@@ -108,7 +111,7 @@ class ResourceSubscriptions:
             except BaseException:
                 self._drop(child, inner)
                 raise
-        return True
+        return connection
 
     def release(self, child: Child, inner: str) -> Awaitable[None] | None:
         """One front less follows `inner`; the last one's going unsubscribes on the child
@@ -180,8 +183,8 @@ class ResourceSubscriptions:
             except Exception as error:
                 log.info("%s: subscribing to %s failed: %s", child.name, inner, error)
                 continue
-            if held:
-                entry.held.append(route)
+            if held is not None:
+                entry.held.append((child, inner, held))
 
     def listen_ended(self, subscription: Subscription) -> None:
         entry = self._listens.pop(subscription, None)
@@ -194,7 +197,9 @@ class ResourceSubscriptions:
                 mine.discard(subscription)
                 if not mine:
                     del self._by_owner[owner]
-        for child, inner in entry.held:
+        for child, inner, connection in entry.held:
+            if child.connection is not connection:
+                continue  # restarted (or stopped) since: it holds nothing of ours
             going = self.release(child, inner)
             if going is not None:
                 self._spawn(_quietly(child, inner, going))
