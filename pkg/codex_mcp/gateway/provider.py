@@ -31,6 +31,7 @@ from .children.child import Child
 from .children.connection import OpenTransport
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
+from .children.revision import handshake_for
 from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
@@ -116,6 +117,7 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities=capabilities,
             cache=self.cache,
             open_transport=self.open_transport,
+            handshake=handshake_for(owner),
         )
 
     # -- lifetime --------------------------------------------------------------

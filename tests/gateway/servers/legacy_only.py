@@ -1,0 +1,56 @@
+"""Our examples server as a server from before 2026-07-28 would be, over stdio: it answers
+`server/discover` with -32601 (Method not found), as any server that does not know the
+method does, and serves everything else as the examples server does. The gateway then
+speaks the legacy revision to it for every front (children/revision.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = [
+    sys.executable,
+    str(ROOT / "cmd/mcp"),
+    "--serve",
+    str(ROOT / "examples/everything_server.py"),
+]
+
+
+def main() -> int:
+    child = subprocess.Popen(EXAMPLES, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    out_lock = threading.Lock()
+
+    def write(line: bytes) -> None:
+        with out_lock:
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+
+    def pump() -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            write(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    for line in sys.stdin.buffer:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and message.get("method") == "server/discover":
+            error = {"code": -32601, "message": "Method not found: server/discover"}
+            reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+            write(json.dumps(reply).encode() + b"\n")
+            continue
+        child.stdin.write(line)
+        child.stdin.flush()
+    child.stdin.close()
+    return child.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
