@@ -15,9 +15,11 @@ import pytest
 from codex_mcp.client import Client, McpError
 
 from .gateway_helpers import (
+    CMD_MCP,
     EVERYTHING,
     MISSING_NPM,
     PY,
+    ROOT,
     SERVERS,
     gateway,
     launch_http_gateway,
@@ -113,3 +115,18 @@ async def test_a_legacy_only_child_serves_a_2026_front_in_the_legacy_revision(
         for _ in range(2):  # the refusal is remembered: the second call asks nothing more
             echoed = await modern.call_tool("everything__echo", {"message": "hi"}, retries=0)
             assert "hi" in echoed.text, echoed.text
+
+
+ERA_ECHO = [PY, CMD_MCP, "--serve", str(ROOT / "tests/interop/servers/era_echo.py")]
+
+
+@pytest.mark.slow
+async def test_each_front_reaches_the_child_in_its_own_revision(tmp_path: Path) -> None:
+    """Our own dual-revision server says which revision each request came in."""
+    config = write_config(tmp_path, {"era": stdio(ERA_ECHO)})
+    async with gateway(config, mode=MODERN) as modern, gateway(config) as legacy:
+        for _ in range(2):
+            stateless = await modern.call_tool("era__echo", {"message": "m"}, retries=0)
+            assert stateless.text == "m [stateless 2026-07-28]", stateless.text
+            session = await legacy.call_tool("era__echo", {"message": "l"}, retries=0)
+            assert session.text.startswith("l [session 2025-"), session.text
