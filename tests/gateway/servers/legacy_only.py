@@ -1,7 +1,11 @@
 """Our examples server as a server from before 2026-07-28 would be, over stdio: it answers
 `server/discover` with -32601 (Method not found), as any server that does not know the
 method does, and serves everything else as the examples server does. The gateway then
-speaks the legacy revision to it for every front (children/revision.py)."""
+speaks the legacy revision to it for every front (children/revision.py).
+
+Hostile variants (`--discover=...`): `malformed` answers discover with a result that is no
+DiscoverResult, `silent` never answers it, `exit` exits on it (a server that crashes on a
+method it does not know)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ EXAMPLES = [
     "--serve",
     str(ROOT / "examples/everything_server.py"),
 ]
+
+HOW = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--discover=")), "")
 
 
 def main() -> int:
@@ -42,8 +48,15 @@ def main() -> int:
         except ValueError:
             message = None
         if isinstance(message, dict) and message.get("method") == "server/discover":
-            error = {"code": -32601, "message": "Method not found: server/discover"}
-            reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+            if HOW == "silent":
+                continue
+            if HOW == "exit":
+                return 3
+            reply: dict[str, object] = {"jsonrpc": "2.0", "id": message.get("id")}
+            if HOW == "malformed":
+                reply["result"] = {"supportedVersions": "all of them", "capabilities": []}
+            else:
+                reply["error"] = {"code": -32601, "message": "Method not found: server/discover"}
             write(json.dumps(reply).encode() + b"\n")
             continue
         child.stdin.write(line)

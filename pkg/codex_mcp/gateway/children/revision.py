@@ -47,8 +47,8 @@ def is_stateless_front(ctx: RequestContext) -> bool:
 def may_speak_stateless(child: Child) -> bool:
     """Might a 2026-07-28 front be served by this child in 2026-07-28 over a lane (not
     known to refuse it, and not spoken to in 2026-07-28 already)?"""
-    if child.speaks_stateless is False:
-        return False
+    if child.speaks_stateless is False or child.handshake != "initialize":
+        return False  # known not to, or greeted with server/discover already
     connection = child.connection
     return connection is None or connection.session.stateless is None
 
