@@ -63,11 +63,11 @@ async def child_for(child: Child, ctx: RequestContext) -> Child:
     if connection is None:  # down, or not started: once it is up, its own revision is known
         return child
     lane = child.stateless_lane
-    if lane is None or lane.state == "failed":
-        lane = child.stateless_lane = child.sibling(
-            _lane_server(child), LaneHost(child), "discover-only"
-        )
-        lane.start()
+    if lane is None or lane.state == "failed":  # first need, or it died since
+        lane = child.sibling(_lane_server(child), LaneHost(child), "discover-only")
+        child.stateless_lane = lane
+    if lane.connection is None:
+        lane.start()  # a new one, or one stopped for want of use (idle_timeout_sec)
     if await lane.wait_up(child.startup_timeout) and lane.connection is not None:
         if child.speaks_stateless is None:
             child.speaks_stateless = True
