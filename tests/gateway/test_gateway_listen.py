@@ -172,3 +172,50 @@ async def test_a_per_session_childs_update_reaches_its_own_credential_only(
             await next_update(b_events, uri)
             with pytest.raises(TimeoutError):
                 await a_events.next(1.0)
+
+
+async def _tool_change_reaches(client: Client, tool: str) -> None:
+    before = {t.name for t in await client.list_tools()}
+    async with client.listen(tools=True) as events:
+        await client.call_tool(tool, {}, retries=0)
+        method, params = await events.next(DEADLINE)
+        assert method == "notifications/tools/list_changed", (method, params)
+    dynamic = tool.replace("test_trigger_tool_change", "test_dynamic_tool")
+    after = {t.name for t in await client.list_tools()}
+    assert (dynamic in after) != (dynamic in before)
+
+
+@pytest.mark.slow
+async def test_a_2026_only_childs_list_changes_reach_the_fronts(tmp_path: Path) -> None:
+    """Its listen of ours follows its lists too: a change reaches a 2026-07-28 front's
+    listen, and a legacy front's session (as a legacy child's does)."""
+    config = write_config(tmp_path, {"mo": stdio(STATELESS_ONLY)})
+    async with gateway(config, mode=MODERN) as client:
+        await _tool_change_reaches(client, "mo__test_trigger_tool_change")
+    changed: list[str] = []
+    async with gateway(config, on_notification=lambda method, _: changed.append(method)) as legacy:
+        # Up and listed by itself first: the listing the first gateway kept on disk (with
+        # the dynamic tool) is otherwise served meanwhile, and its change then is no news.
+        await legacy.call_tool("mo__greet", {"name": "x"}, retries=0)
+        await legacy.list_tools()
+        await legacy.call_tool("mo__test_trigger_tool_change", {}, retries=0)
+        await until(lambda: "notifications/tools/list_changed" in changed, timeout=DEADLINE)
+
+
+@pytest.mark.slow
+async def test_a_per_session_childs_list_change_reaches_its_own_credential_only(
+    serve: Any, tmp_path: Path
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("token-a\ntoken-b\n")
+    url = serve({"ex": stdio(EXAMPLES, per_session=True)}, "--bearer-token-file", str(tokens))
+
+    def caller(token: str) -> Client:
+        return Client.http(url, mode=MODERN, headers={"Authorization": f"Bearer {token}"})
+
+    async with caller("token-a") as a, caller("token-b") as b:
+        await b.list_tools()
+        async with b.listen(tools=True) as b_events:
+            await _tool_change_reaches(a, "ex__test_trigger_tool_change")
+            with pytest.raises(TimeoutError):  # a's child changed, not b's
+                await b_events.next(1.0)

@@ -475,11 +475,15 @@ class GatewayProvider(Provider, RelayHooks):
             await going
 
     async def listen_started(self, subscription: Subscription, ctx: RequestContext) -> None:
+        # A principal's per-session children send to its listens (any of them); a shared
+        # child's resources are followed for the listens that name them.
+        owner = self.per_session.owner(ctx.session, create=False)
         if subscription.resources:
-            owner = self.per_session.owner(ctx.session, create=False)
             await self._listed("resources", ctx)  # the children serving the URIs are up
-            routes = self.catalog(ctx.session).resource_route
-            await self.subscriptions.listen_started(subscription, owner, routes)
+        elif owner is None:
+            return  # the core's alone: shared children's list changes reach it there
+        routes = self.catalog(ctx.session).resource_route
+        await self.subscriptions.listen_started(subscription, owner, routes)
 
     def listen_ended(self, subscription: Subscription) -> None:
         self.subscriptions.listen_ended(subscription)
@@ -545,6 +549,7 @@ class GatewayProvider(Provider, RelayHooks):
     # -- what children send (ChildHost) ------------------------------------------
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         self.generation += 1
+        self.subscriptions.follow_child(child)  # a 2026-07-28 child's own listen
         owner = child.owner
         for kind in kinds:
             if owner is None:

@@ -16,7 +16,7 @@ from typing import Any, Final
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonObject
-from codex_mcp.core.subscriptions import Subscription
+from codex_mcp.core.subscriptions import LIST_FLAGS, Subscription
 
 from ..children.child import Child, Owner
 from ..children.connection import Connection
@@ -47,27 +47,42 @@ class _Listen:
 
 
 class _ChildListen:
-    """A 2026-07-28-only child's own listen: one request following every URI fronts hold on
-    that child (`child.subscriptions`), sent again when that set changes."""
+    """A 2026-07-28-only child's own listen: one request following the lists it offers to
+    change (so its `list_changed` reaches the gateway as a legacy child's does) and every
+    URI fronts hold on it (`child.subscriptions`), sent again when that filter changes."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.task: asyncio.Task[JsonObject] | None = None
+        self.sent: JsonObject | None = None
 
     def follow(self, child: Child) -> None:
+        wanted = _filter(self.connection, child)
+        if wanted == self.sent and self.task is not None and not self.task.done():
+            return
         if self.task is not None:
             self.task.cancel()  # the child is told (notifications/cancelled, or stream closed)
             self.task = None
-        uris = sorted(child.subscriptions)
-        if not uris:
+        self.sent = wanted
+        if not wanted:
             return
         listen = self.connection.session.request(
-            "subscriptions/listen",
-            {"notifications": {"resourceSubscriptions": uris}},
-            CallOptions(),
+            "subscriptions/listen", {"notifications": wanted}, CallOptions()
         )
         self.task = asyncio.ensure_future(listen)
         self.task.add_done_callback(lambda task: _ended(child, task))
+
+
+def _filter(connection: Connection, child: Child) -> JsonObject:
+    wanted: JsonObject = {}
+    for flag, kind in LIST_FLAGS.items():
+        offer = connection.capabilities.get(kind)
+        if isinstance(offer, dict) and offer.get("listChanged"):
+            wanted[flag] = True
+    uris = sorted(child.subscriptions)
+    if uris:
+        wanted["resourceSubscriptions"] = uris
+    return wanted
 
 
 def _ended(child: Child, task: asyncio.Task[JsonObject]) -> None:
@@ -135,15 +150,23 @@ class ResourceSubscriptions:
         else:
             child.subscriptions.pop(inner, None)
 
+    def follow_child(self, child: Child) -> None:
+        """A child spoken to in 2026-07-28 is up (or listed again): its listen follows what
+        it offers to change, and the URIs held on it (opened once per connection)."""
+        connection = child.connection
+        if connection is None or connection.session.stateless is None:
+            return
+        follower = self._child_listens.get(connection)
+        if follower is None:
+            follower = self._child_listens[connection] = _ChildListen(connection)
+        follower.follow(child)
+
     async def _send(
         self, child: Child, connection: Connection, inner: str, *, subscribe: bool
     ) -> None:
         session = connection.session
         if session.stateless is not None:  # 2026-07-28 only: no resources/subscribe there
-            follower = self._child_listens.get(connection)
-            if follower is None:
-                follower = self._child_listens[connection] = _ChildListen(connection)
-            follower.follow(child)
+            self.follow_child(child)
             return
         method = "resources/subscribe" if subscribe else "resources/unsubscribe"
         await session.request(method, {"uri": inner}, CallOptions(child.list_timeout))
