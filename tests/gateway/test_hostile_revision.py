@@ -6,11 +6,19 @@ is served in the legacy revision, every call answered, and the child is asked on
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from codex_mcp import Context, Server
+from codex_mcp.client import Client, MemoryTransport
+from codex_mcp.core.stateless_context import StatelessContext
+from codex_mcp.gateway.config.env import GatewayEnv
+from codex_mcp.gateway.config.parse import parse_document
+from codex_mcp.gateway.serve import build_core
 
-from .gateway_helpers import PY, SERVERS, Lines, gateway, stdio, write_config
+from .gateway_helpers import PY, SERVERS, Lines, gateway, stdio, until, write_config
 
 MODERN = "2026-07-28"
 REFUSED = "does not answer server/discover"
@@ -35,3 +43,45 @@ async def test_a_child_refusing_2026_07_28_serves_a_2026_front_in_legacy(
         # elicitation without a declared capability is refused by the gateway, answered)
         asked = await client.call_tool("ex__test_elicitation", {"message": "Who?"}, retries=0)
         assert asked.is_error and "elicitation" in asked.text, asked.text
+
+
+# -- the second connection's lifetime, in process (children reached in memory) -----------
+
+
+@pytest.fixture
+async def in_process(tmp_path: Path) -> AsyncIterator[Any]:
+    child = Server("dual", "1.0")
+
+    @child.tool
+    def revision(ctx: Context) -> str:
+        """Which revision this request came in."""
+        return "stateless" if isinstance(ctx, StatelessContext) else "session"
+
+    config = parse_document({"mcpServers": {"dual": {"command": "never-run"}}}, "test")
+    core = build_core(
+        config, GatewayEnv(cache_dir=tmp_path), open_transport=lambda _s: MemoryTransport(child)
+    )
+    await core.start()
+    try:
+        yield core
+    finally:
+        await core.aclose()
+
+
+async def test_a_lane_that_dies_is_opened_again_and_stops_with_its_child(in_process: Any) -> None:
+    core = in_process
+    [child] = core.provider.shared
+    async with Client.memory(core, mode=MODERN) as modern, Client.memory(core) as legacy:
+        assert (await modern.call_tool("dual__revision")).text == "stateless"
+        assert (await legacy.call_tool("dual__revision")).text == "session"
+        first = child.stateless_lane
+        assert first is not None and first.connection is not None
+        await first.connection.session.aclose()  # it dies: not restarted on its own
+        await until(lambda: first.state == "failed")
+        assert (await legacy.call_tool("dual__revision")).text == "session"
+        assert (await modern.call_tool("dual__revision")).text == "stateless"
+        second = child.stateless_lane
+        assert second is not None and second is not first and second.state == "ready"
+        assert child.speaks_stateless is True
+        await child.stop()
+        assert second.state == "stopped" and child.stateless_lane is None
