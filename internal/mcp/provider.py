@@ -12,6 +12,7 @@ from .jsonrpc import INVALID_PARAMS, JsonObject, invalid_params
 if TYPE_CHECKING:
     from .context import RequestContext
     from .session import ServerSession
+    from .subscriptions import Subscription
 
 ListKind = Literal["tools", "resources", "prompts"]
 Listener = Callable[[str, str | None], None]
@@ -115,6 +116,15 @@ class Provider:
 
     async def unsubscribe(self, uri: str, ctx: RequestContext) -> None:
         """The session unsubscribed from `uri`."""
+
+    async def listen_started(self, subscription: Subscription, ctx: RequestContext) -> None:
+        """A 2026-07-28 `subscriptions/listen` opens (before its acknowledgement): the core
+        feeds it this provider's events; a relay passes its resource URIs on. An McpError
+        refuses the listen."""
+
+    def listen_ended(self, subscription: Subscription) -> None:
+        """That listen ended (stream closed, cancelled, server shutting down). Must not
+        block: it runs as the request unwinds, cancelled or not."""
 
     # -- prompts ---------------------------------------------------------------
     async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
