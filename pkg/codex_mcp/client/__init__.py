@@ -43,6 +43,10 @@ _LAZY = {
     "Resource": ".types",
     "ResourceTemplate": ".types",
     "Tool": ".types",
+    "LoadedSkill": ".skills",
+    "Skill": ".skills",
+    "SkillFile": ".skills",
+    "SkillVerificationError": ".skills",
 }
 
 if TYPE_CHECKING:
@@ -62,6 +66,7 @@ if TYPE_CHECKING:
         is_retryable,
     )
     from .session import ClientSession
+    from .skills import LoadedSkill, Skill, SkillFile, SkillVerificationError
     from .telemetry import Telemetry, TelemetryEvent, subscribe
     from .transports.base import Transport
     from .transports.legacy_sse import LegacySseTransport
@@ -104,6 +109,7 @@ __all__ = [
     "GetPromptResult",
     "InitializeResult",
     "LegacySseTransport",
+    "LoadedSkill",
     "McpClientError",
     "McpError",
     "MemoryTransport",
@@ -115,6 +121,9 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "SessionExpired",
+    "Skill",
+    "SkillFile",
+    "SkillVerificationError",
     "SpawnError",
     "StdioTransport",
     "StreamableHttpTransport",
