@@ -36,6 +36,7 @@ from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
 from .relay import calls as relay
+from .relay import skills as relay_skills
 from .relay.questions import check_client_can, for_front
 from .routing.catalog import Catalog, build_catalog, outer_uri
 from .routing.naming import SEPARATOR
@@ -120,13 +121,15 @@ class GatewayProvider(Provider, RelayHooks):
         """What the children offer; a child not up yet (or waiting for a login, or
         per-session) may offer anything once it is."""
         optional = ("resources", "prompts", "completions")
+        skills = relay_skills.features(self.shared)  # declared once a child that is up does
         if self.per_session.servers or any(
             c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
             for c in self.shared
         ):
-            return frozenset(("tools", *optional))
+            return frozenset(("tools", *optional, *skills))
         up = [c.connection.capabilities for c in self.shared if c.connection is not None]
-        return frozenset(("tools", *(k for k in optional if any(k in offer for offer in up))))
+        offered = (k for k in optional if any(k in offer for offer in up))
+        return frozenset(("tools", *offered, *skills))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:
@@ -471,6 +474,21 @@ class GatewayProvider(Provider, RelayHooks):
         if (subscribe and count == 1) or (not subscribe and count == 0):
             method = "resources/subscribe" if subscribe else "resources/unsubscribe"
             await relay.request(child, method, {"uri": inner}, ctx, self.error_passthrough)
+
+    # -- skills (relay/skills.py) ------------------------------------------------
+    async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        children = self.children(ctx.session)
+        return await relay_skills.list_skills(
+            children, ctx, self.passthrough, self.error_passthrough
+        )
+
+    async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
+        catalog = self.catalog(ctx.session)
+        return await relay_skills.get_skill(catalog, uri, ctx, self.error_passthrough)
+
+    async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+        catalog = self.catalog(ctx.session)
+        return await relay_skills.read_directory(catalog, uri, ctx, self.error_passthrough)
 
     # -- completion ------------------------------------------------------------
     async def complete(
