@@ -478,17 +478,20 @@ class GatewayProvider(Provider, RelayHooks):
     # -- skills (relay/skills.py) ------------------------------------------------
     async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
         children = self.children(ctx.session)
-        return await relay_skills.list_skills(
-            children, ctx, self.passthrough, self.error_passthrough
-        )
+        return await relay_skills.list_skills(children, ctx, self._outer, self.error_passthrough)
 
     async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
-        catalog = self.catalog(ctx.session)
-        return await relay_skills.get_skill(catalog, uri, ctx, self.error_passthrough)
+        route = self.catalog(ctx.session).resource_route(uri)
+        return await relay_skills.get_skill(route, uri, ctx, self._outer, self.error_passthrough)
 
     async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
-        catalog = self.catalog(ctx.session)
-        return await relay_skills.read_directory(catalog, uri, ctx, self.error_passthrough)
+        route = self.catalog(ctx.session).resource_route(uri)
+        return await relay_skills.read_directory(
+            route, uri, ctx, self._outer, self.error_passthrough
+        )
+
+    def _outer(self, server: str, uri: str) -> str:
+        return outer_uri(server, uri, self.passthrough)
 
     # -- completion ------------------------------------------------------------
     async def complete(

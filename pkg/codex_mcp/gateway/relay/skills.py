@@ -1,7 +1,7 @@
 """The children's skills through the gateway (SEP-2640; specs/skills.md, "Through the
 gateway"): listed together, each skill's URIs (its own, its files', its folders') in its
-server's namespace as every resource URI is (`skill://<server>/<skill-path>/...`, see
-routing/catalog.py), and skills/get and resources/directory/read relayed to the child that
+server's namespace as every resource URI is (`skill://<server>/<skill-path>/...`: routing's
+outer_uri, handed in), and skills/get and resources/directory/read relayed to the child that
 owns the URI. A child's entries are its own: the gateway rewrites URIs only, so the
 digests still verify what the child serves; a child's reply that is not an entry is left
 out, and a child failing to list is logged and listed as empty."""
@@ -9,7 +9,7 @@ out, and a child failing to list is logged and listed as empty."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from codex_mcp.core.context import RequestContext
@@ -18,8 +18,13 @@ from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.skills import SKILLS_EXTENSION, NotADirectory, UnknownSkill
 
 from ..children.child import Child
-from ..routing.catalog import Catalog, outer_uri
 from . import calls as relay
+
+#: A child's URI as the gateway serves it: (the child's name, its URI) -> ours (routing's
+#: outer_uri, with the gateway's passthrough setting).
+Outer = Callable[[str, str], str]
+#: The child owning one of our URIs, and the URI as the child knows it (routing's catalog).
+Route = tuple[Child, str] | None
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -45,7 +50,7 @@ def features(children: Sequence[Child]) -> tuple[str, ...]:
 
 
 async def list_skills(
-    children: Sequence[Child], ctx: RequestContext, passthrough: bool, error_passthrough: bool
+    children: Sequence[Child], ctx: RequestContext, outer: Outer, error_passthrough: bool
 ) -> list[JsonObject]:
     found: list[JsonObject] = []
     for child in children:
@@ -56,28 +61,26 @@ async def list_skills(
         except McpError as error:
             log.warning("%s: skills/list failed: %s", child.name, error.message)
             continue
-        found.extend(e for e in (_outer_entry(child.name, e, passthrough) for e in entries) if e)
+        found.extend(e for e in (_outer_entry(child.name, e, outer) for e in entries) if e)
     return found
 
 
 async def get_skill(
-    catalog: Catalog, uri: str, ctx: RequestContext, error_passthrough: bool
+    route: Route, uri: str, ctx: RequestContext, outer: Outer, error_passthrough: bool
 ) -> JsonObject:
-    route = catalog.resource_route(uri)
     if route is None or skills_settings(route[0]) is None:
         raise UnknownSkill(uri)
     child, inner = route
     result = await relay.request(child, "skills/get", {"uri": inner}, ctx, error_passthrough)
-    entry = _outer_entry(child.name, result.get("skill"), catalog.passthrough)
+    entry = _outer_entry(child.name, result.get("skill"), outer)
     if entry is None:
         raise UnknownSkill(uri)
     return entry
 
 
 async def read_directory(
-    catalog: Catalog, uri: str, ctx: RequestContext, error_passthrough: bool
+    route: Route, uri: str, ctx: RequestContext, outer: Outer, error_passthrough: bool
 ) -> list[JsonObject]:
-    route = catalog.resource_route(uri)
     settings = skills_settings(route[0]) if route is not None else None
     if route is None or settings is None or settings.get("directoryRead") is not True:
         raise NotADirectory(uri)
@@ -92,9 +95,7 @@ async def read_directory(
         items = result.get("resources")
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict) and isinstance(item.get("uri"), str):
-                children.append(
-                    {**item, "uri": outer_uri(child.name, item["uri"], catalog.passthrough)}
-                )
+                children.append({**item, "uri": outer(child.name, item["uri"])})
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str) or not cursor:
             break
@@ -118,15 +119,15 @@ async def _every_page(child: Child, ctx: RequestContext, error_passthrough: bool
     return entries
 
 
-def _outer_entry(server: str, entry: Any, passthrough: bool) -> JsonObject | None:
+def _outer_entry(server: str, entry: Any, outer: Outer) -> JsonObject | None:
     """A child's entry with its URIs in the child's namespace; None if it is no entry."""
     if not isinstance(entry, dict) or not isinstance(entry.get("uri"), str):
         return None
     resources = entry.get("resources")
     if isinstance(resources, list):
         resources = [
-            {**item, "uri": outer_uri(server, item["uri"], passthrough)}
+            {**item, "uri": outer(server, item["uri"])}
             for item in resources
             if isinstance(item, dict) and isinstance(item.get("uri"), str)
         ]
-    return {**entry, "uri": outer_uri(server, entry["uri"], passthrough), "resources": resources}
+    return {**entry, "uri": outer(server, entry["uri"]), "resources": resources}
