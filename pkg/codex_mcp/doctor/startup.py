@@ -54,6 +54,9 @@ class Started:
     fix: str | None = None
     #: How it was started (the resolved command, or the URL).
     target: str = ""
+    #: The paths of the skills it serves (SEP-2640: `team/code-review`), when it declares
+    #: them; asked after Codex's steps, untimed (Codex itself does not list skills).
+    skills: list[str] = field(default_factory=list)
 
     @property
     def seconds(self) -> float | None:
@@ -141,7 +144,10 @@ async def _list(
                     if not isinstance(cursor, str) or not cursor:
                         break
                 listed_at = time.monotonic()
-        return Started("listed", tools, initialized - began, listed_at - initialized, target=target)
+                skills = await _skills(client)
+        started = Started("listed", tools, initialized - began, listed_at - initialized)
+        started.target, started.skills = target, skills
+        return started
     except TimeoutError:
         step = "initialize" if initialized is None else "tools/list"
         waited = f"no {step} answer within {wait:g} s"
@@ -162,6 +168,18 @@ async def _list(
         return Started("needs login", error=one_line(error), fix=fix, target=target)
     except Exception as error:  # whatever the server did, one line about it
         return _failed(error, server, target, command)
+
+
+async def _skills(client: Client) -> list[str]:
+    """The paths of the skills a server that declares the extension lists (none if its
+    listing fails: doctor is about what Codex sees, and skills are extra)."""
+    if client.skills_settings() is None:
+        return []
+    try:
+        listed = await client.list_skills(all_pages=True)
+    except Exception:  # its skills/list broke: no skills shown, the rest still reported
+        return []
+    return [skill.uri.partition("://")[2].removesuffix("/SKILL.md") for skill in listed]
 
 
 def _failed(error: Exception, server: CodexServer, target: str, command: str | None) -> Started:
