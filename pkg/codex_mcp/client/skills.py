@@ -166,6 +166,18 @@ class SkillFeatures:
                 continue
         return Page(skills, page.next_cursor, page.raw)
 
+    async def skill_paths(self) -> list[str]:
+        """The `<skill-path>`s of the skills the server lists (`team/code-review`), or
+        none when it declares no skills or its listing fails: for reports (doctor, lint)
+        that show skills beside what they are about."""
+        if self.skills_settings() is None:
+            return []
+        try:
+            listed = await self.list_skills(all_pages=True)
+        except Exception:  # a broken skills/list: no skills shown, the report goes on
+            return []
+        return [skill.uri.partition("://")[2].removesuffix("/SKILL.md") for skill in listed]
+
     async def get_skill(self, uri: str) -> Skill:
         """skills/get: the entry of the skill whose SKILL.md is at `uri`."""
         self._require_skills()

@@ -144,7 +144,7 @@ async def _list(
                     if not isinstance(cursor, str) or not cursor:
                         break
                 listed_at = time.monotonic()
-                skills = await _skills(client)
+                skills = await client.skill_paths()
         started = Started("listed", tools, initialized - began, listed_at - initialized)
         started.target, started.skills = target, skills
         return started
@@ -168,18 +168,6 @@ async def _list(
         return Started("needs login", error=one_line(error), fix=fix, target=target)
     except Exception as error:  # whatever the server did, one line about it
         return _failed(error, server, target, command)
-
-
-async def _skills(client: Client) -> list[str]:
-    """The paths of the skills a server that declares the extension lists (none if its
-    listing fails: doctor is about what Codex sees, and skills are extra)."""
-    if client.skills_settings() is None:
-        return []
-    try:
-        listed = await client.list_skills(all_pages=True)
-    except Exception:  # its skills/list broke: no skills shown, the rest still reported
-        return []
-    return [skill.uri.partition("://")[2].removesuffix("/SKILL.md") for skill in listed]
 
 
 def _failed(error: Exception, server: CodexServer, target: str, command: str | None) -> Started:

@@ -87,6 +87,8 @@ class Listing:
     #: A shared stdio server that may send messages outside any call (it declares
     #: `logging`, or sent a log message): why, else None.
     speaks_outside_calls: str | None = None
+    #: The paths of the skills it serves (SEP-2640; specs/skills.md).
+    skills: Sequence[str] = ()
 
 
 @dataclass
@@ -97,6 +99,7 @@ class ServerReport:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None
     seconds: float | None = None
+    skills: list[str] = field(default_factory=list)
 
     @property
     def lost(self) -> int:
@@ -110,6 +113,7 @@ class ServerReport:
             "seconds": self.seconds,
             "findings": [f.to_json() for f in self.findings],
             "tools": [t.to_json() for t in self.tools],
+            "skills": list(self.skills),
         }
 
 
@@ -175,6 +179,7 @@ def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
 
 def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
+    report.skills = list(listing.skills)
     _startup(listing, report)
     if listing.speaks_outside_calls is not None:
         message = (
