@@ -147,7 +147,8 @@ class SkillFeatures:
         self, cursor: str | None = None, *, all_pages: bool = False
     ) -> Page[Skill]:
         """skills/list: one page from `cursor`, or every page. An invalid entry is left
-        out of the page (it may not be loaded); `raw` keeps what the server sent."""
+        out of the page (it may not be loaded), and a skill listed twice is kept once;
+        `raw` keeps what the server sent (the last page's)."""
         self._require_skills()
         if all_pages:
             page = await every_page(
@@ -158,12 +159,16 @@ class SkillFeatures:
                 "skills/list", {"cursor": cursor} if cursor else {}, timeout=SKILL_REQUEST_TIMEOUT
             )
             page = page_of(raw, "skills")
-        skills = []
+        skills: list[Skill] = []
+        seen: set[str] = set()
         for item in page:
             try:
-                skills.append(Skill.from_json(item))
+                skill = Skill.from_json(item)
             except SkillVerificationError:
                 continue
+            if skill.uri not in seen:  # a page repeated (a cursor leading back): once
+                seen.add(skill.uri)
+                skills.append(skill)
         return Page(skills, page.next_cursor, page.raw)
 
     async def skill_paths(self) -> list[str]:
