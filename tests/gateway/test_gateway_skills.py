@@ -18,8 +18,9 @@ from codex_mcp.client import McpError
 from codex_mcp.core.jsonrpc import INVALID_PARAMS
 from support.sdk_skills import sdk_requests
 
-from .gateway_helpers import CMD_MCP, PY, gateway, gateway_env, stdio, write_config
+from .gateway_helpers import CMD_MCP, PY, gateway, gateway_env, status, stdio, write_config
 
+ODD = Path(__file__).resolve().parents[1] / "client" / "servers" / "hostile_skills.py"
 SKILLS_SERVER = str(Path(__file__).resolve().parents[1] / "server" / "servers" / "skills_server.py")
 DOCS = "skill://docs/team/code-review/SKILL.md"
 OTHER = "skill://other/team/code-review/SKILL.md"
@@ -42,8 +43,11 @@ def config(tmp_path: Path) -> Path:
     )
 
 
-async def test_our_client_loads_skills_of_two_children_through_the_gateway(config: Path) -> None:
-    async with gateway(config) as client:
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_our_client_loads_skills_of_two_children_through_the_gateway(
+    config: Path, mode: str
+) -> None:
+    async with gateway(config, mode=mode) as client:
         assert client.skills_settings() == {"directoryRead": True}
         skills = await client.list_skills(all_pages=True)
         assert sorted(s.uri for s in skills) == [
@@ -101,3 +105,37 @@ async def test_the_sdk_client_reads_a_childs_skill_through_the_gateway(config: P
                 DOCS,
                 "skill://docs/team/code-review/templates",
             ]
+
+
+async def test_a_hostile_childs_skills_are_relayed_without_harm(tmp_path: Path) -> None:
+    """A child whose skills answers are hostile (tests/client/servers/hostile_skills.py):
+    what a host may not load is dropped, every URI is put in the child's namespace (a file
+    claimed outside the skill stays in the child's), its endless directory is read to a
+    bound, and what verifies still verifies through the gateway."""
+    config = write_config(tmp_path, {"odd": stdio([PY, str(ODD)])})
+    async with gateway(config) as client:
+        raw = await client.request("skills/list", {})
+        # Only the entries a host may load, each once: the child's pages repeat.
+        entries = raw["skills"]
+        assert [e["uri"] for e in entries] == [
+            "skill://odd/good/SKILL.md",
+            "skill://odd/bomb/SKILL.md",
+            "skill://odd/liar/SKILL.md",
+            "skill://odd/blob/SKILL.md",
+        ]
+        uris = [r["uri"] for e in entries for r in e["resources"]]
+        assert all(uri.startswith("skill://odd/") for uri in uris), uris
+        # skills/get answered for another skill than asked: an error, not that skill.
+        with pytest.raises(McpError, match=r"no entry of skill://liar/SKILL\.md"):
+            await client.request("skills/get", {"uri": "skill://odd/liar/SKILL.md"})
+        skills = await client.list_skills(all_pages=True)
+        assert [s.uri for s in skills] == [
+            "skill://odd/good/SKILL.md",
+            "skill://odd/bomb/SKILL.md",
+            "skill://odd/liar/SKILL.md",
+            "skill://odd/blob/SKILL.md",
+        ]
+        assert (await client.load_skill(skills[0])).text.startswith("---\nname: good")
+        children = await client.read_directory("skill://odd/good")
+        assert len(children) == 100  # the gateway's bound on a child's pages
+        assert (await status(client))["odd"]["state"] == "ready"

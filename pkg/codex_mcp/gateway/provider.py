@@ -121,12 +121,12 @@ class GatewayProvider(Provider, RelayHooks):
         """What the children offer; a child not up yet (or waiting for a login, or
         per-session) may offer anything once it is."""
         optional = ("resources", "prompts", "completions")
-        skills = relay_skills.features(self.shared)  # declared once a child that is up does
+        skills = relay_skills.features(self.shared)
         if self.per_session.servers or any(
             c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
             for c in self.shared
         ):
-            return frozenset(("tools", *optional, *skills))
+            return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
         up = [c.connection.capabilities for c in self.shared if c.connection is not None]
         offered = (k for k in optional if any(k in offer for offer in up))
         return frozenset(("tools", *offered, *skills))
@@ -476,16 +476,19 @@ class GatewayProvider(Provider, RelayHooks):
             await relay.request(child, method, {"uri": inner}, ctx, self.error_passthrough)
 
     # -- skills (relay/skills.py) ------------------------------------------------
+    # A child serving skills serves resources: once each child has listed its resources
+    # (or was skipped as too slow), it is up and says whether it serves skills.
     async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        await self._listed("resources", ctx)
         children = self.children(ctx.session)
         return await relay_skills.list_skills(children, ctx, self._outer, self.error_passthrough)
 
     async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
-        route = self.catalog(ctx.session).resource_route(uri)
+        route = (await self._listed("resources", ctx)).resource_route(uri)
         return await relay_skills.get_skill(route, uri, ctx, self._outer, self.error_passthrough)
 
     async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
-        route = self.catalog(ctx.session).resource_route(uri)
+        route = (await self._listed("resources", ctx)).resource_route(uri)
         return await relay_skills.read_directory(
             route, uri, ctx, self._outer, self.error_passthrough
         )

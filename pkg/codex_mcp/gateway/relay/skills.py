@@ -3,8 +3,9 @@ gateway"): listed together, each skill's URIs (its own, its files', its folders'
 server's namespace as every resource URI is (`skill://<server>/<skill-path>/...`: routing's
 outer_uri, handed in), and skills/get and resources/directory/read relayed to the child that
 owns the URI. A child's entries are its own: the gateway rewrites URIs only, so the
-digests still verify what the child serves; a child's reply that is not an entry is left
-out, and a child failing to list is logged and listed as empty."""
+digests still verify what the child serves; an entry a host may not load (the client's
+checks) is left out, a skill listed twice is listed once, and a child failing to list is logged and
+listed as empty."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from codex_mcp.client.skills import Skill, SkillVerificationError
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
-from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.skills import SKILLS_EXTENSION, NotADirectory, UnknownSkill
 
 from ..children.child import Child
@@ -40,6 +42,10 @@ def skills_settings(child: Child) -> JsonObject | None:
     return settings if isinstance(settings, dict) else None
 
 
+#: What a gateway declares while a child may still offer skills (not up yet): all of it.
+ALL_FEATURES = ("skills", "directories")
+
+
 def features(children: Sequence[Child]) -> tuple[str, ...]:
     """ "skills" when a child that is up serves skills, "directories" when one reads them."""
     declared = [settings for c in children if (settings := skills_settings(c)) is not None]
@@ -53,6 +59,7 @@ async def list_skills(
     children: Sequence[Child], ctx: RequestContext, outer: Outer, error_passthrough: bool
 ) -> list[JsonObject]:
     found: list[JsonObject] = []
+    seen: set[str] = set()
     for child in children:
         if skills_settings(child) is None:
             continue
@@ -61,7 +68,13 @@ async def list_skills(
         except McpError as error:
             log.warning("%s: skills/list failed: %s", child.name, error.message)
             continue
-        found.extend(e for e in (_outer_entry(child.name, e, outer) for e in entries) if e)
+        for raw in entries:
+            entry = _outer_entry(child.name, raw, outer)
+            if entry is not None and entry["uri"] not in seen:  # a page repeated: once
+                if not _loadable(entry):
+                    continue
+                seen.add(entry["uri"])
+                found.append(entry)
     return found
 
 
@@ -73,8 +86,10 @@ async def get_skill(
     child, inner = route
     result = await relay.request(child, "skills/get", {"uri": inner}, ctx, error_passthrough)
     entry = _outer_entry(child.name, result.get("skill"), outer)
-    if entry is None:
-        raise UnknownSkill(uri)
+    if entry is None or entry["uri"] != uri or not _loadable(entry):
+        raise McpError(
+            INTERNAL_ERROR, f"{child.name}: skills/get answered with no entry of {inner}"
+        )
     return entry
 
 
@@ -119,15 +134,26 @@ async def _every_page(child: Child, ctx: RequestContext, error_passthrough: bool
     return entries
 
 
+def _loadable(entry: JsonObject) -> bool:
+    """Whether an entry is one a host may load (the client's checks): others are not
+    relayed, so an invalid entry cannot hide a valid one of the same URI."""
+    try:
+        Skill.from_json(entry)
+    except SkillVerificationError:
+        return False
+    return True
+
+
 def _outer_entry(server: str, entry: Any, outer: Outer) -> JsonObject | None:
     """A child's entry with its URIs in the child's namespace; None if it is no entry."""
     if not isinstance(entry, dict) or not isinstance(entry.get("uri"), str):
         return None
+    outer_entry = {**entry, "uri": outer(server, entry["uri"])}
     resources = entry.get("resources")
     if isinstance(resources, list):
-        resources = [
+        outer_entry["resources"] = [
             {**item, "uri": outer(server, item["uri"])}
             for item in resources
             if isinstance(item, dict) and isinstance(item.get("uri"), str)
         ]
-    return {**entry, "uri": outer(server, entry["uri"]), "resources": resources}
+    return outer_entry
