@@ -18,6 +18,7 @@ from codex_mcp.client import McpError
 from codex_mcp.core.jsonrpc import INVALID_PARAMS
 from support.sdk_skills import sdk_requests
 
+from .codex_harness import CODEX, ToolCall, run_codex, stdio_server_toml
 from .gateway_helpers import CMD_MCP, PY, gateway, gateway_env, status, stdio, write_config
 
 ODD = Path(__file__).resolve().parents[1] / "client" / "servers" / "hostile_skills.py"
@@ -139,3 +140,23 @@ async def test_a_hostile_childs_skills_are_relayed_without_harm(tmp_path: Path) 
         children = await client.read_directory("skill://odd/good")
         assert len(children) == 100  # the gateway's bound on a child's pages
         assert (await status(client))["odd"]["state"] == "ready"
+
+
+@pytest.mark.interop
+@pytest.mark.skipif(not CODEX.exists(), reason="the Codex CLI is not installed (scripts/setup.sh)")
+async def test_the_real_codex_takes_servers_that_declare_skills(
+    tmp_path: Path, config: Path
+) -> None:
+    """Codex 0.171 lists no skills, but it must still take a server whose initialize
+    declares the extension, directly and through the gateway, and call its tools."""
+    # required: Codex waits for each server before its first turn (else it may start without).
+    toml = stdio_server_toml("docs", PY, [SKILLS_SERVER]) + "required = true\n"
+    toml += stdio_server_toml("gw", PY, [CMD_MCP]) + "required = true\n"
+    toml += f'env = {{ CODEX_MCP_WRAPPER_CONFIG = "{config}" }}\n'
+    call = ToolCall("mcp__gw", "docs__ping", {})
+    run = await run_codex(tmp_path / "home", toml, call=call)
+    assert run.returncode == 0, run.output
+    offered = run.model.offered_tools()
+    assert "ping" in offered["mcp__docs"] and "docs__ping" in offered["mcp__gw"]
+    [output] = run.model.tool_outputs()
+    assert output[-1] == {"type": "input_text", "text": "pong"}, run.output

@@ -21,7 +21,7 @@ server.add_skill(
 )
 
 
-@server.tool
+@server.tool(read_only=True)
 def ping() -> str:
     """Answer pong."""
     return "pong"
