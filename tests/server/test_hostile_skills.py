@@ -193,3 +193,32 @@ async def test_a_skills_directory_that_is_a_link_or_missing_serves_no_skill_from
             skills = await client.list_skills(all_pages=True)
             assert [s.uri for s in skills] == ["skill://team/code-review/SKILL.md"]
         assert reason in errlog.read_text()
+
+
+def test_no_more_is_read_than_all_skills_may_hold(tmp_path: Path) -> None:
+    """Ten skills of 4 MiB each and a server that keeps 6 MiB: one is served, the others
+    are left out saying why, and loading them never holds much more than the bound (each
+    file is read to the bytes left, not whole)."""
+    import asyncio
+    import tracemalloc
+
+    from codex_mcp.server.skills import SkillProvider
+
+    for index in range(10):
+        folder = tmp_path / f"big-{index}"
+        write(folder / "SKILL.md", skill_md(f"big-{index}"))
+        with (folder / "data.bin").open("wb") as data:
+            data.truncate(4 * 1024 * 1024)
+    provider = SkillProvider(max_total_bytes=6 * 1024 * 1024)
+    provider.add_directory(tmp_path)
+    tracemalloc.start()
+    try:
+        asyncio.run(provider.start())
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024, peak  # ten whole files would be 40 MiB
+    served = asyncio.run(provider.list_skills(None))  # type: ignore[arg-type]
+    assert len(served) == 1
+    left_out = [p for p in provider.problems if "would hold more than the server keeps" in p]
+    assert len(left_out) == 9, provider.problems

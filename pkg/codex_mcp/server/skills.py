@@ -131,8 +131,12 @@ class SkillProvider(Provider):
             return
         self.problems = []
         sources = list(self._sources)
+        held = sum(len(data) for source in sources for data in source.files.values())
         for root in self._directories:
-            sources.extend(read_skill_directory(root, self.problems))
+            # What is read from disk stays within what may be held: no more is read.
+            found = read_skill_directory(root, self.problems, self.max_total_bytes - held)
+            held += sum(len(data) for source in found for data in source.files.values())
+            sources.extend(found)
         self._build(sources)
         for problem in self.problems:
             log.warning("%s", problem)
@@ -320,10 +324,13 @@ def _add_to_directories(
             break
 
 
-def read_skill_directory(root: Path, problems: list[str]) -> list[SkillSource]:
+def read_skill_directory(
+    root: Path, problems: list[str], max_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+) -> list[SkillSource]:
     """Every skill under `root`: each folder holding a regular SKILL.md, with every regular
     file under it (nested skills' included). Symbolic links, devices and pipes are skipped;
-    no file is read past the per-skill limit."""
+    no file is read past the per-skill limit, nor past `max_bytes` for all of them (the
+    skills past it are left out)."""
     try:
         mode = os.lstat(root).st_mode
     except OSError as exc:
@@ -343,20 +350,21 @@ def read_skill_directory(root: Path, problems: list[str]) -> list[SkillSource]:
     for folder, entries in tree.items():
         if folder == root or SKILL_FILE not in entries:
             continue
-        files = _read_skill_files(folder, _files_under(tree, folder), problems)
+        files = _read_skill_files(folder, _files_under(tree, folder), problems, max_bytes)
         if files is not None:
+            max_bytes -= sum(len(data) for data in files.values())
             relative = folder.relative_to(root).as_posix()
             sources.append(SkillSource(relative, files, origin=f"skill folder {folder}"))
     return sources
 
 
 def _read_skill_files(
-    folder: Path, paths: list[Path], problems: list[str]
+    folder: Path, paths: list[Path], problems: list[str], left: int
 ) -> dict[str, bytes] | None:
-    """A skill folder's files by relative path, or None (and why) past a limit: no more
-    is read than the limit allows."""
+    """A skill folder's files by relative path, or None (and why) past a limit (the
+    skill's, or the `left` bytes all skills may still hold): no more is read than that."""
     files: dict[str, bytes] = {}
-    budget = MAX_SKILL_BYTES
+    budget = min(MAX_SKILL_BYTES, max(left, 0))
     for path in sorted(paths):
         if len(files) >= MAX_RESOURCES_PER_SKILL:
             problems.append(
@@ -367,9 +375,11 @@ def _read_skill_files(
         if data is None:
             continue
         if len(data) > budget:
-            problems.append(
-                f"skill folder {folder}: left out: its files hold over {MAX_SKILL_BYTES} bytes"
-            )
+            if left < MAX_SKILL_BYTES:
+                why = "the skills served would hold more than the server keeps"
+            else:
+                why = f"its files hold over {MAX_SKILL_BYTES} bytes"
+            problems.append(f"skill folder {folder}: left out: {why}")
             return None
         budget -= len(data)
         files[path.relative_to(folder).as_posix()] = data
