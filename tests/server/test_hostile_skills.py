@@ -222,3 +222,25 @@ def test_no_more_is_read_than_all_skills_may_hold(tmp_path: Path) -> None:
     assert len(served) == 1
     left_out = [p for p in provider.problems if "would hold more than the server keeps" in p]
     assert len(left_out) == 9, provider.problems
+
+
+def test_a_skill_in_code_cannot_name_a_path_outside_itself() -> None:
+    """Paths given in code are held to the same rules: a file or prefix that climbs out,
+    is absolute or empty leaves the skill out, and nothing of it is served."""
+    import asyncio
+
+    from codex_mcp.server.skills import SkillProvider
+
+    provider = SkillProvider()
+    provider.add_skill("ok", "fine", "body", files={"notes/a.md": "a"})
+    provider.add_skill("climb", "d", "body", files={"../../etc/passwd": "x"})
+    provider.add_skill("absolute", "d", "body", files={"/etc/passwd": "x"})
+    provider.add_skill("empty-part", "d", "body", files={"notes//a.md": "x"})
+    provider.add_skill("prefixed", "d", "body", prefix="../..")
+    provider.add_skill("Bad Name", "d", "body")
+    asyncio.run(provider.start())
+    served = asyncio.run(provider.list_skills(None))  # type: ignore[arg-type]
+    assert [s["uri"] for s in served] == ["skill://ok/SKILL.md"]
+    assert len(provider.problems) == 5, provider.problems
+    resources = asyncio.run(provider.list_resources(None))  # type: ignore[arg-type]
+    assert [r["uri"] for r in resources] == ["skill://ok/SKILL.md", "skill://ok/notes/a.md"]

@@ -63,9 +63,3 @@ METHODS: MethodTable = {
     "skills/get": concurrent(get_skill),
     "resources/directory/read": concurrent(read_directory),
 }
-#: The provider feature each method needs (a provider without it answers method-not-found).
-FEATURES: dict[str, str] = {
-    "skills/list": "skills",
-    "skills/get": "skills",
-    "resources/directory/read": "directories",
-}

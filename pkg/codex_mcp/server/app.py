@@ -179,9 +179,9 @@ class Server:
         if self._skills is None:
             from .skills import SkillProvider
 
-            self.add_provider(SkillProvider())
-            self._skills = self._providers[-1]  # type: ignore[assignment]
-        assert self._skills is not None
+            provider = SkillProvider()
+            self.add_provider(provider)  # refused once the server has started
+            self._skills = provider
         return self._skills
 
     def add_skills_directory(self, root: str | os.PathLike[str]) -> None:
