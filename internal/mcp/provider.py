@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from .errors import McpError
 from .jsonrpc import INVALID_PARAMS, JsonObject, invalid_params
+from .skills import NotADirectory, UnknownSkill
 
 if TYPE_CHECKING:
     from .context import RequestContext
@@ -46,7 +47,9 @@ class Provider:
 
     @property
     def features(self) -> frozenset[str]:
-        """Which of "tools", "resources", "prompts", "completions" this provider serves."""
+        """Which of "tools", "resources", "prompts", "completions" this provider serves;
+        "skills" (the Skills extension: skills/list, skills/get) and "directories"
+        (resources/directory/read) too."""
         return frozenset()
 
     def __init__(self) -> None:
@@ -125,6 +128,20 @@ class Provider:
     def listen_ended(self, subscription: Subscription) -> None:
         """That listen ended (stream closed, cancelled, server shutting down). Must not
         block: it runs as the request unwinds, cancelled or not."""
+
+    # -- skills (the Skills extension; core/skills.py) ---------------------------
+    async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        """Skill entries ({uri, frontmatter, resources}) of skills/list."""
+        return ()
+
+    async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
+        """The entry of the skill whose SKILL.md is at `uri`; UnknownSkill if none."""
+        raise UnknownSkill(uri)
+
+    async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+        """The Resource entries of a directory resource's direct children; NotADirectory
+        when `uri` is none."""
+        raise NotADirectory(uri)
 
     # -- prompts ---------------------------------------------------------------
     async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:

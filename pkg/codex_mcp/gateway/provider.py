@@ -38,6 +38,7 @@ from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
 from .relay import attribution
 from .relay import calls as relay
+from .relay import skills as relay_skills
 from .relay.questions import check_client_can, for_front
 from .relay.subscriptions import ResourceSubscriptions
 from .relay.tasks_2025 import TASK_STATUS, Tasks2025
@@ -130,13 +131,15 @@ class GatewayProvider(Provider, RelayHooks):
         """What the children offer; a child not up yet (or waiting for a login, or
         per-session) may offer anything once it is."""
         optional = ("resources", "prompts", "completions")
+        skills = relay_skills.features(self.shared)
         if self.per_session.servers or any(
             c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
             for c in self.shared
         ):
-            return frozenset(("tools", *optional))
+            return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
         up = [c.connection.capabilities for c in self.shared if c.connection is not None]
-        return frozenset(("tools", *(k for k in optional if any(k in offer for offer in up))))
+        offered = (k for k in optional if any(k in offer for offer in up))
+        return frozenset(("tools", *offered, *skills))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:
@@ -495,6 +498,27 @@ class GatewayProvider(Provider, RelayHooks):
 
     def listen_ended(self, subscription: Subscription) -> None:
         self.subscriptions.listen_ended(subscription)
+
+    # -- skills (relay/skills.py) ------------------------------------------------
+    # A child serving skills serves resources: once each child has listed its resources
+    # (or was skipped as too slow), it is up and says whether it serves skills.
+    async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        await self._listed("resources", ctx)
+        children = self.children(ctx.session)
+        return await relay_skills.list_skills(children, ctx, self._outer, self.error_passthrough)
+
+    async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
+        route = (await self._listed("resources", ctx)).resource_route(uri)
+        return await relay_skills.get_skill(route, uri, ctx, self._outer, self.error_passthrough)
+
+    async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+        route = (await self._listed("resources", ctx)).resource_route(uri)
+        return await relay_skills.read_directory(
+            route, uri, ctx, self._outer, self.error_passthrough
+        )
+
+    def _outer(self, server: str, uri: str) -> str:
+        return outer_uri(server, uri, self.passthrough)
 
     # -- completion ------------------------------------------------------------
     async def complete(
