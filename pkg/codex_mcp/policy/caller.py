@@ -1,0 +1,37 @@
+"""Who is calling, as the policy sees it, from what the transport admitted."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Final
+
+from ..core.context import CALLER_SCOPES
+from ..core.log_names import session_label
+from .rules import Caller
+
+if TYPE_CHECKING:
+    from ..core.context import RequestContext
+
+#: The OAuth subject of the request's token, set by the HTTP admission next to
+#: CALLER_SCOPES (the handler's task copies both); None without OAuth.
+CALLER_SUBJECT: Final[ContextVar[str | None]] = ContextVar("codex_mcp_caller_subject", default=None)
+
+#: Hex digits of a credential's fingerprint a principal shows (the audit log's form).
+PRINCIPAL_HEX_DIGITS = 16
+
+
+def principal_name(fingerprint: str | None) -> str | None:
+    """A credential's fingerprint as rules and logs name it: `sha256:` and its first 16 hex
+    digits (observe/audit.py's form), never the token."""
+    return f"sha256:{fingerprint[:PRINCIPAL_HEX_DIGITS]}" if fingerprint else None
+
+
+def caller_of(ctx: RequestContext) -> Caller:
+    session = ctx.session
+    session_id = session.session_id
+    return Caller(
+        principal=principal_name(session.principal),
+        subject=CALLER_SUBJECT.get(),
+        scopes=CALLER_SCOPES.get(),
+        session=session_label(session_id) if session_id else None,
+    )
