@@ -28,6 +28,15 @@ def echo(message: str = "") -> str:
     return "called echo"
 
 
+@server.tool(task="optional")
+async def job(seconds: float = 0.3) -> str:
+    """Long enough to become a task for a caller with the tasks extension."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
+    return "called job"
+
+
 @server.resource("mem://open", name="open")
 def open_note() -> str:
     return "open note"
