@@ -24,7 +24,7 @@ from aiohttp.test_utils import TestServer
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
 from codex_mcp.launch import StartupError
-from codex_mcp.policy import Policy, PolicyConfig
+from codex_mcp.policy import Caller, Policy, PolicyConfig
 from codex_mcp.policy.config import tool_scope_rules
 from codex_mcp.transports.http import HttpConfig, create_app
 from codex_mcp.transports.http.oauth import ResourceServer
@@ -470,6 +470,7 @@ def test_scopes_are_read_space_or_comma_separated() -> None:
     assert server.scopes == {"mcp", "read", "write"}
     # A tool's scopes are the policy's require rules (policy/config.py).
     policy = Policy(PolicyConfig(), tool_scope_rules(["run_*=exec admin"]))
-    assert policy.scopes_to_call(frozenset(), "run_query") == {"exec", "admin"}
-    assert policy.scopes_to_call(frozenset(), "echo") == frozenset()
+    caller = Caller(scopes=frozenset({"exec"}))
+    assert policy.scopes_to_call(caller, "run_query") == {"admin"}
+    assert policy.scopes_to_call(caller, "echo") == frozenset()
     assert server.metadata_url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"

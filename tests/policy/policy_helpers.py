@@ -149,3 +149,39 @@ def called(reply: dict[str, Any], tool: str) -> bool:
 def refused(reply: dict[str, Any]) -> bool:
     """A refusal: a JSON-RPC error, or an HTTP refusal, never a result."""
     return "error" in reply or "http_status" in reply
+
+
+def universe(children: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """Every tool, resource and prompt the server could serve: the child's own names, or
+    behind a gateway each child's, as the gateway names them."""
+    if not children:
+        return {"tools": list(TOOLS), "resources": list(RESOURCES), "prompts": list(PROMPTS)}
+    return {
+        "tools": [f"{c}__{t}" for c in children for t in TOOLS],
+        "resources": [uri.replace("mem://", f"mem://{c}/") for c in children for uri in RESOURCES],
+        "prompts": [f"{c}__{p}" for c in children for p in PROMPTS],
+    }
+
+
+async def usable(caller: Caller, kind: str, name: str) -> bool:
+    """Does using it (a call, a read, a get) give an answer rather than a refusal?"""
+    if kind == "tools":
+        reply = await caller.ask("tools/call", {"name": name, "arguments": {}})
+        result = reply.get("result")
+        return isinstance(result, dict) and not result.get("isError")
+    if kind == "resources":
+        return "result" in await caller.ask("resources/read", {"uri": name})
+    return "result" in await caller.ask("prompts/get", {"name": name})
+
+
+async def listed_and_usable(
+    caller: Caller, everything: dict[str, list[str]]
+) -> dict[str, tuple[set[str], set[str]]]:
+    """Per kind: (what the listing shows, what can be used), over everything that could be
+    served plus whatever the listing shows (the gateway's own status tool)."""
+    found = {}
+    for kind, names in everything.items():
+        listed = set(await caller.listed(kind))
+        used = {name for name in sorted(listed | set(names)) if await usable(caller, kind, name)}
+        found[kind] = (listed, used)
+    return found

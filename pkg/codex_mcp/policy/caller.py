@@ -10,7 +10,10 @@ from ..core.log_names import session_label
 from .rules import Caller
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from ..core.context import RequestContext
+    from ..transports.http.oauth import Grant
 
 #: The OAuth subject of the request's token, set by the HTTP admission next to
 #: CALLER_SCOPES (the handler's task copies both); None without OAuth.
@@ -33,5 +36,17 @@ def caller_of(ctx: RequestContext) -> Caller:
         principal=principal_name(session.principal),
         subject=CALLER_SUBJECT.get(),
         scopes=CALLER_SCOPES.get(),
+        session=session_label(session_id) if session_id else None,
+    )
+
+
+def caller_of_grant(request: web.Request, grant: Grant) -> Caller:
+    """The caller of an HTTP request admitted with an OAuth grant, before any session
+    handles it (the 403 a step-up needs is answered there)."""
+    session_id = request.headers.get("Mcp-Session-Id")
+    return Caller(
+        principal=principal_name(grant.principal),
+        subject=grant.subject,
+        scopes=grant.scopes,
         session=session_label(session_id) if session_id else None,
     )

@@ -43,16 +43,23 @@ class Policy:
         audit(caller, target, action, verdict)
         return verdict
 
-    def scopes_to_call(self, held: frozenset[str], tool: str) -> frozenset[str]:
-        """The scopes the `require` rules on the served name `tool` want and `held` lacks:
-        what the HTTP transport names in a 403 insufficient_scope before the call, so a
-        client can step up (the call itself is decided, and refused, by `decide` too)."""
+    def scopes_to_call(self, caller: Caller, tool: str) -> frozenset[str]:
+        """The scopes the `require` rules on the served name `tool` want and the caller
+        lacks: what the HTTP transport names in a 403 insufficient_scope before the call,
+        so a client can step up. Such a refusal is audited here like any other (the call
+        would be refused by `decide` too, by the same rules)."""
         target = Target("tool", tool)
-        caller = Caller(scopes=held)
         missing: set[str] = set()
+        origin = ""
+        held = caller.scopes or frozenset()
         for rule in self.rules:
             if rule.effect == "require" and rule.matches(caller, target):
-                missing |= rule.scopes - held
+                lacking = rule.scopes - held
+                if lacking:
+                    missing |= lacking
+                    origin = origin or rule.origin
+        if missing:
+            audit(caller, target, "call", Verdict(False, origin, frozenset(missing)))
         return frozenset(missing)
 
     async def close(self) -> None:

@@ -11,7 +11,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.context import CALLER_SCOPES
-from ...policy.caller import CALLER_SUBJECT
+from ...policy.caller import CALLER_SUBJECT, caller_of_grant
 from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
@@ -186,7 +186,7 @@ class Admission:
             for each in message if isinstance(message, list) else [message]:
                 name = _called_tool(each)
                 if name is not None:
-                    missing |= policy.scopes_to_call(grant.scopes, name)
+                    missing |= policy.scopes_to_call(caller_of_grant(request, grant), name)
         if not missing:
             return None
         request_id = message.get("id") if isinstance(message, dict) else None
