@@ -22,8 +22,14 @@ class Policy:
     def __init__(self, config: PolicyConfig, fixed: tuple[Rule, ...] = ()) -> None:
         self.config = config
         #: The older settings' rules (--oauth-tool-scope), before the file's.
+        self.fixed = fixed
         self.rules = (*fixed, *config.rules)
         self.hook = DecisionHook(config.hook) if config.hook is not None else None
+
+    def adding(self, fixed: tuple[Rule, ...]) -> Policy:
+        """This policy with more of the older settings' rules (before anything serves)."""
+        kept = tuple(rule for rule in fixed if rule not in self.fixed)
+        return Policy(self.config, (*self.fixed, *kept))
 
     @property
     def allows_everything(self) -> bool:

@@ -28,9 +28,9 @@ class GatewayNames:
             kept = self._rules = (config, entry_rules(config.servers))
         return kept[1]
 
-    async def tool(self, name: str, ctx: RequestContext) -> Target:
+    async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
         route = self.gateway.catalog(ctx.session).routes.get(name)
-        if route is None:
+        if route is None and not listed:
             # Not routed yet (a child still listing, a tool it just added): the same fresh
             # listing the call itself would wait for, so the decision sees its route.
             await self.gateway.list_tools(ctx)
@@ -39,9 +39,9 @@ class GatewayNames:
             return Target("tool", name, route[0].name, route[1])
         return self._guessed("tool", name, self.gateway.catalog(ctx.session))
 
-    async def prompt(self, name: str, ctx: RequestContext) -> Target:
+    async def prompt(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
         route = self.gateway.catalog(ctx.session).prompt_routes.get(name)
-        if route is None:
+        if route is None and not listed:
             await self.gateway.list_prompts(ctx)
             route = self.gateway.catalog(ctx.session).prompt_routes.get(name)
         if route is not None:

@@ -49,12 +49,21 @@ class PolicedProvider(Provider):
         verdict = await self.policy.decide(caller_of(ctx), target, action, self.targets.rules())
         return verdict.allowed
 
+    @property
+    def _open(self) -> bool:
+        """Nothing could deny (a gateway without tool lists, no rule, no hook): listings
+        and calls are the served provider's own (a listing's identity is what the core
+        caches its encoding by)."""
+        return self.policy.allows_everything and not self.targets.rules()
+
     async def _visible(
         self, items: Sequence[JsonObject], key: str, kind: Kind, ctx: RequestContext
-    ) -> list[JsonObject]:
+    ) -> Sequence[JsonObject]:
+        if self._open:
+            return items
         names = [item.get(key) for item in items]
-        targets = [await self._target(kind, name, ctx) if isinstance(name, str) else None
-                   for name in names]  # fmt: skip
+        targets = [await self._target(kind, name, ctx, listed=True) if isinstance(name, str)
+                   else None for name in names]  # fmt: skip
         allowed = await asyncio.gather(
             *(self._allowed(t, "list", ctx) for t in targets if t is not None)
         )
@@ -65,11 +74,13 @@ class PolicedProvider(Provider):
             if target is not None and next(verdicts)
         ]
 
-    async def _target(self, kind: Kind, name: str, ctx: RequestContext) -> Target:
+    async def _target(
+        self, kind: Kind, name: str, ctx: RequestContext, *, listed: bool = False
+    ) -> Target:
         if kind == "tool":
-            return await self.targets.tool(name, ctx)
+            return await self.targets.tool(name, ctx, listed=listed)
         if kind == "prompt":
-            return await self.targets.prompt(name, ctx)
+            return await self.targets.prompt(name, ctx, listed=listed)
         return self.targets.resource(name, ctx)
 
     async def _check(self, kind: Kind, name: str, ctx: RequestContext) -> None:
@@ -83,9 +94,7 @@ class PolicedProvider(Provider):
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
-        if self.policy.allows_everything and not self.targets.rules():
-            # Nothing could deny (a gateway without lists or a policy): the call's own
-            # awaitable, as unwrapped; a listing then hides nothing either.
+        if self._open:  # the call's own awaitable, as unwrapped
             return self.inner.call_tool(name, arguments, ctx)
         return self._call_tool(name, arguments, ctx)
 

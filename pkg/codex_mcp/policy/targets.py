@@ -12,8 +12,10 @@ if TYPE_CHECKING:
 
 
 class Targets(Protocol):
-    async def tool(self, name: str, ctx: RequestContext) -> Target: ...
-    async def prompt(self, name: str, ctx: RequestContext) -> Target: ...
+    """`listed`: the name comes from a listing just made (nothing to look up again)."""
+
+    async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target: ...
+    async def prompt(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target: ...
     def resource(self, uri: str, ctx: RequestContext) -> Target: ...
     def rules(self) -> tuple[Rule, ...]:
         """Rules the provider's own settings imply (a gateway's entries), read per
@@ -24,10 +26,10 @@ class Targets(Protocol):
 class OwnNames:
     """A server serving its own tools: the name is the tool."""
 
-    async def tool(self, name: str, ctx: RequestContext) -> Target:
+    async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
         return Target("tool", name)
 
-    async def prompt(self, name: str, ctx: RequestContext) -> Target:
+    async def prompt(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
         return Target("prompt", name)
 
     def resource(self, uri: str, ctx: RequestContext) -> Target:
