@@ -26,7 +26,7 @@ META = {
     "io.modelcontextprotocol/clientInfo": {"name": "policy-tests", "version": "1"},
 }
 #: The child's tools, resources and prompts, by its own names.
-TOOLS = ("get_time", "rm", "admin_reset", "echo", "job")
+TOOLS = ("get_time", "rm", "admin_reset", "echo", "job", "report")
 RESOURCES = ("mem://open", "mem://secret")
 PROMPTS = ("greet", "secret_prompt")
 

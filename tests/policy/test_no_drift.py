@@ -25,7 +25,7 @@ from .policy_helpers import (
 )
 
 ALPHA, BETA = "alpha-token-0123456789abcdef", "beta-token-0123456789abcdef"
-DEFAULT_DENIED = ("rm", "echo", "job", "admin_reset", "secret_prompt", "mem://secret")
+DEFAULT_DENIED = ("rm", "echo", "job", "report", "admin_reset", "secret_prompt", "mem://secret")
 
 #: name -> (the policy, what it must hide from each caller by own name: the teeth that
 #: make each case able to fail).

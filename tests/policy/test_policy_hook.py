@@ -98,7 +98,7 @@ async def test_the_hook_decides_listing_and_calling_alike_and_fails_closed(
             for kind, (listed, used) in found.items():
                 assert listed == used, (served, kind, listed ^ used)
             listed_tools = {n for n in found["tools"][0] if n in everything["tools"]}
-            assert listed_tools == {f"{prefix}get_time", f"{prefix}echo"}, found
+            assert listed_tools == {f"{prefix}{t}" for t in ("get_time", "echo", "report")}, found
             assert found["prompts"] == (set(), set())  # denied locally: the hook not asked
             assert not any(each["kind"] == "prompt" for each in decision_point.asked)
             # What the hook was told: who and what, the action, never a token.

@@ -37,6 +37,15 @@ async def job(seconds: float = 0.3) -> str:
     return "called job"
 
 
+@server.tool(task="optional")
+async def report(seconds: float = 0.5) -> str:
+    """Like job, but no policy here hides it: shows that a call of it becomes a task."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
+    return "called report"
+
+
 @server.resource("mem://open", name="open")
 def open_note() -> str:
     return "open note"
