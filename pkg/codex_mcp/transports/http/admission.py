@@ -16,6 +16,7 @@ from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
+from .server_card import card_path
 
 if TYPE_CHECKING:
     from ...policy import Policy
@@ -49,6 +50,9 @@ class Admission:
             scope for entry in config.oauth_operator_scope for scope in entry.split()
         )
         self.status_path = f"{prefix}/"
+        #: The server card (--server-card): public, like the OAuth metadata, but on the Host
+        #: check, since the URL it names comes from the Host.
+        self.card_path = card_path(config) if config.server_card else None
         #: The browser login to the operator's pages, when they exist behind a credential.
         self.login = (
             OperatorLogin(prefix, config.operator_cookie_secret, self.guard.static_fingerprints)
@@ -56,8 +60,10 @@ class Admission:
             else None
         )
         #: Paths served while the shared store is down (app.store_gate).
-        self.storeless_paths = self.operator_paths | (
-            {self.login.path} if self.login is not None else set()
+        self.storeless_paths = (
+            self.operator_paths
+            | ({self.login.path} if self.login is not None else set())
+            | ({self.card_path} if self.card_path is not None else set())
         )
 
     @web.middleware
@@ -72,6 +78,9 @@ class Admission:
                 if denied is not None:
                     return denied
             return await handler(request)
+        if request.path == self.card_path:
+            denied = guard.check_host(request, guard.trusted_forward(request))
+            return denied if denied is not None else await handler(request)
         denied = guard.check_host_and_origin(request)
         if denied is not None:
             return denied
