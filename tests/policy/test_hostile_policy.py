@@ -24,6 +24,7 @@ from codex_mcp.policy.config import HookConfig
 from codex_mcp.policy.hook import DecisionHook, HookFailed
 from support.polling import until
 from support.processes import CMD_HTTP, HttpProcess
+from support.raw_session import open_session
 
 from .policy_helpers import (
     CHILD,
@@ -378,3 +379,53 @@ async def test_the_hook_is_told_who_and_what_never_a_token(decision_point: Decis
             "action": "list",
         }
     }
+
+
+# -- a 2025-11-25 task-augmented call through the gateway --------------------------------
+
+TASK_SERVER = Path(__file__).resolve().parents[1] / "gateway" / "servers" / "task_server.py"
+
+
+async def test_a_hidden_tool_gets_no_2025_task_through_the_gateway(tmp_path: Path) -> None:
+    """`params.task` on tools/call is its own way into the gateway (relay/tasks_2025.py):
+    a tool the policy hides is refused there too, no task made at the child; the same call
+    to a visible tool makes one (so the refusal is not the path missing)."""
+    policy = write_policy(
+        tmp_path, {"default": "allow", "rules": [{"effect": "deny", "tool": "maybe"}]}
+    )
+    task_child = {"command": sys.executable, "args": [str(TASK_SERVER)]}
+    server = gateway_server(
+        tmp_path,
+        policy,
+        {"hidden": {**task_child, "disabled_tools": ["work"]}, "open": task_child},
+        lines=None,
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            caller = Caller(http, server.url)
+            caller.headers = await open_session(http, server.url, "2025-11-25")
+
+            async def up() -> bool:
+                return "open__work" in await caller.listed("tools")
+
+            await until(up, 30, "the task children listed")
+            listed = await caller.listed("tools")
+            assert "hidden__work" not in listed and "hidden__maybe" not in listed, listed
+            task = {"ttl": 60_000}
+            made = await caller.ask(
+                "tools/call", {"name": "open__work", "arguments": {"seconds": 0.1}, "task": task}
+            )
+            assert "task" in made.get("result", {}), made  # the path exists
+            for name in ("hidden__work", "hidden__maybe", "HIDDEN__WORK", "work"):
+                refused_call = await caller.ask(
+                    "tools/call", {"name": name, "arguments": {"seconds": 0.1}, "task": task}
+                )
+                assert refused(refused_call) and "task" not in str(refused_call.get("result")), (
+                    name,
+                    refused_call,
+                )
+            listing = await caller.ask("tasks/list")
+            assert len(listing["result"]["tasks"]) == 1, listing  # open__work's only
+            server.wait_for_line(r"policy deny: action=call tool=hidden__work .*disabled_tools")
+    finally:
+        server.stop()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..core.context import RequestContext
     from ..core.jsonrpc import JsonObject
     from ..core.provider import Listener
+    from ..core.server import ServerCore
     from ..core.session import ServerSession
 
 
@@ -180,6 +181,15 @@ class PolicedProvider(Provider):
 
     def roots_changed(self, session: ServerSession) -> None:
         self.inner.roots_changed(session)
+
+
+async def permit_call(core: ServerCore, name: str, ctx: RequestContext) -> None:
+    """The policy's decision on calling tool `name`, for a way to a tool that does not pass
+    through the provider's call_tool (a 2025-11-25 task-augmented call the gateway relays
+    itself): raises the refusal a call would get."""
+    provider = core.provider
+    if isinstance(provider, PolicedProvider) and not provider._open:
+        await provider._check("tool", name, ctx)
 
 
 def served(provider: Provider) -> Provider:
