@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import orjson
 
-from .rules import KINDS, Kind, Rule
+from .rules import KINDS, Caller, Kind, Rule, Target, judge
 
 if TYPE_CHECKING:
     from ..gateway.config.model import ServerConfig
@@ -164,6 +164,12 @@ def tool_scope_rules(entries: Sequence[str]) -> tuple[Rule, ...]:
         Rule("require", f"--oauth-tool-scope {pattern}", kinds=("tool",), name=(pattern,), scopes=s)
         for pattern, s in parse_tool_scopes(list(entries))
     )
+
+
+def hidden_by_entry(server: ServerConfig, tool: str) -> bool:
+    """Do the entry's own lists hide the child's `tool` (the rules below, as decided)?"""
+    target = Target("tool", tool, server.name, tool)
+    return not judge(entry_rules((server,)), "allow", Caller(), target).allowed
 
 
 def entry_rules(servers: Iterable[ServerConfig]) -> tuple[Rule, ...]:

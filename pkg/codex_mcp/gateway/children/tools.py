@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.lint.codex_model.schema import codex_parameters
 from codex_mcp.lint.repair import RepairedTool, apply_tool_settings, repair_tool
+from codex_mcp.policy.config import hidden_by_entry
 
 from ..config.json_file import nests_deeper_than
 from ..config.model import ServerConfig
@@ -40,7 +41,8 @@ def prepare_tools(server: ServerConfig, tools: Sequence[JsonObject]) -> list[Too
                 "%s: %s repaired: %s", server.name, name, "; ".join(map(str, repaired.changes))
             )
         definition = apply_tool_settings(repaired.tool, server.tool_settings(name)).tool
-        _warn_about_codex(server, name, definition)
+        if not hidden_by_entry(server, name):  # no warning about a tool nobody is shown
+            _warn_about_codex(server, name, definition)
         entries.append(ToolEntry(name, definition))
     return entries
 
