@@ -21,7 +21,7 @@ from aiohttp import web
 from codex_mcp.policy import Caller as Who
 from codex_mcp.policy import PolicyError, Target, parse_policy
 from codex_mcp.policy.config import HookConfig
-from codex_mcp.policy.hook import DecisionHook, HookFailed
+from codex_mcp.policy.hook import CACHE_ENTRIES, DecisionHook, HookFailed
 from support.polling import until
 from support.processes import CMD_HTTP, HttpProcess
 from support.raw_session import open_session
@@ -429,3 +429,26 @@ async def test_a_hidden_tool_gets_no_2025_task_through_the_gateway(tmp_path: Pat
             server.wait_for_line(r"policy deny: action=call tool=hidden__work .*disabled_tools")
     finally:
         server.stop()
+
+
+async def test_the_hooks_cache_is_bounded_and_keeps_no_failure(
+    decision_point: DecisionPoint,
+) -> None:
+    hook = DecisionHook(HookConfig(f"{decision_point.url}/allow", cache_ttl_sec=600))
+    try:
+        for n in range(CACHE_ENTRIES + 50):  # as many callers as a busy server has
+            assert await hook.allows(Who(session=f"s{n}"), WHAT, "call")
+        assert len(hook._cache) == CACHE_ENTRIES  # oldest dropped first
+        asked = len(decision_point.inputs)
+        assert await hook.allows(Who(session=f"s{CACHE_ENTRIES + 49}"), WHAT, "call")
+        assert len(decision_point.inputs) == asked  # the newest is kept
+    finally:
+        await hook.close()
+    failing = DecisionHook(HookConfig(f"{decision_point.url}/error", cache_ttl_sec=600))
+    try:
+        for _ in range(2):  # a failure is asked again, never kept as a deny (or an allow)
+            with pytest.raises(HookFailed):
+                await failing.allows(WHO, WHAT, "call")
+        assert not failing._cache
+    finally:
+        await failing.close()
