@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..core.context import CALLER_SCOPES
 from ..core.log_names import session_label
+from ..observe.audit import principal_of_fingerprint
 from .rules import Caller
 
 if TYPE_CHECKING:
@@ -19,14 +20,9 @@ if TYPE_CHECKING:
 #: CALLER_SCOPES (the handler's task copies both); None without OAuth.
 CALLER_SUBJECT: Final[ContextVar[str | None]] = ContextVar("codex_mcp_caller_subject", default=None)
 
-#: Hex digits of a credential's fingerprint a principal shows (the audit log's form).
-PRINCIPAL_HEX_DIGITS = 16
-
-
-def principal_name(fingerprint: str | None) -> str | None:
-    """A credential's fingerprint as rules and logs name it: `sha256:` and its first 16 hex
-    digits (observe/audit.py's form), never the token."""
-    return f"sha256:{fingerprint[:PRINCIPAL_HEX_DIGITS]}" if fingerprint else None
+#: A credential's fingerprint as rules and logs name it: `sha256:` and its first 16 hex
+#: digits, never the token (the audit log's form, one definition).
+principal_name = principal_of_fingerprint
 
 
 def caller_of(ctx: RequestContext) -> Caller:
