@@ -23,7 +23,7 @@ from codex_mcp.policy import PolicyError, Target, parse_policy
 from codex_mcp.policy.config import HookConfig
 from codex_mcp.policy.hook import CACHE_ENTRIES, DecisionHook, HookFailed
 from support.polling import until
-from support.processes import CMD_HTTP, HttpProcess
+from support.processes import CMD_HTTP, HttpProcess, StdioServer
 from support.raw_session import open_session
 
 from .policy_helpers import (
@@ -452,3 +452,18 @@ async def test_the_hooks_cache_is_bounded_and_keeps_no_failure(
         assert not failing._cache
     finally:
         await failing.close()
+
+
+def test_over_stdio_the_policy_hides_and_refuses_alike(tmp_path: Path) -> None:
+    """`codex-mcp --policy` (stdio, the local user: no principal): the same decision."""
+    peer = StdioServer("--serve", str(CHILD), "--policy", str(write_policy(tmp_path, HIDING)))
+    try:
+        peer.initialize()
+        listed = [t["name"] for t in peer.call(2, "tools/list", {})["result"]["tools"]]
+        assert "rm" not in listed and "job" not in listed and "get_time" in listed, listed
+        refusal = peer.call(3, "tools/call", {"name": "rm", "arguments": {}})
+        assert refusal["error"]["message"] == "Unknown tool: rm", refusal
+        read = peer.call(4, "resources/read", {"uri": "mem://secret"})
+        assert "error" in read and "secret note" not in str(read), read
+    finally:
+        peer.stop()
