@@ -25,16 +25,14 @@ class Policy:
         self.fixed = fixed
         self.rules = (*fixed, *config.rules)
         self.hook = DecisionHook(config.hook) if config.hook is not None else None
+        #: No rule, no hook, default allow: nothing to ask (an attribute: a relayed call
+        #: reads it on its hot path).
+        self.allows_everything = not self.rules and self.hook is None and config.default == "allow"
 
     def adding(self, fixed: tuple[Rule, ...]) -> Policy:
         """This policy with more of the older settings' rules (before anything serves)."""
         kept = tuple(rule for rule in fixed if rule not in self.fixed)
         return Policy(self.config, (*self.fixed, *kept))
-
-    @property
-    def allows_everything(self) -> bool:
-        """No rule, no hook, default allow: nothing to ask (the wrapper is not installed)."""
-        return not self.rules and self.hook is None and self.config.default == "allow"
 
     async def decide(
         self, caller: Caller, target: Target, action: Action, extra: tuple[Rule, ...] = ()
