@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
-from codex_mcp.client import Client
+from codex_mcp.client import Client, SkillVerificationError
 from codex_mcp.client.oauth import (
     ClientProfile,
     IdJagExchange,
@@ -126,6 +126,33 @@ async def make_the_calls_asked(url: str) -> None:
         if mcp.server_capabilities.get("prompts") is not None:
             for prompt in await mcp.list_prompts(all_pages=True):
                 await mcp.get_prompt(prompt.name)
+
+
+@scenario("sep-2640-client-no-prefetch")
+async def list_the_skills(url: str) -> None:
+    """A host builds its registry from the listing alone: no file is read."""
+    async with client(url) as mcp:
+        await mcp.list_skills(all_pages=True)
+
+
+@scenario(
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
+async def load_each_skill(url: str) -> None:
+    """Load every listed skill, then read its files: a SKILL.md that fails verification
+    against its entry stops that skill there (its supporting files are never read)."""
+    async with client(url) as mcp:
+        for skill in await mcp.list_skills(all_pages=True):
+            try:
+                loaded = await mcp.load_skill(skill)
+            except SkillVerificationError as refused:
+                print(f"conformance_client: skill not loaded: {refused}", file=sys.stderr)
+                continue
+            for file in loaded.skill.files or ():
+                if file.uri != skill.uri:
+                    await mcp.read_skill_file(loaded, file.uri)
 
 
 @scenario("json-schema-2020-12-preservation")

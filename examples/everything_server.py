@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import struct
+from pathlib import Path
 from typing import Annotated, Any
 
 from codex_mcp import (
@@ -330,6 +331,19 @@ def weather(
 def add(a: int, b: int) -> int:
     """Adds two integers (structured output wraps the result)."""
     return a + b
+
+
+# -- skills (SEP-2640) ----------------------------------------------------------------------
+# examples/skills/ holds a skill folder with subfolders (resources/directory/read has a
+# subdirectory to list); one more skill is defined in code, under a prefix.
+server.add_skills_directory(Path(__file__).resolve().parent / "skills")
+server.add_skill(
+    "release-notes",
+    "Write release notes from the merged changes",
+    "# Release notes\n\nGroup the changes by area; use `examples/entry.md` for each.\n",
+    files={"examples/entry.md": "- **area**: what changed, and why it matters.\n"},
+    prefix="acme/docs",
+)
 
 
 # -- resources ------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import uri_template
 from .jsonrpc import JsonObject
 from .provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool
+from .skills import NotADirectory, UnknownSkill
 
 if TYPE_CHECKING:
     from .context import RequestContext
@@ -180,6 +181,34 @@ class CompositeProvider(Provider):
         provider = self._resource_owner(uri)
         if provider is not None:
             await provider.unsubscribe(uri, ctx)
+
+    # -- skills ----------------------------------------------------------------
+    async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        listings = await self._each(
+            "listing skills", ctx, [p.list_skills(ctx) for p in self.providers]
+        )
+        merged, _index = _merge(self.providers, listings, "uri")
+        return merged
+
+    async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
+        """The first provider serving a skill at `uri` answers (a skill need not be listed)."""
+        for provider in self._serving("skills"):
+            try:
+                return await provider.get_skill(uri, ctx)
+            except UnknownSkill:
+                continue
+        raise UnknownSkill(uri)
+
+    async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+        for provider in self._serving("directories"):
+            try:
+                return await provider.read_directory(uri, ctx)
+            except NotADirectory:
+                continue
+        raise NotADirectory(uri)
+
+    def _serving(self, feature: str) -> list[Provider]:
+        return [provider for provider in self.providers if feature in provider.features]
 
     # -- completion ------------------------------------------------------------
     async def complete(

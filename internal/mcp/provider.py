@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Literal
 
 from .errors import McpError
 from .jsonrpc import INVALID_PARAMS, JsonObject, invalid_params
+from .skills import NotADirectory, UnknownSkill
 
 if TYPE_CHECKING:
     from .context import RequestContext
     from .session import ServerSession
+    from .subscriptions import Subscription
 
 ListKind = Literal["tools", "resources", "prompts"]
 Listener = Callable[[str, str | None], None]
@@ -45,7 +47,9 @@ class Provider:
 
     @property
     def features(self) -> frozenset[str]:
-        """Which of "tools", "resources", "prompts", "completions" this provider serves."""
+        """Which of "tools", "resources", "prompts", "completions" this provider serves;
+        "skills" (the Skills extension: skills/list, skills/get) and "directories"
+        (resources/directory/read) too."""
         return frozenset()
 
     def __init__(self) -> None:
@@ -115,6 +119,29 @@ class Provider:
 
     async def unsubscribe(self, uri: str, ctx: RequestContext) -> None:
         """The session unsubscribed from `uri`."""
+
+    async def listen_started(self, subscription: Subscription, ctx: RequestContext) -> None:
+        """A 2026-07-28 `subscriptions/listen` opens (before its acknowledgement): the core
+        feeds it this provider's events; a relay passes its resource URIs on. An McpError
+        refuses the listen."""
+
+    def listen_ended(self, subscription: Subscription) -> None:
+        """That listen ended (stream closed, cancelled, server shutting down). Must not
+        block: it runs as the request unwinds, cancelled or not."""
+
+    # -- skills (the Skills extension; core/skills.py) ---------------------------
+    async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        """Skill entries ({uri, frontmatter, resources}) of skills/list."""
+        return ()
+
+    async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
+        """The entry of the skill whose SKILL.md is at `uri`; UnknownSkill if none."""
+        raise UnknownSkill(uri)
+
+    async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+        """The Resource entries of a directory resource's direct children; NotADirectory
+        when `uri` is none."""
+        raise NotADirectory(uri)
 
     # -- prompts ---------------------------------------------------------------
     async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:

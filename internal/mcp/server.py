@@ -24,6 +24,7 @@ from .request_meta import TASKS_EXTENSION
 from .request_state import DEFAULT_TTL_SECONDS, RequestStateCodec, generate_key
 from .routing_headers import ParamHeader, param_headers
 from .session import Outbound, ServerSession, StatelessSession
+from .skills import SKILLS_EXTENSION, skills_settings
 from .subscriptions import SubscriptionHub
 from .tasks import TaskRecord, TaskStore
 
@@ -235,11 +236,14 @@ class ServerCore:
             caps["prompts"] = {"listChanged": True}
         if "completions" in features:
             caps["completions"] = {}
+        if "skills" in features:  # both eras: the extension rides on the resources capability
+            caps["extensions"] = {SKILLS_EXTENSION: skills_settings(features)}
         return caps
 
     def stateless_capabilities(self) -> JsonObject:
         """What server/discover declares: the legacy set, plus the tasks extension."""
-        return {**self.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
+        caps = self.capabilities()
+        return {**caps, "extensions": {**caps.get("extensions", {}), TASKS_EXTENSION: {}}}
 
     @property
     def request_states(self) -> RequestStateCodec:

@@ -142,6 +142,13 @@ class CommonDefaults(ObserveOptions, CodexBoundsOptions):
         LOGGING,
         metavar="LEVEL",
     )
+    policy: Path | None = setting(
+        None,
+        "A policy file (JSON): who may list and use which tools, resources and prompts, "
+        "and an optional external decision point (specs/policy.md).",
+        SECURITY,
+        metavar="FILE",
+    )
     log_file: Path | None = setting(
         None,
         "Also log to this file, with bearer tokens redacted.",

@@ -98,8 +98,9 @@ def test_json_shape(tmp_path: Path) -> None:
     (server,) = document["servers"]
     assert set(server) == {
         "name", "transport", "target", "status", "startupTimeoutSec", "toolTimeoutSec",
-        "seconds", "findings", "tools",
+        "seconds", "findings", "tools", "skills",
     }  # fmt: skip
+    assert server["skills"] == []  # it declares no skills (tests/doctor/test_doctor_skills.py)
     assert server["startupTimeoutSec"] == 30 and server["toolTimeoutSec"] == 300  # Codex's
     assert server["transport"] == "stdio" and server["target"] == PY
     assert server["tools"] == [{"tool": "echo", "codexName": "mcp__brk__echo", "status": "kept"}]

@@ -20,6 +20,8 @@ from codex_mcp.gateway.config.load import (
 )
 from codex_mcp.gateway.config.model import HttpTarget, StdioTarget
 from codex_mcp.gateway.config.parse import derive_name
+from codex_mcp.policy.config import entry_rules
+from codex_mcp.policy.rules import Caller, Target, judge
 
 
 def write(path: Path, document: Any) -> Path:
@@ -288,7 +290,11 @@ def test_gateway_options_per_child(tmp_path: Path, env: dict[str, str]) -> None:
         {"readOnlyHint": True},
     )
     assert s.tools["set_time"].annotations == {"destructiveHint": True, "title": "Set"}
-    assert [s.tool_allowed(t) for t in ("get_time", "rm", "debug")] == [True, False, False]
+    rules = entry_rules([s])  # the allow and deny lists, as the policy applies them
+    assert [
+        judge(rules, "allow", Caller(), Target("tool", t, s.name, t)).allowed
+        for t in ("get_time", "rm", "debug")
+    ] == [True, False, False]
     assert not off.enabled and quick.enabled and quick.restart.policy == "never"
     assert config.enabled_servers == (s, quick)
 

@@ -26,7 +26,6 @@ from codex_mcp.core.request_meta import CLIENT_CAPABILITIES_KEY
 from .codex_harness import CODEX, ToolCall, run_codex, stdio_server_toml
 from .gateway_helpers import (
     CMD_MCP,
-    EXAMPLES,
     PY,
     ROOT,
     Lines,
@@ -44,8 +43,16 @@ MODERN = "2026-07-28"
 EVERYTHING_RELAYED = {"sampling": {}, "elicitation": {}, "roots": {}}
 
 
+#: The examples server as a child that predates 2026-07-28 (it answers server/discover with
+#: -32601): spoken to with `initialize` by every front (a dual-revision child is spoken to in
+#: each front's revision: test_gateway_revision.py).
+LEGACY_ONLY = [PY, str(ROOT / "tests/gateway/servers/legacy_only.py")]
+
+
 def _config(tmp_path: Path) -> Path:
-    return write_config(tmp_path, {"ex": stdio(EXAMPLES, client_capabilities=EVERYTHING_RELAYED)})
+    return write_config(
+        tmp_path, {"ex": stdio(LEGACY_ONLY, client_capabilities=EVERYTHING_RELAYED)}
+    )
 
 
 async def test_a_legacy_childs_question_is_a_round_for_a_modern_front(tmp_path: Path) -> None:

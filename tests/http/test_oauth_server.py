@@ -24,6 +24,8 @@ from aiohttp.test_utils import TestServer
 from codex_mcp.client import Client
 from codex_mcp.client.oauth import ClientProfile, OAuth, TokenStore
 from codex_mcp.launch import StartupError
+from codex_mcp.policy import Caller, Policy, PolicyConfig
+from codex_mcp.policy.config import tool_scope_rules
 from codex_mcp.transports.http import HttpConfig, create_app
 from codex_mcp.transports.http.oauth import ResourceServer
 from http_helpers import JSON, build_test_server, call, init, open_session, text_of
@@ -130,10 +132,13 @@ async def test_the_sdk_client_completes_the_flow_and_steps_up_for_a_tools_scope(
         with anyio.fail_after(30):
             await session.initialize()
             tools = await session.list_tools()
-            assert "echo" in {tool.name for tool in tools.tools}
-            # The first token holds `mcp` only: echo's call gets 403 naming echo.use,
-            # and the SDK authorizes again for it (step-up).
+            # The first token holds `mcp` only: the policy hides echo from its listing
+            # (listed <=> callable, specs/policy.md), and a call by name gets 403 naming
+            # echo.use, so the SDK authorizes again for it (step-up).
+            assert "echo" not in {tool.name for tool in tools.tools}
             result = await session.call_tool("echo", {"message": "through OAuth"})
+            tools = await session.list_tools()  # the stepped-up token's listing has it
+            assert "echo" in {tool.name for tool in tools.tools}
     assert not result.is_error
     assert result.content[0].text == "through OAuth"  # type: ignore[union-attr]
     first, second = (parse_qs(urlsplit(url).query) for url in browser.visited)
@@ -416,7 +421,8 @@ async def test_our_client_logs_in_steps_up_and_the_gateway_uses_its_login(
     store = TokenStore(tmp_path / "oauth")
     auth = OAuth(store=store, profile=ClientProfile(client_id="codex-mcp-test"), authorizer=browser)
     async with Client.http(url, auth=auth) as client:
-        assert "echo" in [tool.name for tool in await client.list_tools()]
+        # Hidden from the `mcp` token's listing, refused by name with a step-up 403.
+        assert "echo" not in [tool.name for tool in await client.list_tools()]
         assert (await client.call_tool("echo", {"message": "ours"})).text == "ours"
     first, second = (parse_qs(urlsplit(visit).query) for visit in browser.visited)
     assert first["resource"] == [url] and first["scope"] == ["mcp"]
@@ -462,6 +468,9 @@ def test_scopes_are_read_space_or_comma_separated() -> None:
         )
     )
     assert server.scopes == {"mcp", "read", "write"}
-    assert server.tool_scopes("run_query") == {"exec", "admin"}
-    assert server.tool_scopes("echo") == frozenset()
+    # A tool's scopes are the policy's require rules (policy/config.py).
+    policy = Policy(PolicyConfig(), tool_scope_rules(["run_*=exec admin"]))
+    caller = Caller(scopes=frozenset({"exec"}))
+    assert policy.scopes_to_call(caller, "run_query") == {"admin"}
+    assert policy.scopes_to_call(caller, "echo") == frozenset()
     assert server.metadata_url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"

@@ -165,7 +165,9 @@ async def test_login_tools_call_with_step_up_and_logout(stack: Stack, tmp_path: 
 
     code, tools, err = await cli("tools", "--url", url, env=env)
     assert code == 0, err
-    assert "echo" in {tool["name"] for tool in tools}
+    # echo needs echo.use: hidden from this token's listing (specs/policy.md), yet named
+    # by a call it gets the step-up 403.
+    assert "echo" not in {tool["name"] for tool in tools} and "sleep" in str(tools)
 
     # echo needs echo.use, which the token lacks: the server answers 403 insufficient_scope
     # and the CLI, which has no browser outside `login`, names the scope and the login for it.
@@ -218,7 +220,7 @@ async def test_the_library_steps_up_in_place_for_a_tools_scope(
         browser,
         Client.http(url, auth=OAuth(store=TokenStore(tmp_path), authorizer=browser)) as client,
     ):
-        assert "echo" in {tool.name for tool in await client.list_tools()}
+        assert "echo" not in {tool.name for tool in await client.list_tools()}  # no echo.use
         result = await client.call_tool("echo", {"message": "stepped up"})
     assert not result.is_error and result.raw["content"][0]["text"] == "stepped up"
     first, second = (query(visit["url"]) for visit in browser.visits)
@@ -247,7 +249,7 @@ async def test_an_expired_token_is_refreshed_for_the_same_resource(
 
     code, tools, err = await cli("tools", "--url", url, env=env)
     assert code == 0, err
-    assert "echo" in {tool["name"] for tool in tools}
+    assert "sleep" in {tool["name"] for tool in tools}
     refreshes = [g for g in provider.grants[before:] if g["grant_type"] == "refresh_token"]
     assert refreshes, provider.grants
     # RFC 8707: the refresh names the resource again, and the new token is for it.

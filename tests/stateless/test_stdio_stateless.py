@@ -30,7 +30,11 @@ def test_discover_answers_the_dual_era_probe(examples: Start) -> None:
     assert result["supportedVersions"] == ["2026-07-28"]
     capabilities = result["capabilities"]
     assert {"tools", "resources", "prompts", "completions", "logging"} <= set(capabilities)
-    assert capabilities["extensions"] == {TASKS: {}}
+    # The tasks extension, and the skills the everything server serves (specs/skills.md).
+    assert capabilities["extensions"] == {
+        TASKS: {},
+        "io.modelcontextprotocol/skills": {"directoryRead": True},
+    }
     assert "tasks" not in capabilities  # the extension's slot only
     assert result["_meta"][SERVER_INFO]["name"] == "codex-mcp-everything"
     assert result["ttlMs"] == 0 and result["cacheScope"] == "private"

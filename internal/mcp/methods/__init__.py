@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import completion, direct, lifecycle, logging_, prompts, resources, tools
+from . import completion, direct, lifecycle, logging_, prompts, resources, skills, tools
 from .table import MethodEntry, MethodTable
 
 DEFAULT_METHODS: MethodTable = {
@@ -13,6 +13,7 @@ DEFAULT_METHODS: MethodTable = {
     **logging_.METHODS,
     **completion.METHODS,
     **direct.METHODS,
+    **skills.METHODS,
 }
 
 __all__ = ["DEFAULT_METHODS", "MethodEntry", "MethodTable", "direct"]

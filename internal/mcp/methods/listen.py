@@ -44,14 +44,19 @@ async def listen(session: ServerSession, params: JsonObject, ctx: StatelessConte
     )
     subscription_id = ctx.request_id
     assert subscription_id is not None
-    # The first message of the subscription, before it can receive anything.
-    ctx.notify(
-        ACKNOWLEDGED, {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}, "notifications": honoured}
-    )
     subscription = Subscription(subscription_id, ctx.notify, kinds, resources, tasks)
-    core.subscriptions.add(subscription)
     try:
+        # A relay subscribes where the resources are first: once acknowledged, updates flow.
+        await core.provider.listen_started(subscription, ctx)
+        # The first message of the subscription, before it can receive anything (the hub
+        # is joined in the same loop turn: nothing is lost between).
+        ctx.notify(
+            ACKNOWLEDGED,
+            {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}, "notifications": honoured},
+        )
+        core.subscriptions.add(subscription)
         await subscription.closed
     finally:
         core.subscriptions.remove(subscription)
+        core.provider.listen_ended(subscription)
     return {"_meta": {SUBSCRIPTION_ID_KEY: subscription_id}}

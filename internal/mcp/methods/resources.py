@@ -35,10 +35,11 @@ async def read_resource(
 
 async def subscribe(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
     uri = require_str(params, "uri")
+    # The provider first: a subscription it refuses (a policy's hidden resource) is not kept.
+    await session.core.provider.subscribe(uri, ctx)
     if uri not in session.subscriptions:
         session.subscriptions.add(uri)
         session.state_changed()
-    await session.core.provider.subscribe(uri, ctx)
     return {}
 
 

@@ -26,7 +26,7 @@ from ..request_state import ReplayedRequestState
 from ..rounds import ROUND_METHODS, InputRequired, Rounds
 from ..stateless_context import StatelessContext
 from ..versions import STATELESS_VERSIONS
-from . import completion, listen, prompts, resources, task_methods, tools
+from . import completion, listen, prompts, resources, skills, task_methods, tools
 
 if TYPE_CHECKING:
     from ..session import ServerSession
@@ -42,6 +42,8 @@ CACHEABLE: Final = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
+        "skills/list",
+        "skills/get",
     }
 )
 
@@ -73,6 +75,9 @@ METHODS: Final[dict[str, tuple[StatelessHandler, str | None]]] = {
     "prompts/get": (prompts.get_prompt, "prompts"),
     "completion/complete": (completion.complete, "completions"),
     "subscriptions/listen": (listen.listen, None),
+    "skills/list": (skills.list_skills, "skills"),
+    "skills/get": (skills.get_skill, "skills"),
+    "resources/directory/read": (skills.read_directory, "directories"),
     "tasks/get": (task_methods.get_task, None),
     "tasks/update": (task_methods.update_task, None),
     "tasks/cancel": (task_methods.cancel_task, None),

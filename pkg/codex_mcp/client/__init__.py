@@ -47,6 +47,10 @@ _LAZY = {
     "ServerCardError": ".server_card",
     "fetch_server_card": ".server_card",
     "server_card_url": ".server_card",
+    "LoadedSkill": ".skills",
+    "Skill": ".skills",
+    "SkillFile": ".skills",
+    "SkillVerificationError": ".skills",
 }
 
 if TYPE_CHECKING:
@@ -68,6 +72,7 @@ if TYPE_CHECKING:
     )
     from .server_card import ServerCardError, fetch_server_card, server_card_url
     from .session import ClientSession
+    from .skills import LoadedSkill, Skill, SkillFile, SkillVerificationError
     from .telemetry import Telemetry, TelemetryEvent, subscribe
     from .transports.base import Transport
     from .transports.legacy_sse import LegacySseTransport
@@ -110,6 +115,7 @@ __all__ = [
     "GetPromptResult",
     "InitializeResult",
     "LegacySseTransport",
+    "LoadedSkill",
     "McpClientError",
     "McpError",
     "MemoryTransport",
@@ -123,6 +129,9 @@ __all__ = [
     "ServerCard",
     "ServerCardError",
     "SessionExpired",
+    "Skill",
+    "SkillFile",
+    "SkillVerificationError",
     "SpawnError",
     "StdioTransport",
     "StreamableHttpTransport",

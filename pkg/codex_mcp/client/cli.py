@@ -41,19 +41,24 @@ def _parser() -> argparse.ArgumentParser:
             "read",
             "prompts",
             "prompt",
+            "skills",
+            "skill",
+            "dir",
             "info",
             "login",
             "logout",
         ],
         metavar="COMMAND",
         help="tools, call TOOL [ARGS], resources, templates, read URI, prompts, "
-        "prompt NAME [ARGS], info (what the server said at initialize), login URL "
+        "prompt NAME [ARGS], skills, skill URI (its entry), dir URI (a directory's "
+        "children), info (what the server said at initialize), login URL "
         "(OAuth in the browser; the tokens are kept for later commands), or logout URL",
     )
     parser.add_argument(
         "target",
         nargs="?",
-        help="tool name (call), URI (read), prompt name (prompt), server URL (login, logout)",
+        help="tool name (call), URI (read, skill, dir), prompt name (prompt), server URL "
+        "(login, logout)",
     )
     parser.add_argument("arguments", nargs="?", help="JSON object of arguments (call, prompt)")
     parser.add_argument("--url", help="Streamable HTTP endpoint (or legacy SSE with --sse)")
@@ -199,7 +204,7 @@ async def _run(opts: argparse.Namespace, server_command: list[str]) -> tuple[Any
     """The JSON to print, and whether the command failed (isError)."""
     if opts.command in ("login", "logout"):
         return await _account(opts), False
-    needs_target = {"call": "TOOL", "read": "URI", "prompt": "NAME"}
+    needs_target = {"call": "TOOL", "read": "URI", "prompt": "NAME", "skill": "URI", "dir": "URI"}
     if opts.command in needs_target and not opts.target:
         raise UsageError(f"{opts.command} needs {needs_target[opts.command]}")
     # Bad input is reported before a server is started for nothing.
@@ -223,6 +228,12 @@ async def _run(opts: argparse.Namespace, server_command: list[str]) -> tuple[Any
             return [t.to_json() for t in templates], False
         if opts.command == "read":
             return (await client.read_resource(opts.target, timeout=timeout)).raw, False
+        if opts.command == "skills":  # the Skills extension (specs/skills.md)
+            return [skill.raw for skill in await client.list_skills(all_pages=True)], False
+        if opts.command == "skill":
+            return (await client.get_skill(opts.target)).raw, False
+        if opts.command == "dir":
+            return list(await client.read_directory(opts.target)), False
         if opts.command == "prompts":
             prompts = await client.list_prompts(all_pages=True, timeout=timeout)
             return [p.to_json() for p in prompts], False

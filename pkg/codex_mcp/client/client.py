@@ -23,6 +23,7 @@ from .elicitation import with_defaults
 from .errors import McpClientError, is_retryable
 from .paging import every_page, page_of
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
+from .skills import SkillFeatures
 from .stateless import StatelessProfile, stateless_capabilities
 from .stateless_features import StatelessFeatures
 from .telemetry import TOOL_CALL_FAILURE, TOOL_CALL_START, TOOL_CALL_SUCCESS, Telemetry
@@ -83,7 +84,7 @@ async def wait_before_retry(backoff: Backoff | None, attempt: int) -> None:
         await asyncio.sleep(float(delay))
 
 
-class Client(StatelessFeatures):
+class Client(StatelessFeatures, SkillFeatures):
     def __init__(
         self,
         transport: Transport,

@@ -43,6 +43,10 @@ def _server(server: ServerView, out: TextIO) -> None:
         print(f"{head}: {len(server.tools)} tool(s) listed{took}", file=out)
     else:
         print(f"{head}: {server.status.upper()}", file=out)
+    if server.skills:
+        shown = ", ".join(printable(path) for path in server.skills[:MAX_NAMED])
+        more = len(server.skills) - MAX_NAMED
+        print(f"  skills: {shown}{f' and {more} more' if more > 0 else ''}", file=out)
     names = [printable(t.tool) for t in server.tools]
     width = max(map(len, names), default=0)
     for tool, name in zip(server.tools, names, strict=True):

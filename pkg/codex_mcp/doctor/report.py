@@ -100,6 +100,8 @@ class ServerView:
     seconds: float | None = None
     findings: list[DoctorFinding] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)
+    #: The paths of the skills it serves (specs/skills.md).
+    skills: list[str] = field(default_factory=list)
 
     @property
     def loses(self) -> bool:
@@ -119,6 +121,7 @@ class ServerView:
             "seconds": None if self.seconds is None else round(self.seconds, 3),
             "findings": [f.to_json() for f in self.findings],
             "tools": [t.to_json() for t in self.tools],
+            "skills": list(self.skills),
         }
 
 
@@ -190,6 +193,7 @@ def build_report(
         report = linted.get(server.name)
         lint_tools = {t.tool: t for t in report.tools} if report is not None else {}
         view.tools = _tools(server, result.tools, lint_tools, lost=view.status != "ok")
+        view.skills = result.skills
         if report is not None:
             view.findings += [_from_lint(f, ()) for f in report.findings]
             view.findings += _grouped(report.tools)

@@ -54,6 +54,9 @@ class Started:
     fix: str | None = None
     #: How it was started (the resolved command, or the URL).
     target: str = ""
+    #: The paths of the skills it serves (SEP-2640: `team/code-review`), when it declares
+    #: them; asked after Codex's steps, untimed (Codex itself does not list skills).
+    skills: list[str] = field(default_factory=list)
 
     @property
     def seconds(self) -> float | None:
@@ -141,7 +144,10 @@ async def _list(
                     if not isinstance(cursor, str) or not cursor:
                         break
                 listed_at = time.monotonic()
-        return Started("listed", tools, initialized - began, listed_at - initialized, target=target)
+                skills = await client.skill_paths()
+        started = Started("listed", tools, initialized - began, listed_at - initialized)
+        started.target, started.skills = target, skills
+        return started
     except TimeoutError:
         step = "initialize" if initialized is None else "tools/list"
         waited = f"no {step} answer within {wait:g} s"

@@ -31,13 +31,16 @@ from .children.child import Child
 from .children.connection import OpenTransport
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
+from .children.revision import handshake_for
 from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
 from .relay import attribution
 from .relay import calls as relay
+from .relay import skills as relay_skills
 from .relay.questions import check_client_can, for_front
+from .relay.subscriptions import ResourceSubscriptions
 from .relay.tasks_2025 import TASK_STATUS, Tasks2025
 from .routing.catalog import Catalog, build_catalog, outer_uri
 from .routing.naming import SEPARATOR
@@ -46,6 +49,7 @@ from .status import STATUS_TOOL, status_result, status_tool, summary_line
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
+    from codex_mcp.core.subscriptions import Subscription
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -98,6 +102,8 @@ class GatewayProvider(Provider, RelayHooks):
         self._retiring: set[Child] = set()
         #: The 2025-11-25 tasks children make for front sessions (serve.py installs them).
         self.tasks_2025 = Tasks2025(self)
+        #: Front subscriptions to children's resources (legacy subscribe, 2026-07-28 listen).
+        self.subscriptions = ResourceSubscriptions(self.spawn)
 
     def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
@@ -116,6 +122,7 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities=capabilities,
             cache=self.cache,
             open_transport=self.open_transport,
+            handshake=handshake_for(owner),
         )
 
     # -- lifetime --------------------------------------------------------------
@@ -124,13 +131,15 @@ class GatewayProvider(Provider, RelayHooks):
         """What the children offer; a child not up yet (or waiting for a login, or
         per-session) may offer anything once it is."""
         optional = ("resources", "prompts", "completions")
+        skills = relay_skills.features(self.shared)
         if self.per_session.servers or any(
             c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
             for c in self.shared
         ):
-            return frozenset(("tools", *optional))
+            return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
         up = [c.connection.capabilities for c in self.shared if c.connection is not None]
-        return frozenset(("tools", *(k for k in optional if any(k in offer for offer in up))))
+        offered = (k for k in optional if any(k in offer for offer in up))
+        return frozenset(("tools", *offered, *skills))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:
@@ -469,16 +478,47 @@ class GatewayProvider(Provider, RelayHooks):
         route = self.catalog(ctx.session).resource_route(uri)
         if route is None:
             return
-        child, inner = route
-        connection = child.connection
-        resources = connection.capabilities.get("resources") if connection else None
-        if not (isinstance(resources, dict) and resources.get("subscribe")):
+        if subscribe:
+            await self.subscriptions.acquire(*route)
             return
-        count = child.subscriptions.get(inner, 0) + (1 if subscribe else -1)
-        child.subscriptions[inner] = max(count, 0)
-        if (subscribe and count == 1) or (not subscribe and count == 0):
-            method = "resources/subscribe" if subscribe else "resources/unsubscribe"
-            await relay.request(child, method, {"uri": inner}, ctx, self.error_passthrough)
+        going = self.subscriptions.release(*route)
+        if going is not None:
+            await going
+
+    async def listen_started(self, subscription: Subscription, ctx: RequestContext) -> None:
+        # A principal's per-session children send to its listens (any of them); a shared
+        # child's resources are followed for the listens that name them.
+        owner = self.per_session.owner(ctx.session, create=False)
+        if subscription.resources:
+            await self._listed("resources", ctx)  # the children serving the URIs are up
+        elif owner is None:
+            return  # the core's alone: shared children's list changes reach it there
+        routes = self.catalog(ctx.session).resource_route
+        await self.subscriptions.listen_started(subscription, owner, routes)
+
+    def listen_ended(self, subscription: Subscription) -> None:
+        self.subscriptions.listen_ended(subscription)
+
+    # -- skills (relay/skills.py) ------------------------------------------------
+    # A child serving skills serves resources: once each child has listed its resources
+    # (or was skipped as too slow), it is up and says whether it serves skills.
+    async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
+        await self._listed("resources", ctx)
+        children = self.children(ctx.session)
+        return await relay_skills.list_skills(children, ctx, self._outer, self.error_passthrough)
+
+    async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
+        route = (await self._listed("resources", ctx)).resource_route(uri)
+        return await relay_skills.get_skill(route, uri, ctx, self._outer, self.error_passthrough)
+
+    async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+        route = (await self._listed("resources", ctx)).resource_route(uri)
+        return await relay_skills.read_directory(
+            route, uri, ctx, self._outer, self.error_passthrough
+        )
+
+    def _outer(self, server: str, uri: str) -> str:
+        return outer_uri(server, uri, self.passthrough)
 
     # -- completion ------------------------------------------------------------
     async def complete(
@@ -541,14 +581,15 @@ class GatewayProvider(Provider, RelayHooks):
     # -- what children send (ChildHost) ------------------------------------------
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         self.generation += 1
+        self.subscriptions.follow_child(child)  # a 2026-07-28 child's own listen
         owner = child.owner
         for kind in kinds:
             if owner is None:
                 self.notify_list_changed(kind)
-            elif owner.session is not None and owner.reachable:
+            elif owner.session is None:  # a 2026-07-28 principal's: to its open listens
+                self.subscriptions.list_changed(owner, kind)
+            elif owner.reachable:
                 owner.session.notify(f"notifications/{kind}/list_changed")
-            # A 2026-07-28 principal's child: its callers have no stream to be told on (the
-            # response to one of their calls is not one); their next listing has it.
 
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
@@ -563,8 +604,11 @@ class GatewayProvider(Provider, RelayHooks):
                 owner = child.owner
                 if owner is None:
                     self.notify_resource_updated(outer)
-                elif owner.session is not None and outer in owner.session.subscriptions:
-                    owner.session.notify(method, {**params, "uri": outer})
+                elif owner.session is not None:
+                    if outer in owner.session.subscriptions:
+                        owner.session.notify(method, {**params, "uri": outer})
+                else:  # a 2026-07-28 principal's child: to that principal's listens only
+                    self.subscriptions.resource_updated(owner, outer)
             return
         level, data = params.get("level"), params.get("data")
         if level not in LOG_LEVELS:

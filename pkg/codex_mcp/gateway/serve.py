@@ -12,6 +12,9 @@ from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.peer import MethodEntry
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.server import ServerCore
+from codex_mcp.policy import Policy, PolicyConfig
+from codex_mcp.policy.gateway import GatewayNames
+from codex_mcp.policy.provider import PolicedProvider
 
 from .children.connection import OpenTransport
 from .config.env import GatewayEnv
@@ -37,7 +40,9 @@ def build_core(
     for warning in (*config.warnings, *env.warnings):
         log.warning("%s", warning)
     provider = GatewayProvider(config, env, open_transport=open_transport)
-    core = ServerCore(provider, name="codex-mcp", version=__version__, title="codex-mcp gateway")
+    # Its entries' tool lists are policy rules: listing and calling decide alike.
+    policed = PolicedProvider(provider, Policy(PolicyConfig()), GatewayNames(provider))
+    core = ServerCore(policed, name="codex-mcp", version=__version__, title="codex-mcp gateway")
     core.flow = provider.flow
     answer = core.methods["initialize"].handler
 

@@ -90,6 +90,8 @@ class Listing:
     #: What a gateway sharing it saw it send during calls and could not tie to one
     #: (gateway/asked_record.py): its questions' methods, "logging".
     asked_in_calls: Sequence[str] = ()
+    #: The paths of the skills it serves (SEP-2640; specs/skills.md).
+    skills: Sequence[str] = ()
 
 
 @dataclass
@@ -100,6 +102,7 @@ class ServerReport:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None
     seconds: float | None = None
+    skills: list[str] = field(default_factory=list)
 
     @property
     def lost(self) -> int:
@@ -113,6 +116,7 @@ class ServerReport:
             "seconds": self.seconds,
             "findings": [f.to_json() for f in self.findings],
             "tools": [t.to_json() for t in self.tools],
+            "skills": list(self.skills),
         }
 
 
@@ -178,6 +182,7 @@ def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
 
 def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
+    report.skills = list(listing.skills)
     _startup(listing, report)
     if listing.asked_in_calls:
         message = (

@@ -166,14 +166,17 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
                 cursor = page.get("nextCursor")
                 if not isinstance(cursor, str) or not cursor:
                     break
+            seconds = time.monotonic() - started
+            skills = await client.skill_paths()  # after the timing: Codex lists no skills
         return Listing(
             server.name,
             tools,
-            time.monotonic() - started,
+            seconds,
             target=describe(target),
             schema_max_bytes=budget,
             speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
             asked_in_calls=_asked_in_calls(server),
+            skills=skills,
         )
     except TimeoutError:
         error = f"no tools/list within {timeout:g} s"
@@ -223,6 +226,8 @@ def render(report: LintReport, out: TextIO) -> None:
             print(f"{head}\n  LOST     could not list its tools: {server.error}\n", file=out)
             continue
         print(f"{head}: {len(server.tools)} tool(s) in {server.seconds or 0:.2f} s", file=out)
+        if server.skills:
+            print(f"  skills: {', '.join(server.skills)}", file=out)
         for f in server.findings:
             print(f"  {f.severity:<5} {f.rule}: {f.message}", file=out)
         width = max((len(t.tool) for t in server.tools), default=4)

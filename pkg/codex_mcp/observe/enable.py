@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.jsonrpc import JsonObject
+from ..policy.provider import served
 from . import tracing
 from .dispatch import CURRENT, MetricsSink, Recorder, Sink, instrument
 from .hooks import CodexTurnHooks, RelayHooks
@@ -84,7 +85,7 @@ class Observed:
 
             self.tracing = TracingSink(tracer)
             sinks.append(self.tracing)
-        provider = core.provider
+        provider = served(core.provider)  # a policy's wrapper relays nothing itself
         relays = isinstance(provider, RelayHooks)
         # The gateway's relay and the tracer's spans read the call being served.
         calls_seen = relays or self.tracing is not None

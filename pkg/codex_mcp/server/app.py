@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ..core.composite import CompositeProvider
 from ..core.jsonrpc import JsonObject
@@ -15,6 +16,9 @@ from .prompts import FunctionPrompt
 from .provider import FunctionProvider
 from .resources import Completer, FunctionResource
 from .tools import FunctionTool
+
+if TYPE_CHECKING:
+    from .skills import SkillProvider
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: `Server(lifespan=...)`: called with the server, an async context manager whose yield is
@@ -95,6 +99,7 @@ class Server:
         self.functions = FunctionProvider()
         self._providers: list[Provider] = [self.functions]
         self._core: ServerCore | None = None
+        self._skills: SkillProvider | None = None
 
     # -- registration ----------------------------------------------------------
     @overload
@@ -166,6 +171,28 @@ class Server:
         completer: Completer,
     ) -> None:
         self.functions.completers[(ref_type, name, argument)] = completer
+
+    # -- skills (SEP-2640; server/skills.py) -----------------------------------
+    @property
+    def skills(self) -> SkillProvider:
+        """What serves this server's skills (made, and served, on first use)."""
+        if self._skills is None:
+            from .skills import SkillProvider
+
+            provider = SkillProvider()
+            self.add_provider(provider)  # refused once the server has started
+            self._skills = provider
+        return self._skills
+
+    def add_skills_directory(self, root: str | os.PathLike[str]) -> None:
+        """Serve every skill folder (one holding a SKILL.md) under `root` as `skill://`
+        resources, with skills/list, skills/get and resources/directory/read."""
+        self.skills.add_directory(root)
+
+    def add_skill(self, name: str, description: str, instructions: str, **options: Any) -> None:
+        """Serve a skill defined in code. Options: files (relative path -> text or bytes),
+        prefix ("acme/billing"), frontmatter (its other fields)."""
+        self.skills.add_skill(name, description, instructions, **options)
 
     def add_provider(self, provider: Provider) -> None:
         """Serve another provider's tools, resources and prompts too (after our own)."""

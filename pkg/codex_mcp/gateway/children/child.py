@@ -27,7 +27,7 @@ from ..config.model import ServerConfig, StdioTarget
 from ..config.reload import POLL_SECONDS, file_signature
 from ..errors import NEEDS_LOGIN, cannot_run, login_command, one_line
 from ..logins import login_file
-from .connection import Connection, OpenTransport, StartFailed, connect
+from .connection import Connection, Handshake, OpenTransport, StartFailed, connect
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .states import Event, State, next_state
@@ -102,8 +102,15 @@ class Child:
         capabilities: JsonObject | None = None,
         cache: ListingCache | None = None,
         open_transport: OpenTransport | None = None,
+        handshake: Handshake = "initialize",
     ) -> None:
         self.server = server
+        #: The revision it is spoken to in, and the one it speaks to 2026-07-28 fronts when
+        #: that is not the same: whether it can (None: not asked yet), and over which
+        #: connection (children/revision.py).
+        self.handshake = handshake
+        self.speaks_stateless: bool | None = None
+        self.stateless_lane: Child | None = None
         self.name = server.name
         self.host = host
         self.env = env
@@ -256,6 +263,9 @@ class Child:
         connection, self.connection = self.connection, None
         if connection is not None:
             await connection.close()
+        lane, self.stateless_lane = self.stateless_lane, None
+        if lane is not None:
+            await lane.stop()
         if self._supervisor is not None:
             await asyncio.gather(self._supervisor, return_exceptions=True)
         self._go("stop")
@@ -379,6 +389,21 @@ class Child:
             max_message_bytes=self.env.max_message_bytes,
             open_transport=self._open_transport,
             read_gate=self.host.flow.writable,
+            handshake=self.handshake,
+        )
+
+    def sibling(self, server: ServerConfig, host: ChildHost, handshake: Handshake) -> Child:
+        """Another connection to this child's server, for the same owner, spoken to as
+        `handshake` says (its listings are not kept on disk: this child's are)."""
+        return Child(
+            server,
+            host=host,
+            env=self.env,
+            watchdog=self.watchdog,
+            owner=self.owner,
+            capabilities=self.client_capabilities,
+            open_transport=self._open_transport,
+            handshake=handshake,
         )
 
     def _request_handlers(self) -> dict[str, RequestHandler]:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
+from typing import Any, Literal
 
 from codex_mcp import __version__
 from codex_mcp.client.errors import ConnectionClosed
@@ -37,6 +37,11 @@ NotificationSink = Callable[[str, JsonObject, Hashable], None]
 OpenTransport = Callable[[ServerConfig], Transport]
 
 CLIENT_INFO = {"name": "codex-mcp-gateway", "version": __version__}
+
+#: How a child is first spoken to (children/revision.py chooses): `initialize`, then
+#: `server/discover` if that is refused; `server/discover`, then `initialize` if that is
+#: refused; or `server/discover` alone (a child refusing it fails to start).
+Handshake = Literal["initialize", "discover", "discover-only"]
 _MAX_PAGES = 100
 
 
@@ -163,6 +168,7 @@ async def connect(
     max_message_bytes: int = DEFAULTS.max_message_bytes,
     read_gate: Callable[[], Awaitable[object] | None] | None = None,
     open_transport: OpenTransport | None = None,
+    handshake: Handshake = "initialize",
 ) -> Connection:
     """Start the child and run the handshake within `timeout` seconds. Raises StartFailed
     (spawn_error for a child that cannot run, exits or stays silent; the child's own error
@@ -182,7 +188,7 @@ async def connect(
             await session.start()
             if connection.pid is not None:
                 watchdog.watch(connection.pid)
-            result = await _handshake(session, capabilities)
+            result = await _handshake(session, capabilities, handshake)
     except asyncio.CancelledError:
         await connection.close()
         raise
@@ -196,21 +202,27 @@ async def connect(
     return connection
 
 
-async def _handshake(session: ChildSession, capabilities: JsonObject) -> InitializeResult:
-    """`initialize`, or for a 2026-07-28-only child `server/discover` (specs/gateway.md, "Eras")."""
+async def _handshake(
+    session: ChildSession, capabilities: JsonObject, handshake: Handshake
+) -> InitializeResult:
+    """`initialize`, or for a 2026-07-28-only child `server/discover`; `server/discover`
+    first when every front this child serves speaks 2026-07-28 (specs/gateway.md, "Eras")."""
     params: dict[str, Any] = {
         "protocolVersion": LATEST_VERSION,
         "capabilities": capabilities,
         "clientInfo": CLIENT_INFO,
     }
+    era = StatelessProfile(STATELESS_VERSIONS[0], CLIENT_INFO, stateless_capabilities(capabilities))
+    if handshake != "initialize":
+        found = await session.discover(era, None, fall_back=handshake == "discover")
+        if found is not None:
+            return found
+        return await session.initialize(params, None)  # it refused: a legacy-only child
     try:
         return await session.initialize(params, None)
     except McpError as exc:
         if exc.code not in (UNSUPPORTED_PROTOCOL_VERSION, METHOD_NOT_FOUND):
             raise
-        era = StatelessProfile(
-            STATELESS_VERSIONS[0], CLIENT_INFO, stateless_capabilities(capabilities)
-        )
         found = await session.discover(era, None, fall_back=False)
         assert found is not None  # without fall_back it answers or raises
         return found

@@ -1,5 +1,6 @@
 """A child's tool listing as the gateway serves it: each definition repaired once per
-listing (`prepare_tools`: repairs, allow and deny lists, per-tool settings), a tool that
+listing (`prepare_tools`: repairs and per-tool settings; the allow and deny lists are the
+policy's rules, policy/config.py), a tool that
 cannot be repaired left out on its own, and a warning for what Codex would still skip."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.lint.codex_model.schema import codex_parameters
 from codex_mcp.lint.repair import RepairedTool, apply_tool_settings, repair_tool
+from codex_mcp.policy.config import hidden_by_entry
 
 from ..config.json_file import nests_deeper_than
 from ..config.model import ServerConfig
@@ -33,15 +35,14 @@ def prepare_tools(server: ServerConfig, tools: Sequence[JsonObject]) -> list[Too
         if repaired.dropped is not None:
             log.warning("%s: a tool is left out: %s", server.name, repaired.dropped)
             continue
-        name = repaired.tool["name"]
-        if not server.tool_allowed(name):
-            continue
+        name = repaired.tool["name"]  # allow/deny lists: the policy's (policy/config.py)
         if repaired.changes:
             log.debug(
                 "%s: %s repaired: %s", server.name, name, "; ".join(map(str, repaired.changes))
             )
         definition = apply_tool_settings(repaired.tool, server.tool_settings(name)).tool
-        _warn_about_codex(server, name, definition)
+        if not hidden_by_entry(server, name):  # no warning about a tool nobody is shown
+            _warn_about_codex(server, name, definition)
         entries.append(ToolEntry(name, definition))
     return entries
 

@@ -121,7 +121,8 @@ class ServerConfig:
     idle_timeout_sec: float | None = None
     restart: RestartConfig = field(default_factory=RestartConfig)
     repair: RepairConfig = field(default_factory=RepairConfig)
-    #: Codex-style allow/deny lists of the child's tool names.
+    #: Codex-style allow/deny lists of the child's tool names (applied as policy rules:
+    #: policy/config.py entry_rules, so a listing and a call agree).
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     tools: dict[str, ToolSettings] = field(default_factory=dict)
@@ -134,14 +135,6 @@ class ServerConfig:
 
     def tool_settings(self, tool_name: str) -> ToolSettings | None:
         return self.tools.get(tool_name)
-
-    def tool_allowed(self, tool_name: str) -> bool:
-        """Codex's rule: on the allow list (when there is one) and not on the deny list,
-        and not hidden by a per-tool setting."""
-        if self.enabled_tools is not None and tool_name not in self.enabled_tools:
-            return False
-        settings = self.tools.get(tool_name)
-        return tool_name not in self.disabled_tools and not (settings and settings.hidden)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
 from codex_mcp.lint.repair import normalize_result
 
+from ..children import revision
 from ..children.child import Child
 from ..errors import crashed_error, login_command, normalize_exception, raised_by_child
 from . import stateless
@@ -44,6 +45,9 @@ def call_tool(
         # A 2026-07-28 front that declared tasks: a question from the child makes it one.
         work = request(child, "tools/call", params, ctx, passthrough, tool)
         return call_with_handoff(work, ctx)  # type: ignore[arg-type]
+    if not legacy_front and revision.may_speak_stateless(child):
+        # A 2026-07-28 front, and a child that may speak it too: asked in 2026-07-28.
+        return request(child, "tools/call", params, ctx, passthrough, tool)
     if connection is None or child.call_timeout is not None or not child.is_stdio:
         return request(child, "tools/call", params, ctx, passthrough, tool)
     session = connection.session
@@ -161,6 +165,11 @@ async def request(
         if not await child.wait_up(child.startup_timeout) or child.connection is None:
             raise unavailable(child, tool)
         connection = child.connection
+    if type(ctx) is not RequestContext and revision.may_speak_stateless(child):
+        lane = await revision.child_for(child, ctx)  # the revision of this front
+        if lane is not child and lane.connection is not None:
+            child, connection = lane, lane.connection
+            child.activity += 1
     session = connection.session
     request_id = session.new_request_id()
     calls = child.calls

@@ -35,6 +35,7 @@ from codex_mcp.core.ready import Ready
 from codex_mcp.core.stateless_context import StatelessContext
 from codex_mcp.core.versions import V2025_11_25
 from codex_mcp.lint.repair import normalize_result
+from codex_mcp.policy.provider import permit_call
 
 from ..children.child import Child, declares_tasks, task_support
 from ..config.model import GatewayConfig
@@ -267,6 +268,7 @@ class Tasks2025:
         return {**_renamed(created, handle), "task": self._saw(handle, made)}
 
     async def _route(self, name: str, ctx: RequestContext) -> tuple[Child, str]:
+        await permit_call(ctx.session.core, name, ctx)  # the policy's, as any call (policy/)
         route = self.gateway.catalog(ctx.session).routes.get(name)
         if route is None:  # not listed yet (a child starting): list once, as a call does
             await ctx.session.core.provider.list_tools(ctx)

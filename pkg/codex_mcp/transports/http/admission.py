@@ -4,17 +4,22 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from ...core.context import CALLER_SCOPES
+from ...policy.caller import CALLER_SUBJECT, caller_of_grant
 from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
 from .server_card import card_path
+
+if TYPE_CHECKING:
+    from ...policy import Policy
 
 #: The methods a login cookie is read on: reading pages, never changing anything.
 _COOKIE_METHODS = frozenset({"GET", "HEAD"})
@@ -24,8 +29,16 @@ WELL_KNOWN = "/.well-known/"
 
 
 class Admission:
-    def __init__(self, config: HttpConfig, guard: Guard | None = None) -> None:
+    def __init__(
+        self,
+        config: HttpConfig,
+        guard: Guard | None = None,
+        policy: Callable[[], Policy | None] | None = None,
+    ) -> None:
         self.guard = guard or Guard(config)
+        #: The policy deciding for the served core (its `require` rules are what a
+        #: tools/call's 403 insufficient_scope names: policy/decide.py).
+        self.policy = policy
         self.oauth = self.guard.oauth
         self.public_readyz = config.public_readyz
         prefix = config.prefix
@@ -155,6 +168,7 @@ class Admission:
             request[GRANT_KEY] = grant
             # The handler of this request's call reads them (RequestContext.caller_scopes).
             CALLER_SCOPES.set(grant.scopes)
+            CALLER_SUBJECT.set(grant.subject)
         return None
 
     def _operator_scopes_missing(self, grant: Grant | None) -> frozenset[str]:
@@ -176,10 +190,25 @@ class Admission:
         if grant is None:
             return None
         missing = self.oauth.missing_for(grant, message)
+        policy = self.policy() if self.policy is not None else None
+        if policy is not None:
+            for each in message if isinstance(message, list) else [message]:
+                name = _called_tool(each)
+                if name is not None:
+                    missing |= policy.scopes_to_call(caller_of_grant(request, grant), name)
         if not missing:
             return None
         request_id = message.get("id") if isinstance(message, dict) else None
         return self.oauth.insufficient_scope(grant, missing, request_id)
+
+
+def _called_tool(message: Any) -> str | None:
+    """The tool a tools/call message names, if it is one."""
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        return name if isinstance(name, str) else None
+    return None
 
 
 __all__ = ["Admission"]

@@ -135,7 +135,10 @@ REPLICAS_WITHOUT_KEYS = (
 
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
     config = config or HttpConfig()
-    admission = Admission(config)
+    from ...policy.install import policy_of, require_tool_scopes
+
+    require_tool_scopes(core, config.oauth_tool_scope)
+    admission = Admission(config, policy=lambda: policy_of(core))
     guard = admission.guard
     store = open_store(config)
     tracker = RequestTracker()

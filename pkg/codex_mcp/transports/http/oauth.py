@@ -3,7 +3,6 @@ caller's principal, RFC 9728 metadata (specs/oauth.md, "The server"; decision 33
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -66,6 +65,7 @@ class ResourceServer:
         issuer = config.oauth_issuer or ""
         self.issuer = issuer
         self.scopes = frozenset(scope for entry in config.oauth_scope for scope in entry.split())
+        #: Only to offer their scopes in the metadata; the policy requires them.
         self.tool_rules = parse_tool_scopes(list(config.oauth_tool_scope))
         from .issuer_keys import IssuerKeys
 
@@ -165,22 +165,10 @@ class ResourceServer:
         expires = claims["exp"]  # checked by PyJWT: int() of it is a time not yet past
         return Grant(self.issuer, str(claims["sub"]), _scopes_of(claims), float(int(expires)))
 
-    def tool_scopes(self, tool: str) -> frozenset[str]:
-        return frozenset().union(
-            *(scopes for pattern, scopes in self.tool_rules if fnmatch.fnmatchcase(tool, pattern))
-        )
-
     def missing_for(self, grant: Grant, message: Any) -> frozenset[str]:
-        """The scopes a message (or batch) needs that the grant lacks: the server's own,
-        plus each tools/call's tool's."""
-        needed = set(self.scopes)
-        for each in message if isinstance(message, list) else [message]:
-            if isinstance(each, dict) and each.get("method") == "tools/call":
-                params = each.get("params")
-                name = params.get("name") if isinstance(params, dict) else None
-                if isinstance(name, str):
-                    needed |= self.tool_scopes(name)
-        return frozenset(needed - grant.scopes)
+        """The server's own scopes the grant lacks (a tool's are the policy's: admission.py
+        asks it, policy/decide.py)."""
+        return frozenset(self.scopes - grant.scopes)
 
     # -- answers -----------------------------------------------------------------
     def unauthorized(

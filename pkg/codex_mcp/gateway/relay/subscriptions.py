@@ -1,0 +1,256 @@
+"""Resource subscriptions carried to the children, and their updates back (specs/gateway.md,
+"Subscriptions"). A front follows a resource with `resources/subscribe` (legacy) or a
+`subscriptions/listen` (2026-07-28); either way each child URI is followed once, in the way
+the child's revision has: `resources/subscribe` for a child we initialized, a listen of our
+own for a 2026-07-28-only child. A per-session child's updates reach its owner's listens
+only; a shared child's go through the core to whoever follows that URI."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from codex_mcp.core.calls import CallOptions
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonObject
+from codex_mcp.core.subscriptions import LIST_FLAGS, Subscription
+
+from ..children.child import Child, Owner
+from ..children.connection import Connection
+
+log = logging.getLogger("codex_mcp.gateway")
+
+#: Listens the gateway follows at once (each stream is an open request of a front).
+MAX_LISTENS: Final = 1024
+#: Resource URIs one listen may name.
+MAX_LISTEN_URIS: Final = 256
+#: URIs followed on one child at once, over every front.
+MAX_CHILD_URIS: Final = 1024
+
+Route = tuple[Child, str]
+Spawn = Callable[[Awaitable[Any]], None]
+
+
+class _Listen:
+    """What the gateway keeps of one front listen: whose it is, and the child URIs it holds."""
+
+    __slots__ = ("held", "owner")
+
+    def __init__(self, owner: Owner | None) -> None:
+        self.owner = owner
+        #: (child, its URI, the connection it was subscribed on): a child that restarted
+        #: since forgot it, and its count then belongs to newer holders.
+        self.held: list[tuple[Child, str, Connection]] = []
+
+
+class _ChildListen:
+    """A 2026-07-28-only child's own listen: one request following the lists it offers to
+    change (so its `list_changed` reaches the gateway as a legacy child's does) and every
+    URI fronts hold on it (`child.subscriptions`), sent again when that filter changes."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.task: asyncio.Task[JsonObject] | None = None
+        self.sent: JsonObject | None = None
+
+    def follow(self, child: Child) -> None:
+        wanted = _filter(self.connection, child)
+        if wanted == self.sent and self.task is not None and not self.task.done():
+            return
+        if self.task is not None:
+            self.task.cancel()  # the child is told (notifications/cancelled, or stream closed)
+            self.task = None
+        self.sent = wanted
+        if not wanted:
+            return
+        listen = self.connection.session.request(
+            "subscriptions/listen", {"notifications": wanted}, CallOptions()
+        )
+        self.task = asyncio.ensure_future(listen)
+        self.task.add_done_callback(lambda task: _ended(child, task))
+
+
+def _filter(connection: Connection, child: Child) -> JsonObject:
+    wanted: JsonObject = {}
+    for flag, kind in LIST_FLAGS.items():
+        offer = connection.capabilities.get(kind)
+        if isinstance(offer, dict) and offer.get("listChanged"):
+            wanted[flag] = True
+    uris = sorted(child.subscriptions)
+    if uris:
+        wanted["resourceSubscriptions"] = uris
+    return wanted
+
+
+def _ended(child: Child, task: asyncio.Task[JsonObject]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.info("%s: its subscriptions/listen ended: %s", child.name, task.exception())
+
+
+class ResourceSubscriptions:
+    """Every front subscription the gateway carries to its children."""
+
+    def __init__(self, spawn: Spawn) -> None:
+        self._spawn = spawn
+        self._listens: dict[Subscription, _Listen] = {}
+        #: A per-session owner's open listens (where its children's events go).
+        self._by_owner: dict[Owner, set[Subscription]] = {}
+        self._child_listens: weakref.WeakKeyDictionary[Connection, _ChildListen] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __len__(self) -> int:
+        return len(self._listens)
+
+    # -- one child URI, held by any number of fronts ---------------------------------
+    async def acquire(self, child: Child, inner: str) -> Connection | None:
+        """One more front follows `inner` on `child`; the first is subscribed on the child.
+        The connection it holds it on; None when the child cannot be subscribed to (down,
+        or no `resources.subscribe`)."""
+        connection = child.connection
+        if connection is None or not _can_subscribe(connection):
+            return None
+        count = child.subscriptions.get(inner, 0)
+        if count == 0 and len(child.subscriptions) >= MAX_CHILD_URIS:
+            raise McpError(
+                INVALID_REQUEST,
+                f"too many resource subscriptions on {child.name!r} (at most {MAX_CHILD_URIS})",
+            )
+        child.subscriptions[inner] = count + 1
+        if count == 0:
+            try:
+                await self._send(child, connection, inner, subscribe=True)
+            except BaseException:
+                self._drop(child, inner)
+                raise
+        return connection
+
+    def release(self, child: Child, inner: str) -> Awaitable[None] | None:
+        """One front less follows `inner`; the last one's going unsubscribes on the child
+        (returned, to await or run in the background)."""
+        count = child.subscriptions.get(inner, 0)
+        if count == 0:  # never held, or the child restarted since (its subscriptions went)
+            return None
+        if count > 1:
+            child.subscriptions[inner] = count - 1
+            return None
+        del child.subscriptions[inner]
+        connection = child.connection
+        if connection is None:
+            return None
+        return self._send(child, connection, inner, subscribe=False)
+
+    def _drop(self, child: Child, inner: str) -> None:
+        count = child.subscriptions.get(inner, 0)
+        if count > 1:
+            child.subscriptions[inner] = count - 1
+        else:
+            child.subscriptions.pop(inner, None)
+
+    def follow_child(self, child: Child) -> None:
+        """A child spoken to in 2026-07-28 is up (or listed again): its listen follows what
+        it offers to change, and the URIs held on it (opened once per connection)."""
+        connection = child.connection
+        if connection is None or connection.session.stateless is None:
+            return
+        follower = self._child_listens.get(connection)
+        if follower is None:
+            follower = self._child_listens[connection] = _ChildListen(connection)
+        follower.follow(child)
+
+    async def _send(
+        self, child: Child, connection: Connection, inner: str, *, subscribe: bool
+    ) -> None:
+        session = connection.session
+        if session.stateless is not None:  # 2026-07-28 only: no resources/subscribe there
+            self.follow_child(child)
+            return
+        method = "resources/subscribe" if subscribe else "resources/unsubscribe"
+        await session.request(method, {"uri": inner}, CallOptions(child.list_timeout))
+
+    # -- 2026-07-28 listens ------------------------------------------------------------
+    async def listen_started(
+        self,
+        subscription: Subscription,
+        owner: Owner | None,
+        route_of: Callable[[str], Route | None],
+    ) -> None:
+        """Subscribe on the children serving the listen's URIs (URIs no child serves are
+        followed by nobody: nothing will come for them)."""
+        if len(subscription.resources) > MAX_LISTEN_URIS:
+            raise McpError(
+                INVALID_PARAMS,
+                f"Invalid params: at most {MAX_LISTEN_URIS} resourceSubscriptions per listen",
+            )
+        if len(self._listens) >= MAX_LISTENS:
+            raise McpError(
+                INVALID_REQUEST,
+                f"the gateway follows {MAX_LISTENS} listens already; close one and retry",
+            )
+        entry = self._listens[subscription] = _Listen(owner)
+        if owner is not None:
+            self._by_owner.setdefault(owner, set()).add(subscription)
+        for uri in sorted(subscription.resources):
+            route = route_of(uri)
+            if route is None:
+                continue
+            child, inner = route
+            try:
+                held = await self.acquire(child, inner)
+            except McpError as error:  # refused: the listen goes on for the others
+                log.info("%s: subscribing to %s failed: %s", child.name, inner, error.message)
+                continue
+            except Exception as error:
+                log.info("%s: subscribing to %s failed: %s", child.name, inner, error)
+                continue
+            if held is not None:
+                entry.held.append((child, inner, held))
+
+    def listen_ended(self, subscription: Subscription) -> None:
+        entry = self._listens.pop(subscription, None)
+        if entry is None:
+            return
+        owner = entry.owner
+        if owner is not None:
+            mine = self._by_owner.get(owner)
+            if mine is not None:
+                mine.discard(subscription)
+                if not mine:
+                    del self._by_owner[owner]
+        for child, inner, connection in entry.held:
+            if child.connection is not connection:
+                continue  # restarted (or stopped) since: it holds nothing of ours
+            going = self.release(child, inner)
+            if going is not None:
+                self._spawn(_quietly(child, inner, going))
+
+    # -- a per-session child's events, to its owner's listens -----------------------------
+    def resource_updated(self, owner: Owner, uri: str) -> None:
+        for subscription in list(self._by_owner.get(owner, ())):
+            if uri in subscription.resources:
+                subscription.notify(
+                    "notifications/resources/updated", subscription.tagged({"uri": uri})
+                )
+
+    def list_changed(self, owner: Owner, kind: str) -> None:
+        for subscription in list(self._by_owner.get(owner, ())):
+            if kind in subscription.kinds:
+                subscription.notify(f"notifications/{kind}/list_changed", subscription.tagged())
+
+
+def _can_subscribe(connection: Connection) -> bool:
+    resources = connection.capabilities.get("resources")
+    return isinstance(resources, dict) and bool(resources.get("subscribe"))
+
+
+async def _quietly(child: Child, inner: str, going: Awaitable[None]) -> None:
+    try:
+        await going
+    except Exception as error:  # the child is gone or refuses: nothing left to undo
+        log.debug("%s: unsubscribing from %s failed: %s", child.name, inner, error)
+
+
+__all__ = ["MAX_CHILD_URIS", "MAX_LISTENS", "MAX_LISTEN_URIS", "ResourceSubscriptions"]

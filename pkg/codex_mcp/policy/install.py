@@ -1,0 +1,63 @@
+"""The policy a server runs with, from its settings: `--policy FILE` and the rules of
+`--oauth-tool-scope`; checked before anything starts (one line, and no start)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .config import PolicyConfig, PolicyError, load_policy, tool_scope_rules
+from .decide import Policy
+from .provider import PolicedProvider
+
+if TYPE_CHECKING:
+    from ..core.server import ServerCore
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    policy: Policy
+
+    def install(self, core: ServerCore) -> None:
+        """Decide for `core`: a gateway's core has its enforcement point already (its
+        entries' rules), which takes this policy; another gets one when anything could
+        be denied."""
+        install(core, self.policy)
+
+
+def checked_policy(settings: Any, prog: str) -> Checked:
+    path = getattr(settings, "policy", None)
+    try:
+        config = load_policy(path) if path is not None else PolicyConfig()
+    except PolicyError as error:
+        raise SystemExit(f"{prog}: {error}") from None
+    return Checked(Policy(config))
+
+
+def install(core: ServerCore, policy: Policy) -> None:
+    provider = core.provider
+    if isinstance(provider, PolicedProvider):
+        provider.policy = policy.adding(provider.policy.fixed)
+    elif not policy.allows_everything:
+        core.provider = PolicedProvider(provider, policy)
+
+
+def require_tool_scopes(core: ServerCore, entries: Sequence[str]) -> None:
+    """`--oauth-tool-scope` as require rules of `core`'s policy: called by the HTTP app,
+    so they hold however the core was made (the CLI, the library, a gateway's)."""
+    rules = tool_scope_rules(entries)
+    if not rules:
+        return
+    provider = core.provider
+    if isinstance(provider, PolicedProvider):
+        if not set(rules) <= set(provider.policy.fixed):
+            provider.policy = provider.policy.adding(rules)
+    else:
+        core.provider = PolicedProvider(provider, Policy(PolicyConfig(), rules))
+
+
+def policy_of(core: ServerCore) -> Policy | None:
+    """The policy deciding for `core`, if any."""
+    provider = core.provider
+    return provider.policy if isinstance(provider, PolicedProvider) else None

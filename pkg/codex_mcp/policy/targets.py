@@ -1,0 +1,39 @@
+"""What a name (or URI) a client sends stands for: the plain server's own names, or
+behind a gateway the child and the child's own name (specs/policy.md, "Targets")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from .rules import Rule, Target
+
+if TYPE_CHECKING:
+    from ..core.context import RequestContext
+
+
+class Targets(Protocol):
+    """`listed`: the name comes from a listing just made (nothing to look up again)."""
+
+    async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target: ...
+    async def prompt(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target: ...
+    def resource(self, uri: str, ctx: RequestContext) -> Target: ...
+    def rules(self) -> tuple[Rule, ...]:
+        """Rules the provider's own settings imply (a gateway's entries), read per
+        decision so a reload's apply at once."""
+        ...
+
+
+class OwnNames:
+    """A server serving its own tools: the name is the tool."""
+
+    async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
+        return Target("tool", name)
+
+    async def prompt(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
+        return Target("prompt", name)
+
+    def resource(self, uri: str, ctx: RequestContext) -> Target:
+        return Target("resource", uri)
+
+    def rules(self) -> tuple[Rule, ...]:
+        return ()
