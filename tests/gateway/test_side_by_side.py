@@ -146,24 +146,11 @@ def _no_2025_tasks(path: Path_) -> bool:
     return path.front == V2026 or path.sharing == "per_session"
 
 
-def _stdio_per_session_modern(path: Path_) -> bool:
-    return path.transport == "stdio" and path.sharing == "per_session" and path.front == V2026
-
-
 UNROUTED = "a shared child several sessions (or any 2026-07-28 caller) used cannot have its "
 UNROUTED += "questions and logs during a call tied to that call over its stdio pipe: refused, "
 UNROUTED += 'naming `"per_session": true` (by design, decision 66)'
 ASKS = ("call with elicitation", "call with sampling", "call with roots")
 ASKED = ("elicitations", "samplings", "logs")
-NO_CAPS = "KNOWN GAP: over stdio a 2026-07-28 front's per-session child is told no client "
-NO_CAPS += "capabilities (that front declares them per request, not at initialize), so the "
-NO_CAPS += "child's questions are refused and server-everything lists no tools that ask"
-ASKING_TOOLS = (
-    "tool get_roots_list",
-    "tool trigger_elicitation_request",
-    "tool trigger_sampling_request",
-)
-
 DOCUMENTED: tuple[Difference, ...] = (
     Difference(
         "read the resource a call returned", "everything", _any,
@@ -194,15 +181,19 @@ DOCUMENTED: tuple[Difference, ...] = (
         Difference(field, None, _shared_http_modern, UNROUTED, "Relaying: Which call")
         for field in (*ASKS, *ASKED)
     ),
-    *(
-        Difference(field, None, _stdio_per_session_modern, NO_CAPS, "Side by side")
-        for field in (*ASKS, *ASKED, *ASKING_TOOLS)
+    Difference(
+        "progress", "everything", _modern,
+        "KNOWN GAP: the progress server-everything (a 2025-11-25-only child) sends during a "
+        "2026-07-28 front's call did not reach the client in some runs (every run over HTTP "
+        "with a per-session child, some over stdio); the cause is not found yet",
+        "Side by side",
     ),
     Difference(
-        "logs at error", "examples", _modern,
-        "KNOWN GAP: a 2026-07-28 request's `logLevel` does not filter the child's log "
-        "messages relayed during its call (a session's logging/setLevel does)",
-        "Relaying: Logs",
+        "resource updated", "examples", _modern,
+        "KNOWN GAP: the update the child sends during the call right after the front's "
+        "subscriptions/listen was acknowledged is missed in most runs (server-everything's, "
+        "sent 5 s later, arrives): the listen seems acknowledged before it reaches the child",
+        "Side by side",
     ),
 )  # fmt: skip
 
