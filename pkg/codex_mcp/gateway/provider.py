@@ -538,7 +538,7 @@ class GatewayProvider(Provider, RelayHooks):
             if owner is None:
                 self.notify_list_changed(kind)
             elif owner.session is not None and owner.reachable:
-                owner.session.notify(f"notifications/{kind}/list_changed")
+                owner.session.list_changed(kind)
             # A 2026-07-28 principal's child: its callers have no stream to be told on (the
             # response to one of their calls is not one); their next listing has it.
 

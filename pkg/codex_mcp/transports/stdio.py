@@ -119,6 +119,19 @@ class StdioOutbound:
         if len(pending) >= _FLUSH_EVERY:
             self.flush()  # a task sending without yielding: the bound applies to it too
 
+    def send_apart(self, message: JsonObject) -> None:
+        """`message` in a write of its own: what this turn sent before it is written first
+        (a debounced list_changed never shares a write with an answer)."""
+        if self._held is not None:
+            self._hold(self._encode(message))
+            return
+        self.flush()
+        if self._held is not None:  # that write filled the pipe
+            self._hold(self._encode(message))
+            return
+        self._pending.append(self._encode(message))
+        self.flush()
+
     def _encode(self, message: JsonObject | list[JsonObject]) -> bytes:
         """What send() does inline, on its hot path."""
         if self._decoder.mode == "lsp":
