@@ -8,16 +8,20 @@ it (the tools offered, each tool's output)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
+from codex_mcp.codex.driver import CodexDriver
+from codex_mcp.codex.protocol import ThreadOptions
 from support.processes import free_port
 
 from .fake_responses_provider import (
@@ -83,17 +87,9 @@ class Wire:
         return answers[ids[nth]]
 
 
-async def run_codex(
-    tmp_path: Path, command: list[str], *calls: tuple[str, dict[str, Any]]
-) -> tuple[FakeProvider, Wire, str]:
-    model = FakeProvider(calls_in_turn(*calls))
-    runner = web.AppRunner(model.app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    home = tmp_path / "codex-home"
+def write_home(home: Path, port: int, command: list[str], wire: Path) -> None:
+    """A CODEX_HOME whose one server, opted in to 2026-07-28, runs behind the wiretap."""
     home.mkdir(parents=True)
-    wire = tmp_path / "wire.log"
     args = [str(SERVERS / "codex_wiretap.py"), str(wire), "--", *command]
     (home / "config.toml").write_text(
         codex_config(
@@ -111,7 +107,28 @@ env = {{ CODEX_MCP_PROTOCOL_VERSION = "2026-07-28" }}
 """,
         )
     )
+
+
+@contextlib.asynccontextmanager
+async def fake_model(*calls: tuple[str, dict[str, Any]]) -> AsyncIterator[tuple[FakeProvider, int]]:
+    model = FakeProvider(calls_in_turn(*calls))
+    runner = web.AppRunner(model.app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
+        yield model, port
+    finally:
+        await runner.cleanup()
+
+
+async def run_codex(
+    tmp_path: Path, command: list[str], *calls: tuple[str, dict[str, Any]]
+) -> tuple[FakeProvider, Wire, str]:
+    """`codex exec` making `calls`: the model, the wire, Codex's output."""
+    home, wire = tmp_path / "codex-home", tmp_path / "wire.log"
+    async with fake_model(*calls) as (model, port):
+        write_home(home, port, command, wire)
         process = await asyncio.create_subprocess_exec(
             str(CODEX), "exec", "--strict-config", "--skip-git-repo-check", "Use the tools",
             cwd=tmp_path,
@@ -124,8 +141,6 @@ env = {{ CODEX_MCP_PROTOCOL_VERSION = "2026-07-28" }}
         text = output.decode(errors="replace")
         assert process.returncode == 0, text
         return model, Wire.read(wire), text
-    finally:
-        await runner.cleanup()
 
 
 SERVE_KINDS = [sys.executable, str(ROOT / "cmd/mcp"), "--serve", KINDS]
@@ -198,3 +213,41 @@ async def test_codex_accepts_every_kind_of_2026_result(tmp_path: Path, front: st
         assert TASKS not in capabilities.get("extensions", {}), capabilities
     assert not [a for a in wire.answered if a.get("result", {}).get("resultType") == "task"]
     assert any("Output:\nreported after 0.2 s" in t for t in texts), texts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("front", ["server", "gateway"])
+async def test_codex_app_server_answers_an_input_required_round(tmp_path: Path, front: str) -> None:
+    """Where Codex can answer (its app-server puts the question to its client as
+    `mcpServer/elicitation/request`): the answer comes back in Codex's retry of the call,
+    and the tool gets it."""
+    asked: list[dict[str, Any]] = []
+
+    async def answer(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request)
+        if request.get("message") != "What is your name?":
+            return {"action": "accept"}  # Codex's own approval of the tool call, if it asks
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    home, wire_log, work = tmp_path / "codex-home", tmp_path / "wire.log", tmp_path / "work"
+    work.mkdir()
+    async with fake_model(("ask_name", {})) as (model, port):
+        write_home(home, port, SERVE_KINDS if front == "server" else GATEWAY, wire_log)
+        env = {"CODEX_HOME": str(home), "FAKE_PROVIDER_KEY": "not-a-real-key"}
+        driver = await CodexDriver.spawn(env={**env, "CODEX_BIN": str(CODEX)}, cwd=str(work))
+        try:
+            # "never" declines every elicitation inside Codex: the client is never asked.
+            options = ThreadOptions(cwd=str(work), approval_policy="on-request")
+            result = await asyncio.wait_for(driver.codex("Ask me", options, elicit=answer), 120)
+        finally:
+            await driver.close()
+    assert result.content == "Done.", result
+    assert "What is your name?" in [a.get("message") for a in asked], asked
+    wire = Wire.read(wire_log)
+    question = wire.result_of("tools/call")["result"]
+    assert question["resultType"] == "input_required", question
+    [key] = question["inputRequests"]
+    retry = [m for m in wire.sent if m.get("method") == "tools/call"][1]["params"]
+    assert retry["requestState"] == question["requestState"], retry
+    assert retry["inputResponses"][key] == {"action": "accept", "content": {"name": "Ada"}}
+    assert any("asked: action=accept content={'name': 'Ada'}" in t for t in output_texts(model))
