@@ -54,4 +54,9 @@ fi
 if [ ! -d "$tools/oidc-provider/node_modules/oidc-provider" ]; then
   install_into "$tools/oidc-provider" oidc-provider@9.13.3
 fi
+# The TypeScript SDK's 2.x client (tests/stdio/test_progress_before_answer.py; the 1.x SDK
+# comes with the packages above); its own directory.
+if [ ! -d "$tools/ts-client/node_modules/@modelcontextprotocol/client" ]; then
+  install_into "$tools/ts-client" @modelcontextprotocol/client@2.4.0
+fi
 echo "node tools ready in $tools" >&2

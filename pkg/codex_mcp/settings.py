@@ -268,6 +268,12 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         NETWORK,
         metavar="PREFIX",
     )
+    server_card: bool = setting(
+        False,
+        "Serve an MCP Server Card at <base-path>/mcp/server-card: name, version, "
+        "description and public URL, no tools (SEP-2127, a draft extension).",
+        NETWORK,
+    )
     stateless: bool = setting(
         False,
         "No sessions: every POST stands alone (for replicas behind a load balancer).",

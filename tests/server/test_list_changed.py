@@ -16,6 +16,7 @@ import pytest
 from codex_mcp.core.framing import FrameDecoder
 from codex_mcp.core.jsonrpc import notification
 from codex_mcp.transports.stdio import StdioOutbound
+from support.polling import until
 from support.processes import StdioServer
 
 SERVER = str(Path(__file__).parent / "servers" / "changing_tools.py")
@@ -85,3 +86,28 @@ async def test_a_notification_sent_apart_never_shares_a_write() -> None:
     outbound.send(later)
     await asyncio.sleep(0)  # the turn ends: what is pending is written
     assert [orjson.loads(w) for w in writes] == [answer, notification(CHANGED), later]
+
+
+async def test_apart_also_behind_an_answer_waiting_for_the_clients_read() -> None:
+    """An answer after its call's progress waits until the client has read the progress
+    (decisions.md, 64); a list_changed sent meanwhile waits its turn behind it and still
+    goes alone: neither with that answer nor with the next one."""
+    writes: list[bytes] = []
+    unread = [1]  # bytes the client has not read: set to 0 when it has
+    decoder = FrameDecoder(1 << 20)
+    decoder.mode = "ndjson"
+    outbound = StdioOutbound(
+        decoder, writes.append, asyncio.get_running_loop(), unread=lambda: unread[0]
+    )
+    progress = notification("notifications/progress", {"progressToken": 1, "progress": 1})
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    later = {"jsonrpc": "2.0", "id": 2, "result": {}}
+    outbound.send(progress, 1)
+    outbound.send(answer, 1)  # waits for the client to read the progress
+    outbound.send_apart(notification(CHANGED))
+    outbound.send(later, 2)
+    await asyncio.sleep(0)
+    assert [orjson.loads(w) for w in writes] == [progress]
+    unread[0] = 0
+    await until(lambda: len(writes) == 4, 10, lambda: writes)
+    assert [orjson.loads(w) for w in writes] == [progress, answer, notification(CHANGED), later]

@@ -43,10 +43,15 @@ _LAZY = {
     "Resource": ".types",
     "ResourceTemplate": ".types",
     "Tool": ".types",
+    "ServerCard": "codex_mcp.core.server_card",
+    "ServerCardError": ".server_card",
+    "fetch_server_card": ".server_card",
+    "server_card_url": ".server_card",
 }
 
 if TYPE_CHECKING:
     from codex_mcp.core.errors import McpError
+    from codex_mcp.core.server_card import ServerCard
     from codex_mcp.lint.codex_model.names import qualify_tool_name
 
     from .approval import Approval
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
         TransportError,
         is_retryable,
     )
+    from .server_card import ServerCardError, fetch_server_card, server_card_url
     from .session import ClientSession
     from .telemetry import Telemetry, TelemetryEvent, subscribe
     from .transports.base import Transport
@@ -114,6 +120,8 @@ __all__ = [
     "RequestTimeout",
     "Resource",
     "ResourceTemplate",
+    "ServerCard",
+    "ServerCardError",
     "SessionExpired",
     "SpawnError",
     "StdioTransport",
@@ -124,7 +132,9 @@ __all__ = [
     "Transport",
     "TransportError",
     "exponential_backoff",
+    "fetch_server_card",
     "is_retryable",
     "qualify_tool_name",
+    "server_card_url",
     "subscribe",
 ]

@@ -37,6 +37,7 @@ from .config.reload import ConfigWatcher
 from .errors import NEEDS_LOGIN
 from .relay import calls as relay
 from .relay.questions import check_client_can, for_front
+from .relay.tasks_2025 import TASK_STATUS, Tasks2025
 from .routing.catalog import Catalog, build_catalog, outer_uri
 from .routing.naming import SEPARATOR
 from .routing.sessions import Owner, SessionChildren
@@ -94,6 +95,8 @@ class GatewayProvider(Provider, RelayHooks):
         self._watcher: ConfigWatcher | None = None
         #: Children a reload replaced or removed, finishing their calls in flight.
         self._retiring: set[Child] = set()
+        #: The 2025-11-25 tasks children make for front sessions (serve.py installs them).
+        self.tasks_2025 = Tasks2025(self)
 
     def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
@@ -369,6 +372,8 @@ class GatewayProvider(Provider, RelayHooks):
         if route is not None:  # the hot path: nothing else is looked at
             if self.relay_observer is not None:
                 self.relay_observer.on_relay(route[0].name, route[1], ctx)
+            if route[0].task_required and route[1] in route[0].task_required:
+                return self.tasks_2025.follow(route[0], route[1], arguments, ctx)
             return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
         if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
             return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
@@ -396,6 +401,8 @@ class GatewayProvider(Provider, RelayHooks):
             raise UnknownTool(name)
         if self.relay_observer is not None:
             self.relay_observer.on_relay(route[0].name, route[1], ctx)
+        if route[1] in route[0].task_required:
+            return await self.tasks_2025.follow(route[0], route[1], arguments, ctx)
         return await relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
 
     def _down_server_of(self, name: str, catalog: Catalog) -> tuple[Child, str] | None:
@@ -545,6 +552,9 @@ class GatewayProvider(Provider, RelayHooks):
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> None:
+        if method == TASK_STATUS:
+            self.tasks_2025.child_status(child, params)
+            return
         if method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):
@@ -575,6 +585,7 @@ class GatewayProvider(Provider, RelayHooks):
     async def child_request(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> JsonObject:
+        params = await self.tasks_2025.front_params(child, params)  # a task's: by our id
         if call is not None:  # asked as the front's revision asks (relay/questions.py)
             return await for_front(call).put(child, call, method, params)
         owner = child.owner

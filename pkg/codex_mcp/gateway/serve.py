@@ -53,4 +53,5 @@ def build_core(
         return answer(session, params, None)
 
     core.methods["initialize"] = MethodEntry(initialize)
+    provider.tasks_2025.install(core)  # 2025-11-25 tasks: declared while a child offers them
     return core

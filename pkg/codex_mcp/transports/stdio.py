@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import signal
 import stat
 import sys
+import termios
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any
 
 import orjson
 
+from ..core.calls import PROGRESS
 from ..core.flow import Flow
 from ..core.framing import BadFrame, FrameDecoder, Oversized, encode_frame, sniff_id
 from ..core.jsonrpc import INVALID_REQUEST, JsonObject, error_response
@@ -72,6 +76,17 @@ _FLUSH_EVERY = 1024
 _RELEASE_CHUNK = 256 * 1024
 #: What one held message costs beyond its bytes (the bytes object, a deque slot).
 _HELD_OVERHEAD = 48
+#: How an answer waits for the client to read its call's last progress notification
+#: (specs/performance.md, "Progress before the answer"): looking again each loop turn, the
+#: CPU yielded in between, for the first `_READ_SPIN` seconds (a client that is waiting
+#: reads within tens of microseconds once it runs; a timer is a millisecond at best), then
+#: every `_READ_POLL`, at most `_READ_WAIT` in all.
+_READ_SPIN = 0.001
+_READ_POLL = 0.001
+_READ_WAIT = 0.5
+#: Requests remembered as having progress the client may not have read; past this many
+#: (calls cancelled before their answer leave theirs) the memory starts over.
+_PROGRESSED_MAX = 1024
 
 
 class StdioOutbound:
@@ -90,6 +105,7 @@ class StdioOutbound:
         *,
         writer: _Writer | None = None,
         buffered: Callable[[], int] | None = None,
+        unread: Callable[[], int] | None = None,
         bound: int = DEFAULTS.send_buffer_bytes,
     ) -> None:
         self._decoder = decoder
@@ -102,10 +118,35 @@ class StdioOutbound:
         self._held: deque[bytes] | None = None  # None: the pipe takes what we send
         self._held_bytes = 0
         self.shed_bytes = 0  # notifications dropped for a client that did not read
+        #: Bytes written that the client has not read yet (the pipe's and ours), when the
+        #: OS can tell; see `_answer_after_progress`.
+        self._unread = unread
+        #: Requests with a progress notification sent since their last other message.
+        self._progressed: set[Hashable] = set()
+        #: Messages waiting for the client to read the progress before them; a None marks
+        #: where writing stops until the client has read what went before.
+        self._after_read: deque[bytes | None] = deque()
+        self._after_read_bytes = 0
+        self._read_wait: object | None = None  # the chain of looks now running
         if writer is not None:
             writer.on_resume = self.release
 
     def send(self, message: JsonObject | list[JsonObject], related: Hashable = None) -> None:
+        if related is not None and type(message) is dict:
+            if message.get("method") == PROGRESS:
+                progressed = self._progressed
+                if len(progressed) >= _PROGRESSED_MAX:
+                    progressed.clear()
+                progressed.add(related)
+            elif self._progressed and related in self._progressed and "method" not in message:
+                # The answer to a request whose progress went before it (a request of ours
+                # on its behalf, which also has an id, is not its answer).
+                self._progressed.discard(related)
+                self._answer_after_progress(message)
+                return
+        if self._after_read:
+            self._queue_after_read(self._encode(message))
+            return
         if self._held is not None:
             self._hold(self._encode(message))
             return
@@ -122,14 +163,21 @@ class StdioOutbound:
     def send_apart(self, message: JsonObject) -> None:
         """`message` in a write of its own: what this turn sent before it is written first
         (a debounced list_changed never shares a write with an answer)."""
+        data = self._encode(message)
+        waiting = self._after_read
+        if waiting:  # behind an answer waiting for the client's read: its turn, alone
+            waiting.append(None)
+            self._queue_after_read(data)
+            waiting.append(None)
+            return
         if self._held is not None:
-            self._hold(self._encode(message))
+            self._hold(data)
             return
         self.flush()
         if self._held is not None:  # that write filled the pipe
-            self._hold(self._encode(message))
+            self._hold(data)
             return
-        self._pending.append(self._encode(message))
+        self._pending.append(data)
         self.flush()
 
     def _encode(self, message: JsonObject | list[JsonObject]) -> bytes:
@@ -151,6 +199,90 @@ class StdioOutbound:
             buffered = self._buffered
             if writer is not None and writer.paused and buffered and buffered() > self.bound:
                 self._held = deque()  # the client is not reading: hold, and shed
+
+    def _answer_after_progress(self, message: JsonObject) -> None:
+        """Send the answer to a call whose progress the client may not have read yet in a
+        write of its own, once the client has read that progress.
+
+        The TypeScript SDK dispatches a notification a microtask after it reads it but
+        settles a response at once, dropping the call's progress handler: a progress
+        notification read in the same chunk as its call's answer is lost. Waiting until
+        the pipe is empty puts the answer in a later read."""
+        data = self._encode(message)
+        waiting = self._after_read
+        if waiting:  # behind an earlier answer's wait: this one waits in turn
+            waiting.append(None)
+            self._queue_after_read(data)
+            return
+        self.flush()  # the progress, if it is still pending, goes first
+        unread = self._unread
+        if unread is None or unread() == 0:
+            self._pass_on([data])
+            return
+        waiting.append(None)
+        self._queue_after_read(data)
+        self._wait_for_read()
+
+    def _wait_for_read(self) -> None:
+        """Start looking for the client's read (one chain of looks at a time: an older
+        one, outlived by stop_waiting(), stops at its next look)."""
+        now = time.monotonic()
+        self._read_wait = chain = object()
+        self._loop.call_soon(self._poll_read, chain, now + _READ_SPIN, now + _READ_WAIT)
+
+    def _queue_after_read(self, data: bytes) -> None:
+        self._after_read.append(data)
+        self._after_read_bytes += len(data)
+        if self._after_read_bytes > self.bound:  # not read for that long: stop waiting
+            self.stop_waiting()
+
+    def _poll_read(self, chain: object, spin_until: float, deadline: float) -> None:
+        """Pass on what waits for the client's read, up to the next answer that must wait
+        in turn, once the client has read (or after `_READ_WAIT`: then all of it)."""
+        waiting = self._after_read
+        if chain is not self._read_wait or not waiting:  # stop_waiting() passed it on
+            return
+        unread = self._unread
+        assert unread is not None
+        if unread() > 0:
+            now = time.monotonic()
+            if now < spin_until:
+                os.sched_yield()  # the client may be waiting for this CPU to read
+                self._loop.call_soon(self._poll_read, chain, spin_until, deadline)
+            elif now < deadline:
+                self._loop.call_later(_READ_POLL, self._poll_read, chain, spin_until, deadline)
+            else:
+                self.stop_waiting()
+            return
+        waiting.popleft()  # the mark of the wait that just ended
+        segment: list[bytes] = []
+        while waiting and waiting[0] is not None:
+            data = waiting.popleft()
+            assert data is not None
+            segment.append(data)
+            self._after_read_bytes -= len(data)
+        self._pass_on(segment)
+        if waiting:
+            self._wait_for_read()
+
+    def _pass_on(self, messages: list[bytes]) -> None:
+        """Write encoded messages in one write, or hold them while the pipe is full."""
+        if self._held is not None:
+            for data in messages:
+                self._hold(data)
+            return
+        self._pending.extend(messages)
+        self.flush()
+
+    def stop_waiting(self) -> None:
+        """Pass on all that waits for the client's read now (shutting down, or a client
+        that does not read)."""
+        waiting = self._after_read
+        self._read_wait = None
+        if waiting:
+            self._after_read = deque()
+            self._after_read_bytes = 0
+            self._pass_on([data for data in waiting if data is not None])
 
     def _hold(self, data: bytes) -> None:
         held = self._held
@@ -271,6 +403,7 @@ async def serve_stdio(
         loop,
         writer=writer if write_transport is not None else None,
         buffered=write_transport.get_write_buffer_size if write_transport is not None else None,
+        unread=_unread_counter(out_fd, write_transport) if write_transport is not None else None,
         bound=send_buffer_bytes,
     )
     await core.start()
@@ -294,6 +427,7 @@ async def serve_stdio(
             read_transport.close()
         core.end_subscriptions()  # open subscriptions/listen requests are answered, not drained
         await session.drain(shutdown_timeout)
+        outbound.stop_waiting()
         outbound.flush()
         if write_transport is not None:
             await _flush(write_transport, writer, shutdown_timeout)
@@ -314,6 +448,32 @@ async def _flush(transport: asyncio.WriteTransport, writer: _Writer, timeout: fl
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(timeout):
             await writer.drained.wait()
+
+
+def _unread_counter(fd: int, transport: asyncio.WriteTransport) -> Callable[[], int] | None:
+    """Bytes written to `fd` that its reader has not read, counting what the transport still
+    buffers; None where the OS cannot tell. A pipe answers FIONREAD on its write end too; a
+    Unix socket (Node spawns its children on socketpairs) answers SIOCOUTQ with what the
+    peer has not consumed."""
+    is_pipe = stat.S_ISFIFO(os.fstat(fd).st_mode)
+    request = termios.FIONREAD if is_pipe else getattr(termios, "TIOCOUTQ", None)
+    if request is None:
+        return None
+    count = bytearray(4)
+    try:
+        fcntl.ioctl(fd, request, count)
+    except OSError:
+        return None
+    buffered = transport.get_write_buffer_size
+
+    def unread() -> int:
+        try:
+            fcntl.ioctl(fd, request, count)
+        except OSError:  # closed under us: nobody is left to read it
+            return 0
+        return buffered() + int.from_bytes(count, sys.byteorder)
+
+    return unread
 
 
 def _is_pipe(fd: int) -> bool:

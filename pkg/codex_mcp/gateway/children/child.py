@@ -48,6 +48,8 @@ LISTINGS: dict[str, tuple[str, ListKind]] = {
 }
 #: A child up this long has its backoff reset: its next death is a fresh failure.
 _STABLE_SECONDS = 10.0
+#: The `_meta` key that ties a message to a 2025-11-25 task (relay/tasks_2025.py).
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 class ChildHost(Protocol):
@@ -129,6 +131,13 @@ class Child:
         #: How to end such a call for an input-required round of its 2026-07-28 front call.
         self.interrupts: dict[Hashable, Callable[[BaseException], None]] = {}
         self.tools: list[ToolEntry] = []
+        #: Its tools that run only as 2025-11-25 tasks (the gateway follows their task for
+        #: a front that calls them plainly), and the child's task ids -> the front request
+        #: waiting on each (relay/tasks_2025.py): what the child sends about one goes there.
+        self.task_required: frozenset[str] = frozenset()
+        self.task_calls: dict[str, RequestContext] = {}
+        #: Its tasks a front session holds that have not ended: it is not idle meanwhile.
+        self.open_tasks = 0
         self.cache = cache
         self._open_transport = open_transport
         #: The last good tool listing kept on disk (raw, and prepared): served while the
@@ -258,7 +267,7 @@ class Child:
         while True:
             await asyncio.sleep(max(limit / 4, 0.05))
             now = loop.time()
-            if self.calls or self.activity != seen:
+            if self.calls or self.open_tasks or self.activity != seen:
                 seen, quiet_since = self.activity, now
             elif now - quiet_since >= limit:
                 break
@@ -563,6 +572,9 @@ class Child:
         replaced = False
         if kind == "tools":
             self.tools = prepare_tools(self.server, items)
+            self.task_required = frozenset(
+                entry.name for entry in self.tools if task_support(entry.definition) == "required"
+            )
             replaced = bool(self.cached_tools) and self.cached_tools != self.tools
             if good:
                 if self.cache is not None and items != self._cached_raw:
@@ -583,7 +595,11 @@ class Child:
                 if self.lists[kind] is not None:
                     self._missed.add(kind)  # clients listed it: tell them it changed
                 self._fetch(kind)
-        elif method in ("notifications/message", "notifications/resources/updated"):
+        elif method in (
+            "notifications/message",
+            "notifications/resources/updated",
+            "notifications/tasks/status",
+        ):
             self.host.child_notification(self, method, params, self.call_for(origin, params))
         elif method not in ("notifications/progress", "notifications/cancelled"):
             log.debug("%s: notification %s ignored", self.name, method)
@@ -598,8 +614,26 @@ class Child:
             token = meta.get("progressToken")
             if isinstance(token, Hashable) and token in self.calls:
                 return self.calls[token]
+            related = meta.get(_RELATED_TASK) if self.task_calls else None
+            task_id = related.get("taskId") if isinstance(related, dict) else None
+            if isinstance(task_id, str) and task_id in self.task_calls:
+                return self.task_calls[task_id]
         if self.is_stdio and len(self.calls) == 1:
             call = next(iter(self.calls.values()))
             if self.owner is not None or call.session is self.host.sole_session():
                 return call
         return None
+
+
+def declares_tasks(capabilities: JsonObject) -> bool:
+    """Does a child's `initialize` declare task-augmented tools/call (2025-11-25)?"""
+    tasks = capabilities.get("tasks")
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+
+
+def task_support(definition: JsonObject | None) -> object:
+    """A tool's `execution.taskSupport` ("required", "optional", "forbidden"), if any."""
+    execution = definition.get("execution") if definition is not None else None
+    return execution.get("taskSupport") if isinstance(execution, dict) else None

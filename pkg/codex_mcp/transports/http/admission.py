@@ -14,6 +14,7 @@ from .config import HttpConfig
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
+from .server_card import card_path
 
 #: The methods a login cookie is read on: reading pages, never changing anything.
 _COOKIE_METHODS = frozenset({"GET", "HEAD"})
@@ -36,6 +37,9 @@ class Admission:
             scope for entry in config.oauth_operator_scope for scope in entry.split()
         )
         self.status_path = f"{prefix}/"
+        #: The server card (--server-card): public, like the OAuth metadata, but on the Host
+        #: check, since the URL it names comes from the Host.
+        self.card_path = card_path(config) if config.server_card else None
         #: The browser login to the operator's pages, when they exist behind a credential.
         self.login = (
             OperatorLogin(prefix, config.operator_cookie_secret, self.guard.static_fingerprints)
@@ -43,8 +47,10 @@ class Admission:
             else None
         )
         #: Paths served while the shared store is down (app.store_gate).
-        self.storeless_paths = self.operator_paths | (
-            {self.login.path} if self.login is not None else set()
+        self.storeless_paths = (
+            self.operator_paths
+            | ({self.login.path} if self.login is not None else set())
+            | ({self.card_path} if self.card_path is not None else set())
         )
 
     @web.middleware
@@ -59,6 +65,9 @@ class Admission:
                 if denied is not None:
                     return denied
             return await handler(request)
+        if request.path == self.card_path:
+            denied = guard.check_host(request, guard.trusted_forward(request))
+            return denied if denied is not None else await handler(request)
         denied = guard.check_host_and_origin(request)
         if denied is not None:
             return denied

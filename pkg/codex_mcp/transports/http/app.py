@@ -37,6 +37,7 @@ from .legacy_sse import LegacySse
 from .manager import SessionManager
 from .oauth import RESOURCE_SERVER_KEY
 from .security import OPEN_PATH_SUFFIXES
+from .server_card import ServerCardRoute
 from .sessions import Capacity
 from .single_event import SingleEventSse
 from .store import MemoryStore, SessionStore
@@ -176,6 +177,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     app.router.add_get(f"{prefix}/sse", legacy.stream)
     app.router.add_post(f"{prefix}/messages", legacy.post)
     app.router.add_post(f"{prefix}/messages/", legacy.post)
+    if config.server_card:
+        ServerCardRoute(core, config, guard).add_routes(app)
 
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})

@@ -112,7 +112,7 @@ class Guard:
         #: Origins whose pages may call us (cors.py): their Origin passes here too.
         self.cors_origins = {o.strip().lower().rstrip("/") for o in config.cors_origin}
 
-    def _trusted_forward(self, request: web.Request) -> Host | None:
+    def trusted_forward(self, request: web.Request) -> Host | None:
         """The X-Forwarded-Host of a request, when it names a host on forwarded_hosts."""
         if not self.config.forwarded_hosts:
             return None
@@ -140,16 +140,24 @@ class Guard:
         return denied
 
     def _check_host_and_origin(self, request: web.Request) -> web.Response | None:
-        forwarded = self._trusted_forward(request)
+        forwarded = self.trusted_forward(request)
+        denied = self.check_host(request, forwarded)
+        if denied is not None:
+            return denied
+        origin = request.headers.get("Origin")
+        return self._check_origin(origin, forwarded) if origin is not None else None
+
+    def check_host(self, request: web.Request, forwarded: Host | None) -> web.Response | None:
+        """The Host half of the DNS-rebinding checks (`forwarded`: the request's trusted
+        X-Forwarded-Host, which stands for it). Public documents any page may read (the
+        server card) pass this one alone."""
         if self.check_hosts and forwarded is None:
             denied = self._check_host(request.headers.get("Host", ""), "Host header")
             authority = target_authority(request)
             if denied is None and authority is not None:
                 denied = self._check_host(authority, "request target host")
-            if denied is not None:
-                return denied
-        origin = request.headers.get("Origin")
-        return self._check_origin(origin, forwarded) if origin is not None else None
+            return denied
+        return None
 
     def _check_host(self, value: str, what: str) -> web.Response | None:
         host = parse_host(value)
@@ -226,7 +234,7 @@ class Guard:
         if request.secure:
             return True
         proto = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
-        return proto == "https" and self._trusted_forward(request) is not None
+        return proto == "https" and self.trusted_forward(request) is not None
 
 
 def _unauthorized(message: str, error: str | None) -> web.Response:

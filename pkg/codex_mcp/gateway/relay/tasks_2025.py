@@ -1,0 +1,655 @@
+"""Tasks of the 2025-11-25 revision through the gateway: a front's task-augmented `tools/call`
+relayed to the child that owns the tool, the child's task behind a handle of the gateway's
+own, bound to the front session that made it; and a task-required tool called without a
+task, whose task the gateway follows to its end (specs/gateway.md, "Relaying": Tasks of
+2025-11-25)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import secrets
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from codex_mcp.client.errors import McpClientError
+from codex_mcp.client.session import ClientSession
+from codex_mcp.core.calls import CallOptions
+from codex_mcp.core.context import RequestContext
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    JsonObject,
+    invalid_params,
+)
+from codex_mcp.core.methods.pagination import paginate
+from codex_mcp.core.peer import MethodEntry
+from codex_mcp.core.provider import UnknownTool, require_str
+from codex_mcp.core.ready import Ready
+from codex_mcp.core.stateless_context import StatelessContext
+from codex_mcp.core.versions import V2025_11_25
+from codex_mcp.lint.repair import normalize_result
+
+from ..children.child import Child, declares_tasks, task_support
+from ..config.model import GatewayConfig
+from ..errors import normalize_exception, raised_by_child
+from . import calls as relay
+
+if TYPE_CHECKING:
+    from codex_mcp.core.server import ServerCore
+    from codex_mcp.core.session import ServerSession
+
+log = logging.getLogger("codex_mcp.gateway")
+
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+TASK_STATUS: Final = "notifications/tasks/status"
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+#: What the gateway declares when a child offers tasks: tools/call, tasks/list, tasks/cancel.
+CAPABILITY: Final[JsonObject] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+#: Tasks one front session may hold at once; past it, the oldest that ended makes room, and
+#: with none ended a new task is refused.
+MAX_TASKS_PER_SESSION: Final = 64
+#: Tasks the gateway holds across all its sessions.
+MAX_TASKS: Final = 4096
+#: A task the child says ended is kept this long for its tasks/result (or less: its ttl).
+KEEP_ENDED_SECONDS: Final = 600.0
+#: Seconds our tasks/get and tasks/cancel to a child may take (tasks/result waits for the end).
+TASK_REQUEST_TIMEOUT: Final = 30.0
+#: The largest ttl a front may ask for (ms): a number beyond any real lifetime is refused.
+MAX_TTL_MS: Final = 2**53
+#: The one answer to an id this session does not hold: unknown, ended, or another's.
+NOT_FOUND: Final = "Failed to retrieve task: Task not found"
+#: Where a session keeps whether it was told of tasks, and its handles.
+_TOLD = "codex_mcp.gateway.tasks_2025.told"
+_MINE = "codex_mcp.gateway.tasks_2025.handles"
+
+
+class Routes(Protocol):
+    """A catalog (routing/catalog.py, above the relay) as the task relay reads it."""
+
+    @property
+    def routes(self) -> Mapping[str, tuple[Child, str]]: ...
+
+
+class Gateway(Protocol):
+    """What the task relay needs of the gateway (provider.py)."""
+
+    error_passthrough: bool
+    config: GatewayConfig
+
+    def catalog(self, session: ServerSession) -> Routes: ...
+    def children(self, session: ServerSession, *, start: bool = True) -> list[Child]: ...
+    def spawn(self, work: Awaitable[Any]) -> None: ...
+
+
+@dataclass(eq=False, slots=True)
+class Handle:
+    """One child task as the front sees it: our id for it, whose it is, where it lives."""
+
+    front_id: str
+    session: ServerSession
+    child: Child
+    #: The child's session the task was made on (a restarted child has lost it).
+    child_session: ClientSession
+    child_id: str
+    tool: str
+    #: The task as last seen, under our id.
+    task: JsonObject
+    #: Loop time after which the handle is dropped (None: while its session lasts).
+    expires: float | None
+    ended: bool = False
+    #: Counted in its child's `open_tasks` (which keeps an idle stop away).
+    counted: bool = False
+
+
+class Tasks2025:
+    """The gateway's 2025-11-25 task handles, and the methods that serve them."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self.handles: dict[str, Handle] = {}
+        #: (child, the child's task id) -> its handle: what the child says of a task.
+        self._by_child: dict[tuple[Child, str], Handle] = {}
+        #: Servers one of whose children declared tasks (a per-session one may not be up).
+        self._seen: set[str] = set()
+        self._calls_wrapped = False
+        #: Task-augmented calls in flight, per child, and what wakes whoever waits for one
+        #: of them to end (front_params).
+        self._creating: dict[Child, int] = {}
+        self._changed = asyncio.Event()
+
+    # -- installing ---------------------------------------------------------------
+    def install(self, core: ServerCore) -> None:
+        """Serve the 2025-11-25 task methods on `core`, and declare `tasks` to a front that
+        negotiated 2025-11-25 while a child offers them."""
+        entry = core.methods["initialize"]
+        answer = entry.handler
+
+        def initialize(session: ServerSession, params: JsonObject, ctx: Any) -> Any:
+            work = answer(session, params, ctx)
+            if type(work) is Ready:
+                return Ready(self._declare(core, session, work.value))
+            return self._declared_after(core, session, work)
+
+        core.methods["initialize"] = MethodEntry(initialize, inline=entry.inline)
+        core.methods["tasks/get"] = MethodEntry(self.get_task)
+        core.methods["tasks/result"] = MethodEntry(self.task_result)
+        core.methods["tasks/cancel"] = MethodEntry(self.cancel_task)
+        core.methods["tasks/list"] = MethodEntry(self.list_tasks)
+
+    async def _declared_after(
+        self, core: ServerCore, session: ServerSession, work: Awaitable[JsonObject]
+    ) -> JsonObject:
+        return self._declare(core, session, await work)
+
+    def _declare(self, core: ServerCore, session: ServerSession, result: JsonObject) -> JsonObject:
+        if result.get("protocolVersion") != V2025_11_25 or not self.offered(session):
+            return result
+        session.state[_TOLD] = True
+        if not self._calls_wrapped:
+            self._calls_wrapped = True
+            self._wrap_calls(core)
+        capabilities = {**result.get("capabilities", {}), "tasks": CAPABILITY}
+        return {**result, "capabilities": capabilities}
+
+    def _wrap_calls(self, core: ServerCore) -> None:
+        """tools/call takes `params.task` from now on (the first session told of tasks):
+        a gateway whose children make no tasks keeps the plain entry on its hot path."""
+        entry = core.methods["tools/call"]
+        plain = entry.handler
+
+        def tasks_or_plain(session: ServerSession, params: JsonObject, ctx: Any) -> Any:
+            if "task" in params and params["task"] is not None and session.state.get(_TOLD):
+                return self.create(session, params, ctx)
+            return plain(session, params, ctx)
+
+        core.methods["tools/call"] = MethodEntry(tasks_or_plain, inline=entry.inline)
+
+    def offered(self, session: ServerSession) -> bool:
+        """Does a child of this session offer task-augmented tools/call (or one that is not
+        up yet list tools that run as tasks, from its kept listing)?"""
+        for child in self.gateway.children(session, start=False):
+            connection = child.connection
+            if connection is not None:
+                if declares_tasks(connection.capabilities):
+                    self._seen.add(child.name)
+                    return True
+            elif child.name in self._seen or any(
+                task_support(entry.definition) in ("optional", "required")
+                for entry in child.current_tools
+            ):
+                return True
+        # A per-session server whose children were seen with tasks (this session's is not
+        # started before its first listing).
+        return any(
+            s.per_session and s.name in self._seen for s in self.gateway.config.enabled_servers
+        )
+
+    # -- a task-augmented tools/call ------------------------------------------------
+    async def create(
+        self, session: ServerSession, params: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        """The front's task-augmented call: relayed as one to the tool's child, whose
+        CreateTaskResult comes back under an id of ours."""
+        task = _task_params(params.get("task"))
+        name = require_str(params, "name")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif type(arguments) is not dict:
+            raise invalid_params("'arguments' must be an object")
+        child, tool = await self._route(name, ctx)
+        if child.connection is None:  # a lazy or per-session child: its tasks need it up
+            child.start()
+            await child.wait_up(child.startup_timeout)
+        connection = child.connection
+        support = task_support(_definition(child, tool))
+        if connection is None or not declares_tasks(connection.capabilities):
+            support = None
+        if connection is None or support not in ("optional", "required"):
+            raise McpError(METHOD_NOT_FOUND, f"Tool {name} does not support task-augmented calls")
+        self._make_room(session)
+        child_params = {"name": tool, "arguments": arguments, "task": task}
+        self._creating[child] = self._creating.get(child, 0) + 1
+        try:
+            created = await relay.request(
+                child, "tools/call", child_params, ctx, self.gateway.error_passthrough, tool
+            )
+            return self._created(session, child, connection.session, tool, created)
+        finally:
+            left = self._creating.pop(child) - 1
+            if left:
+                self._creating[child] = left
+            self._changed.set()  # the waiters look again (a handle, or nothing to wait for)
+            self._changed = asyncio.Event()
+
+    def _created(
+        self,
+        session: ServerSession,
+        child: Child,
+        child_session: ClientSession,
+        tool: str,
+        created: JsonObject,
+    ) -> JsonObject:
+        """The child's CreateTaskResult, held under a handle of ours."""
+        made = created.get("task")
+        if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
+            raise McpError(
+                INTERNAL_ERROR, f"Internal error: {child.name!r} answered a task without a taskId"
+            )
+        child_id = made["taskId"]
+        if session.closed:  # nobody left to hold it
+            self._cancel_at_child(child, child_session, child_id)
+            raise McpError(INTERNAL_ERROR, "session closed")
+        try:
+            self._make_room(session)
+        except McpError:
+            self._cancel_at_child(child, child_session, child_id)
+            raise
+        handle = Handle(
+            front_id=secrets.token_urlsafe(24),
+            session=session,
+            child=child,
+            child_session=child_session,
+            child_id=child_id,
+            tool=tool,
+            task={},
+            expires=None,
+        )
+        self._hold(handle)
+        self._seen.add(child.name)
+        return {**_renamed(created, handle), "task": self._saw(handle, made)}
+
+    async def _route(self, name: str, ctx: RequestContext) -> tuple[Child, str]:
+        route = self.gateway.catalog(ctx.session).routes.get(name)
+        if route is None:  # not listed yet (a child starting): list once, as a call does
+            await ctx.session.core.provider.list_tools(ctx)
+            route = self.gateway.catalog(ctx.session).routes.get(name)
+        if route is None:
+            raise UnknownTool(name)
+        return route
+
+    # -- the front's tasks/* --------------------------------------------------------
+    def _own(self, session: ServerSession, params: JsonObject) -> Handle:
+        """The handle `params.taskId` names, when this session holds it; any other id gets
+        the one answer an unknown id gets (whose it is is not told)."""
+        if not session.state.get(_TOLD):
+            raise McpError(METHOD_NOT_FOUND, "Method not found: tasks are not offered")
+        task_id = params.get("taskId")
+        if type(task_id) is not str:
+            raise invalid_params("'taskId' must be a string")
+        self._sweep()
+        handle = self.handles.get(task_id)
+        if handle is None or handle.session is not session:
+            raise McpError(INVALID_PARAMS, NOT_FOUND)
+        return handle
+
+    async def get_task(
+        self, session: ServerSession, params: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        handle = self._own(session, params)
+        if not handle.ended and _gone(handle):
+            self._lost(handle)
+        if handle.ended:  # what the child said last (or that it is lost): no more changes
+            return dict(handle.task)
+        task = await self._ask(handle, "tasks/get", ctx, TASK_REQUEST_TIMEOUT)
+        return self._saw(handle, task)
+
+    async def task_result(
+        self, session: ServerSession, params: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        """The task's result once it ends (the child's tasks/result waits for that); what
+        the child asks meanwhile (input_required) reaches this request's client."""
+        handle = self._own(session, params)
+        child = handle.child
+        child.task_calls[handle.child_id] = ctx
+        try:
+            result = await self._ask(handle, "tasks/result", ctx, child.call_timeout, result=True)
+        finally:
+            if child.task_calls.get(handle.child_id) is ctx:
+                del child.task_calls[handle.child_id]
+        if not handle.ended:  # it has ended: tasks/result answers only then
+            self._ended(handle)
+        return normalize_result(_renamed(result, handle))
+
+    async def cancel_task(
+        self, session: ServerSession, params: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        handle = self._own(session, params)
+        task = await self._ask(handle, "tasks/cancel", ctx, TASK_REQUEST_TIMEOUT)
+        return self._saw(handle, task)
+
+    def list_tasks(self, session: ServerSession, params: JsonObject, ctx: RequestContext) -> Any:
+        """This session's tasks as last seen (tasks/get asks the child for the current)."""
+        if not session.state.get(_TOLD):
+            raise McpError(METHOD_NOT_FOUND, "Method not found: tasks are not offered")
+        self._sweep()
+        mine: dict[str, Handle] = session.state.get(_MINE) or {}
+        tasks = [dict(handle.task) for handle in mine.values()]
+        return Ready(paginate(tasks, params, session.core.page_size, "tasks"))
+
+    async def _ask(
+        self,
+        handle: Handle,
+        method: str,
+        ctx: RequestContext,
+        timeout: float | None,
+        *,
+        result: bool = False,
+    ) -> JsonObject:
+        """`method` about the handle's task, to the child session it lives on; its error as
+        the gateway's errors are (errors.py)."""
+        child, child_session = handle.child, handle.child_session
+        if _gone(handle):
+            self._lost(handle)
+            raise McpError(
+                INTERNAL_ERROR,
+                f"Internal error: the server {child.name!r} stopped, and its task with it",
+            )
+        answer = await _child_request(
+            child,
+            child_session,
+            method,
+            {"taskId": handle.child_id},
+            ctx,
+            timeout,
+            tool=handle.tool if result else None,
+            passthrough=self.gateway.error_passthrough,
+        )
+        if handle.front_id not in self.handles:  # dropped meanwhile (its session closed)
+            raise McpError(INVALID_PARAMS, NOT_FOUND)
+        return answer
+
+    # -- what the child says ----------------------------------------------------------
+    def child_status(self, child: Child, params: JsonObject) -> None:
+        """notifications/tasks/status from a child: to the session that holds the task,
+        under our id; nobody else hears of it."""
+        child_id = params.get("taskId")
+        handle = self._by_child.get((child, child_id)) if isinstance(child_id, str) else None
+        if handle is None:
+            log.debug("%s: a status of a task no session holds; dropped", child.name)
+            return
+        task = self._saw(handle, params)
+        session = handle.session
+        if not session.closed:
+            session.notify(TASK_STATUS, task)
+
+    async def front_params(self, child: Child, params: JsonObject) -> JsonObject:
+        """A child's request to the client, its related-task `_meta` naming our id (the
+        child's never leaves the gateway: a task the gateway follows has none to name). A
+        child may ask before its CreateTaskResult is read: while a task-augmented call to it
+        is in flight, an id not known yet is waited for (bounded)."""
+        meta = params.get("_meta")
+        related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+        if related is None:
+            return params
+        assert isinstance(meta, dict)
+        task_id = related.get("taskId") if isinstance(related, dict) else None
+        handle = self._by_child.get((child, task_id)) if isinstance(task_id, str) else None
+        if handle is None and isinstance(task_id, str) and self._creating.get(child):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TASK_REQUEST_TIMEOUT):
+                    while handle is None and self._creating.get(child):
+                        await self._changed.wait()
+                        handle = self._by_child.get((child, task_id))
+        rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
+        if handle is not None:
+            rest[RELATED_TASK] = {"taskId": handle.front_id}
+        out = {key: value for key, value in params.items() if key != "_meta"}
+        return {**out, "_meta": rest} if rest else out
+
+    def _saw(self, handle: Handle, task: JsonObject) -> JsonObject:
+        """The child's view of the task, under our id, kept as the handle's last."""
+        seen = {key: value for key, value in task.items() if key != "_meta"}
+        seen["taskId"] = handle.front_id
+        handle.task = seen
+        ttl = task.get("ttl")
+        if isinstance(ttl, int | float) and _is_ms(ttl) and handle.expires is None:
+            loop = asyncio.get_running_loop()
+            handle.expires = loop.time() + min(ttl, MAX_TTL_MS) / 1000
+        status = task.get("status")
+        if isinstance(status, str) and status in TERMINAL and not handle.ended:
+            self._ended(handle)
+        return dict(seen)
+
+    def _ended(self, handle: Handle) -> None:
+        _uncount(handle)
+        handle.ended = True
+        keep = asyncio.get_running_loop().time() + KEEP_ENDED_SECONDS
+        handle.expires = keep if handle.expires is None else min(handle.expires, keep)
+
+    def _lost(self, handle: Handle) -> None:
+        handle.task = {
+            **handle.task,
+            "status": "failed",
+            "statusMessage": f"the server {handle.child.name!r} stopped; the task is lost",
+        }
+        self._ended(handle)
+
+    # -- bounds -------------------------------------------------------------------------
+    def _hold(self, handle: Handle) -> None:
+        session = handle.session
+        mine = session.state.get(_MINE)
+        if mine is None:
+            mine = session.state[_MINE] = {}
+            session.cleanup.callback(self._drop_session, session)
+        mine[handle.front_id] = handle
+        self.handles[handle.front_id] = handle
+        if not handle.ended:
+            handle.counted = True
+            handle.child.open_tasks += 1
+        self._by_child[(handle.child, handle.child_id)] = handle
+
+    def _drop(self, handle: Handle) -> None:
+        self.handles.pop(handle.front_id, None)
+        _uncount(handle)
+        if self._by_child.get((handle.child, handle.child_id)) is handle:
+            del self._by_child[(handle.child, handle.child_id)]
+        mine = handle.session.state.get(_MINE)
+        if mine is not None:
+            mine.pop(handle.front_id, None)
+
+    def _make_room(self, session: ServerSession) -> None:
+        """Room for one more task of `session`: the expired go, then its oldest that
+        ended; with none ended and the session (or the gateway) full, refused."""
+        self._sweep()
+        mine: dict[str, Handle] = session.state.get(_MINE) or {}
+        if len(mine) >= MAX_TASKS_PER_SESSION:
+            oldest = next((h for h in mine.values() if h.ended), None)
+            if oldest is None:
+                raise McpError(
+                    INVALID_REQUEST,
+                    f"too many tasks: this session holds {MAX_TASKS_PER_SESSION} that have "
+                    "not ended (get their results, or cancel some)",
+                )
+            self._drop(oldest)
+        if len(self.handles) >= MAX_TASKS:
+            oldest = next((h for h in self.handles.values() if h.ended), None)
+            if oldest is None:
+                raise McpError(INVALID_REQUEST, f"too many tasks in the gateway ({MAX_TASKS})")
+            self._drop(oldest)
+
+    def _sweep(self) -> None:
+        """Drop the handles whose time is up (their ttl, or the wait after their end)."""
+        now = asyncio.get_running_loop().time()
+        for handle in [h for h in self.handles.values() if h.expires is not None]:
+            if handle.expires is not None and handle.expires <= now:
+                self._drop(handle)
+
+    def _drop_session(self, session: ServerSession) -> None:
+        """A closed session's tasks: forgotten, and those still running cancelled at their
+        child (nobody can reach them any more)."""
+        mine: dict[str, Handle] = session.state.pop(_MINE, None) or {}
+        for handle in list(mine.values()):
+            self._drop(handle)
+            if not handle.ended:
+                self._cancel_at_child(handle.child, handle.child_session, handle.child_id)
+
+    def _cancel_at_child(self, child: Child, child_session: ClientSession, child_id: str) -> None:
+        if child_session.closed:
+            return
+
+        async def cancel() -> None:
+            options = CallOptions(TASK_REQUEST_TIMEOUT)
+            with contextlib.suppress(Exception):
+                await child_session.request("tasks/cancel", {"taskId": child_id}, options)
+                log.debug("%s: its task was cancelled, as its client is gone", child.name)
+
+        self.gateway.spawn(cancel())
+
+    # -- a task-required tool called without a task -------------------------------------
+    async def follow(
+        self, child: Child, tool: str, arguments: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        """A call of a tool the child runs only as a task, from a front that did not make it
+        one (Codex; a 2026-07-28 front): the gateway makes the task, waits for its end
+        (tasks/result), and answers the call with its result. A 2026-07-28 front that
+        declared tasks gets the gateway's own task for it (relay/tasks.py's model)."""
+        work = self._follow(child, tool, arguments, ctx)
+        if isinstance(ctx, StatelessContext) and ctx.can_create_task:
+            return await ctx.adopt_task(asyncio.get_running_loop().create_task(work))
+        return await work
+
+    async def _follow(
+        self, child: Child, tool: str, arguments: JsonObject, ctx: RequestContext
+    ) -> JsonObject:
+        passthrough = self.gateway.error_passthrough
+        params = {"name": tool, "arguments": arguments}
+        connection = child.connection
+        if connection is None or not declares_tasks(connection.capabilities):
+            return await relay.request(child, "tools/call", params, ctx, passthrough, tool)
+        child_session = connection.session
+        self._seen.add(child.name)
+        created = await relay.request(
+            child, "tools/call", {**params, "task": {}}, ctx, passthrough, tool
+        )
+        made = created.get("task")
+        if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
+            return created  # it ran the call as a plain one after all
+        child_id = made["taskId"]
+        child.task_calls[child_id] = ctx
+        try:
+            result = await _child_request(
+                child,
+                child_session,
+                "tasks/result",
+                {"taskId": child_id},
+                ctx,
+                child.call_timeout,
+                tool=tool,
+                passthrough=passthrough,
+            )
+        except asyncio.CancelledError:  # the front cancelled its call: so ends the task
+            self._cancel_at_child(child, child_session, child_id)
+            raise
+        finally:
+            if child.task_calls.get(child_id) is ctx:
+                del child.task_calls[child_id]
+        return normalize_result(_without_related_task(result))
+
+
+def _uncount(handle: Handle) -> None:
+    if handle.counted:
+        handle.counted = False
+        handle.child.open_tasks -= 1
+
+
+def _gone(handle: Handle) -> bool:
+    """Has the child session the task lived on ended (the child stopped or restarted)?"""
+    connection = handle.child.connection
+    return (
+        handle.child_session.closed
+        or connection is None
+        or connection.session is not handle.child_session
+    )
+
+
+def _task_params(task: Any) -> JsonObject:
+    """The front's `params.task`, checked: an object, whose `ttl` (if any) is a
+    non-negative number of milliseconds; what the child is sent is only that."""
+    if type(task) is not dict:
+        raise invalid_params("'task' must be an object")
+    ttl = task.get("ttl")
+    if ttl is None:
+        return {}
+    if not _is_ms(ttl):
+        raise invalid_params("'task.ttl' must be a non-negative number of milliseconds (or null)")
+    return {"ttl": ttl}
+
+
+def _is_ms(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= MAX_TTL_MS
+
+
+def _definition(child: Child, tool: str) -> JsonObject | None:
+    for entry in child.current_tools:
+        if entry.name == tool:
+            return entry.definition
+    return None
+
+
+def _renamed(result: JsonObject, handle: Handle) -> JsonObject:
+    """`result` with its related-task `_meta` naming our id instead of the child's."""
+    meta = result.get("_meta")
+    if not isinstance(meta, dict) or RELATED_TASK not in meta:
+        return result
+    return {**result, "_meta": {**meta, RELATED_TASK: {"taskId": handle.front_id}}}
+
+
+def _without_related_task(result: JsonObject) -> JsonObject:
+    """A followed task's result, as a plain call's: the child's task id stays here."""
+    meta = result.get("_meta")
+    if not isinstance(meta, dict) or RELATED_TASK not in meta:
+        return result
+    rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
+    out = {key: value for key, value in result.items() if key != "_meta"}
+    return {**out, "_meta": rest} if rest else out
+
+
+async def _child_request(
+    child: Child,
+    session: ClientSession,
+    method: str,
+    params: JsonObject,
+    ctx: RequestContext,
+    timeout: float | None,
+    *,
+    tool: str | None,
+    passthrough: bool,
+) -> JsonObject:
+    """A request about a task to the child session it lives on, tied to the front request
+    `ctx` (what the child sends on its stream reaches that request's client), ended with
+    the front request and by an input-required round of a 2026-07-28 front."""
+    child.activity += 1
+    request_id = session.new_request_id()
+    child.calls[request_id] = ctx
+    questions: list[BaseException] = []
+    current = asyncio.current_task()
+    if current is not None and getattr(ctx, "rounds", None) is not None:
+
+        def abort(question: BaseException) -> None:
+            questions.append(question)
+            current.cancel()
+
+        child.interrupts[request_id] = abort
+    try:
+        return await session.request(method, params, CallOptions(timeout, request_id=request_id))
+    except asyncio.CancelledError:
+        if not questions or current is None:
+            raise
+        current.uncancel()
+        raise questions[0] from None
+    except McpClientError as exc:
+        if not raised_by_child(exc):
+            raise
+        error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
+        raise McpError(error["code"], error["message"], error.get("data")) from None
+    finally:
+        child.calls.pop(request_id, None)
+        child.interrupts.pop(request_id, None)
