@@ -185,7 +185,12 @@ async def test_codex_accepts_every_kind_of_2026_result(tmp_path: Path, front: st
     assert methods[0] == "server/discover" and "initialize" not in methods, methods
     assert_cache_hints(wire.result_of("server/discover")["result"], "discover", front)
     assert_cache_hints(wire.result_of("tools/list")["result"], "tools/list", front)
-    assert "failed" not in output.lower(), output
+    # Codex names a server or call it rejected: "MCP client for `kinds` failed to start",
+    # "mcp: kinds/echo (failed)".
+    failures = [
+        line for line in output.splitlines() if "failed" in line.lower() and "kinds" in line
+    ]
+    assert not failures, output
     offered = model.tool_namespaces().get(NAMESPACE, [])
     assert {"echo", "ask_name", "slow_report"} <= set(offered), (offered, output)
     texts = output_texts(model)
