@@ -337,7 +337,7 @@ class ServerCore:
                 if uri in session.subscriptions:
                     session.notify("notifications/resources/updated", {"uri": uri})
             elif session.initialized:
-                session.notify(f"notifications/{kind}/list_changed")
+                session.list_changed(kind)
 
 
 #: How long a thread raising a provider event waits for the loop to send it: a loop turn,

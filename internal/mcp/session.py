@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .context import RequestContext
 from .errors import McpError
 from .jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject, RequestId
+from .list_changed import ListChangedAnnouncer
 from .log_levels import LOG_LEVEL_RANK
 from .log_names import session_extra
 from .peer import CallOptions, JsonRpcPeer, Outbound
@@ -77,6 +78,7 @@ class ServerSession(JsonRpcPeer):
         self._cleanup: contextlib.AsyncExitStack | None = None
         self._tasks: set[asyncio.Task[Any]] | None = None
         self._closing: asyncio.Task[None] | None = None
+        self._list_changed: ListChangedAnnouncer | None = None
 
     @property
     def log_extra(self) -> dict[str, str] | None:
@@ -166,6 +168,22 @@ class ServerSession(JsonRpcPeer):
             )
         return await super().request(method, params, options)
 
+    def list_changed(self, kind: str) -> None:
+        """Tell the client a list of `kind` changed: debounced, and written apart from any
+        answer (core/list_changed.py)."""
+        if self._list_changed is None:
+            self._list_changed = ListChangedAnnouncer(self)
+        self._list_changed.announce(kind)
+
+    def send_apart(self, message: JsonObject) -> None:
+        """Send `message` in a write of its own where the transport coalesces writes
+        (stdio): what was sent before it goes first, what is sent after it goes later."""
+        send_apart = getattr(self.outbound, "send_apart", None)
+        if send_apart is None or self.closed:
+            self.send(message)
+        else:
+            send_apart(message)
+
     # -- lifetime --------------------------------------------------------------
     def start_soon(self, work: Awaitable[Any]) -> None:
         """Run something for this session in the background; cancelled when it closes."""
@@ -182,6 +200,8 @@ class ServerSession(JsonRpcPeer):
         if self.closed:
             return
         super().close(error)
+        if self._list_changed is not None:
+            self._list_changed.close()
         for task in list(self._tasks or ()):
             task.cancel()
         self._closing = self.core.end_session(self)

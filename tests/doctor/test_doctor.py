@@ -217,7 +217,9 @@ def test_a_gateway_child_off_codex_path(tmp_path: Path) -> None:
     children = {
         "echo": {"command": PY, "args": [str(Path(CMD_MCP))]},
         "nowhere": {"command": "mcp-server-nowhere-to-be-found"},
-        "time": {"command": "mcp-server-time"},  # the README's example: in the venv only
+        "time": {
+            "command": "mcp-server-time"
+        },  # in the venv only (the README names it by its absolute path)
     }
     mcp_json.write_text(json.dumps({"mcpServers": children}))
     entry = (

@@ -333,3 +333,20 @@ def test_lint_fix_lists_the_tools_that_need_approval_for_one_reason_on_one_line(
     assert "  brk: delete_note, delete_page: its name says it deletes ('delete')" in text
     assert "  brk: sendEmail: its name says it sends ('send')" in text
     assert "Nothing for the gateway to repair." in text
+
+
+def test_the_main_table_says_a_finding_once_naming_every_tool_it_holds_for() -> None:
+    """Ten tools without readOnlyHint: the report has one needs-approval line naming them
+    (it was the same line under each tool), past eight names it says how many more, and a
+    finding that differs per tool keeps a line of its own."""
+    names = [f"write_{n}" for n in range(10)]
+    server = _custom(*({"name": name} for name in names), {"name": "dash-name"})
+    code, text = run("--name", "brk", "--", *server)
+    assert code == 0
+    approval = [line for line in text.splitlines() if "needs-approval" in line]
+    assert approval == [
+        f"  warn  needs-approval [{', '.join(names[:8])} and 3 more]: "
+        + approval[0].split("]: ")[1]
+    ], text
+    assert "readOnlyHint" in approval[0]
+    assert text.count("characters outside [A-Za-z0-9_]") == 1 and "renamed [dash-name]" in text

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from codex_mcp.lint.check import SRC_STARTUP, Finding, Listing, ToolReport, lint_servers
+from codex_mcp.lint.check import (
+    SRC_STARTUP,
+    Finding,
+    Listing,
+    ToolReport,
+    lint_servers,
+    repeated_findings,
+)
 from codex_mcp.lint.fix import APPROVAL_ADVICE
 
 from .codex_config import CodexServer, HttpEntry
@@ -299,16 +306,7 @@ def _from_lint(finding: Finding, tools: tuple[str, ...]) -> DoctorFinding:
 
 def _grouped(tools: Sequence[ToolReport]) -> list[DoctorFinding]:
     """One line per kind of finding (rule and message), naming every tool it applies to."""
-    groups: dict[tuple[str, str, str], list[str]] = {}
-    first: dict[tuple[str, str, str], Finding] = {}
-    for tool in tools:
-        for finding in tool.findings:
-            key = (finding.severity, finding.rule, finding.message)
-            groups.setdefault(key, []).append(tool.tool)
-            first.setdefault(key, finding)
-    order = {"lost": 0, "warn": 1, "info": 2}
-    keys = sorted(groups, key=lambda k: order[k[0]])
-    return [_from_lint(first[key], tuple(dict.fromkeys(groups[key]))) for key in keys]
+    return [_from_lint(finding, names) for finding, names in repeated_findings(tools)]
 
 
 def _filter_findings(server: CodexServer, tools: Sequence[Any]) -> list[DoctorFinding]:

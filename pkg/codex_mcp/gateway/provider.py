@@ -591,7 +591,7 @@ class GatewayProvider(Provider, RelayHooks):
             elif owner.session is None:  # a 2026-07-28 principal's: to its open listens
                 self.subscriptions.list_changed(owner, kind)
             elif owner.reachable:
-                owner.session.notify(f"notifications/{kind}/list_changed")
+                owner.session.list_changed(kind)
 
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None

@@ -12,7 +12,8 @@ from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.peer import MethodEntry
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.server import ServerCore
-from codex_mcp.policy import Policy, PolicyConfig
+from codex_mcp.policy.config import PolicyConfig
+from codex_mcp.policy.decide import Policy
 from codex_mcp.policy.gateway import GatewayNames
 from codex_mcp.policy.provider import PolicedProvider
 

@@ -169,6 +169,19 @@ def lint_servers(listings: Sequence[Listing]) -> LintReport:
     return LintReport(reports)
 
 
+def repeated_findings(tools: Sequence[ToolReport]) -> list[tuple[Finding, tuple[str, ...]]]:
+    """Each kind of finding (severity, rule and message) once, with every tool it applies
+    to, worst first: a finding that holds for many tools is one line, not one per tool."""
+    groups: dict[tuple[str, str, str], tuple[Finding, list[str]]] = {}
+    for tool in tools:
+        for finding in tool.findings:
+            key = (finding.severity, finding.rule, finding.message)
+            groups.setdefault(key, (finding, []))[1].append(tool.tool)
+    order = {"lost": 0, "warn": 1, "info": 2}
+    ranked = sorted(groups.values(), key=lambda group: order.get(group[0].severity, 3))
+    return [(finding, tuple(dict.fromkeys(names))) for finding, names in ranked]
+
+
 def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
     servers = []
     for listing in listings:

@@ -24,10 +24,12 @@ from codex_mcp.gateway.config.parse import derive_name
 from codex_mcp.gateway.errors import normalize_exception, one_line
 from codex_mcp.gateway.logins import child_oauth
 
-from .check import LintReport, Listing, ToolReport, lint_servers
+from .check import LintReport, Listing, ToolReport, lint_servers, repeated_findings
 from .fix import APPROVAL_ADVICE, fix_plan
 
 DEFAULT_TIMEOUT = 30.0
+#: A finding's line names at most this many tools, then says how many more.
+MAX_NAMED = 8
 MAX_PAGES = 100
 
 
@@ -233,8 +235,10 @@ def render(report: LintReport, out: TextIO) -> None:
         width = max((len(t.tool) for t in server.tools), default=4)
         for tool in server.tools:
             print(f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}", file=out)
-            for f in tool.findings:
-                print(f"           {f.severity:<5} {f.rule}: {f.message}", file=out)
+        for f, tools in repeated_findings(server.tools):  # a kind once, naming its tools
+            shown = ", ".join(tools[:MAX_NAMED])
+            more = f" and {len(tools) - MAX_NAMED} more" if len(tools) > MAX_NAMED else ""
+            print(f"  {f.severity:<5} {f.rule} [{shown}{more}]: {f.message}", file=out)
         print(file=out)
     n = report.summary()
     unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""

@@ -8,22 +8,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .config import PolicyConfig, PolicyError, load_policy, tool_scope_rules
-from .decide import Policy
-from .provider import PolicedProvider
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
+    from .decide import Policy
 
 
 @dataclass(frozen=True, slots=True)
 class Checked:
-    policy: Policy
+    # The configuration only: checking it must not import the core, which a gateway
+    # imports after its children started (gateway/config/early.py).
+    config: PolicyConfig
 
     def install(self, core: ServerCore) -> None:
         """Decide for `core`: a gateway's core has its enforcement point already (its
         entries' rules), which takes this policy; another gets one when anything could
         be denied."""
-        install(core, self.policy)
+        from .decide import Policy
+
+        install(core, Policy(self.config))
 
 
 def checked_policy(settings: Any, prog: str) -> Checked:
@@ -32,10 +35,12 @@ def checked_policy(settings: Any, prog: str) -> Checked:
         config = load_policy(path) if path is not None else PolicyConfig()
     except PolicyError as error:
         raise SystemExit(f"{prog}: {error}") from None
-    return Checked(Policy(config))
+    return Checked(config)
 
 
 def install(core: ServerCore, policy: Policy) -> None:
+    from .provider import PolicedProvider
+
     provider = core.provider
     if isinstance(provider, PolicedProvider):
         provider.policy = policy.adding(provider.policy.fixed)
@@ -46,6 +51,9 @@ def install(core: ServerCore, policy: Policy) -> None:
 def require_tool_scopes(core: ServerCore, entries: Sequence[str]) -> None:
     """`--oauth-tool-scope` as require rules of `core`'s policy: called by the HTTP app,
     so they hold however the core was made (the CLI, the library, a gateway's)."""
+    from .decide import Policy
+    from .provider import PolicedProvider
+
     rules = tool_scope_rules(entries)
     if not rules:
         return
@@ -59,5 +67,7 @@ def require_tool_scopes(core: ServerCore, entries: Sequence[str]) -> None:
 
 def policy_of(core: ServerCore) -> Policy | None:
     """The policy deciding for `core`, if any."""
+    from .provider import PolicedProvider
+
     provider = core.provider
     return provider.policy if isinstance(provider, PolicedProvider) else None

@@ -160,6 +160,26 @@ class StdioOutbound:
         if len(pending) >= _FLUSH_EVERY:
             self.flush()  # a task sending without yielding: the bound applies to it too
 
+    def send_apart(self, message: JsonObject) -> None:
+        """`message` in a write of its own: what this turn sent before it is written first
+        (a debounced list_changed never shares a write with an answer)."""
+        data = self._encode(message)
+        waiting = self._after_read
+        if waiting:  # behind an answer waiting for the client's read: its turn, alone
+            waiting.append(None)
+            self._queue_after_read(data)
+            waiting.append(None)
+            return
+        if self._held is not None:
+            self._hold(data)
+            return
+        self.flush()
+        if self._held is not None:  # that write filled the pipe
+            self._hold(data)
+            return
+        self._pending.append(data)
+        self.flush()
+
     def _encode(self, message: JsonObject | list[JsonObject]) -> bytes:
         """What send() does inline, on its hot path."""
         if self._decoder.mode == "lsp":
