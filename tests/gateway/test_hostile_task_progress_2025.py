@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from codex_mcp.client import Client
+from codex_mcp.gateway.config.env import GatewayEnv
+from codex_mcp.gateway.config.parse import parse_document
+from codex_mcp.gateway.serve import build_core
 
 from .gateway_helpers import (
     PY,
@@ -143,3 +146,33 @@ async def test_a_session_that_closed_leaves_its_tasks_progress_unheard(tmp_path:
             assert {p["message"] for p in heard_b.progress} == {"B"}
     finally:
         stop(process)
+
+
+async def test_routes_do_not_outlive_their_tasks_over_rounds(tmp_path: Path) -> None:
+    """In process (the gateway's core, its child the real task server), so what the gateway
+    holds can be counted: rounds of tasks with progress ending every way (result, cancel,
+    a session closed under them, a child that says so) leave no route behind."""
+    config = parse_document({"mcpServers": {"t": stdio(TASKS)}}, "test")
+    core = build_core(config, GatewayEnv(cache_dir=tmp_path))
+    provider = core.provider.inner  # the gateway's, under its policy
+    await core.start()
+    try:
+        tasks = provider.tasks_2025
+        async with Client.memory(core, protocol_version=V) as client:
+            for done in range(1, 4):
+                read = await _create(client, 1, seconds=0.05, progress=2)
+                cancelled = await _create(client, 2, seconds=30, progress=50)
+                heard_end = await _create(client, 3, seconds=0.05, progress=1)
+                assert len(tasks.progress_routes) == 3
+                await client.request("tasks/result", {"taskId": read}, timeout=30)
+                await client.request("tasks/cancel", {"taskId": cancelled}, timeout=30)
+                await until(lambda t=heard_end: tasks.handles[t].ended, 30)  # its status
+                assert tasks.progress_routes == {}
+                async with Client.memory(core, protocol_version=V) as other:
+                    await _create(other, 4, seconds=30, progress=50)
+                    assert len(tasks.progress_routes) == 1
+                await until(lambda: not tasks.progress_routes, 30)
+                # The closed session's task is gone with it; ours are kept a while after their end.
+                assert len(tasks.handles) == 3 * done
+    finally:
+        await core.aclose()

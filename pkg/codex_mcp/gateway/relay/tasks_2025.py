@@ -143,7 +143,7 @@ class Tasks2025:
         self._changed = asyncio.Event()
         #: (child, the progress token it was given) -> where that progress goes: one per
         #: task not ended and per call in flight, each relayed at once (nothing buffered).
-        self._routes: dict[tuple[Child, Hashable], ProgressRoute] = {}
+        self.progress_routes: dict[tuple[Child, Hashable], ProgressRoute] = {}
 
     # -- installing ---------------------------------------------------------------
     def install(self, core: ServerCore) -> None:
@@ -413,7 +413,7 @@ class Tasks2025:
             connection = child.connection
             assert connection is not None  # relay.request sends on it
             entry = ProgressRoute(connection.session, ctx)
-            self._routes[(child, token)] = entry
+            self.progress_routes[(child, token)] = entry
             routed.append((child, token, entry))
             return _heard_in_child_progress
 
@@ -429,19 +429,19 @@ class Tasks2025:
             handle = entry.handle
             if keep_tasks and handle is not None and not handle.ended:
                 continue
-            if self._routes.get((child, token)) is entry:
-                del self._routes[(child, token)]
+            if self.progress_routes.get((child, token)) is entry:
+                del self.progress_routes[(child, token)]
 
     def child_progress(self, child: Child, params: JsonObject) -> None:
         """notifications/progress from a child: a task's (or a call's, in flight) goes to
         the front request that asked for it, under its token; any other token (made up,
         another child's, an ended task's, of a wrong type) reaches nobody."""
-        if not self._routes:
+        if not self.progress_routes:
             return
         token = params.get("progressToken")
         if type(token) is not int and type(token) is not str:  # True == 1 must not match 1
             return
-        entry = self._routes.get((child, token))
+        entry = self.progress_routes.get((child, token))
         if entry is None:
             return
         connection = child.connection
@@ -450,7 +450,7 @@ class Tasks2025:
             return  # the child restarted: its tokens are counted anew
         ctx = entry.ctx
         if handle is not None and (handle.ended or handle.front_id not in self.handles):
-            del self._routes[(child, token)]
+            del self.progress_routes[(child, token)]
             return
         if handle is None and (ctx.cancelled or ctx.in_task):
             return  # a followed task's call that is gone, or answered as a task of ours
@@ -542,9 +542,9 @@ class Tasks2025:
     def _stop_progress(self, handle: Handle) -> None:
         """The task ended (or is forgotten): its token names nothing any more."""
         key = (handle.child, handle.progress_token)
-        entry = self._routes.get(key) if handle.progress_token is not None else None
+        entry = self.progress_routes.get(key) if handle.progress_token is not None else None
         if entry is not None and entry.handle is handle:
-            del self._routes[key]
+            del self.progress_routes[key]
 
     def _drop(self, handle: Handle) -> None:
         self.handles.pop(handle.front_id, None)
