@@ -599,6 +599,9 @@ class GatewayProvider(Provider, RelayHooks):
         if method == TASK_STATUS:
             self.tasks_2025.child_status(child, params)
             return
+        if method == "notifications/progress":  # a 2025-11-25 task's, after the call that made it
+            self.tasks_2025.child_progress(child, params)
+            return
         if method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):

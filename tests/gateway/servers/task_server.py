@@ -8,6 +8,12 @@ Task ids are small counters ("1", "2"...), so a test can tell whether one leaked
 gateway. `--ask-first`: `ask` sends its elicitation before its CreateTaskResult (a child
 may). `--hostile` makes its task answers malformed: a `status` that is a list, a `ttl` of
 a string, an unhashable related-task id in its status notifications.
+
+Progress (2025-11-25: a task's progressToken stays valid until it ends): `work` with
+`progress: N` sends N notifications/progress with its call's token while it runs, their
+message its `label`; `forge: [...]` first sends one with each of those tokens, and
+`ended: true` one with the token of every task that has ended; `after_end: true` sends one
+more with its own token after its terminal status (before its tasks/result is answered).
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ _results: dict[str, JsonObject] = {}
 _done: dict[str, threading.Event] = {}
 _answers: dict[int, Any] = {}
 _answered: dict[int, threading.Event] = {}
+#: The progressToken of each task's call (the gateway's, not the front's).
+_tokens: dict[str, Any] = {}
 _options: argparse.Namespace
 
 TOOLS = [
@@ -91,6 +99,11 @@ def _set_status(task_id: str, status: str) -> None:
     _send({"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": params})
 
 
+def _progress(token: Any, progress: int, message: str) -> None:
+    params = {"progressToken": token, "progress": progress, "message": message}
+    _send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+
 def _ask(task_id: str) -> None:
     """The `ask` tool's elicitation, tied to its task."""
     request_id = 10_000 + int(task_id)
@@ -120,15 +133,31 @@ def _run(task_id: str, name: str, arguments: JsonObject) -> None:
         _set_status(task_id, "working")
     else:
         seconds = arguments.get("seconds", 0.2)
-        deadline = time.monotonic() + (seconds if isinstance(seconds, int | float) else 0.2)
-        while time.monotonic() < deadline:
+        seconds = seconds if isinstance(seconds, int | float) else 0.2
+        token, label = _tokens.get(task_id), str(arguments.get("label", ""))
+        for forged in arguments.get("forge", []):
+            _progress(forged, 1, "forged")
+        if arguments.get("ended"):
+            for other, status in list(_tasks.items()):
+                if status["status"] in ("completed", "failed", "cancelled"):
+                    _progress(_tokens.get(other), 1, "of an ended task")
+        steps = arguments.get("progress", 0)
+        started = time.monotonic()
+        sent = 0
+        while time.monotonic() < started + seconds or (token is not None and sent < steps):
             if _tasks[task_id]["status"] == "cancelled":
                 return
+            due = steps * (time.monotonic() - started) / seconds if seconds else steps
+            while token is not None and sent < min(steps, due):
+                sent += 1
+                _progress(token, sent, label)
             time.sleep(0.02)
         text = f"done: {name}"
     result = {"content": [{"type": "text", "text": text}], "_meta": {RELATED: {"taskId": task_id}}}
     _results[task_id] = result
     _set_status(task_id, "completed")
+    if arguments.get("after_end") and _tokens.get(task_id) is not None:
+        _progress(_tokens[task_id], 1_000, "after its end")
     _done[task_id].set()
 
 
@@ -159,6 +188,8 @@ def _call(message: JsonObject) -> JsonObject:
         "pollInterval": 50,
     }
     _done[task_id] = threading.Event()
+    meta = params.get("_meta")
+    _tokens[task_id] = meta.get("progressToken") if isinstance(meta, dict) else None
     # `ttl` as the child saw it: a test checks what the gateway passed on.
     sys.stderr.write(f"task {task_id} ttl {json.dumps(ttl)}\n")
     sys.stderr.flush()

@@ -633,7 +633,9 @@ class Child:
             "notifications/tasks/status",
         ):
             self.host.child_notification(self, method, params, self.call_for(origin, params))
-        elif method not in ("notifications/progress", "notifications/cancelled"):
+        elif method == "notifications/progress":  # a task's outlives its call: the host's
+            self.host.child_notification(self, method, params, None)
+        elif method != "notifications/cancelled":
             log.debug("%s: notification %s ignored", self.name, method)
 
     def call_for(self, origin: Hashable, params: JsonObject | None = None) -> RequestContext | None:

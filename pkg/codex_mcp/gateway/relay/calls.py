@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from codex_mcp.client.errors import McpClientError
@@ -23,6 +23,10 @@ from ..errors import crashed_error, login_command, normalize_exception, raised_b
 from . import stateless
 from .attribution import note_caller
 from .questions import call_with_handoff
+
+#: Told the child and the progress token of a request to it; returns what its pending
+#: request does with the progress (the route relays it).
+ProgressRoute = Callable[[Child, Hashable], ProgressCallback]
 
 
 def call_tool(
@@ -151,11 +155,15 @@ async def request(
     ctx: RequestContext,
     passthrough: bool,
     tool: str | None = None,
+    *,
+    progress_route: ProgressRoute | None = None,
 ) -> JsonObject:
     """A request to the child on behalf of a front request, awaited: `tools/call` off the
     hot path (a child that is starting, a per-call timeout, HTTP, whose client
     re-establishes an expired session; its result's snake-case fixed), and the others
-    (resources/read, prompts/get, ...), bounded by the child's list timeout."""
+    (resources/read, prompts/get, ...), bounded by the child's list timeout.
+    `progress_route`, given, is told the child and the token its progress will carry, and
+    relays it instead (a task's outlives the call: relay/tasks_2025.py)."""
     child.activity += 1
     if type(ctx) is not RequestContext or ctx.peer is not child.caller:
         note_caller(child, ctx)
@@ -175,9 +183,14 @@ async def request(
     calls = child.calls
     calls[request_id] = ctx
     is_call = method == "tools/call"
+    on_progress: ProgressCallback | None = (
+        None if ctx.progress_token is None else _progress_relay(ctx)
+    )
+    if on_progress is not None and progress_route is not None:
+        on_progress = progress_route(child, request_id)
     options = CallOptions(
         child.call_timeout if is_call else child.list_timeout,
-        None if ctx.progress_token is None else _progress_relay(ctx),
+        on_progress,
         None if ctx.meta is None else _forwarded_meta(ctx.meta),
         request_id=request_id,
     )

@@ -11,13 +11,13 @@ import contextlib
 import logging
 import math
 import secrets
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from codex_mcp.client.errors import McpClientError
 from codex_mcp.client.session import ClientSession
-from codex_mcp.core.calls import CallOptions
+from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import (
@@ -107,6 +107,23 @@ class Handle:
     ended: bool = False
     #: Counted in its child's `open_tasks` (which keeps an idle stop away).
     counted: bool = False
+    #: The token the child's progress for it carries (ours; None: the front asked for none).
+    progress_token: Hashable = None
+
+
+@dataclass(eq=False, slots=True)
+class ProgressRoute:
+    """Where a child's progress for one task-augmented call goes: its front request's
+    token, to that request's client, for as long as the task lasts (2025-11-25: the token
+    stays valid until the task ends), not only while the call is in flight."""
+
+    #: The child session the call was made on (a restarted child counts its ids anew).
+    child_session: ClientSession
+    ctx: RequestContext
+    #: The call that made the task is still in flight (its stream carries the progress).
+    in_call: bool = True
+    #: The front's task, once created (None: not yet, or a task the gateway follows).
+    handle: Handle | None = None
 
 
 class Tasks2025:
@@ -124,6 +141,9 @@ class Tasks2025:
         #: of them to end (front_params).
         self._creating: dict[Child, int] = {}
         self._changed = asyncio.Event()
+        #: (child, the progress token it was given) -> where that progress goes: one per
+        #: task not ended and per call in flight, each relayed at once (nothing buffered).
+        self.progress_routes: dict[tuple[Child, Hashable], ProgressRoute] = {}
 
     # -- installing ---------------------------------------------------------------
     def install(self, core: ServerCore) -> None:
@@ -218,12 +238,24 @@ class Tasks2025:
         self._make_room(session)
         child_params = {"name": tool, "arguments": arguments, "task": task}
         self._creating[child] = self._creating.get(child, 0) + 1
+        routed: list[tuple[Child, Hashable, ProgressRoute]] = []
         try:
             created = await relay.request(
-                child, "tools/call", child_params, ctx, self.gateway.error_passthrough, tool
+                child,
+                "tools/call",
+                child_params,
+                ctx,
+                self.gateway.error_passthrough,
+                tool,
+                progress_route=self._progress_route(ctx, routed),
             )
-            return self._created(session, child, connection.session, tool, created)
+            token = routed[0][1] if routed else None
+            answer = self._created(session, child, connection.session, tool, created, token)
+            if routed:
+                routed[0][2].handle = self.handles.get(answer["task"]["taskId"])
+            return answer
         finally:
+            self._unroute(routed, keep_tasks=True)
             left = self._creating.pop(child) - 1
             if left:
                 self._creating[child] = left
@@ -237,6 +269,7 @@ class Tasks2025:
         child_session: ClientSession,
         tool: str,
         created: JsonObject,
+        progress_token: Hashable = None,
     ) -> JsonObject:
         """The child's CreateTaskResult, held under a handle of ours."""
         made = created.get("task")
@@ -262,6 +295,7 @@ class Tasks2025:
             tool=tool,
             task={},
             expires=None,
+            progress_token=progress_token,
         )
         self._hold(handle)
         self._seen.add(child.name)
@@ -368,6 +402,62 @@ class Tasks2025:
             raise McpError(INVALID_PARAMS, NOT_FOUND)
         return answer
 
+    # -- progress ------------------------------------------------------------------------
+    def _progress_route(
+        self, ctx: RequestContext, routed: list[tuple[Child, Hashable, ProgressRoute]]
+    ) -> relay.ProgressRoute:
+        """What routes the progress of the child call made for `ctx` (relay.request tells it
+        the child and token used): `child_progress` relays all of it, in the call and after."""
+
+        def route(child: Child, token: Hashable) -> ProgressCallback:
+            connection = child.connection
+            assert connection is not None  # relay.request sends on it
+            entry = ProgressRoute(connection.session, ctx)
+            self.progress_routes[(child, token)] = entry
+            routed.append((child, token, entry))
+            return _heard_in_child_progress
+
+        return route
+
+    def _unroute(
+        self, routed: list[tuple[Child, Hashable, ProgressRoute]], *, keep_tasks: bool = False
+    ) -> None:
+        """The call is answered: its route goes, or (a front's task not ended) lives on, out
+        of the call."""
+        for child, token, entry in routed:
+            entry.in_call = False
+            handle = entry.handle
+            if keep_tasks and handle is not None and not handle.ended:
+                continue
+            if self.progress_routes.get((child, token)) is entry:
+                del self.progress_routes[(child, token)]
+
+    def child_progress(self, child: Child, params: JsonObject) -> None:
+        """notifications/progress from a child: a task's (or a call's, in flight) goes to
+        the front request that asked for it, under its token; any other token (made up,
+        another child's, an ended task's, of a wrong type) reaches nobody."""
+        if not self.progress_routes:
+            return
+        token = params.get("progressToken")
+        if type(token) is not int and type(token) is not str:  # True == 1 must not match 1
+            return
+        entry = self.progress_routes.get((child, token))
+        if entry is None:
+            return
+        connection = child.connection
+        handle = entry.handle
+        if connection is None or connection.session is not entry.child_session:
+            return  # the child restarted: its tokens are counted anew
+        ctx = entry.ctx
+        if handle is not None and (handle.ended or handle.front_id not in self.handles):
+            del self.progress_routes[(child, token)]
+            return
+        if handle is None and (ctx.cancelled or ctx.in_task):
+            return  # a followed task's call that is gone, or answered as a task of ours
+        front = {**params, "progressToken": ctx.progress_token}
+        # Out of its call, on the session's own stream (the call's id may be reused).
+        ctx.peer.notify(PROGRESS, front, ctx.request_id if entry.in_call else None)
+
     # -- what the child says ----------------------------------------------------------
     def child_status(self, child: Child, params: JsonObject) -> None:
         """notifications/tasks/status from a child: to the session that holds the task,
@@ -423,6 +513,7 @@ class Tasks2025:
     def _ended(self, handle: Handle) -> None:
         _uncount(handle)
         handle.ended = True
+        self._stop_progress(handle)
         keep = asyncio.get_running_loop().time() + KEEP_ENDED_SECONDS
         handle.expires = keep if handle.expires is None else min(handle.expires, keep)
 
@@ -448,8 +539,16 @@ class Tasks2025:
             handle.child.open_tasks += 1
         self._by_child[(handle.child, handle.child_id)] = handle
 
+    def _stop_progress(self, handle: Handle) -> None:
+        """The task ended (or is forgotten): its token names nothing any more."""
+        key = (handle.child, handle.progress_token)
+        entry = self.progress_routes.get(key) if handle.progress_token is not None else None
+        if entry is not None and entry.handle is handle:
+            del self.progress_routes[key]
+
     def _drop(self, handle: Handle) -> None:
         self.handles.pop(handle.front_id, None)
+        self._stop_progress(handle)
         _uncount(handle)
         if self._by_child.get((handle.child, handle.child_id)) is handle:
             del self._by_child[(handle.child, handle.child_id)]
@@ -528,8 +627,30 @@ class Tasks2025:
             return await relay.request(child, "tools/call", params, ctx, passthrough, tool)
         child_session = connection.session
         self._seen.add(child.name)
+        routed: list[tuple[Child, Hashable, ProgressRoute]] = []
+        try:
+            return await self._followed(child, child_session, tool, params, ctx, routed)
+        finally:  # the task's progress went to the call, while it lasted
+            self._unroute(routed)
+
+    async def _followed(
+        self,
+        child: Child,
+        child_session: ClientSession,
+        tool: str,
+        params: JsonObject,
+        ctx: RequestContext,
+        routed: list[tuple[Child, Hashable, ProgressRoute]],
+    ) -> JsonObject:
+        passthrough = self.gateway.error_passthrough
         created = await relay.request(
-            child, "tools/call", {**params, "task": {}}, ctx, passthrough, tool
+            child,
+            "tools/call",
+            {**params, "task": {}},
+            ctx,
+            passthrough,
+            tool,
+            progress_route=self._progress_route(ctx, routed),
         )
         made = created.get("task")
         if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
@@ -554,6 +675,11 @@ class Tasks2025:
             if child.task_calls.get(child_id) is ctx:
                 del child.task_calls[child_id]
         return normalize_result(_without_related_task(result))
+
+
+def _heard_in_child_progress(params: JsonObject) -> None:
+    """A routed call's progress while it is in flight: `child_progress` relays it, as it
+    does after (so each is relayed once, in the order the child sent them)."""
 
 
 def _uncount(handle: Handle) -> None:
