@@ -612,6 +612,9 @@ class GatewayProvider(Provider, RelayHooks):
                 elif owner.session is not None:
                     if outer in owner.session.subscriptions:
                         owner.session.notify(method, {**params, "uri": outer})
+                    # and its listens: a 2026-07-28 front over stdio owns its children
+                    # through its one session, and follows resources by subscriptions/listen
+                    self.subscriptions.resource_updated(owner, outer)
                 else:  # a 2026-07-28 principal's child: to that principal's listens only
                     self.subscriptions.resource_updated(owner, outer)
             return
