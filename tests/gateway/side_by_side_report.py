@@ -308,7 +308,7 @@ async def _updates(client: Client, child: Child, naming: Naming, seen: Seen) -> 
     if client.is_stateless:
         try:
             async with client.listen(resource_uris=[naming.uri(uri)]) as events:
-                await _call(client, naming, trigger)
+                await _trigger(client, naming, trigger)
                 method, params = await events.next(UPDATE_WAIT)
                 return [method, naming.ununi(params["uri"])]
         except McpError as exc:
@@ -317,7 +317,7 @@ async def _updates(client: Client, child: Child, naming: Naming, seen: Seen) -> 
             return {"error": f"no update in {UPDATE_WAIT} s"}
     before = len(seen.notifications)
     await client.subscribe_resource(naming.uri(uri))
-    await _call(client, naming, trigger)
+    await _trigger(client, naming, trigger)
 
     def updated() -> list[Any] | None:
         found = [
@@ -331,6 +331,15 @@ async def _updates(client: Client, child: Child, naming: Naming, seen: Seen) -> 
         return await until(updated, timeout=UPDATE_WAIT)
     except AssertionError:  # until's own "timed out"
         return {"error": f"no update in {UPDATE_WAIT} s"}
+
+
+async def _trigger(client: Client, naming: Naming, trigger: tuple[str, JsonObject]) -> None:
+    """The call that makes the child send updates. server-everything's is a toggle, and a
+    shared child may have it on already from another session: then it is called again."""
+    result = await _call_raw(client, naming, trigger)
+    text = (result.get("content") or [{}])[0].get("text", "")
+    if isinstance(text, str) and text.startswith("Stopped simulated resource updates"):
+        await _call_raw(client, naming, trigger)
 
 
 async def _task(client: Client, child: Child, naming: Naming) -> Any:
