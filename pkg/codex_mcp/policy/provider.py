@@ -6,7 +6,6 @@ the same decision: what a listing hides, a call by any name is refused (specs/po
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -66,14 +65,18 @@ class PolicedProvider(Provider):
         names = [item.get(key) for item in items]
         targets = [await self._target(kind, name, ctx, listed=True) if isinstance(name, str)
                    else None for name in names]  # fmt: skip
-        allowed = await asyncio.gather(
-            *(self._allowed(t, "list", ctx) for t in targets if t is not None)
+        verdicts = iter(
+            await self.policy.decide_all(
+                caller_of(ctx),
+                [t for t in targets if t is not None],
+                "list",
+                self.targets.rules(),
+            )
         )
-        verdicts = iter(allowed)
         return [
             item
             for item, target in zip(items, targets, strict=True)
-            if target is not None and next(verdicts)
+            if target is not None and next(verdicts).allowed
         ]
 
     async def _target(
