@@ -334,9 +334,11 @@ async def test_get_stream_resumes_with_last_event_id(make_client: MakeClient) ->
         "/mcp", headers={**session, **SSE_ONLY, "Last-Event-ID": first["id"]}
     )
     missed = [await next_event(resumed) for _ in range(2)]
-    assert [json.loads(e["data"])["method"] for e in missed if e] == [
-        "notifications/tools/list_changed",
+    # Either order: a second tools change within 50 ms of the first is held to the end of
+    # that window (decision 72), so the prompts change may be written before it.
+    assert sorted(json.loads(e["data"])["method"] for e in missed if e) == [
         "notifications/prompts/list_changed",
+        "notifications/tools/list_changed",
     ]
     ids = [first["id"], *(e["id"] for e in missed if e)]
     assert len(set(ids)) == 3

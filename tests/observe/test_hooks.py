@@ -15,6 +15,7 @@ from codex_mcp.gateway.relay import calls as relay
 from codex_mcp.gateway.serve import build_core
 from codex_mcp.observe.enable import RelayWatch, observe
 from codex_mcp.observe.hooks import CodexTurnHooks, RelayHooks
+from codex_mcp.policy.provider import served
 from observe_helpers import ROOT
 
 
@@ -25,7 +26,7 @@ async def test_the_gateway_is_observed_through_its_hook_not_a_replaced_function(
     config = tmp_path / ".mcp.json"
     config.write_text(json.dumps({"mcpServers": {"kid": kid}}))
     core = build_core(read_config(config))
-    provider = core.provider
+    provider = served(core.provider)  # the gateway's, inside its policy point
     assert isinstance(provider, RelayHooks) and not isinstance(provider, CodexTurnHooks)
     assert provider.relay_observer is None  # unobserved: the hook is a None check
     relay_functions = dict(vars(relay))
