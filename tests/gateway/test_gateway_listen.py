@@ -219,3 +219,24 @@ async def test_a_per_session_childs_list_change_reaches_its_own_credential_only(
             await _tool_change_reaches(a, "ex__test_trigger_tool_change")
             with pytest.raises(TimeoutError):  # a's child changed, not b's
                 await b_events.next(1.0)
+
+
+# -- a dual-revision child: the front's calls and its listen reach the same process ----------
+
+
+async def test_a_2026_fronts_call_is_heard_on_its_listen_of_a_dual_revision_child(
+    tmp_path: Path,
+) -> None:
+    # The examples server speaks both revisions: a 2026-07-28 front's requests go to it in
+    # 2026-07-28 (a second connection, for a stdio child a second process). The listen must
+    # be held where the front's calls go, or the change its call makes is heard by nobody.
+    config = write_config(tmp_path, {"kid": stdio(EXAMPLES)})
+    async with gateway(config, mode=MODERN) as client:
+        assert client.session.stateless is not None
+        uris = [r.uri for r in await client.list_resources()]
+        uri = next(u for u in uris if u.endswith("watched-resource"))
+        async with client.listen(resource_uris=[uri]) as events:
+            assert events.acknowledged == {"resourceSubscriptions": [uri]}
+            touched = await client.call_tool("kid__touch_watched_resource", {}, retries=0)
+            assert "version" in touched.text, touched.text
+            await next_update(events, uri)

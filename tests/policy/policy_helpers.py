@@ -52,11 +52,12 @@ def gateway_server(
     entries: dict[str, dict[str, Any]],
     *args: str,
     lines: list[str] | None = None,
+    child: Path = CHILD,
 ) -> HttpProcess:
-    """A `codex-mcp-http` gateway whose children are the child server, one per entry
+    """A `codex-mcp-http` gateway whose children are the `child` server, one per entry
     (each entry's own settings merged in)."""
     servers = {
-        name: {"command": sys.executable, "args": [CMD_MCP, "--serve", str(CHILD)], **extra}
+        name: {"command": sys.executable, "args": [CMD_MCP, "--serve", str(child)], **extra}
         for name, extra in entries.items()
     }
     config = directory / ".mcp.json"

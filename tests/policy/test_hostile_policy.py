@@ -199,6 +199,18 @@ BAD_POLICIES: dict[str, Any] = {
     "hook a string": {"default": "allow", "hook": "http://127.0.0.1:1/"},
     "hook ftp": {"default": "allow", "hook": {"url": "ftp://127.0.0.1/"}},
     "hook plain http off loopback": {"default": "allow", "hook": {"url": "http://opa.example/"}},
+    "hook concurrency zero": {
+        "default": "allow",
+        "hook": {"url": "http://127.0.0.1:1/", "max_concurrent": 0},
+    },
+    "hook concurrency huge": {
+        "default": "allow",
+        "hook": {"url": "http://127.0.0.1:1/", "max_concurrent": 100000},
+    },
+    "hook concurrency a float": {
+        "default": "allow",
+        "hook": {"url": "http://127.0.0.1:1/", "max_concurrent": 4.0},
+    },
     "hook timeout a string": {
         "default": "allow",
         "hook": {"url": "http://127.0.0.1:1/", "timeout_sec": "1"},

@@ -31,7 +31,7 @@ from .children.child import Child
 from .children.connection import OpenTransport
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
-from .children.revision import handshake_for
+from .children.revision import child_for, handshake_for
 from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
@@ -496,7 +496,9 @@ class GatewayProvider(Provider, RelayHooks):
         elif owner is None:
             return  # the core's alone: shared children's list changes reach it there
         routes = self.catalog(ctx.session).resource_route
-        await self.subscriptions.listen_started(subscription, owner, routes)
+        await self.subscriptions.listen_started(
+            subscription, owner, routes, lambda child: child_for(child, ctx)
+        )
 
     def listen_ended(self, subscription: Subscription) -> None:
         self.subscriptions.listen_ended(subscription)

@@ -26,7 +26,9 @@ _RULE_KEYS = frozenset(
     {"effect", "kind", "child", "tool", "name", "principal", "subject", "scopes"}
 )
 _MATCHERS = ("child", "tool", "name", "principal", "subject")
-_HOOK_KEYS = frozenset({"url", "timeout_sec", "max_response_bytes", "cache_ttl_sec"})
+_HOOK_KEYS = frozenset(
+    {"url", "timeout_sec", "max_response_bytes", "cache_ttl_sec", "max_concurrent"}
+)
 
 
 class PolicyError(ValueError):
@@ -42,6 +44,8 @@ class HookConfig:
     max_response_bytes: int = 65536
     #: Answers kept this long per exact input (0: none kept).
     cache_ttl_sec: float = 0.0
+    #: The most questions open at the hook at once (all listings and calls together).
+    max_concurrent: int = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +157,10 @@ def _hook(value: Any, where: str) -> HookConfig:
     if type(limit) is not int or not 2 <= limit <= 1 << 20:
         raise PolicyError(f"{where}.max_response_bytes: must be an integer from 2 to 1048576")
     ttl = _number(raw, "cache_ttl_sec", where, 0.0, low=0.0)
-    return HookConfig(url, timeout, limit, ttl)
+    concurrent = raw.get("max_concurrent", 16)
+    if type(concurrent) is not int or not 1 <= concurrent <= 256:
+        raise PolicyError(f"{where}.max_concurrent: must be an integer from 1 to 256")
+    return HookConfig(url, timeout, limit, ttl, concurrent)
 
 
 def tool_scope_rules(entries: Sequence[str]) -> tuple[Rule, ...]:

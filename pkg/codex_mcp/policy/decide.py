@@ -4,8 +4,9 @@ line (specs/policy.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..core.log_names import printable
 from .config import PolicyConfig
@@ -46,6 +47,46 @@ class Policy:
                 verdict = Verdict(False, f"hook failed closed: {failure}")
         audit(caller, target, action, verdict)
         return verdict
+
+    async def decide_all(
+        self,
+        caller: Caller,
+        targets: Sequence[Target],
+        action: Action,
+        extra: tuple[Rule, ...] = (),
+    ) -> list[Verdict]:
+        """`decide` for every item of one listing, in order. The hook is asked by at most
+        `max_concurrent` workers (and the hook's own bound holds across listings), each
+        question with its own timeout; once one question fails, the listing asks no more
+        and denies the rest unasked, so a slow or down hook costs a listing about one
+        timeout, not one per item (specs/policy.md, "Hook")."""
+        rules = (*extra, *self.rules)
+        verdicts = [judge(rules, self.config.default, caller, target) for target in targets]
+        hook = self.hook
+        if hook is not None:
+            asking = iter([i for i, verdict in enumerate(verdicts) if verdict.allowed])
+            failure: list[str] = []
+
+            async def worker() -> None:
+                for i in asking:  # shared: each item is taken by one worker
+                    if failure:
+                        why = f"unasked, an earlier question of this listing failed ({failure[0]})"
+                        verdicts[i] = Verdict(False, f"hook failed closed: {why}")
+                        continue
+                    try:
+                        allowed = await hook.allows(caller, targets[i], action)
+                        verdicts[i] = Verdict(allowed, "hook")
+                    except HookFailed as failed:
+                        failure.append(str(failed))
+                        verdicts[i] = Verdict(False, f"hook failed closed: {failed}")
+
+            workers = min(hook.config.max_concurrent, sum(v.allowed for v in verdicts))
+            async with asyncio.TaskGroup() as group:
+                for _ in range(workers):
+                    group.create_task(worker())
+        for target, verdict in zip(targets, verdicts, strict=True):
+            audit(caller, target, action, verdict)
+        return verdicts
 
     def scopes_to_call(self, caller: Caller, tool: str) -> frozenset[str]:
         """The scopes the `require` rules on the served name `tool` want and the caller

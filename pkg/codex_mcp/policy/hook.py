@@ -1,7 +1,7 @@
 """The external decision point: one HTTP POST per decision to a configured URL (OPA's data
 API shape: `{"input": {...}}` in, `{"result": true|false}` or `{"result": {"allow": ...}}`
-out), with its own timeout, a bounded read, no redirects, and every failure a deny
-(specs/policy.md, "Hook")."""
+out), at most `max_concurrent` open at once, each with its own timeout, a bounded read,
+no redirects, and every failure a deny (specs/policy.md, "Hook")."""
 
 from __future__ import annotations
 
@@ -61,6 +61,9 @@ class DecisionHook:
         #: Exact input (encoded) -> (answer, when it expires). Only real answers are kept,
         #: never a failure; the key is the whole input, so no caller reads another's.
         self._cache: OrderedDict[bytes, tuple[bool, float]] = OrderedDict()
+        #: A question waits here for its turn; its timeout starts when it is sent, so a
+        #: long listing's tail is not denied for having queued behind its head.
+        self._turns = asyncio.Semaphore(config.max_concurrent)
 
     async def allows(self, caller: Caller, target: Target, action: str) -> bool:
         """The hook's answer; HookFailed when there is none."""
@@ -70,7 +73,8 @@ class DecisionHook:
             kept = self._cache.get(body)
             if kept is not None and kept[1] > time.monotonic():
                 return kept[0]
-        answer = await self._ask(body)
+        async with self._turns:
+            answer = await self._ask(body)
         if ttl > 0:
             self._cache[body] = (answer, time.monotonic() + ttl)
             self._cache.move_to_end(body)
@@ -83,7 +87,7 @@ class DecisionHook:
 
         if self._http is None or self._http.closed:
             self._http = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=16), trust_env=False
+                connector=aiohttp.TCPConnector(limit=self.config.max_concurrent), trust_env=False
             )
         limit = self.config.max_response_bytes
         try:

@@ -6,14 +6,15 @@ the same decision: what a listing hides, a call by any name is refused (specs/po
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.provider import Provider, ResourceNotFound, UnknownPrompt, UnknownTool
+from ..core.skills import NotADirectory, UnknownSkill
 from .caller import caller_of
 from .decide import Policy
 from .rules import Action, Kind, Target
+from .skills import SCHEME, holders
 from .targets import OwnNames, Targets
 
 if TYPE_CHECKING:
@@ -64,17 +65,33 @@ class PolicedProvider(Provider):
         if self._open:
             return items
         names = [item.get(key) for item in items]
-        targets = [await self._target(kind, name, ctx, listed=True) if isinstance(name, str)
-                   else None for name in names]  # fmt: skip
-        allowed = await asyncio.gather(
-            *(self._allowed(t, "list", ctx) for t in targets if t is not None)
+        skills = await self._skills(kind, [n for n in names if isinstance(n, str)], ctx)
+        # Each item is decided by its name and (a skill's file or folder) by the SKILL.md
+        # of every skill holding it; a name several items share is asked once.
+        asked: dict[str, int] = {}
+        for name in names:
+            if isinstance(name, str):
+                for each in (name, *holders(name, skills)):
+                    asked.setdefault(each, len(asked))
+        targets = [await self._target(kind, name, ctx, listed=True) for name in asked]
+        verdicts = await self.policy.decide_all(
+            caller_of(ctx), targets, "list", self.targets.rules()
         )
-        verdicts = iter(allowed)
         return [
             item
-            for item, target in zip(items, targets, strict=True)
-            if target is not None and next(verdicts)
+            for item, name in zip(items, names, strict=True)
+            if isinstance(name, str)
+            and all(verdicts[asked[each]].allowed for each in (name, *holders(name, skills)))
         ]
+
+    async def _skills(self, kind: Kind, names: Sequence[str], ctx: RequestContext) -> set[str]:
+        """The served skills' SKILL.md URIs, when any of `names` could be in a skill."""
+        if kind != "resource" or "skills" not in self.inner.features:
+            return set()
+        if not any(name.startswith(SCHEME) for name in names):
+            return set()
+        listed = await self.inner.list_skills(ctx)
+        return {uri for skill in listed if isinstance(uri := skill.get("uri"), str)}
 
     async def _target(
         self, kind: Kind, name: str, ctx: RequestContext, *, listed: bool = False
@@ -85,9 +102,24 @@ class PolicedProvider(Provider):
             return await self.targets.prompt(name, ctx, listed=listed)
         return self.targets.resource(name, ctx)
 
-    async def _check(self, kind: Kind, name: str, ctx: RequestContext) -> None:
-        if not await self._allowed(await self._target(kind, name, ctx), "call", ctx):
-            raise _refused(kind, name)
+    async def _check(
+        self, kind: Kind, name: str, ctx: RequestContext, refusal: Exception | None = None
+    ) -> None:
+        """Raises `refusal` (by default: what an unknown `name` of `kind` gets) unless
+        using it is allowed (a skill's file or folder: and its skills' SKILL.md)."""
+        if self._open:
+            return
+        held = holders(name, await self._skills(kind, [name], ctx))
+        if held:
+            targets = [await self._target(kind, each, ctx) for each in (name, *held)]
+            verdicts = await self.policy.decide_all(
+                caller_of(ctx), targets, "call", self.targets.rules()
+            )
+            allowed = all(verdict.allowed for verdict in verdicts)
+        else:
+            allowed = await self._allowed(await self._target(kind, name, ctx), "call", ctx)
+        if not allowed:
+            raise refusal if refusal is not None else _refused(kind, name)
 
     # -- what is served, decided ----------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
@@ -137,11 +169,11 @@ class PolicedProvider(Provider):
         return await self._visible(await self.inner.list_skills(ctx), "uri", "resource", ctx)
 
     async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
-        await self._check("resource", uri, ctx)
+        await self._check("resource", uri, ctx, UnknownSkill(uri))
         return await self.inner.get_skill(uri, ctx)
 
     async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
-        await self._check("resource", uri, ctx)
+        await self._check("resource", uri, ctx, NotADirectory(uri))
         listed = await self.inner.read_directory(uri, ctx)
         return await self._visible(listed, "uri", "resource", ctx)
 

@@ -177,9 +177,12 @@ class ResourceSubscriptions:
         subscription: Subscription,
         owner: Owner | None,
         route_of: Callable[[str], Route | None],
+        served_by: Callable[[Child], Awaitable[Child]],
     ) -> None:
         """Subscribe on the children serving the listen's URIs (URIs no child serves are
-        followed by nobody: nothing will come for them)."""
+        followed by nobody: nothing will come for them). `served_by` is where the front's
+        requests to a child go (its own revision's connection: children/revision.py): the
+        listen is held there, on the process the front's calls change."""
         if len(subscription.resources) > MAX_LISTEN_URIS:
             raise McpError(
                 INVALID_PARAMS,
@@ -199,6 +202,7 @@ class ResourceSubscriptions:
                 continue
             child, inner = route
             try:
+                child = await served_by(child)
                 held = await self.acquire(child, inner)
             except McpError as error:  # refused: the listen goes on for the others
                 log.info("%s: subscribing to %s failed: %s", child.name, inner, error.message)
