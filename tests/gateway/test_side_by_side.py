@@ -142,10 +142,6 @@ def _http_per_session_modern(path: Path_) -> bool:
     return path.transport == "http" and path.sharing == "per_session" and path.front == V2026
 
 
-def _listen_missed_examples(path: Path_) -> bool:
-    return path.front == V2026 and not (path.transport == "http" and path.sharing == "per_session")
-
-
 UNROUTED = "a shared child several sessions (or any 2026-07-28 caller) used cannot have its "
 UNROUTED += "questions and logs during a call tied to that call over its stdio pipe: refused, "
 UNROUTED += 'naming `"per_session": true` (by design, decision 66)'
@@ -186,15 +182,6 @@ DOCUMENTED: tuple[Difference, ...] = (
         "KNOWN GAP: the progress server-everything (a 2025-11-25-only child) sends during a "
         "2026-07-28 caller's call does not reach it when the child is the caller's "
         "per-session child over HTTP (3 runs of 3); cause not found yet",
-        "Side by side",
-    ),
-    Difference(
-        "resource updated", "examples", _listen_missed_examples,
-        "KNOWN GAP: through subscriptions/listen (2026-07-28) the update the examples child "
-        "sends during the call right after the acknowledgment never reaches the stream, but "
-        "with an HTTP per-session child (3 runs of 3); likely because the gateway's own "
-        "listen on a child it speaks 2026-07-28 to is sent without waiting for the child's "
-        "acknowledgment (relay/subscriptions.py, _ChildListen.follow)",
         "Side by side",
     ),
 )  # fmt: skip
