@@ -107,8 +107,10 @@ class GatewayProvider(Provider, RelayHooks):
 
     def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None
-        if owner is not None and owner.session is not None:
-            # a child of one client asks that client only what it can answer
+        if owner is not None and owner.session is not None and owner.session.protocol_version:
+            # a child of one client asks that client only what it can answer (a 2026-07-28
+            # front over stdio never initialized: it declares per request, and its child is
+            # told what a 2026-07-28 principal's is, the entry's client_capabilities)
             declared = owner.session.client_capabilities
             capabilities = {k: v for k, v in declared.items() if k in RELAYED_CAPABILITIES}
         elif self.passthrough and server.client_capabilities is None:
@@ -612,6 +614,9 @@ class GatewayProvider(Provider, RelayHooks):
                 elif owner.session is not None:
                     if outer in owner.session.subscriptions:
                         owner.session.notify(method, {**params, "uri": outer})
+                    # and its listens: a 2026-07-28 front over stdio owns its children
+                    # through its one session, and follows resources by subscriptions/listen
+                    self.subscriptions.resource_updated(owner, outer)
                 else:  # a 2026-07-28 principal's child: to that principal's listens only
                     self.subscriptions.resource_updated(owner, outer)
             return

@@ -22,9 +22,12 @@ def envelope(
     session: ChildSession, ctx: RequestContext, options: CallOptions, tasks: bool
 ) -> CallOptions:
     """`options` with the child's 2026-07-28 envelope: the front's capabilities, with the
-    tasks extension or without it."""
+    tasks extension or without it, and the front's logLevel when it sent one."""
     era = session.stateless
     assert era is not None
+    level = getattr(getattr(ctx, "request_meta", None), "log_level", None)
+    if level is not None:  # a 2026-07-28 front's logLevel: the child's log messages it asked for
+        era = dataclasses.replace(era, log_level=level)
     capabilities = {**ctx.client_capabilities}
     extensions = capabilities.get("extensions")
     extensions = dict(extensions) if isinstance(extensions, dict) else {}
