@@ -149,13 +149,6 @@ ASKS = ("call with elicitation", "call with sampling", "call with roots")
 ASKED = ("elicitations", "samplings", "logs")
 DOCUMENTED: tuple[Difference, ...] = (
     Difference(
-        "read the resource a call returned", "everything", _any,
-        "KNOWN GAP: a URI inside a tool's result (embedded resource, resource_link) is the "
-        "child's own; the gateway serves the child's resources under scheme://server/..., "
-        "so reading it as given is refused (-32602)",
-        "Serving: Catalog",
-    ),
-    Difference(
         "capabilities", "examples", _shared_2025,
         "the gateway declares what its children offer together: `tasks` for a 2025-11-25 "
         "front because server-everything declares it",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import sys
@@ -115,7 +116,7 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities = {k: v for k, v in declared.items() if k in RELAYED_CAPABILITIES}
         elif self.passthrough and server.client_capabilities is None:
             capabilities = everything_relayed()  # a wrapper hides nothing its client may have
-        return Child(
+        child = Child(
             server,
             host=self,
             env=self.env,
@@ -126,6 +127,9 @@ class GatewayProvider(Provider, RelayHooks):
             open_transport=self.open_transport,
             handshake=handshake_for(owner),
         )
+        if not self.passthrough:
+            child.outer_uri = functools.partial(outer_uri, server.name)
+        return child
 
     # -- lifetime --------------------------------------------------------------
     @property

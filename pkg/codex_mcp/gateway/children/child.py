@@ -162,6 +162,9 @@ class Child:
         self.was_up = False
         #: Front subscriptions to each of the child's resource URIs (forwarded once).
         self.subscriptions: dict[str, int] = {}
+        #: The child's resource URI as the fronts know it (relay/calls.py rewrites the links
+        #: in its tool results with it); None when URIs pass unchanged (passthrough).
+        self.outer_uri: Callable[[str], str] | None = None
         self.lists: dict[str, list[JsonObject] | None] = dict.fromkeys(LISTINGS)
         self.startup_timeout = server.startup_timeout_sec or DEFAULT_STARTUP_TIMEOUT
         self.list_timeout = server.tools_list_timeout_sec or env.tools_list_timeout
@@ -395,7 +398,7 @@ class Child:
     def sibling(self, server: ServerConfig, host: ChildHost, handshake: Handshake) -> Child:
         """Another connection to this child's server, for the same owner, spoken to as
         `handshake` says (its listings are not kept on disk: this child's are)."""
-        return Child(
+        sibling = Child(
             server,
             host=host,
             env=self.env,
@@ -405,6 +408,8 @@ class Child:
             open_transport=self._open_transport,
             handshake=handshake,
         )
+        sibling.outer_uri = self.outer_uri
+        return sibling
 
     def _request_handlers(self) -> dict[str, RequestHandler]:
         """The child's requests to its client (sampling, elicitation, roots) go to the host,

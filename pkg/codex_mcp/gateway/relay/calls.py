@@ -118,6 +118,8 @@ class RelayedCall(Deferred):
             child.interrupts.pop(self.request_id, None)
         if "is_error" in result or "structured_content" in result:
             result = normalize_result(result)  # Rust (serde) servers' snake case
+        if child.outer_uri is not None:
+            outer_links(result, child.outer_uri)
         self._finish(result, None)
 
     def fail(self, error: Exception) -> None:
@@ -220,7 +222,32 @@ async def request(
     finally:
         calls.pop(request_id, None)
         child.interrupts.pop(request_id, None)
-    return normalize_result(result) if is_call else result
+    if not is_call:
+        return result
+    if child.outer_uri is not None:
+        outer_links(result, child.outer_uri)
+    return normalize_result(result)
+
+
+#: Content blocks that name a resource of the child: (type, where the URI is).
+_LINKS = {"resource_link": None, "resource": "resource"}
+
+
+def outer_links(result: JsonObject, outer: Callable[[str], str]) -> None:
+    """The resources a tool result links or embeds, named as the fronts read them (the
+    child's own URI is not one the gateway serves: specs/gateway.md, "Serving": Catalog)."""
+    content = result.get("content")
+    if type(content) is not list:
+        return
+    for block in content:
+        if type(block) is not dict:
+            continue
+        kind = block.get("type")
+        if kind != "resource_link" and kind != "resource":  # any type, hashable or not
+            continue
+        holder = block if _LINKS[kind] is None else block.get("resource")
+        if type(holder) is dict and type(uri := holder.get("uri")) is str:
+            holder["uri"] = outer(uri)
 
 
 def unavailable(child: Child, tool: str | None) -> McpError:
