@@ -67,9 +67,11 @@ def _prepare(given: list[str]) -> Callable[[], object]:
     # Checked before anything starts (workers, a gateway's children): a refused
     # configuration is one line and nothing else.
     options, tokens = _checked_options(settings)
-    from ..policy.install import checked_policy
+    policy = None
+    if settings.policy is not None:  # checked before anything starts; unset, not imported
+        from ..policy.install import checked_policy
 
-    policy = checked_policy(settings, "codex-mcp-http")
+        policy = checked_policy(settings, "codex-mcp-http")
     if settings.workers > 1:
         from ..scale.workers import Supervisor, refuse_without_redis
         from .common import request_state_keys
@@ -100,7 +102,8 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         link = join_supervisor(settings.shutdown_timeout)
     core = gateway_core(gateway) if gateway is not None else load_core(settings.serve, settings)
     configure_core(core, settings, link.key if link is not None else None)
-    policy.install(core)
+    if policy is not None:
+        policy.install(core)
     from ..launch import run
     from ..transports.http import HttpConfig, serve_http
     from ..transports.http.app import announcer

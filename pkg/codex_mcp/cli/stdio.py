@@ -44,9 +44,11 @@ def _prepare(given: list[str]) -> Callable[[], object]:
 
     args, gateway = intercept(given, "codex-mcp")
     settings = _settings(args)
-    from ..policy.install import checked_policy
+    policy = None
+    if settings.policy is not None:  # checked before anything starts; unset, not imported
+        from ..policy.install import checked_policy
 
-    policy = checked_policy(settings, "codex-mcp")
+        policy = checked_policy(settings, "codex-mcp")
     if gateway is not None:
         # Before the imports below (the core, the client, the relay): its children start
         # meanwhile, on another core (gateway/config/early.py).
@@ -62,7 +64,8 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         else load_core(settings.serve, settings)
     )
     configure_core(core, settings)
-    policy.install(core)
+    if policy is not None:
+        policy.install(core)
     from ..launch import run
     from ..transports.stdio import serve_stdio
 
