@@ -9,7 +9,7 @@ import gc
 import logging
 import sys
 import weakref
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
@@ -72,7 +72,9 @@ class GatewayProvider(Provider, RelayHooks):
         super().__init__()
         #: How children are reached instead of what their entries say (tests: in memory).
         self.open_transport = open_transport
-        self.config = config
+        #: Told when the configuration is replaced (a reload): the policy point rebinds.
+        self.config_listeners: list[Callable[[], None]] = []
+        self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
         self.error_passthrough = self.env.error_passthrough
@@ -105,6 +107,16 @@ class GatewayProvider(Provider, RelayHooks):
         self.tasks_2025 = Tasks2025(self)
         #: Front subscriptions to children's resources (legacy subscribe, 2026-07-28 listen).
         self.subscriptions = ResourceSubscriptions(self.spawn)
+
+    @property
+    def config(self) -> GatewayConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: GatewayConfig) -> None:
+        self._config = config
+        for listener in self.config_listeners:
+            listener()
 
     def make_child(self, server: ServerConfig, owner: Owner | None = None) -> Child:
         capabilities = None

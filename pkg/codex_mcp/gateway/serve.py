@@ -43,6 +43,7 @@ def build_core(
     provider = GatewayProvider(config, env, open_transport=open_transport)
     # Its entries' tool lists are policy rules: listing and calling decide alike.
     policed = PolicedProvider(provider, Policy(PolicyConfig()), GatewayNames(provider))
+    provider.config_listeners.append(policed.rebind)  # a reload may bring rules, or drop them
     core = ServerCore(policed, name="codex-mcp", version=__version__, title="codex-mcp gateway")
     core.flow = provider.flow
     answer = core.methods["initialize"].handler

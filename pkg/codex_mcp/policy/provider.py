@@ -40,8 +40,28 @@ class PolicedProvider(Provider):
     def __init__(self, inner: Provider, policy: Policy, targets: Targets | None = None) -> None:
         super().__init__()
         self.inner = inner
-        self.policy = policy
         self.targets: Targets = targets or OwnNames()
+        self.policy = policy  # binds the call path (rebind)
+
+    @property
+    def policy(self) -> Policy:
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._policy = policy
+        self.rebind()
+
+    def rebind(self) -> None:
+        """Bind the call path to what the policy and the targets' rules are now: when
+        nothing could deny, `call_tool` is the served provider's own bound method, so a
+        relayed call pays no frame of ours (bench/gateway_instructions.py: ~3.8k
+        instructions a call); otherwise the class's, which decides. Called when the policy
+        is set and when a gateway's configuration (its entries' rules) is replaced."""
+        if self._open:
+            self.__dict__["call_tool"] = self.inner.call_tool
+        else:
+            self.__dict__.pop("call_tool", None)
 
     def __getattr__(self, name: str) -> Any:
         # What the observers and the status page read of the served provider (its
