@@ -32,6 +32,7 @@ from typing import Any
 import aiohttp
 import pytest
 from gateway.gateway_helpers import launch_http, stop
+from support.polling import until
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc"),
@@ -218,3 +219,33 @@ async def test_rounds_of_streamed_calls_leave_memory_flat() -> None:
 async def test_rounds_of_every_kind_of_call_leave_memory_flat() -> None:
     kinds: list[Call] = [plain, streamed, failed, cancelled, cut_and_left, resumed]
     await rounds(kinds * KINDS_PER_SESSION)
+
+
+@pytest.mark.timeout(2 * ROUND_DEADLINE + 60)
+async def test_what_deleted_sessions_held_goes_back_to_the_system() -> None:
+    """Clients that close their connection after each request: the server cannot know they
+    read a stream to its end, so every session keeps its streams' events until it is
+    deleted (bounded: --replay-events). Once deleted, that memory is free but stays in
+    glibc's heap; the session reaper (every second with this TTL) hands it back. Before,
+    RSS stayed where the round left it (71 MB from 51)."""
+    process, url = launch_http("--serve", str(SERVER), "--session-ttl", "4")
+    try:
+        connector = aiohttp.TCPConnector(limit=SESSIONS, force_close=True)
+        async with aiohttp.ClientSession(connector=connector) as http:
+            calls: list[Call] = [streamed] * CALLS_PER_SESSION
+            await one_session(http, url, calls)
+            start = rss(process.pid)
+            async with asyncio.timeout(ROUND_DEADLINE):
+                await asyncio.gather(*(one_session(http, url, calls) for _ in range(SESSIONS)))
+            after = rss(process.pid)
+            print(f"start {start / MB:.1f} MB, after the round {after / MB:.1f} MB")
+            assert after - start > 8 * MB, "the round kept too little to see it given back"
+            given_back = await until(
+                lambda: rss(process.pid) <= start + (after - start) / 2,
+                timeout=20,
+                what=lambda: f"RSS {rss(process.pid) / MB:.1f} MB (start {start / MB:.1f})",
+            )
+            assert given_back
+            print(f"given back: {rss(process.pid) / MB:.1f} MB")
+    finally:
+        stop(process)
