@@ -1,5 +1,5 @@
 """How many wrong credentials a client may send: per address, taken before the credential is
-compared (specs/http.md, "Security": guessing; decision 75)."""
+compared (specs/http.md, "Security": guessing; decision 76)."""
 
 from __future__ import annotations
 
