@@ -6,11 +6,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from .elicitation import checked_elicitation
 from .jsonrpc import JsonObject
 from .peer import CallOptions, Inbound
+from .versions import Revision
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -27,6 +28,8 @@ class RequestContext(Inbound):
 
     __slots__ = ()
     peer: ServerSession
+    #: The era of this request: the context class says it (StatelessContext's is STATELESS).
+    revision: ClassVar[Revision] = Revision.LEGACY
 
     @property
     def session(self) -> ServerSession:
