@@ -40,6 +40,14 @@ class RequestContext(Inbound):
         return self.session.client_capabilities
 
     @property
+    def task_request(self) -> Any:
+        """2025-11-25: the `task` of a task-augmented tools/call, as sent (None: a plain
+        call, or another request). A 2026-07-28 call may become a task otherwise
+        (`can_create_task`)."""
+        params = self.params
+        return params.get("task") if params is not None and self.method == "tools/call" else None
+
+    @property
     def caller_scopes(self) -> frozenset[str] | None:
         """The scopes of the caller's OAuth grant for this request; None when the caller
         did not authenticate with OAuth (CALLER_SCOPES)."""

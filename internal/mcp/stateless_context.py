@@ -60,6 +60,10 @@ class StatelessContext(RequestContext):
     def round(self) -> int:
         return self.rounds.round if self.rounds is not None else 1
 
+    @property
+    def task_request(self) -> Any:
+        return None  # a 2026-07-28 request has no `params.task` (see can_create_task)
+
     # -- notifications ---------------------------------------------------------------
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
