@@ -9,7 +9,9 @@
 - the gateway's parts import one way (children <- routing, relay <- provider, status,
   serve) in no circle, counting every import, and `codex_mcp.lint` imports none of its
   runtime.
-- client modules that once imported each other in a circle no longer do.
+- client modules that once imported each other in a circle no longer do;
+- the policy and observation import only the core (and session_logs) at module level and
+  never each other; doctor and scale-out import only their layers; none of them the CLI.
 """
 
 from __future__ import annotations
@@ -293,3 +295,70 @@ def test_client_modules_that_once_imported_each_other_do_not(one: str, other: st
             ("session", "stateless"),
             ("oauth.endpoints", "oauth.errors"),
         ), f"{name} imports codex_mcp.client.{b}"
+
+
+# -- the policy, observation, doctor and scale-out ---------------------------------------
+# What each may import at module level, by top-level package of codex_mcp (its own aside;
+# an import inside a function or under TYPE_CHECKING is deferred and not counted here):
+# the policy and observation sit right above the core, beside each other; doctor is a
+# command over the client, the gateway's configuration and the Codex model; scale-out
+# stands on the transports it shares sessions for. And the pairs that never import each
+# other at all: the policy and observation (they were a cycle), and these four and the CLI
+# above them.
+MODULE_LEVEL = {
+    "policy": {"core", "session_logs"},
+    "observe": {"core", "session_logs"},
+    "doctor": {"client", "gateway", "lint", "codex_compat"},
+    "scale": {"core", "observe", "session_logs", "transports", "worker_process"},
+}
+NEVER = [
+    ("policy", "observe"),
+    ("observe", "policy"),
+    *((area, "cli") for area in MODULE_LEVEL),
+    *((area, "doctor") for area in ("policy", "observe", "scale")),
+]
+
+
+def _top(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] != "__version__" else ""
+
+
+def _module_level(path: Path, package: str) -> set[str]:
+    """What `path` imports when it is imported: its top level, `if`/`try` blocks included,
+    `if TYPE_CHECKING:` and function bodies not."""
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If):
+                if "TYPE_CHECKING" not in ast.unparse(node.test):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit([*node.body, *(s for h in node.handlers for s in h.body)])
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.add(_resolve(package, node.level, node.module, path.name == "__init__.py"))
+
+    visit(ast.parse(path.read_text(), str(path)).body)
+    return found
+
+
+@pytest.mark.parametrize("area", sorted(MODULE_LEVEL))
+def test_packages_import_only_their_layers_at_module_level(area: str) -> None:
+    modules = _modules(PKG / area, f"codex_mcp.{area}")
+    assert modules, f"no package {area}"
+    for name, path in modules.items():
+        imported = _module_level(path, _package_of(name, path))
+        tops = {_top(i) for i in imported if i.startswith("codex_mcp.")}
+        bad = sorted(tops - MODULE_LEVEL[area] - {area, ""})
+        assert not bad, f"{name} imports {bad} at module level"
+
+
+@pytest.mark.parametrize(("area", "other"), NEVER)
+def test_packages_that_never_import_each_other(area: str, other: str) -> None:
+    for name, path in _modules(PKG / area, f"codex_mcp.{area}").items():
+        bad = sorted(i for i in _all_imports(path, _package_of(name, path)) if _top(i) == other)
+        assert not bad, f"{name} imports {bad}"
