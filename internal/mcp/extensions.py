@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 CallTool = Callable[[str, JsonObject, "RequestContext"], Awaitable[JsonObject]]
 ListItems = Callable[["RequestContext"], Awaitable[Sequence[JsonObject]]]
 ReadResource = Callable[[str, "RequestContext"], Awaitable[list[JsonObject]]]
-Subscribe = Callable[[str, "RequestContext"], Awaitable[None]]
+Subscribe = Callable[[str, "RequestContext"], Awaitable[bool | None]]
 ListenStarted = Callable[["Subscription", "RequestContext"], Awaitable[None]]
 GetSkill = Callable[[str, "RequestContext"], Awaitable[JsonObject]]
 ReadDirectory = Callable[[str, "RequestContext"], Awaitable[Sequence[JsonObject]]]

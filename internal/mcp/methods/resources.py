@@ -35,8 +35,10 @@ async def read_resource(
 
 async def subscribe(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
     uri = require_str(params, "uri")
-    # The provider first: a subscription it refuses (a policy's hidden resource) is not kept.
-    await session.core.served.subscribe(uri, ctx)
+    # The provider first: a subscription it refuses, or keeps nothing of (a policy's hidden
+    # resource, answered as any subscribe), is not kept.
+    if await session.core.served.subscribe(uri, ctx) is False:
+        return {}
     if uri not in session.subscriptions:
         session.subscriptions.add(uri)
         session.state_changed()

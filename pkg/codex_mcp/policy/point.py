@@ -7,9 +7,10 @@ decision: what a listing hides, a use by any name is refused (specs/policy.md,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
+from ..core.errors import McpError
 from ..core.extensions import (
     CallTool,
     Complete,
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
     from ..core.jsonrpc import JsonObject
     from ..core.server import ServerCore
     from ..core.subscriptions import Subscription
+
+
+T = TypeVar("T")
+#: What a use of a URI that names nothing answers (ResourceNotFound, UnknownSkill, ...).
+Missing = Callable[[str], McpError]
 
 
 def _refused(kind: Kind, name: str) -> Exception:
@@ -98,17 +104,25 @@ class PolicyPoint(Extension):
         listed = await provider.list_skills(ctx)
         return {uri for skill in listed if isinstance(uri := skill.get("uri"), str)}
 
-    async def check(
-        self, kind: Kind, name: str, ctx: RequestContext, refusal: Exception | None = None
-    ) -> None:
-        """Raises `refusal` (by default: what an unknown `name` of `kind` gets) unless
-        using it is allowed (a skill's file or folder: and its skills' SKILL.md)."""
-        targets = [await self._target(kind, name, ctx)]
+    async def allows(self, kind: Kind, name: str, ctx: RequestContext) -> Target | None:
+        """What `name` stands for, when using it is allowed (a skill's file or folder: and
+        its skills' SKILL.md too); None when it is not."""
+        target = await self._target(kind, name, ctx)
+        targets = [target]
         for each in holders(name, await self._skills(kind, [name], ctx)):
             targets.append(await self._target(kind, each, ctx))
         verdicts = await self._decide(targets, "call", ctx)
-        if not all(verdict.allowed for verdict in verdicts):
+        return target if all(verdict.allowed for verdict in verdicts) else None
+
+    async def check(
+        self, kind: Kind, name: str, ctx: RequestContext, refusal: Exception | None = None
+    ) -> Target:
+        """What `name` stands for; raises `refusal` (by default: what an unknown `name` of
+        `kind` gets) unless using it is allowed."""
+        target = await self.allows(kind, name, ctx)
+        if target is None:
             raise refusal if refusal is not None else _refused(kind, name)
+        return target
 
     async def visible(
         self, items: Sequence[JsonObject], key: str, kind: Kind, ctx: RequestContext
@@ -181,59 +195,70 @@ class PolicyPoint(Extension):
     def read_resource(self, call_next: ReadResource) -> ReadResource:
         if self.open:
             return call_next
-        check = self.check
+        return self._answered_as_missing(call_next, ResourceNotFound)
 
-        async def read(uri: str, ctx: RequestContext) -> list[JsonObject]:
-            await check("resource", uri, ctx)
-            return await call_next(uri, ctx)
+    def get_skill(self, call_next: GetSkill) -> GetSkill:
+        if self.open:
+            return call_next
+        return self._answered_as_missing(call_next, UnknownSkill)
 
-        return read
+    def read_directory(self, call_next: ReadDirectory) -> ReadDirectory:
+        if self.open:
+            return call_next
+        visible = self.visible
+        read = self._answered_as_missing(call_next, NotADirectory)
+
+        async def listed(uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+            return await visible(await read(uri, ctx), "uri", "resource", ctx)
+
+        return listed
+
+    def _answered_as_missing(
+        self, call_next: Callable[[str, RequestContext], Awaitable[T]], missing: Missing
+    ) -> Callable[[str, RequestContext], Awaitable[T]]:
+        """A use of a URI decided, refused as `missing(uri)`; and what the provider says
+        of a URI that names nothing, in words of its own (a gateway's child's), answered
+        the same way, so that hidden and missing cannot be told apart."""
+        check, targets = self.check, self.targets
+
+        async def used(uri: str, ctx: RequestContext) -> T:
+            target = await check("resource", uri, ctx, missing(uri))
+            try:
+                return await call_next(uri, ctx)
+            except McpError as error:
+                if targets.missing(error, target):
+                    raise missing(uri) from None
+                raise
+
+        return used
 
     def subscribe(self, call_next: Subscribe) -> Subscribe:
         if self.open:
             return call_next
-        check = self.check
+        allows = self.allows
 
-        async def subscribe(uri: str, ctx: RequestContext) -> None:
-            await check("resource", uri, ctx)
-            await call_next(uri, ctx)
+        async def subscribe(uri: str, ctx: RequestContext) -> bool | None:
+            if await allows("resource", uri, ctx) is None:
+                return False  # answered as a subscribe of an unknown URI is; nothing kept
+            return await call_next(uri, ctx)
 
         return subscribe
 
     def listen_started(self, call_next: ListenStarted) -> ListenStarted:
         if self.open:
             return call_next
-        check = self.check
+        allows = self.allows
 
         async def listen(subscription: Subscription, ctx: RequestContext) -> None:
-            # A listen names resources as a subscribe does: the same decision for each.
-            for uri in subscription.resources:
-                await check("resource", uri, ctx)
+            # A listen names resources as a subscribe does: acknowledged as named (as one
+            # naming an unknown URI is), a hidden one followed by nothing.
+            named = subscription.resources
+            kept = frozenset([uri for uri in named if await allows("resource", uri, ctx)])
+            if kept != named:
+                subscription.resources = kept
             await call_next(subscription, ctx)
 
         return listen
-
-    def get_skill(self, call_next: GetSkill) -> GetSkill:
-        if self.open:
-            return call_next
-        check = self.check
-
-        async def get(uri: str, ctx: RequestContext) -> JsonObject:
-            await check("resource", uri, ctx, UnknownSkill(uri))
-            return await call_next(uri, ctx)
-
-        return get
-
-    def read_directory(self, call_next: ReadDirectory) -> ReadDirectory:
-        if self.open:
-            return call_next
-        check, visible = self.check, self.visible
-
-        async def read(uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
-            await check("resource", uri, ctx, NotADirectory(uri))
-            return await visible(await call_next(uri, ctx), "uri", "resource", ctx)
-
-        return read
 
     def get_prompt(self, call_next: GetPrompt) -> GetPrompt:
         if self.open:
@@ -249,16 +274,18 @@ class PolicyPoint(Extension):
     def complete(self, call_next: Complete) -> Complete:
         if self.open:
             return call_next
-        check = self.check
+        allows = self.allows
 
         async def complete(
             ref: JsonObject, argument: JsonObject, context: dict[str, str], ctx: RequestContext
         ) -> JsonObject | None:
-            # Completing a prompt's or a resource template's argument is using it.
-            if ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
-                await check("prompt", ref["name"], ctx)
-            elif ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
-                await check("resource", ref["uri"], ctx)
+            # Completing a prompt's or a resource template's argument is using it; a hidden
+            # one completes to nothing, as an unknown one does.
+            prompt = ref.get("type") == "ref/prompt"
+            kind: Kind = "prompt" if prompt else "resource"
+            named = ref.get("name" if prompt else "uri")
+            if isinstance(named, str) and await allows(kind, named, ctx) is None:
+                return None
             return await call_next(ref, argument, context, ctx)
 
         return complete
