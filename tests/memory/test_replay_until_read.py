@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
+from codex_mcp.transports.backpressure import EVENT_OVERHEAD
+from codex_mcp.transports.http.streams import StreamSet
 from gateway.gateway_helpers import launch_http, stop
 from support.raw_session import open_session
 
@@ -197,3 +199,24 @@ async def test_a_cancelled_stream_read_to_its_end_is_forgotten(
                 assert response.status == 202
             assert await events(call) == []  # no answer to a cancelled request
     await assert_forgotten(one_connection, url, session, progress["id"])
+
+
+def test_forgetting_a_stream_keeps_the_one_beside_it_and_frees_its_bytes() -> None:
+    """Two calls of a session stream at once; the first is read to its end. Its events go,
+    the other's stay in order, and the room they took counts for newer events."""
+    event = 1000 + EVENT_OVERHEAD
+    streams = StreamSet(256, send_buffer_bytes=4 * event)  # room for four such events
+    first, beside = streams.open(sse=True), streams.open(sse=True)
+    first.replayable = beside.replayable = True
+    for n in range(3):
+        streams.push(first, b"%d" % n * 1000, final=n == 2)
+        if n == 0:
+            streams.push(beside, b"b" * 1000)
+    streams.finish(first)
+    streams.forget(first)
+    assert streams.resume(first.key, 0) is None
+    streams.push(beside, b"c" * 1000)
+    streams.push(beside, b"d" * 1000)
+    resumed = streams.resume(beside.key, 0)
+    assert resumed is not None
+    assert [data[:1] for _, data in resumed[1]] == [b"b", b"c", b"d"]  # none pushed out

@@ -226,7 +226,7 @@ class SessionManager:
             if self.ended:
                 # What ended sessions held is free but stays in glibc's heap, between chunks
                 # in use: a trim hands it back (20 MB in ~3.5 ms after 50 sessions' replay
-                # buffers; decision 75).
+                # buffers; decision 81).
                 self.ended = 0
                 release_free_memory()
 
