@@ -66,7 +66,7 @@ class SessionManager:
         self.listening = 0
         self.closing = False
         #: Sessions ended since the reaper last handed free memory back (`_reap`).
-        self.ended = 0
+        self.ended_unreleased = 0
         self._reaper: asyncio.Task[None] | None = None
         self._loading: dict[str, asyncio.Future[HttpSession | None]] = {}
 
@@ -193,7 +193,7 @@ class SessionManager:
         if session is None:
             return False
         session.close()
-        self.ended += 1
+        self.ended_unreleased += 1
         level = logging.DEBUG if reason == DELETED else logging.INFO
         session.log.log(level, "session ended: %s (%d live)", reason, len(self.sessions))
         return True
@@ -223,11 +223,11 @@ class SessionManager:
         while True:
             await asyncio.sleep(interval)
             self.evict_idle()
-            if self.ended:
+            if self.ended_unreleased:
                 # What ended sessions held is free but stays in glibc's heap, between chunks
                 # in use: a trim hands it back (20 MB in ~3.5 ms after 50 sessions' replay
                 # buffers; decision 81).
-                self.ended = 0
+                self.ended_unreleased = 0
                 release_free_memory()
 
     async def shutdown(self, timeout: float) -> None:
