@@ -214,6 +214,8 @@ class ServerCore:
                     self.lifespan()
                 )
             await self.provider.start()
+            for extension in self._ordered():
+                await extension.start()
 
     async def aclose(self) -> None:
         """End every session, wait for their teardown, then stop the provider."""
