@@ -48,9 +48,7 @@ class Coverage:
     def __init__(self, rules: Sequence[Rule], source: str, servers: Sequence[str]) -> None:
         # A rule on a gateway's child, on a server that has none, is for another deployment
         # of the same file (one policy for a gateway and the servers it fronts).
-        self.pending = [
-            rule for rule in rules if rule.names_items and (servers or not rule.child)
-        ]
+        self.pending = [rule for rule in rules if rule.names_items and (servers or not rule.child)]
         self.source = source
         self.servers = tuple(servers)
         #: What is served; and what stands for more than itself (a template, a skill's
