@@ -9,7 +9,7 @@ the memory rounds test), ours and `--baseline`'s alike. At most `SOAK_RATE` call
 rounds start until the soak's time is up (60 s with --quick, 120 s in a full run,
 `--soak-seconds 600` for the ten-minute form), a round already started runs to its end;
 then the server idles for 5 s, in which its session reaper hands back what the deleted
-sessions freed (decision 81).
+sessions freed (decision 86).
 """
 
 from __future__ import annotations

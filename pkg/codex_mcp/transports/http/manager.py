@@ -226,7 +226,7 @@ class SessionManager:
             if self.ended_unreleased:
                 # What ended sessions held is free but stays in glibc's heap, between chunks
                 # in use: a trim hands it back (20 MB in ~3.5 ms after 50 sessions' replay
-                # buffers; decision 81).
+                # buffers; decision 86).
                 self.ended_unreleased = 0
                 release_free_memory()
 
