@@ -258,9 +258,9 @@ def test_workers_without_the_redis_client_stop_with_one_line(tmp_path: Path) -> 
     """Issue 39: `--workers 2 --redis-url` without the extra restarted its workers for ever,
     saying "1 of 2 workers serving" while none was. It stops at once, as one process does."""
     python = _python_without_redis(tmp_path / "venv")
+    command = [python, str(ROOT / "cmd/http"), "--workers", "2", "--port", "0"]
     done = subprocess.run(
-        [python, str(ROOT / "cmd/http"), "--workers", "2", "--port", "0", "--redis-url",
-         "redis://127.0.0.1:1/0"],  # fmt: skip
+        [*command, "--redis-url", "redis://127.0.0.1:1/0"],
         capture_output=True,
         text=True,
         timeout=60,
