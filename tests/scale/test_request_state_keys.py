@@ -144,14 +144,21 @@ async def test_workers_share_their_supervisor_key_and_it_is_not_in_redis(
 
 
 async def _round_trip(http: aiohttp.ClientSession, url: str, request_id: int) -> Any:
-    first = (await post(http, url, request(request_id, "tools/call", name="ask_across")))["result"]
-    retry = request(
-        request_id + 1,
-        "tools/call",
-        name="ask_across",
-        inputResponses=NAME,
-        requestState=first["requestState"],
-    )
-    answer = await post(http, url, retry)
-    assert "result" in answer, answer  # never "tampered": both workers hold the key
-    return answer["result"]["content"][0]["text"]
+    for _ in range(20):
+        first = await post(http, url, request(request_id, "tools/call", name="ask_across"))
+        retry = request(
+            request_id + 1,
+            "tools/call",
+            name="ask_across",
+            inputResponses=NAME,
+            requestState=first["result"]["requestState"],
+        )
+        answer = await post(http, url, retry)
+        if answer.get("error", {}).get("data", {}).get("reason") == "expired":
+            # Issued within moments of the store's epoch (a Redis just started: 2.5 s at
+            # most, specs/scale.md): refused, and started again, as a client does.
+            await asyncio.sleep(0.25)
+            continue
+        assert "result" in answer, answer  # never "tampered": both workers hold the key
+        return answer["result"]["content"][0]["text"]
+    raise AssertionError(f"refused for 5 s: {answer}")

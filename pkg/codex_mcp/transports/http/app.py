@@ -76,13 +76,13 @@ def open_store(config: HttpConfig) -> SessionStore:
 
     try:
         return RedisStore(
-            config.redis_url, replay_events=config.replay_events, session_ttl=config.session_ttl
+            config.redis_url,
+            replay_events=config.replay_events,
+            session_ttl=config.session_ttl,
+            wait=config.redis_wait,
         )
-    except ValueError as exc:  # not a Redis URL: retrying cannot fix it
-        config_error(
-            f"codex-mcp-http: --redis-url is not a Redis URL ({exc}); "
-            "use redis://[:password@]host:port/db, rediss://... or unix:///path"
-        )
+    except ValueError as exc:  # not a Redis URL, or no such wait: retrying cannot fix it
+        config_error(f"codex-mcp-http: {exc}")
 
 
 def store_gate(store: SessionStore, max_body_bytes: int, storeless: frozenset[str]) -> Any:
