@@ -4,14 +4,25 @@ it again), and ending a session does not load it first; and what each reply cost
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 import redis.asyncio as redis
 from codex_mcp.scale.redis_store import RedisStore
 from http_helpers import SSE_ONLY, call, open_session
 from scale_setup import RedisServer, Replicas
 from test_shared_sessions import JSON_ONLY, data_events, log_data, post
+from topologies import ONE_SERVER, backend, backend_params
+
+
+@pytest.fixture(params=backend_params(*ONE_SERVER))
+def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisServer]:
+    """One server's URL (its keys are read here): Redis and Valkey, not the Cluster."""
+    with backend(request.param, tmp_path) as server:
+        yield server  # type: ignore[misc]
 
 
 async def commands(client: Any) -> dict[str, int]:
@@ -44,6 +55,7 @@ async def test_events_use_evalsha_and_survive_a_flushed_script_cache(
 async def test_ending_a_session_does_not_load_it_and_forgets_its_subscriptions(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:
+
     a, b = replicas(2)
     client = redis.Redis.from_url(redis_server.url)
     try:

@@ -9,11 +9,21 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import aiohttp
 import pytest
 from http_process import ROOT, HttpProcess
 from scale_setup import REDIS, SHARED, RedisServer, free_port
+from topologies import ONE_SERVER, backend, backend_params
+
+
+@pytest.fixture(params=backend_params(*ONE_SERVER))
+def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisServer]:
+    """One server's URL (its keys are read here): Redis and Valkey, not the Cluster."""
+    with backend(request.param, tmp_path) as server:
+        yield server  # type: ignore[misc]
 
 
 def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:

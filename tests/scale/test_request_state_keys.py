@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,19 @@ from codex_mcp.core.request_state import RequestStateCodec
 from http_process import HttpProcess
 from scale_setup import SERVING, SHARED, RedisServer, Replicas
 from test_stateless_replicas import post, request
+from topologies import ONE_SERVER, backend, backend_params
 
 OLD = "the-old-request-state-key-0123456789abcdef"
 NEW = "the-new-request-state-key-0123456789abcdef"
 THREE_YEARS = 3 * 365 * 24 * 3600.0
 NAME = {"name": {"action": "accept", "content": {"name": "Rhea"}}}
+
+
+@pytest.fixture(params=backend_params(*ONE_SERVER))
+def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisServer]:
+    """One server's URL (its keys are read here): Redis and Valkey, not the Cluster."""
+    with backend(request.param, tmp_path) as server:
+        yield server  # type: ignore[misc]
 
 
 def forge(key: bytes, pending: str) -> str:
@@ -53,6 +62,7 @@ def stored_strings(url: str) -> list[bytes]:
 async def test_a_state_forged_with_what_redis_holds_is_refused(
     replicas: Replicas, redis_server: RedisServer
 ) -> None:
+
     a, b = replicas(2)  # no keys configured
     async with aiohttp.ClientSession() as http:
         first = (await post(http, a.url, request(1, "tools/call", name="ask", arguments={})))[

@@ -18,9 +18,12 @@ from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException, RedisError
 
 #: Commands wait this long before the store counts as unreachable.
 COMMAND_TIMEOUT: Final = 2.0
+#: What a command raises when Redis cannot serve it (a Cluster's own errors are apart).
+FAILURES: Final = (RedisError, RedisClusterException, OSError)
 #: The usual ports, when a URL's host names none.
 SENTINEL_PORT: Final = 26379
 REDIS_PORT: Final = 6379
@@ -181,7 +184,7 @@ class Backend:
         return client
 
     async def start(self) -> None:
-        """Learn the Cluster's slots (raises while it cannot be reached)."""
+        """Learn the Cluster's slots, again (raises while it cannot be reached)."""
         if self.kind == "cluster":
             await self.redis.initialize()
 
@@ -191,4 +194,4 @@ class Backend:
                 await closing.aclose()
 
 
-__all__ = ["COMMAND_TIMEOUT", "FORMS", "Backend", "Target", "parse_target"]
+__all__ = ["COMMAND_TIMEOUT", "FAILURES", "FORMS", "Backend", "Target", "parse_target"]

@@ -11,12 +11,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from redis.exceptions import RedisError
-
-from .backends import Backend
+from .backends import FAILURES, Backend
 
 log = logging.getLogger("codex_mcp.scale")
 
+#: The channel every replica hears (its node holds the general connection in a Cluster).
+GENERAL = "codex-mcp:bus"
 #: Called with each message's data, or None when the connection was lost.
 Listener = Callable[[bytes | None], None]
 
@@ -35,7 +35,8 @@ class Bus:
     def _general(self) -> _Line:
         line = self._lines.get("")
         if line is None:
-            line = self._lines[""] = _Line(self._backend, "", False, self._on_down, keep=True)
+            line = _Line(self._backend, GENERAL, False, self._on_down, keep=True)
+            self._lines[""] = line
         return line
 
     async def start(self) -> None:
@@ -106,7 +107,7 @@ class _Line:
             return  # already subscribed
         try:
             await asyncio.wait_for(self._confirm(name), timeout)
-        except (TimeoutError, RedisError, OSError):
+        except (TimeoutError, *FAILURES):
             self.unsubscribe(channel, listener)
             raise
 
@@ -145,13 +146,14 @@ class _Line:
 
     @staticmethod
     async def _quietly(work: Any) -> None:
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*FAILURES):
             await work
 
     async def _run(self) -> None:
         delay = 0.1
         while not self.ended:
             try:
+                await self._backend.start()  # a Cluster's slots, learnt again
                 self._pubsub = self._backend.line(self._channel).pubsub()
                 channels = list(self._listeners)
                 if channels:
@@ -163,7 +165,7 @@ class _Line:
                 await self._read()
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError) as exc:
+            except FAILURES as exc:
                 self._lost(exc)
                 if not self._keep and not self._listeners:
                     self.ended = True  # a node's line with nothing left to follow

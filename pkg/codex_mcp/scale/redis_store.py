@@ -14,7 +14,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from redis.exceptions import AuthenticationError, RedisError, ResponseError
+from redis.exceptions import AuthenticationError, ResponseError
 
 from ..core.jsonrpc import JsonObject
 from ..core.request_state import ExpiredRequestState
@@ -27,7 +27,7 @@ from ..transports.http.store import (
     SessionRecord,
     StoredEvent,
 )
-from .backends import FORMS, Backend, parse_target
+from .backends import FAILURES, FORMS, Backend, parse_target
 from .bus import Bus
 from .records import PREFIX, Keys, entry_of, fields_of, key_of, parse_published, record_of
 from .writer import WAIT_TIMEOUT_MS, OrderedWriter
@@ -180,7 +180,7 @@ class RedisStore:
                 await self.bus.subscribe(BUS, self._on_message)
                 await self.bus.subscribe(key_of("node", str(self.node)), self._on_message)
                 break
-            except (RedisError, OSError, TimeoutError) as exc:
+            except (*FAILURES, TimeoutError) as exc:
                 if refused_credentials(exc):
                     self.on_fatal(
                         f"codex-mcp-http: Redis at {self.shown_url} refused the credentials "
@@ -243,7 +243,7 @@ class RedisStore:
         one of its calls ends with an error once the key is gone); doubles as the ping."""
         try:
             await self._beat()
-        except (RedisError, OSError) as exc:
+        except FAILURES as exc:
             self.mark_down(exc)
             return False
         if not self.available:
@@ -273,7 +273,7 @@ class RedisStore:
         """Await one command, turning a lost Redis into StoreUnavailable (503)."""
         try:
             return await work
-        except (RedisError, OSError) as exc:
+        except FAILURES as exc:
             self.mark_down(exc)
             raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
 
@@ -283,7 +283,7 @@ class RedisStore:
         async def run() -> None:
             try:
                 await work
-            except (RedisError, OSError) as exc:
+            except FAILURES as exc:
                 self.mark_down(exc)
 
         task = asyncio.ensure_future(run())
@@ -342,17 +342,32 @@ class RedisStore:
             pipe.sadd(key_of("sub", uri), session_id)
         for uri in unsubscribed:
             pipe.srem(key_of("sub", uri), session_id)
+        published = []
         if announce:
             state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
-            pipe.publish(BUS, orjson.dumps(state))
+            published.append((BUS, orjson.dumps(state)))
         # A new session (saved before its id is given out) waits for a replica: a failover
         # right after cannot lose a session its client was told of.
         replicas = 0 if announce else self._wait_for("sessions")
-        if replicas:
-            pipe.wait(replicas, WAIT_TIMEOUT_MS)
-        results = await self._call(pipe.execute())
+        results = await self._call(self._execute(pipe, published, replicas))
         if replicas and results[-1] < replicas:
             self._unreplicated("session", session_id)
+
+    async def _execute(
+        self, pipe: Any, published: list[tuple[str, bytes]], replicas: int = 0
+    ) -> list[Any]:
+        """Run `pipe` and publish (in a Cluster, where a pipeline cannot: one command more
+        each, after the pipeline), then WAIT for `replicas` (last: its answer is last)."""
+        if not self.backend.sharded:
+            for channel, message in published:
+                pipe.publish(channel, message)
+        if replicas:
+            pipe.wait(replicas, WAIT_TIMEOUT_MS)
+        results: list[Any] = await pipe.execute()
+        if self.backend.sharded:
+            for channel, message in published:
+                await self.redis.publish(channel, message)
+        return results
 
     def _unreplicated(self, what: str, name: str) -> None:
         log.warning(
@@ -370,8 +385,7 @@ class RedisStore:
         pipe.hget(self.keys.session("s", session_id), "subs")
         pipe.delete(*(self.keys.session(kind, session_id) for kind in ("s", "e", "q")))
         pipe.zrem(PREFIX + "live", session_id)
-        pipe.publish(BUS, end)
-        subs, *_ = await self._call(pipe.execute())
+        subs, *_ = await self._call(self._execute(pipe, [(BUS, end)]))
         if subs:
             pipe = self.redis.pipeline(transaction=False)
             for uri in orjson.loads(subs):

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError
 
 from ..transports.http.errors import StoreUnavailable
+from .backends import FAILURES
 from .records import Keys
 
 #: How long a write that waits for a replica (WAIT) waits before it goes on without one.
@@ -95,6 +96,7 @@ class OrderedWriter:
         while self._writes:
             pipe = self._redis.pipeline(transaction=False)
             appends: list[tuple[int, tuple[Any, ...]]] = []  # (position, args)
+            published: list[tuple[Any, ...]] = []  # a Cluster's: after the pipeline
             replicas = 0
             for _ in range(min(256, len(self._writes))):
                 kind, args = self._writes.popleft()
@@ -106,6 +108,8 @@ class OrderedWriter:
                 elif kind == "barrier":
                     barriers.append(args[0])
                     replicas = max(replicas, args[1])
+                elif self._keys.tagged:
+                    published.append(args)
                 else:
                     pipe.publish(*args)
             if appends:
@@ -115,7 +119,9 @@ class OrderedWriter:
             try:
                 results = await pipe.execute(raise_on_error=False)
                 await self._again_without_script(results, appends)
-            except (RedisError, OSError) as exc:
+                for channel, message in published:  # in order
+                    await self._redis.publish(channel, message)
+            except FAILURES as exc:
                 self._mark_down(exc)
                 log.warning("events lost while Redis is unreachable: %s", exc)
                 for barrier in barriers:
