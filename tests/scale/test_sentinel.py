@@ -28,8 +28,10 @@ def sentinels(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Sentin
     group.stop()
 
 
-def serve(url: str, count: int, *args: str) -> list[HttpProcess]:
-    group = [HttpProcess("--serve", SHARED, "--redis-url", url, *args) for _ in range(count)]
+def serve(url: str, count: int, *args: str, env: dict[str, str] | None = None) -> list[HttpProcess]:
+    group = [
+        HttpProcess("--serve", SHARED, "--redis-url", url, *args, env=env) for _ in range(count)
+    ]
     for replica in group:
         wait_ready(replica)
     return group
@@ -39,7 +41,7 @@ def serve(url: str, count: int, *args: str) -> list[HttpProcess]:
 async def test_a_session_is_served_again_as_soon_as_the_replica_is_promoted(
     sentinels: SentinelGroup,
 ) -> None:
-    a, b = ours = serve(sentinels.url, 2)
+    a, _ = ours = serve(sentinels.url, 2)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
             session = await open_session(http, a.url)
@@ -71,9 +73,7 @@ async def test_a_session_is_served_again_as_soon_as_the_replica_is_promoted(
                         else:
                             assert r.status == 200, (r.status, reply)  # never 404, never 500
                             assert text_of(reply) == f"m{request_id}"
-                if statuses[-1][1] == statuses[-2][1] == 200 and any(
-                    s == 503 for _, s in statuses
-                ):
+                if statuses[-1][1] == statuses[-2][1] == 200 and any(s == 503 for _, s in statuses):
                     served_again = time.monotonic()
                 await asyncio.sleep(0.05)  # poll: the sentinels are electing
             assert promoted is not None, "served again before the sentinels promoted the replica"
