@@ -178,7 +178,8 @@ class Backend:
         if client is None:
             client = self._lines[node.name] = Redis(
                 host=node.host, port=node.port, socket_timeout=COMMAND_TIMEOUT * 4,
-                socket_connect_timeout=COMMAND_TIMEOUT, **self._node_kwargs,
+                socket_connect_timeout=COMMAND_TIMEOUT, retry=Retry(NoBackoff(), 0),
+                **self._node_kwargs,
             )  # fmt: skip
             self._closing.append(client)
         return client
