@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from codex_mcp.client.errors import McpClientError
 from codex_mcp.client.session import ClientSession
+from codex_mcp.codex_compat.repair import normalize_result
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
@@ -34,7 +35,6 @@ from codex_mcp.core.provider import UnknownTool, require_str
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.stateless_context import StatelessContext
 from codex_mcp.core.versions import V2025_11_25
-from codex_mcp.lint.repair import normalize_result
 from codex_mcp.policy.provider import permit_call
 
 from ..children.child import Child, declares_tasks, task_support
