@@ -85,9 +85,10 @@ class SentinelGroup:
     def __init__(self, root: Path, binary: str) -> None:
         root.mkdir(parents=True, exist_ok=True)
         self.binary = binary
-        self.primary = RedisServer(binary=binary)
+        here = ("--dir", str(root))  # a full sync writes an RDB file there
+        self.primary = RedisServer(*here, binary=binary)
         self.replica = RedisServer(
-            "--replicaof", "127.0.0.1", str(self.primary.port), binary=binary
+            *here, "--replicaof", "127.0.0.1", str(self.primary.port), binary=binary
         )
         self.servers = [self.primary, self.replica]
         self.sentinels: list[tuple[int, subprocess.Popen[bytes]]] = []
