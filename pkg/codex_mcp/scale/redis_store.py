@@ -171,14 +171,19 @@ class RedisStore:
         """Number this replica, listen on its channels, then watch Redis."""
         delay = 0.25
         await self.bus.start()
+        heard: set[str] = set()  # each channel subscribed once, however many tries it takes
         while True:
             try:
                 await self.backend.start()
                 if not self.node:  # numbered once, however many tries it takes
                     count = await self.redis.incr(PREFIX + "nodes")
                     self.node = 1 + (int(count) - 1) % (STRIDE - 1)
-                await self.bus.subscribe(BUS, self._on_message)
-                await self.bus.subscribe(key_of("node", str(self.node)), self._on_message)
+                for channel in (BUS, key_of("node", str(self.node))):
+                    if channel not in heard:
+                        await self.bus.subscribe(channel, self._on_message)
+                        heard.add(channel)
+                await self._beat()  # the heartbeat starts before anything runs here
+                await self._claim(keys=(self.keys.epoch,))  # an epoch begun at a failover
                 break
             except (*FAILURES, TimeoutError) as exc:
                 if refused_credentials(exc):
@@ -190,8 +195,6 @@ class RedisStore:
                 self.mark_down(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
-        await self._beat()  # the heartbeat starts before anything runs here
-        await self._claim(keys=(self.keys.epoch,))  # an epoch begun at a failover: now
         self.available = True
         self._connected.set()
         log.info("sessions on Redis %s as replica %d", self.shown_url, self.node)
