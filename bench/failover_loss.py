@@ -2,8 +2,10 @@
 store (codex_mcp.scale.redis_store) writes new sessions, stream events, task mirrors and
 requestState claims as fast as it is answered, on the primary Sentinel names (a primary,
 its replica, three sentinels, on loopback); the primary is SIGKILLed mid-load; once the
-replica is promoted, every write that was acknowledged is looked for on it. Each trial
-starts a fresh group; `--redis-wait` as given (default and none) side by side.
+replica is promoted, every write that was acknowledged is looked for on it. Two ways to
+die: with the replica in sync, and with the replica cut off (paused, its link to the
+primary closed) for 300 ms before, as a network fault would. Each trial starts a fresh
+group; `--redis-wait` as given (default and none) side by side.
 
     .venv/bin/python bench/failover_loss.py [--trials 5] [--readme]
 """
@@ -13,7 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -75,7 +79,11 @@ async def _writes(store: RedisStore, tally: Tally, stop: asyncio.Event) -> None:
             await asyncio.sleep(0.02)
 
 
-async def trial(binary: str, wait: str, root: Path) -> dict[str, Any]:
+#: How long the replica is cut off before the primary dies, in the second way.
+CUT_OFF = 0.3
+
+
+async def trial(binary: str, wait: str, cut_off: bool, root: Path) -> dict[str, Any]:
     group = SentinelGroup(root, binary)
     store = RedisStore(group.url, replay_events=1_000_000, session_ttl=600, wait=wait)
     tally, stop = Tally(), asyncio.Event()
@@ -86,7 +94,15 @@ async def trial(binary: str, wait: str, root: Path) -> dict[str, Any]:
         await asyncio.sleep(1.1)  # past the epoch's first second: claims are accepted
         writer = asyncio.ensure_future(_writes(store, tally, stop))
         await until(lambda: len(tally.acked["sessions"]) >= 300, 30)
-        group.current().kill()
+        primary, replica = group.current(), group.replica.process
+        assert replica is not None
+        if cut_off:
+            os.kill(replica.pid, signal.SIGSTOP)
+            primary.cli("client", "kill", "type", "replica")
+            await asyncio.sleep(CUT_OFF)  # the writes go on, acknowledged by the primary
+        primary.kill()
+        if cut_off:
+            os.kill(replica.pid, signal.SIGCONT)
         killed = time.monotonic()
         await until(lambda: group.primary_port() == group.replica.port, 60)
         promoted = time.monotonic() - killed
@@ -151,17 +167,17 @@ async def _replays_accepted(store: RedisStore, nonces: list[str]) -> int:
     return accepted
 
 
-def table(results: dict[str, list[dict[str, Any]]], trials: int) -> str:
+def table(results: dict[tuple[str, str], list[dict[str, Any]]], trials: int) -> str:
     lines = [
-        f"| --redis-wait | kind of write | acknowledged ({trials} failovers) | lost | "
-        "lost per failover (max) |",
-        "|---|---|---|---|---|",
+        f"| the replica | --redis-wait | kind of write | acknowledged ({trials} failovers) "
+        "| lost | lost per failover (max) |",
+        "|---|---|---|---|---|---|",
     ]
-    for wait, runs in results.items():
+    for (way, wait), runs in results.items():
         for kind in KINDS:
             acked = sum(r["acked"][kind] for r in runs)
             lost = [r["lost"][kind] for r in runs]
-            lines.append(f"| {wait} | {kind} | {acked:,} | {sum(lost)} | {max(lost)} |")
+            lines.append(f"| {way} | {wait} | {kind} | {acked:,} | {sum(lost)} | {max(lost)} |")
     replays = sum(r["replays_accepted"] for runs in results.values() for r in runs)
     promoted = sorted(r["promoted_s"] for runs in results.values() for r in runs)
     lines.append("")
@@ -178,14 +194,16 @@ def main() -> int:
     parser.add_argument("--readme", action="store_true", help="write specs/scale.md's table")
     options = parser.parse_args()
     binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    results: dict[str, list[dict[str, Any]]] = {}
+    results: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    ways = {"in sync": False, f"cut off {CUT_OFF * 1000:.0f} ms before": True}
     with tempfile.TemporaryDirectory() as root:
         for index in range(options.trials):
-            for wait in ("sessions,tasks", "none"):
-                print(f"  trial {index + 1}, --redis-wait {wait} ...", file=sys.stderr)
-                found = asyncio.run(trial(binary, wait, Path(root) / f"{wait}-{index}"))
+            for (way, cut_off), wait in itertools.product(ways.items(), ("sessions,tasks", "none")):
+                print(f"  trial {index + 1}, {way}, --redis-wait {wait} ...", file=sys.stderr)
+                here = Path(root) / f"{cut_off}-{wait}-{index}"
+                found = asyncio.run(trial(binary, wait, cut_off, here))
                 print(f"    {found}", file=sys.stderr)
-                results.setdefault(wait, []).append(found)
+                results.setdefault((way, wait), []).append(found)
     text = table(results, options.trials)
     print(text)
     if options.readme:

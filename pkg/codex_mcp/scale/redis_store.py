@@ -54,6 +54,10 @@ end
 
 #: The kinds of writes that may wait for a replica (--redis-wait).
 WAIT_KINDS: Final = frozenset({"sessions", "tasks", "events"})
+#: Writes still wait this long (seconds) after the primary last had a replica.
+REPLICA_GRACE: Final = 30.0
+#: A write no replica acknowledged is logged at most this often (seconds).
+UNREPLICATED_EVERY: Final = 10.0
 
 # KEYS: the epoch, the nonce. ARGV: the nonce's expiry, the earliest its state can have
 # been issued (epoch seconds, the issuer's clock less the allowed skew); no ARGV: only make
@@ -126,8 +130,10 @@ class RedisStore:
         self.keys = Keys(self.backend.tagged)
         #: The kinds of writes that wait for a replica (while the primary has one).
         self.wait = kinds if self.backend.can_wait else frozenset()
-        #: Replicas the primary had at the last heartbeat (WAIT only when it has one).
+        #: Replicas the primary had at the last heartbeat, and when it last had one.
         self.replicas = 0
+        self._replica_seen = -REPLICA_GRACE
+        self._said_unreplicated = -UNREPLICATED_EVERY
         self.redis = self.backend.redis
         self.available = False
         #: Set once this replica is numbered, listening on its channels and beating.
@@ -156,8 +162,13 @@ class RedisStore:
         self._asking_until = 0.0
 
     def _wait_for(self, kind: str) -> int:
-        """How many replicas a write of `kind` waits for now (0: none)."""
-        return 1 if self.replicas and kind in self.wait else 0
+        """How many replicas a write of `kind` waits for now (0: none): while the primary
+        has one, or had one within REPLICA_GRACE (a replica cut off may yet be promoted:
+        waited for, up to the timeout, rather than written past)."""
+        if kind not in self.wait:
+            return 0
+        recent = time.monotonic() - self._replica_seen < REPLICA_GRACE
+        return 1 if self.replicas or recent else 0
 
     # -- lifetime and health ------------------------------------------------------------
     async def start(self, handlers: ClusterHandlers) -> None:
@@ -214,6 +225,8 @@ class RedisStore:
         pipe.execute_command("ROLE")
         _, role = await pipe.execute()
         self.replicas = len(role[2]) if role and role[0] in (b"master", "master") else 0
+        if self.replicas:
+            self._replica_seen = time.monotonic()
 
     async def replica_alive(self, node: int) -> bool:
         """Whether replica `node` beat its heart within HEARTBEAT_TTL."""
@@ -254,6 +267,7 @@ class RedisStore:
                 return False  # not ready until the bus is back too: it carries answers
             log.warning("Redis at %s is reachable again: serving", self.shown_url)
             self.available = True
+            self._replica_seen = -REPLICA_GRACE  # perhaps another primary: its own replicas
             self._asking_until = time.monotonic() + ASK_WINDOW
             self.spawn(self._recovered())
         return True
@@ -373,6 +387,9 @@ class RedisStore:
         return results
 
     def _unreplicated(self, what: str, name: str) -> None:
+        if time.monotonic() - self._said_unreplicated < UNREPLICATED_EVERY:
+            return  # once in a while: a replica down makes every write say so
+        self._said_unreplicated = time.monotonic()
         log.warning(
             "no Redis replica acknowledged %s %s within %d ms: a failover now could lose it",
             what,
