@@ -346,9 +346,10 @@ class RedisStore:
         announce: bool = True,
     ) -> None:
         """Store the record (and forget the subscriptions it dropped), and, if `announce`,
-        tell the other replicas (their copies follow it): one round trip (two when a new
-        session waits for a replica). Every key but the session's hash is another's (the
-        live set, the subscription sets): in a Cluster they may be on other nodes."""
+        tell the other replicas (their copies follow it): one round trip (in a Cluster,
+        one more for the PUBLISH), which a new session's WAIT for a replica ends. Every key
+        but the session's hash is another's (the live set, the subscription sets): in a
+        Cluster they may be on other nodes, so no script or transaction spans them."""
         hash_key = self.keys.session("s", session_id)
         pipe = self.redis.pipeline(transaction=False)
         pipe.hset(hash_key, mapping=fields_of(record))
