@@ -30,7 +30,9 @@ class ClusterServer:
             # The bus port too: the default, port + 10000, may be past 65535 or taken.
             cluster = ("--cluster-enabled", "yes", "--cluster-config-file", conf)
             cluster += ("--cluster-port", str(free_port()))
-            timing = ("--cluster-node-timeout", "1000", "--dir", str(root))
+            # A node that misses answering for this long is failing (the cluster refuses
+            # commands meanwhile): 1 s flapped on a loaded 2-core machine.
+            timing = ("--cluster-node-timeout", "5000", "--dir", str(root))
             self.nodes.append(RedisServer(*cluster, *timing, port=port, binary=binary))
         cli = CLIS[binary]
         assert cli is not None, f"no client for {binary}"

@@ -189,6 +189,15 @@ class Backend:
         if self.kind == "cluster":
             await self.redis.initialize()
 
+    async def fresh_connections(self) -> None:
+        """After an outage: a Cluster's idle pooled connections may predate a node's
+        restart, and its client retries a command on another pooled one, maybe as stale;
+        they reconnect on their next use instead. (One server's and Sentinel's connections
+        retry once on a fresh socket by themselves.)"""
+        if self.kind == "cluster":
+            for node in self.redis.get_nodes():
+                await node.disconnect_free_connections()
+
     async def close(self) -> None:
         for closing in reversed(self._closing):
             with contextlib.suppress(Exception):

@@ -265,6 +265,7 @@ class RedisStore:
         if not self.available:
             if not self.bus.connected:
                 return False  # not ready until the bus is back too: it carries answers
+            await self.backend.fresh_connections()
             log.warning("Redis at %s is reachable again: serving", self.shown_url)
             self.available = True
             self._replica_seen = -REPLICA_GRACE  # perhaps another primary: its own replicas
