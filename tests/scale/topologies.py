@@ -153,7 +153,10 @@ def backend_params(*names: str) -> list[Any]:
     for name in names:
         binary = SERVERS["redis" if name == "cluster" else name]
         why = f"{name}: its server is not installed (scripts/setup.sh installs it)"
-        params.append(pytest.param(name, id=name, marks=[] if binary else [pytest.mark.skip(why)]))
+        marks = [] if binary else [pytest.mark.skip(why)]
+        if name == "cluster":
+            marks.append(pytest.mark.slow)  # three nodes and `--cluster create`: ~2.5 s
+        params.append(pytest.param(name, id=name, marks=marks))
     return params
 
 
