@@ -127,6 +127,7 @@ async def test_keys_rotate_the_old_one_still_verifies_the_new_one_signs(tmp_path
         raise AssertionError("a state signed with the old key after the rotation")
 
 
+@pytest.mark.slow  # two workers, and rounds refused until the new Redis's epoch is 2.5 s old
 async def test_workers_share_their_supervisor_key_and_it_is_not_in_redis(
     redis_server: RedisServer,
 ) -> None:
