@@ -288,12 +288,22 @@ class HttpOptions(ObserveOptions, SendingDefaults):
     )
     redis_url: str | None = setting(
         None,
-        "Keep sessions in this Redis (redis://host:port/db), shared by every process "
-        "and replica given the same URL, so any of them serves any request.",
+        "Keep sessions in this Redis (redis://host:port/db; the primary Sentinel names: "
+        "redis+sentinel://host:port[,host:port...]/SERVICE[/db]; a Cluster: "
+        "redis+cluster://host:port[,host:port...]), shared by every process and replica "
+        "given the same URL, so any of them serves any request.",
         SESSIONS,
         metavar="URL",
         shown="none: sessions live in this process",
         repr=False,  # it may carry a password
+    )
+    redis_wait: str = setting(
+        "sessions,tasks",
+        "With --redis-url: the writes that wait until a Redis replica holds them (WAIT), so "
+        "a failover cannot lose them once answered: any of sessions, tasks, events, or none "
+        "(waits only while the primary has a replica; not in a Cluster; see specs/scale.md).",
+        SESSIONS,
+        metavar="KINDS",
     )
     json_only: bool = setting(
         False,
