@@ -103,6 +103,8 @@ async def test_codex_serving_itself_through_its_config_stops_one_level_down(
     # The outer bridge's Codex called the bridge in its config (served, one level down);
     # that one's Codex called it again, two down: refused, and the turns came back up.
     assert len(outputs) == 2, outputs
-    assert sum(REFUSED in output for output in outputs) == 1, outputs
+    refused = [output for output in outputs if REFUSED in output and "answered:" not in output]
+    relayed = [output for output in outputs if "answered:" in output and REFUSED in output]
+    assert len(refused) == 1 and len(relayed) == 1, outputs  # told two down, said one down
     log = (home / "log/codex-rmcp.log").read_text()
     assert len(re.findall(r"Codex app-server started", log)) == 2, log
