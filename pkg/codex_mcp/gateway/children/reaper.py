@@ -64,24 +64,26 @@ def _stat(pid: int) -> _Proc | None:
         return None
 
 
-def _processes() -> dict[int, _Proc]:
-    found = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (proc := _stat(int(name))) is not None:
-            found[proc.pid] = proc
-    return found
+#: Whether /proc lists each thread's children (CONFIG_PROC_CHILDREN); else all of /proc is read.
+_LISTS_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
-def _direct_children() -> list[int]:
-    """This process's children, from its threads' `children` lists, else from all of /proc."""
+def _children(pid: int) -> list[int]:
+    """`pid`'s children (none: gone, or /proc lists none), from its threads' lists or, where
+    /proc keeps no such list, from all of /proc."""
+    if not _LISTS_CHILDREN:
+        return [p for p in map(int, filter(str.isdigit, os.listdir("/proc"))) if _ppid(p) == pid]
     pids: list[int] = []
-    try:
-        for task in os.listdir("/proc/self/task"):
-            pids += map(int, Path(f"/proc/self/task/{task}/children").read_text().split())
-    except OSError:
-        me = os.getpid()
-        return [proc.pid for proc in _processes().values() if proc.ppid == me]
+    with contextlib.suppress(OSError):  # gone
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):  # that thread ended meanwhile
+                pids += map(int, Path(f"/proc/{pid}/task/{task}/children").read_text().split())
     return pids
+
+
+def _ppid(pid: int) -> int | None:
+    proc = _stat(pid)
+    return proc.ppid if proc is not None else None
 
 
 def _tag(pid: int) -> str | None:
@@ -96,19 +98,17 @@ def _tag(pid: int) -> str | None:
     return None
 
 
-def _subtrees(roots: list[int], processes: dict[int, _Proc]) -> list[_Proc]:
-    """The roots and every process under them."""
-    under: dict[int, list[int]] = {}
-    for proc in processes.values():
-        under.setdefault(proc.ppid, []).append(proc.pid)
+def _subtrees(roots: list[int]) -> list[_Proc]:
+    """The roots and every process under them (read from the roots down: what the stop
+    reads grows with the child's descendants, not with the machine's processes)."""
     found, todo, seen = [], list(roots), set()
     while todo:
         pid = todo.pop()
-        if pid in seen or pid not in processes:
+        if pid in seen or (proc := _stat(pid)) is None:
             continue
         seen.add(pid)
-        found.append(processes[pid])
-        todo += under.get(pid, ())
+        found.append(proc)
+        todo += _children(pid)
     return found
 
 
@@ -166,7 +166,7 @@ class Reaper:
     def sweep(self) -> None:
         """Reap adopted orphans that exited; note the running ones that carry a tag."""
         children = {lineage.pid for lineage in self.lineages.values()}
-        for pid in _direct_children():
+        for pid in _children(os.getpid()):
             proc = _stat(pid)
             if proc is None or pid in children:
                 continue
@@ -197,11 +197,10 @@ class Lineage:
 
     def catch(self) -> None:
         """Right before the child is stopped: hold everything under it."""
-        processes = _processes()
-        child = processes.get(self.pid)
+        child = _stat(self.pid)
         if child is None or child.start != self._start:
             return  # gone already: its orphans are found by their tag
-        self._hold_all(_subtrees([self.pid], processes))
+        self._hold_all(_subtrees([self.pid]))
 
     def _hold_all(self, procs: list[_Proc]) -> None:
         for proc in procs:
@@ -215,14 +214,9 @@ class Lineage:
         if self.reaper.lineages.get(self.tag or "") is self:
             del self.reaper.lineages[self.tag or ""]
         if self.tag is not None:
-            processes = _processes()
-            me = os.getpid()
-            adopted = [
-                p.pid
-                for p in processes.values()
-                if p.ppid == me and p.pid != self.pid and _tag(p.pid) == self.tag
-            ]
-            self._hold_all(_subtrees(adopted, processes))
+            ours = _children(os.getpid())
+            adopted = [pid for pid in ours if pid != self.pid and _tag(pid) == self.tag]
+            self._hold_all(_subtrees(adopted))
         held, self._held = self._held, {}
         if not held:
             return
