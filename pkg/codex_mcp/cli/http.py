@@ -59,11 +59,11 @@ def main(argv: list[str] | None = None) -> None:
 def _prepare(given: list[str]) -> Callable[[], object]:
     """Everything before serving (settings, imports, the core, the config): what then serves."""
     from ..settings import HttpDefaults
-    from .gateway import GATEWAY_HELP, gateway_core, intercept
+    from .gateway import GATEWAY_HELP, HTTP_USAGE, gateway_core, intercept
     from .options import parse
 
     args, gateway = intercept(given, "codex-mcp-http")
-    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
+    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP, HTTP_USAGE)
     # Checked before anything starts (workers, a gateway's children): a refused
     # configuration is one line and nothing else.
     options, tokens = _checked_options(settings)
