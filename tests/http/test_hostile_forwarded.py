@@ -140,22 +140,12 @@ def refused_clients(audit_log: Path) -> set[str]:
 
 
 async def test_behind_nginx_without_the_setting_a_guesser_locks_out_every_client_and_it_is_said(
-    proxies: Callable[[str, bool], str],
+    untrusting: HttpProcess, proxies: Callable[[str, bool], str]
 ) -> None:
     """The control: without --trusted-proxies every client of nginx is nginx's address, so the
     guesser's failures lock the operator out too (what the setting is for), and the server
     says so, once, naming the setting. Straight to the server the operator is served."""
-    untrusting = HttpProcess("--bearer-token", TOKEN)  # its own: what it says is all nginx's
-    try:
-        await locked_out_behind(untrusting, proxies(untrusting.base, False))
-    finally:
-        untrusting.stop()
-    said = [line for line in untrusting.lines if "X-Forwarded-For" in line]
-    assert len(said) == 1, said
-    assert "--trusted-proxies 127.0.0.1" in said[0], said
-
-
-async def locked_out_behind(untrusting: HttpProcess, url: str) -> None:
+    url = proxies(untrusting.base, False)
     async with client("127.0.0.6") as guessing:
         for n in range(BOUND):
             headers = {**JSON, **bearer(f"guess-{n}")}
@@ -167,6 +157,10 @@ async def locked_out_behind(untrusting: HttpProcess, url: str) -> None:
         headers = {**JSON, **bearer(TOKEN)}
         async with operator.post(untrusting.url, json=init(), headers=headers) as direct:
             assert direct.status == 200
+    untrusting.wait_for_line("X-Forwarded-For from 127.0.0.1 is ignored")
+    said = [line for line in untrusting.lines if "X-Forwarded-For from 127.0.0.1 " in line]
+    assert len(said) == 1, said
+    assert "--trusted-proxies 127.0.0.1" in said[0], said
 
 
 # -- straight to the server: a forged header is nobody's word ---------------------------------
@@ -328,3 +322,22 @@ def test_the_walk_stops_after_most_hops_of_trusted_proxies() -> None:
     chain = ", ".join(f"10.0.{n}.1" for n in range(2 * MOST_HOPS))
     assert TRUSTED.of("127.0.0.1", [chain]) == f"10.0.{MOST_HOPS}.1"
     assert ClientAddresses([]).of("127.0.0.1", ["198.51.100.1"]) == "127.0.0.1"
+
+
+def test_an_ignored_header_is_said_once_per_peer_for_a_few_peers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A client forging the header straight to the server cannot hide the line about the
+    proxy (each peer has its own), nor write more than a few lines however many it uses."""
+    untrusting = ClientAddresses([])
+    with caplog.at_level("WARNING", logger="codex_mcp.http"):
+        for _ in range(2):
+            for n in range(40):
+                assert untrusting.of(f"192.0.2.{n}", ["198.51.100.1"]) == f"192.0.2.{n}"
+    said = [r.getMessage() for r in caplog.records if "X-Forwarded-For" in r.getMessage()]
+    assert said == [
+        f"X-Forwarded-For from 192.0.2.{n} is ignored: 192.0.2.{n} is not on --trusted-proxies, "
+        f"so every client it forwards counts as 192.0.2.{n} (one guessing bound, one name in "
+        f"the logs); if it is your reverse proxy, start with --trusted-proxies 192.0.2.{n}"
+        for n in range(8)
+    ]

@@ -23,6 +23,9 @@ log = logging.getLogger("codex_mcp.http")
 MOST_HOPS: Final = 16
 #: The longest hop taken for an address ("[IPv6]:port"); a longer one is not one.
 _LONGEST_HOP: Final = 64
+#: Peers whose ignored X-Forwarded-For is said (each once): a client forging the header
+#: straight to us cannot hide the proxy's line, nor write more than these.
+_PEERS_SAID: Final = 8
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -38,7 +41,7 @@ class ClientAddresses:
 
     def __init__(self, trusted: Sequence[str]) -> None:
         self._networks: tuple[Network, ...] = trusted_networks(trusted)
-        self._said = False
+        self._said: set[str | None] = set()
 
     def __call__(self, request: web.Request) -> str | None:
         forwarded = request.headers.getall("X-Forwarded-For", ())
@@ -64,11 +67,12 @@ class ClientAddresses:
         return any(address in network for network in self._networks)
 
     def _say_untrusted(self, peer: str | None) -> None:
-        """Once per process: a peer sends X-Forwarded-For that is not believed (a proxy left
-        off the list makes its clients one address: one guesser locks them all out)."""
-        if self._said:
+        """Once per peer: it sends X-Forwarded-For that is not believed (a proxy left off the
+        list makes its clients one address: one guesser locks them all out)."""
+        said = self._said
+        if peer in said or len(said) >= _PEERS_SAID:
             return
-        self._said = True
+        said.add(peer)
         log.warning(
             "X-Forwarded-For from %(peer)s is ignored: %(peer)s is not on --trusted-proxies, "
             "so every client it forwards counts as %(peer)s (one guessing bound, one name in "
