@@ -1,7 +1,7 @@
 """Who sent a request: the TCP peer, or, when the peer is a reverse proxy on
 `--trusted-proxies`, the client that proxy names in X-Forwarded-For. The guessing bound, the
 refusal log and the audit log all ask here (specs/http.md, "Security": the client's address;
-specs/decisions.md, 85)."""
+specs/decisions.md, 87)."""
 
 from __future__ import annotations
 
