@@ -9,6 +9,7 @@ import itertools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 V0618, V1125, V2026 = "2025-06-18", "2025-11-25", "2026-07-28"
 
@@ -74,7 +75,9 @@ def all_pairs(values: Sequence[Sequence[str]]) -> list[Row]:
             if k in chosen:
                 continue
 
-            def gain(v: str, k: int = k) -> int:
+            def gain(
+                v: str, k: int = k, chosen: dict[int, str] = chosen, uncovered: set[Any] = uncovered
+            ) -> int:
                 return sum(
                     (min(k, m), v if k < m else w, max(k, m), w if k < m else v) in uncovered
                     for m, w in chosen.items()

@@ -212,4 +212,3 @@ def config_entry(key: str, transport: str, http: dict[str, HttpChild]) -> JsonOb
         return {"url": http[key].url}
     command = stdio_command(key)
     return {"command": command[0], "args": command[1:]}
-

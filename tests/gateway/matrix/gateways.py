@@ -47,9 +47,8 @@ class DecisionPoint:
         self.denied = {
             (key, name)
             for key, child in CHILDREN.items()
-            for name in (child.hidden.tool, child.hidden.prompt, child.hidden.resource,
-                         child.hidden.skill)  # fmt: skip
-            if name is not None
+            for name in vars(child.hidden).values()
+            if name is not None and name != child.hidden.skill_file
         }
 
     async def start(self) -> None:
@@ -63,7 +62,9 @@ class DecisionPoint:
     async def decide(self, request: web.Request) -> web.Response:
         asked = (await request.json())["input"]
         own = asked.get(asked.get("kind"))
-        return web.json_response({"result": {"allow": (asked.get("child"), own) not in self.denied}})
+        return web.json_response(
+            {"result": {"allow": (asked.get("child"), own) not in self.denied}}
+        )
 
     async def stop(self) -> None:
         if self.runner is not None:

@@ -120,7 +120,9 @@ def strip(value: Any, naming: Naming) -> Any:
     if isinstance(value, dict):
         return {
             key: (
-                naming.ununi(item) if key == "uri" and isinstance(item, str) else strip(item, naming)
+                naming.ununi(item)
+                if key == "uri" and isinstance(item, str)
+                else strip(item, naming)
             )
             for key, item in value.items()
             if key not in ENVELOPE
@@ -363,7 +365,10 @@ async def _task_2025(client: Client, call: Call, naming: Naming) -> Any:
     if not client.server_capabilities.get("tasks", {}).get("requests", {}).get("tools"):
         plain = await called(client, naming, call)
         text = plain["content"][0]["text"] if "content" in plain else plain
-        return {"made": "call", "first line": text.splitlines()[0] if isinstance(text, str) else text}
+        return {
+            "made": "call",
+            "first line": text.splitlines()[0] if isinstance(text, str) else text,
+        }
     params = {"name": naming.name(name), "arguments": arguments, "task": {"ttl": 120_000}}
     try:
         created = await client.request("tools/call", params)

@@ -51,8 +51,10 @@ pytestmark = [
 ]
 
 
-def defect(words: str, field: str, child: str, cells: str, shows: str = "") -> Entry:
-    return Entry(field, child, cells, shows, words)
+def defect(
+    words: str, field: str, child: str, cells: str, shows: str = "", *, intermittent: bool = False
+) -> Entry:
+    return Entry(field, child, cells, shows, words, intermittent)
 
 
 #: What fails today, each named in words (issue 38's defects, and what the matrix found). A
@@ -69,7 +71,7 @@ PROGRESS = "server-everything's progress during a 2026-07-28 caller's call does 
 KNOWN_DEFECTS: tuple[Entry, ...] = (
     defect(TASKS, "capabilities", "cell", "child=older front=2025-11-25 sharing=per_session", "'tasks': None"),
     defect(TASKS, "task 2025", "everything", "front=2025-11-25 sharing=per_session", "'made': 'call'"),
-    defect(SKILLS, "capabilities", "cell", "child=older lifecycle=lazy", "'skills': True"),
+    defect(SKILLS, "capabilities", "cell", "child=older lifecycle=lazy", "'skills': True", intermittent=True),
     defect(SKILLS, "capabilities", "cell", "child=older sharing=per_session", "'skills': True"),
     defect(SKILLS, "capabilities", "cell", "child=older front=2026-07-28", "'skills': True"),
     defect(SKILL_FILE, "hidden skill file read", "ours", "lifecycle=idle policy=rules,hook", "served"),
@@ -77,7 +79,7 @@ KNOWN_DEFECTS: tuple[Entry, ...] = (
     defect(DISCOVER, "stderr", "cell", "child=older front=2026-07-28", "could not start|not restarted|does not answer server"),
     defect(LEGACY_LOGS, "logs", "modern", "front=2025-06-18,2025-11-25", r"\[\]"),
     defect(LEGACY_LOGS, "stderr", "cell", "child=modern front=2025-06-18,2025-11-25", "logging.*failed"),
-    defect(AS_UNKNOWN, "hidden *", "*", "lifecycle=idle,restarted policy=rules,hook", "server is (idle|restarting)|'unknown': -32603"),
+    defect(AS_UNKNOWN, "hidden *", "*", "lifecycle=idle policy=rules,hook", "server is idle|'unknown': -32603"),
     defect(HTTP_RESTART, "*", "everything", "child=older transport=http lifecycle=restarted"),
     defect(HTTP_RESTART, "stderr", "cell", "child=older transport=http lifecycle=restarted"),
     defect(HTTP_RESTART, "read the resource a call returned", "everything", "transport=http lifecycle=restarted"),
@@ -98,7 +100,7 @@ def _known(cell: Cell) -> list[Entry]:
 
 
 def _param(cell: Cell) -> Any:
-    known = _known(cell)
+    known = [d for d in _known(cell) if not d.intermittent]
     marks = []
     if known:
         reason = "; ".join(dict.fromkeys(d.why for d in known))
@@ -141,7 +143,9 @@ def direct_revision(cell: Cell, key: str) -> str:
 _DIRECT: dict[tuple[str, str, str], JsonObject] = {}
 
 
-async def _direct(key: str, revision: str, transport: str, http: dict[str, HttpChild]) -> JsonObject:
+async def _direct(
+    key: str, revision: str, transport: str, http: dict[str, HttpChild]
+) -> JsonObject:
     if (key, revision, transport) not in _DIRECT:
         seen = Seen()
         era: JsonObject = {"mode": V2026} if revision == V2026 else {"protocol_version": revision}
@@ -252,4 +256,9 @@ def _judge(cell: Cell, expected: JsonObject, through: JsonObject) -> None:
         print("known defect not seen here:", unseen)
     assert not unexplained, "\n".join(unexplained)
     if seen_known:
-        raise KnownDefect("; ".join(dict.fromkeys(d.why for d in seen_known)))
+        words = "; ".join(dict.fromkeys(d.why for d in seen_known))
+        if all(d.intermittent for d in seen_known) and not any(
+            not d.intermittent for d in _known(cell)
+        ):
+            pytest.xfail(words)  # not a strict xfail: the cell is not marked
+        raise KnownDefect(words)

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sdk_everything import server  # noqa: E402
+from sdk_everything import server
 
 
 class Weather(BaseModel):
