@@ -117,6 +117,15 @@ class Front:
     http: dict[str, HttpChild]
     lifecycle: list[str] = field(default_factory=list)
 
+    def context(self) -> str:
+        """Each alarm line of the raw stderr with the lines after it (a traceback's), for
+        the cell's printed diagnosis."""
+        shown: list[str] = []
+        for n, line in enumerate(self.stderr):
+            if ALARM.search(line):
+                shown += [line, *self.stderr[n + 1 : n + 40 if "Traceback" in line else n + 1]]
+        return "\n".join(line for line in shown if line.strip())
+
     def alarms(self) -> list[str]:
         """The gateway's stderr lines that say something failed, with what changes from
         run to run (times, numbers, ports, paths) taken out."""
