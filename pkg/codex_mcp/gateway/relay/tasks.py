@@ -8,12 +8,12 @@ import contextlib
 import logging
 from typing import Any, Final
 
+from codex_mcp.codex_compat.repair import normalize_result
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
 from codex_mcp.core.stateless_context import StatelessContext
-from codex_mcp.lint.repair import normalize_result
 
 from ..children.child import Child
 from ..children.connection import ChildSession
