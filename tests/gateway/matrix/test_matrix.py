@@ -76,14 +76,14 @@ NO_SKILLS = (
     "the skills extension not declared at initialize though a child serving skills is starting"
 )
 KNOWN_DEFECTS: tuple[Entry, ...] = (
-    defect(TASKS, "capabilities", "cell", "child=older front=2025-11-25 sharing=per_session", "'tasks': None"),
+    defect(TASKS, "capability tasks", "cell", "child=older front=2025-11-25 sharing=per_session", "None"),
     defect(TASKS, "task 2025", "everything", "front=2025-11-25 sharing=per_session", "'made': 'call'"),
     # (A 2026-07-28 caller's per-session child behind codex-mcp-http is its own, greeted with
     # server/discover: neither of these shows there.)
-    defect(SKILLS, "capabilities", "cell", "child=older sharing=per_session front=2025-11-25", "'skills': True"),
-    defect(SKILLS, "capabilities", "cell", "child=older front=2026-07-28 sharing=shared", "'skills': True"),
-    defect(SKILLS, "capabilities", "cell", "child=older front=2026-07-28 gateway=stdio", "'skills': True"),
-    defect(SKILLS, "capabilities", "cell", "child=older lifecycle=lazy", "'skills': True", intermittent=True),
+    defect(SKILLS, "capability skills", "cell", "child=older sharing=per_session front=2025-11-25", "True"),
+    defect(SKILLS, "capability skills", "cell", "child=older front=2026-07-28 sharing=shared", "True"),
+    defect(SKILLS, "capability skills", "cell", "child=older front=2026-07-28 gateway=stdio", "True"),
+    defect(SKILLS, "capability skills", "cell", "child=older lifecycle=lazy", "True", intermittent=True),
     defect(SKILL_FILE, "hidden skill file read", "ours", "lifecycle=idle policy=rules,hook", "served"),
     defect(SKILL_FILE, "hidden skill file read", "modern", "lifecycle=idle policy=rules,hook", "served"),
     *(
@@ -111,7 +111,7 @@ KNOWN_DEFECTS: tuple[Entry, ...] = (
     ),
     defect(HTTP_RELIST, "stderr", "cell", "child=modern transport=http lifecycle=restarted", "Server shutting down", intermittent=True),
     defect(PROGRESS, "progress", "everything", "front=2026-07-28", r"\[\]", intermittent=True),
-    defect(NO_SKILLS, "capabilities", "cell", "child=both,modern", "'skills': False", intermittent=True),
+    defect(NO_SKILLS, "capability skills", "cell", "child=both,modern", "False", intermittent=True),
 )  # fmt: skip
 
 
@@ -225,8 +225,8 @@ async def test_cell(cell: Cell, tmp_path: Path, http_children: dict[str, HttpChi
     }
     expected: JsonObject = {
         "lifecycle": {"idle": ["stopped"], "restarted": ["restarted"]}.get(cell.lifecycle, []),
-        "capabilities": _union(list(direct.values())),
         "stderr": [],
+        **{f"capability {k}": v for k, v in _union(list(direct.values())).items()},
     }
     for key, report in direct.items():
         if cell.policy != "none":
@@ -243,7 +243,7 @@ async def test_cell(cell: Cell, tmp_path: Path, http_children: dict[str, HttpChi
                 for key in keys:
                     hidden = await hidden_report(f.client, CHILDREN[key], Naming(key))
                     through.update({f"{key}: {k}": v for k, v in hidden.items()})
-            through["capabilities"] = capabilities(f.client)
+            through.update({f"capability {k}": v for k, v in capabilities(f.client).items()})
             for key in keys:
                 report = await capability_report(f.client, CHILDREN[key], Naming(key), f.seen)
                 through.update({f"{key}: {k}": v for k, v in report.items()})
