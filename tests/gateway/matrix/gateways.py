@@ -151,6 +151,8 @@ async def front(
         args = ["--policy", str(directory / "policy.json")]
     era: JsonObject = {"mode": V2026} if cell.front == V2026 else {"protocol_version": cell.front}
     options = {**client_options(seen), **era}
+    if cell.lifecycle == "lazy":
+        await _keep_listings(path, options)
     if cell.gateway == "stdio":
         errlog = Lines()
         options.pop("timeout")  # gateway() bounds the handshake itself
@@ -169,6 +171,17 @@ async def front(
 
 
 # -- lifecycles ------------------------------------------------------------------------------
+async def _keep_listings(path: Path, options: JsonObject) -> None:
+    """A lazy child as it is met in use: the gateway ran before, so its listing is kept on
+    disk and served until something needs the child (with none kept, the first listing
+    would start it). One gateway of the same config, with the same client, lists once."""
+    warm = {k: v for k, v in options.items() if k != "timeout"}
+    async with gateway(path, **warm) as client:
+        await client.list_tools(cache=False)
+        for kind in ("prompts/list", "resources/list"):
+            await client.request(kind, {})
+
+
 def descendants(pid: int) -> list[tuple[int, str]]:
     """(pid, command line) of every live process below `pid` (Linux /proc)."""
     parents: dict[int, list[int]] = {}
