@@ -82,7 +82,7 @@ KNOWN_DEFECTS: tuple[Entry, ...] = (
     defect(TASKS, "task 2025", "everything", "front=2025-11-25 sharing=per_session", "'made': 'call'"),
     # (A 2026-07-28 caller's per-session child behind codex-mcp-http is its own, greeted with
     # server/discover: neither of these shows there.)
-    defect(SKILLS, "capability skills", "cell", "child=older sharing=per_session front=2025-11-25", "True"),
+    defect(SKILLS, "capability skills", "cell", "child=older sharing=per_session front=2025-06-18,2025-11-25", "True"),
     defect(SKILLS, "capability skills", "cell", "child=older front=2026-07-28 sharing=shared", "True"),
     defect(SKILLS, "capability skills", "cell", "child=older front=2026-07-28 gateway=stdio", "True"),
     defect(SKILLS, "capability skills", "cell", "child=older lifecycle=lazy", "True", intermittent=True),
