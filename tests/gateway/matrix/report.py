@@ -27,6 +27,7 @@ ELICITED = {"color": "blue", "number": 7, "pets": "cats", "username": "ada", "em
 TERMINAL = ("completed", "failed", "cancelled")
 UPDATE_WAIT = 15  # seconds; server-everything sends its subscribers' updates every 5 s
 CANCEL_AFTER = 1.5  # seconds a cancelled call runs before its client gives up
+TASK_WAIT = 30  # seconds a task may take to end (they take under 10 s; a cell stays within 120 s)
 
 
 @dataclass
@@ -382,13 +383,15 @@ async def _task_2025(client: Client, call: Call, naming: Naming) -> Any:
         after = await _until_terminal(client, other)
     except McpError as exc:
         return {"error": exc.code, "message": exc.message[:200]}
+    except (TimeoutError, AssertionError):  # asyncio's, or until's own "timed out"
+        return {"error": f"no end in {TASK_WAIT} s"}
     return {"made": "task", "status": task["status"], "related": related,
             "first line": result["content"][0]["text"].splitlines()[0],
             "cancelled": after["status"]}  # fmt: skip
 
 
 async def _until_terminal(client: Client, task_id: str) -> JsonObject:
-    async with asyncio.timeout(90):
+    async with asyncio.timeout(TASK_WAIT):
         while True:
             task = await client.request("tasks/get", {"taskId": task_id})
             task = task.get("task", task)
@@ -412,7 +415,7 @@ async def _task_2026(client: Client, child: Child, naming: Naming) -> Any:
         )
         if created.get("resultType") != "task":
             return {"made": "call", "result": strip(created, naming)}
-        done = await until(lambda: _terminal_2026(client, created["taskId"]), timeout=60)
+        done = await until(lambda: _terminal_2026(client, created["taskId"]), timeout=TASK_WAIT)
         report: JsonObject = {"made": "task", "status": done["status"],
                               "result": strip(done.get("result"), naming)}  # fmt: skip
         if child.long_2026 is not None:
@@ -421,11 +424,13 @@ async def _task_2026(client: Client, child: Child, naming: Naming) -> Any:
                 "tools/call", {"name": naming.name(long_name), "arguments": long_arguments}
             )
             await client.cancel_task(long["taskId"])
-            ended = await until(lambda: _terminal_2026(client, long["taskId"]), timeout=60)
+            ended = await until(lambda: _terminal_2026(client, long["taskId"]), timeout=TASK_WAIT)
             report["cancelled"] = ended["status"]
         return report
     except McpError as exc:
         return {"error": exc.code, "message": exc.message[:200]}
+    except (TimeoutError, AssertionError):  # asyncio's, or until's own "timed out"
+        return {"error": f"no end in {TASK_WAIT} s"}
 
 
 async def _terminal_2026(client: Client, task_id: str) -> JsonObject | None:

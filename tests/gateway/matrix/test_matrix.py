@@ -71,7 +71,7 @@ AS_UNKNOWN = "a hidden name is refused 'Unknown tool/resource' while an unknown 
 HTTP_RESTART = "server-everything over HTTP restarted: the gateway never re-establishes its session (HTTP 400 'No valid session ID'), every request fails, and resources/subscribe logs an unhandled TransportError's traceback"
 IDLE_WARNING = "an idle stop of a child spoken to in 2026-07-28 logs 'client closed the connection; N pending request(s) failed'"
 IDLE_TASK = "an idle stop ends a child whose 2026-07-28 task the gateway follows: its task fails with an ERROR and a traceback"
-IDLE_LISTINGS = "the SDK's server idle-stopped under a 2026-07-28 front comes back without its prompts, resources and templates"
+IDLE_LISTINGS = "a child idle-stopped under a 2026-07-28 front comes back without its prompts, resources, templates and skills (the SDK's always, ours in some runs)"
 HTTP_RELIST = "a 2026-07-28-only HTTP child restarted: its relisting met the old server shutting down, and its prompts and templates stay empty"
 PROGRESS = "server-everything's progress during a 2026-07-28 caller's call does not reach it"
 NO_SKILLS = (
@@ -110,9 +110,13 @@ KNOWN_DEFECTS: tuple[Entry, ...] = (
     defect(IDLE_WARNING, "stderr", "cell", "child=both front=2026-07-28 lifecycle=idle", "client closed the connection"),
     defect(IDLE_TASK, "stderr", "cell", "child=modern,both front=2026-07-28 lifecycle=idle", "codex_mcp.tasks: task .* failed|recent call last", intermittent=True),
     *(
-        defect(IDLE_LISTINGS, field, "sdk", "front=2026-07-28 lifecycle=idle transport=stdio " + where, intermittent=flaky)
+        defect(IDLE_LISTINGS, field, child, "front=2026-07-28 lifecycle=idle transport=stdio " + where, intermittent=flaky)
         for field in ("prompts", "prompt get", "completion", "resources", "resource templates")
-        for where, flaky in (("sharing=shared", False), ("sharing=per_session", True))
+        for child, where, flaky in (("sdk", "sharing=shared", False), ("sdk", "sharing=per_session", True), ("ours", "", True))
+    ),
+    *(
+        defect(IDLE_LISTINGS, field, "ours", "front=2026-07-28 lifecycle=idle transport=stdio", intermittent=True)
+        for field in ("skills", "skill get", "skill file read", "skill folder read", "resource updated")
     ),
     *(
         defect(HTTP_RELIST, field, "modern", "front=2026-07-28 transport=http lifecycle=restarted", intermittent=True)
