@@ -15,7 +15,6 @@ from typing import Protocol
 
 from codex_mcp.client.errors import ConnectionClosed, McpClientError, RequestTimeout, SpawnError
 from codex_mcp.client.session import ClientSession
-from codex_mcp.client.transports.base import OnClosed, OnMessage, Transport
 from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
@@ -54,31 +53,6 @@ class AppServerConnection(Protocol):
     async def close(self) -> None: ...
 
 
-class _WatchedTransport(Transport):
-    """Passes everything through and also reports the end of the connection to us, not only
-    to the session (which fails its pending requests but has no callback of its own)."""
-
-    def __init__(self, inner: Transport, on_gone: Callable[[BaseException | None], None]) -> None:
-        self.inner = inner
-        self._on_gone = on_gone
-
-    async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
-        def closed(exc: BaseException | None) -> None:
-            on_closed(exc)
-            self._on_gone(exc)
-
-        await self.inner.start(on_message, closed)
-
-    async def send(self, message: JsonObject) -> None:
-        await self.inner.send(message)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-
 class StdioConnection:
     """`AppServerConnection` over a child process's stdin/stdout."""
 
@@ -93,7 +67,8 @@ class StdioConnection:
         self.transport = StdioTransport(
             command, env=env, cwd=cwd, shutdown_timeout=shutdown_timeout
         )
-        self.session = ClientSession(_WatchedTransport(self.transport, self._gone))
+        self.session = ClientSession(self.transport)
+        self.session.on_closed = self._gone
         self._close_callbacks: list[CloseCallback] = []
         self._reason: str | None = None
 
@@ -148,13 +123,13 @@ class StdioConnection:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
 
-    def _gone(self, exc: BaseException | None) -> None:
+    def _gone(self, closed: ConnectionClosed) -> None:
         if self._reason is not None:
             return
-        if isinstance(exc, ConnectionClosed) and "client closed" in str(exc):
+        if "client closed" in str(closed):
             self._reason = "the Codex app-server connection was closed"
         else:
-            detail = str(exc).replace("MCP server", "process") if exc else "its pipes closed"
+            detail = str(closed).replace("MCP server", "process")
             self._reason = f"the Codex app-server stopped: {detail}"
         log.info("%s", self._reason)
         for callback in self._close_callbacks:
