@@ -143,4 +143,3 @@ async def run_call(
     except CodexError as exc:
         return error_result(exc)
     return tool_result(result)
-

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from codex_mcp.client.errors import ConnectionClosed, McpClientError, RequestTimeout, SpawnError
 from codex_mcp.client.session import ClientSession
+from codex_mcp.client.transports.base import OnClosed, OnMessage, Transport
 from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
@@ -53,6 +54,31 @@ class AppServerConnection(Protocol):
     async def close(self) -> None: ...
 
 
+class _WatchedTransport(Transport):
+    """Passes everything through and also reports the end of the connection to us: when the
+    transport has seen the process go (the session's `on_closed` fires as closing begins)."""
+
+    def __init__(self, inner: Transport, on_gone: Callable[[BaseException | None], None]) -> None:
+        self.inner = inner
+        self._on_gone = on_gone
+
+    async def start(self, on_message: OnMessage, on_closed: OnClosed) -> None:
+        def closed(exc: BaseException | None) -> None:
+            on_closed(exc)
+            self._on_gone(exc)
+
+        await self.inner.start(on_message, closed)
+
+    async def send(self, message: JsonObject) -> None:
+        await self.inner.send(message)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+
 class StdioConnection:
     """`AppServerConnection` over a child process's stdin/stdout."""
 
@@ -67,8 +93,7 @@ class StdioConnection:
         self.transport = StdioTransport(
             command, env=env, cwd=cwd, shutdown_timeout=shutdown_timeout
         )
-        self.session = ClientSession(self.transport)
-        self.session.on_closed = self._gone
+        self.session = ClientSession(_WatchedTransport(self.transport, self._gone))
         self._close_callbacks: list[CloseCallback] = []
         self._reason: str | None = None
 
@@ -123,13 +148,13 @@ class StdioConnection:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
 
-    def _gone(self, closed: ConnectionClosed) -> None:
+    def _gone(self, exc: BaseException | None) -> None:
         if self._reason is not None:
             return
-        if "client closed" in str(closed):
+        if isinstance(exc, ConnectionClosed) and "client closed" in str(exc):
             self._reason = "the Codex app-server connection was closed"
         else:
-            detail = str(closed).replace("MCP server", "process")
+            detail = str(exc).replace("MCP server", "process") if exc else "its pipes closed"
             self._reason = f"the Codex app-server stopped: {detail}"
         log.info("%s", self._reason)
         for callback in self._close_callbacks:

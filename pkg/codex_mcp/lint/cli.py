@@ -192,7 +192,6 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             schema_max_bytes=budget,
             speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
             asked_in_calls=_asked_in_calls(server),
-            skills=list(skills),
             skill_descriptions=skills,
         )
     except TimeoutError:
