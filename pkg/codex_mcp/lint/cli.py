@@ -172,16 +172,7 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             client = Client.http(target.url, headers=headers, auth=auth, **codex)
     try:
         async with asyncio.timeout(timeout), client:
-            tools: list[Any] = []
-            cursor = None
-            for _ in range(MAX_PAGES):
-                page = await client.request(
-                    "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
-                )
-                tools += page.get("tools") or []
-                cursor = page.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
+            tools = await raw_tools(client, timeout)
             seconds = time.monotonic() - started
             skills = await client.skill_descriptions()  # after the timing: Codex lists none
         return Listing(
@@ -200,6 +191,23 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
         command = target.command if isinstance(target, StdioTarget) else None
         error = normalize_exception(exc, server=server.name, command=command)["message"]
     return Listing(server.name, error=error, target=describe(target), schema_max_bytes=budget)
+
+
+async def raw_tools(client: Client, timeout: float) -> list[Any]:
+    """Every page of tools/list as the server sent it, MAX_PAGES at most (lint and doctor
+    judge the items as they are)."""
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await client.request(
+            "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
+        )
+        listed = page.get("tools")
+        tools += listed if isinstance(listed, list) else []
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            return tools
+    return tools
 
 
 def _speaks_outside_calls(server: ServerConfig, client: Client, logged: bool) -> str | None:
