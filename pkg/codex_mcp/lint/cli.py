@@ -248,9 +248,10 @@ def _shown(text: str) -> str:
     return printable(text, SHOWN_CHARS)
 
 
-def _named(names: Sequence[str]) -> str:
+def named(names: Sequence[str]) -> str:
+    """The first MAX_NAMED of `names`, then how many more (lint's and doctor's lines)."""
     more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
-    return f"[{', '.join(names[:MAX_NAMED])}{more}]"
+    return f"{', '.join(names[:MAX_NAMED])}{more}"
 
 
 def render(report: LintReport, out: TextIO) -> None:
@@ -278,12 +279,12 @@ def render(report: LintReport, out: TextIO) -> None:
         for tool, name in zip(server.tools, names, strict=True):
             print(f"  {_mark(tool):<8} {name:<{width}}  {tool.codex_name or '-'}", file=out)
         for f, tools in repeated_findings(server.tools):  # a kind once, naming its tools
-            print(_shown(f"  {f.severity:<5} {f.rule} {_named(tools)}: {f.message}"), file=out)
+            print(_shown(f"  {f.severity:<5} {f.rule} [{named(tools)}]: {f.message}"), file=out)
         print(file=out)
     if shared:
         print("Several servers:", file=out)
         for (severity, rule, message), servers in shared.items():
-            print(_shown(f"  {severity:<5} {rule} {_named(servers)}: {message}"), file=out)
+            print(_shown(f"  {severity:<5} {rule} [{named(servers)}]: {message}"), file=out)
         print(file=out)
     n = report.summary()
     unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""
