@@ -107,9 +107,8 @@ class Listing:
     #: What a gateway sharing it saw it send during calls and could not tie to one
     #: (gateway/asked_record.py): its questions' methods, "logging".
     asked_in_calls: Sequence[str] = ()
-    #: The paths of the skills it serves (SEP-2640; specs/skills.md).
-    skills: Sequence[str] = ()
-    #: Their descriptions (what Codex would show the model), by path.
+    #: The paths of the skills it serves (SEP-2640; specs/skills.md), each with its
+    #: description (what Codex would show the model).
     skill_descriptions: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -219,7 +218,7 @@ def _lint_server(
     listing: Listing, names: dict[tuple[str, str], CodexName], permissions: Permissions
 ) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
-    report.skills = list(listing.skills)
+    report.skills = list(listing.skill_descriptions)
     _startup(listing, report)
     for path, description in listing.skill_descriptions.items():
         report.findings += [

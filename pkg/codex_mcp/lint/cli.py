@@ -172,16 +172,7 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             client = Client.http(target.url, headers=headers, auth=auth, **codex)
     try:
         async with asyncio.timeout(timeout), client:
-            tools: list[Any] = []
-            cursor = None
-            for _ in range(MAX_PAGES):
-                page = await client.request(
-                    "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
-                )
-                tools += page.get("tools") or []
-                cursor = page.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
+            tools = await raw_tools(client, timeout)
             seconds = time.monotonic() - started
             skills = await client.skill_descriptions()  # after the timing: Codex lists none
         return Listing(
@@ -192,7 +183,6 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             schema_max_bytes=budget,
             speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
             asked_in_calls=_asked_in_calls(server),
-            skills=list(skills),
             skill_descriptions=skills,
         )
     except TimeoutError:
@@ -201,6 +191,23 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
         command = target.command if isinstance(target, StdioTarget) else None
         error = normalize_exception(exc, server=server.name, command=command)["message"]
     return Listing(server.name, error=error, target=describe(target), schema_max_bytes=budget)
+
+
+async def raw_tools(client: Client, timeout: float) -> list[Any]:
+    """Every page of tools/list as the server sent it, MAX_PAGES at most (lint and doctor
+    judge the items as they are)."""
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await client.request(
+            "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
+        )
+        listed = page.get("tools")
+        tools += listed if isinstance(listed, list) else []
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            return tools
+    return tools
 
 
 def _speaks_outside_calls(server: ServerConfig, client: Client, logged: bool) -> str | None:
@@ -241,9 +248,10 @@ def _shown(text: str) -> str:
     return printable(text, SHOWN_CHARS)
 
 
-def _named(names: Sequence[str]) -> str:
+def named(names: Sequence[str]) -> str:
+    """The first MAX_NAMED of `names`, then how many more (lint's and doctor's lines)."""
     more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
-    return f"[{', '.join(names[:MAX_NAMED])}{more}]"
+    return f"{', '.join(names[:MAX_NAMED])}{more}"
 
 
 def render(report: LintReport, out: TextIO) -> None:
@@ -271,12 +279,12 @@ def render(report: LintReport, out: TextIO) -> None:
         for tool, name in zip(server.tools, names, strict=True):
             print(f"  {_mark(tool):<8} {name:<{width}}  {tool.codex_name or '-'}", file=out)
         for f, tools in repeated_findings(server.tools):  # a kind once, naming its tools
-            print(_shown(f"  {f.severity:<5} {f.rule} {_named(tools)}: {f.message}"), file=out)
+            print(_shown(f"  {f.severity:<5} {f.rule} [{named(tools)}]: {f.message}"), file=out)
         print(file=out)
     if shared:
         print("Several servers:", file=out)
         for (severity, rule, message), servers in shared.items():
-            print(_shown(f"  {severity:<5} {rule} {_named(servers)}: {message}"), file=out)
+            print(_shown(f"  {severity:<5} {rule} [{named(servers)}]: {message}"), file=out)
         print(file=out)
     n = report.summary()
     unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""
