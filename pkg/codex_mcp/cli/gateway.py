@@ -42,8 +42,9 @@ GATEWAY_HELP = (
 STDIO_ONLY_HELP = (
     "`codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]` shows how Codex will see a "
     "server's tools; `codex-mcp doctor [--json]` what Codex will see of the servers in its "
-    "config.toml; `codex-mcp --print-codex-config` prints the entry for "
-    "~/.codex/config.toml."
+    "config.toml; `codex-mcp trust` what changed in their tools and skills since trusted; "
+    "`codex-mcp skills sync` writes their skills into Codex's skills folder; "
+    "`codex-mcp --print-codex-config` prints the entry for ~/.codex/config.toml."
 )
 
 
@@ -58,6 +59,14 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
         from ..doctor.cli import main as doctor
 
         raise SystemExit(doctor(argv[1:]))
+    if prog == "codex-mcp" and argv[:1] == ["trust"]:
+        from ..trust.cli import main as trust
+
+        raise SystemExit(trust(argv[1:]))
+    if prog == "codex-mcp" and argv[:2] == ["skills", "sync"]:
+        from ..trust.skills_cli import main as skills_sync
+
+        raise SystemExit(skills_sync(argv[2:]))
     own, command = _split(argv)
     if PRINT_CONFIG in own:
         own = [arg for arg in own if arg != PRINT_CONFIG]
