@@ -1,5 +1,5 @@
-"""The trust tests' state (the lock's default home) and Codex home live in the test's own
-folder: never the user's."""
+"""The trust tests' Codex home lives in the test's own folder, never the user's (the state
+directory, the lock's default home, is every test's own: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _own_state_directory(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+def _no_config_from_outside(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODEX_MCP_WRAPPER_CONFIG", raising=False)
     monkeypatch.delenv("MCP_WRAPPER_SERVER_NAME", raising=False)
 

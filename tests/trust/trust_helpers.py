@@ -38,13 +38,17 @@ def write_script(
     return path
 
 
-def scripted_config(folder: Path, scripts: dict[str, Path], **gateway: Any) -> Path:
-    """A .mcp.json serving one scripted server per script, named by its key."""
+def scripted_config(
+    folder: Path, scripts: dict[str, Path], *, watch: bool = False, **gateway: Any
+) -> Path:
+    """A .mcp.json serving one scripted server per script, named by its key (`watch`: each
+    tells list_changed when its script changes)."""
+    told = {"SCRIPTED_SERVER_WATCH": "1"} if watch else {}
     servers = {
         name: {
             "command": sys.executable,
             "args": [str(SCRIPTED)],
-            "env": {"SCRIPTED_SERVER_FILE": str(script)},
+            "env": {"SCRIPTED_SERVER_FILE": str(script), **told},
         }
         for name, script in scripts.items()
     }

@@ -124,7 +124,11 @@ def gateway_core(config: GatewayConfig, max_message_bytes: int | None = None) ->
         env = dataclasses.replace(env, max_message_bytes=max_message_bytes)
     if env.debug:
         logging.getLogger().setLevel(logging.DEBUG)
-    return build_core(config, env)
+    core = build_core(config, env)
+    from ..trust.point import install as pinning
+
+    pinning(core)  # tool definitions and skills pinned (specs/trust.md)
+    return core
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str] | None]:

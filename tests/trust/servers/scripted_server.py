@@ -1,7 +1,8 @@
 """An MCP server whose tools and skills are whatever a script file says, read again at every
 request: raw newline-delimited JSON-RPC on stdio, no library, so it can serve what no
 well-behaved server would (a rug pull, a skill named `..`, files outside their skill,
-sizes that lie). When the file changes while it runs it sends `tools/list_changed`.
+sizes that lie). With SCRIPTED_SERVER_WATCH=1 it sends `tools/list_changed` when the file
+changes while it runs (else a change is seen at its next start, or next listing).
 
 The file (SCRIPTED_SERVER_FILE):
 
@@ -122,7 +123,8 @@ def _watch() -> None:
 
 
 def main() -> None:
-    threading.Thread(target=_watch, daemon=True).start()
+    if os.environ.get("SCRIPTED_SERVER_WATCH") == "1":
+        threading.Thread(target=_watch, daemon=True).start()
     for line in sys.stdin:
         try:
             message = json.loads(line)

@@ -1,0 +1,330 @@
+"""Pinning in the gateway (specs/trust.md, "Pinning"): an extension of the gateway's core
+whose interceptors stand between the policy and the gateway. Each time what the children
+offer changes (the provider's generation), the catalog is reviewed against the trust lock
+once: a tool or skill served for the first time is pinned (on-first-use), one that changed
+since it was trusted, or is new where pinning is locked, is withheld: left out of every
+listing, and a call gets an error result naming the change and `codex-mcp trust`. So a call
+costs a comparison of the generation and a set membership test; the lock is read again when
+its file changes (`codex-mcp trust --accept`), and clients are told `list_changed` when that
+changes what is withheld."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from codex_mcp.core.errors import McpError
+from codex_mcp.core.extensions import (
+    CallTool,
+    Extension,
+    GetSkill,
+    ListItems,
+    ReadDirectory,
+    ReadResource,
+    Stage,
+)
+from codex_mcp.core.jsonrpc import INVALID_PARAMS, JsonObject
+from codex_mcp.core.log_names import printable
+from codex_mcp.core.ready import Ready
+from codex_mcp.core.skills import SKILL_FILE
+from codex_mcp.gateway.config.model import Pinning
+from codex_mcp.gateway.provider import GatewayProvider
+from codex_mcp.gateway.status import STATUS_TOOL
+
+from .lock import LockError, LockFile, LockState, lock_path, skill_pin, tool_pin
+from .pinning import WITHHELD, Seen, Verdict, judge, reason, recording
+
+if TYPE_CHECKING:
+    from codex_mcp.core.context import RequestContext
+    from codex_mcp.core.server import ServerCore
+    from codex_mcp.core.session import ServerSession
+    from codex_mcp.gateway.children.child import Child
+
+log = logging.getLogger("codex_mcp.gateway")
+
+#: How often the lock's file is looked at for a change (a stat), as the config's is.
+WATCH_SECONDS = 1.0
+WHAT_TO_RUN = "run `codex-mcp trust` to review it"
+
+
+def refusal(why: str) -> JsonObject:
+    """A withheld tool's call: an error result naming the change (never its new text)."""
+    text = f"{why}; it is withheld until someone reviews the change: {WHAT_TO_RUN}"
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+class TrustPoint(Extension):
+    # Inside the policy (DECIDE): what the policy hides is answered as unknown before
+    # anything here could say that it changed.
+    stage = Stage.ROUTE
+
+    def __init__(self, core: ServerCore, provider: GatewayProvider) -> None:
+        self.core = core
+        self.provider = provider
+        self.lock = LockFile(lock_path(provider.config))
+        #: Why the lock cannot be used (then everything pinned is withheld), or None.
+        self.broken: str | None = None
+        self.state = self._read_lock()
+        #: Served tool name -> why it is withheld; skill folder URI (`.../`) -> why.
+        self.withheld: dict[str, str] = {}
+        self.withheld_skills: dict[str, str] = {}
+        #: The provider's generation last reviewed, and what was judged then.
+        self._reviewed = -1
+        self._judged: dict[tuple[str, str, str], Seen] = {}
+        self._said: set[tuple[str, str, str, str]] = set()
+        self._stamp = self.lock.stamp()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._watching = False
+        provider.config_listeners.append(self._config_changed)
+
+    @property
+    def active(self) -> bool:
+        config = self.provider.config
+        return any(config.pinning_of(server) != "off" for server in config.servers)
+
+    # -- the lock --------------------------------------------------------------------------
+    def _read_lock(self) -> LockState:
+        """What the lock holds now (nothing, when it is unusable: `broken` says why)."""
+        try:
+            state, self.broken = self.lock.read(), None
+            return state
+        except LockError as error:
+            if self.broken != str(error):
+                log.error(
+                    "%s; every pinned tool and skill is withheld until it is fixed or removed "
+                    "(`codex-mcp trust` says what is wrong)",
+                    error,
+                )
+            self.broken = str(error)
+            return LockState()
+
+    def _config_changed(self) -> None:
+        path = lock_path(self.provider.config)
+        if path != self.lock.path:
+            self.lock = LockFile(path)
+            self.state = self._read_lock()
+        self._reviewed = -1
+        self.core.refold()  # pinning may have been switched on or off
+
+    def _record(self, judged: list[tuple[Seen, Verdict]]) -> None:
+        """Pin the first uses and keep the changes pending: at once here, and in the file
+        in the background (under its lock, merged with what another gateway wrote)."""
+        edit = recording(judged)
+        if self.broken is not None or not edit(self.state):
+            return
+        self._spawn(self._write(judged))
+
+    async def _write(self, judged: list[tuple[Seen, Verdict]]) -> None:
+        try:
+            merged = await asyncio.to_thread(self.lock.change, recording(judged))
+        except LockError as error:
+            log.warning("%s; what was served is trusted for this run only", error)
+            return
+        self._stamp = self.lock.stamp()  # our own write: nothing for the watcher to tell
+        self._adopt(merged)
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            stamp = self.lock.stamp()
+            if stamp == self._stamp:
+                continue
+            self._stamp = stamp
+            before = self.broken
+            state = self._read_lock()
+            if self.broken is None or before is None:
+                self._adopt(state, told=before != self.broken)
+
+    def _adopt(self, state: LockState, told: bool = False) -> None:
+        """`state` is the lock now: if what was judged last would now be withheld otherwise
+        (another gateway pinned it differently, or `codex-mcp trust` accepted it), review
+        again at the next use and tell the clients."""
+        was = self._verdicts()
+        self.state = state
+        if told or was != self._verdicts():
+            self._reviewed = -1
+            self.provider.notify_list_changed("tools")
+            self.provider.notify_list_changed("resources")
+
+    def _verdicts(self) -> set[tuple[str, str, str]]:
+        return {
+            key
+            for key, seen in self._judged.items()
+            if judge(self.state, self._mode(seen.server), seen) in WITHHELD
+        }
+
+    def _mode(self, name: str) -> Pinning:
+        config = self.provider.config
+        server = config.server(name)
+        return config.pinning_of(server) if server is not None else config.pinning
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # -- the review ------------------------------------------------------------------------
+    def _review(self, session: ServerSession) -> None:
+        """Judge what the catalog serves now against the lock (once per generation)."""
+        provider = self.provider
+        generation = provider.generation
+        if not self._watching:
+            self._watching = True
+            self._spawn(self._watch())
+        catalog = provider.catalog(session)
+        served = {tool.get("name"): tool for tool in catalog.tools}
+        judged: list[tuple[Seen, Verdict]] = []
+        withheld: dict[str, str] = {}
+        per_child: dict[Child, dict[tuple[str, str], str]] = {}
+        for name, (child, own) in catalog.routes.items():
+            mine = per_child.setdefault(child, {})
+            why = self._judge(Seen(child.name, "tools", own, tool_pin(own, served[name])), judged)
+            if why is not None:
+                withheld[name] = mine[("tool", own)] = why
+        for child, mine in per_child.items():  # its skills' are the skills listing's
+            child.withheld = {k: v for k, v in child.withheld.items() if k[0] == "skill"} | mine
+        self.withheld = withheld
+        self._reviewed = generation
+        self._record(judged)
+
+    def _judge(self, seen: Seen, judged: list[tuple[Seen, Verdict]]) -> str | None:
+        """Why `seen` is withheld (None: it is served), noting the verdict for the lock."""
+        mode = self._mode(seen.server)
+        if mode == "off":
+            return None
+        if self.broken is not None:
+            return f"the trust lock is unusable ({self.broken})"
+        verdict = judge(self.state, mode, seen)
+        judged.append((seen, verdict))
+        self._judged[(seen.server, seen.kind, seen.name)] = seen
+        if verdict not in WITHHELD:
+            return None
+        why = reason(self.state, seen, verdict)
+        said = (seen.server, seen.kind, seen.name, seen.pin.digest)
+        if said not in self._said:  # once per change
+            self._said.add(said)
+            log.warning("%s: %s: withheld; %s", printable(seen.server), why, WHAT_TO_RUN)
+        return why
+
+    # -- tools -----------------------------------------------------------------------------
+    def call_tool(self, call_next: CallTool) -> CallTool:
+        if not self.active:
+            return call_next
+
+        def call(name: str, arguments: JsonObject, ctx: RequestContext) -> Awaitable[JsonObject]:
+            # (gateway_status is the gateway's own, and reporting starts no child)
+            if self._reviewed != self.provider.generation and name != STATUS_TOOL:
+                self._review(ctx.session)
+            why = self.withheld.get(name) if self.withheld else None
+            if why is not None:
+                return Ready(refusal(why))
+            return call_next(name, arguments, ctx)
+
+        return call
+
+    def list_tools(self, call_next: ListItems) -> ListItems:
+        if not self.active:
+            return call_next
+
+        async def listing(ctx: RequestContext) -> Sequence[JsonObject]:
+            tools = await call_next(ctx)
+            if self._reviewed != self.provider.generation:
+                self._review(ctx.session)
+            if not self.withheld:
+                return tools  # the provider's own list: the core caches its encoding by it
+            return [tool for tool in tools if tool.get("name") not in self.withheld]
+
+        return listing
+
+    # -- skills ----------------------------------------------------------------------------
+    def list_skills(self, call_next: ListItems) -> ListItems:
+        if not self.active:
+            return call_next
+
+        async def listing(ctx: RequestContext) -> Sequence[JsonObject]:
+            entries = await call_next(ctx)
+            catalog = self.provider.catalog(ctx.session)
+            judged: list[tuple[Seen, Verdict]] = []
+            kept = []
+            for entry in entries:
+                uri = entry.get("uri")
+                route = catalog.resource_route(uri) if isinstance(uri, str) else None
+                if route is None:
+                    kept.append(entry)
+                    continue
+                child, own = route
+                path = own.partition("://")[2].removesuffix(f"/{SKILL_FILE}")
+                folder = str(uri).removesuffix(SKILL_FILE)
+                why = self._judge(Seen(child.name, "skills", path, skill_pin(path, entry)), judged)
+                if why is None:
+                    self.withheld_skills.pop(folder, None)
+                    child.withheld.pop(("skill", path), None)
+                    kept.append(entry)
+                else:
+                    self.withheld_skills[folder] = why
+                    child.withheld[("skill", path)] = why
+            self._record(judged)
+            return kept
+
+        return listing
+
+    def _skill_refused(self, uri: str) -> McpError | None:
+        for folder, why in self.withheld_skills.items():
+            if uri.startswith(folder) or uri == folder.removesuffix("/"):
+                return McpError(INVALID_PARAMS, f"{why}; {WHAT_TO_RUN}", {"uri": uri})
+        return None
+
+    def get_skill(self, call_next: GetSkill) -> GetSkill:
+        if not self.active:
+            return call_next
+
+        async def get(uri: str, ctx: RequestContext) -> JsonObject:
+            refused = self._skill_refused(uri) if self.withheld_skills else None
+            if refused is not None:
+                raise refused
+            return await call_next(uri, ctx)
+
+        return get
+
+    def read_resource(self, call_next: ReadResource) -> ReadResource:
+        if not self.active:
+            return call_next
+
+        async def read(uri: str, ctx: RequestContext) -> list[JsonObject]:
+            refused = self._skill_refused(uri) if self.withheld_skills else None
+            if refused is not None:
+                raise refused
+            return await call_next(uri, ctx)
+
+        return read
+
+    def read_directory(self, call_next: ReadDirectory) -> ReadDirectory:
+        if not self.active:
+            return call_next
+
+        async def read(uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
+            refused = self._skill_refused(uri) if self.withheld_skills else None
+            if refused is not None:
+                raise refused
+            return await call_next(uri, ctx)
+
+        return read
+
+
+def install(core: ServerCore) -> TrustPoint | None:
+    """Pinning for a gateway's core (its provider a GatewayProvider); None for another."""
+    provider = core.provider
+    if not isinstance(provider, GatewayProvider):
+        return None
+    point = TrustPoint(core, provider)
+    core.extend(point)
+    return point
