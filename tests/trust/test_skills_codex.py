@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from gateway.codex_harness import CODEX, run_codex
+from gateway.gateway_helpers import gateway
+from support.polling import until
 
 from trust.trust_helpers import env_with, scripted_config, skill, write_script
 
@@ -62,3 +64,20 @@ async def test_codex_lists_a_synced_skill_beside_the_users_own(tmp_path: Path) -
         home / "skills/codex-mcp/docs.pdf-tools/scripts/fill.py"
     ).read_text() == "print('fill')\n"
     assert (mine / "SKILL.md").read_text().endswith("mine\n")
+
+
+async def test_a_gateway_with_skills_sync_on_writes_what_codex_then_lists(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    served = skill("skill://review/SKILL.md", "review", "Review a change the team's way.")
+    config = scripted_config(
+        tmp_path,
+        {"team": write_script(tmp_path / "script.json", skills=[served])},
+        skills_sync=True,
+    )
+    written = home / "skills/codex-mcp/team.review/SKILL.md"
+    async with gateway(config, env={"CODEX_HOME": str(home)}) as client:
+        await client.list_tools()  # what a client does first; the gateway syncs meanwhile
+        await until(written.exists, timeout=30, what="the gateway's sync")
+    run = await run_codex(home, "")
+    listed = skills_listed(run.model.requests)
+    assert listed.get("team:review", "").endswith("codex-mcp/team.review/SKILL.md"), listed

@@ -34,8 +34,10 @@ from codex_mcp.gateway.config.model import Pinning
 from codex_mcp.gateway.provider import GatewayProvider
 from codex_mcp.gateway.status import STATUS_TOOL
 
+from .codex_skills import codex_home
 from .lock import LockError, LockFile, LockState, lock_path, skill_pin, tool_pin
 from .pinning import WITHHELD, Seen, Verdict, judge, reason, recording
+from .skills_live import LiveSync
 
 if TYPE_CHECKING:
     from codex_mcp.core.context import RequestContext
@@ -76,14 +78,17 @@ class TrustPoint(Extension):
         self._judged: dict[tuple[str, str, str], Seen] = {}
         self._said: set[tuple[str, str, str, str]] = set()
         self._stamp = self.lock.stamp()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
+        #: Keeps Codex's skills folder in sync (`gateway.skills_sync`), made when first needed.
+        self._live: LiveSync | None = None
         self._watching = False
         provider.config_listeners.append(self._config_changed)
 
     @property
     def active(self) -> bool:
         config = self.provider.config
-        return any(config.pinning_of(server) != "off" for server in config.servers)
+        pinned = any(config.pinning_of(server) != "off" for server in config.servers)
+        return pinned or config.skills_sync
 
     # -- the lock --------------------------------------------------------------------------
     def _read_lock(self) -> LockState:
@@ -109,7 +114,7 @@ class TrustPoint(Extension):
         self._reviewed = -1
         self.core.refold()  # pinning may have been switched on or off
 
-    def _record(self, judged: list[tuple[Seen, Verdict]]) -> None:
+    def record(self, judged: list[tuple[Seen, Verdict]]) -> None:
         """Pin the first uses and keep the changes pending: at once here, and in the file
         in the background (under its lock, merged with what another gateway wrote)."""
         edit = recording(judged)
@@ -148,6 +153,7 @@ class TrustPoint(Extension):
             self._reviewed = -1
             self.provider.notify_list_changed("tools")
             self.provider.notify_list_changed("resources")
+            self._sync_skills()
 
     def _verdicts(self) -> set[tuple[str, str, str]]:
         return {
@@ -162,7 +168,10 @@ class TrustPoint(Extension):
         return config.pinning_of(server) if server is not None else config.pinning
 
     def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
+        self.keep(asyncio.ensure_future(work))
+
+    def keep(self, task: asyncio.Future[None]) -> None:
+        """Work of ours running in the background, cancelled when the core stops."""
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -177,9 +186,6 @@ class TrustPoint(Extension):
         """Judge what the catalog serves now against the lock (once per generation)."""
         provider = self.provider
         generation = provider.generation
-        if not self._watching:
-            self._watching = True
-            self._spawn(self._watch())
         catalog = provider.catalog(session)
         served = {tool.get("name"): tool for tool in catalog.tools}
         judged: list[tuple[Seen, Verdict]] = []
@@ -194,13 +200,23 @@ class TrustPoint(Extension):
             child.withheld = {k: v for k, v in child.withheld.items() if k[0] == "skill"} | mine
         self.withheld = withheld
         self._reviewed = generation
-        self._record(judged)
+        self.record(judged)
+        self._sync_skills()
+
+    def _sync_skills(self) -> None:
+        if self.provider.config.skills_sync:
+            if self._live is None:
+                self._live = LiveSync(self, codex_home())
+            self._live.poke()
 
     def _judge(self, seen: Seen, judged: list[tuple[Seen, Verdict]]) -> str | None:
         """Why `seen` is withheld (None: it is served), noting the verdict for the lock."""
         mode = self._mode(seen.server)
         if mode == "off":
             return None
+        if not self._watching:  # from the first judgement on, the lock's changes are seen
+            self._watching = True
+            self._spawn(self._watch())
         if self.broken is not None:
             return f"the trust lock is unusable ({self.broken})"
         verdict = judge(self.state, mode, seen)
@@ -272,7 +288,7 @@ class TrustPoint(Extension):
                 else:
                     self.withheld_skills[folder] = why
                     child.withheld[("skill", path)] = why
-            self._record(judged)
+            self.record(judged)
             return kept
 
         return listing

@@ -25,7 +25,7 @@ from .cli import config_for
 from .codex_skills import DestinationError, Report, SkillsFolder, codex_home
 from .lock import LockError, LockFile, LockState, lock_path
 from .pinning import recording
-from .skills_sync import Gathered, gather
+from .skills_sync import Gathered, Source, gather, locator
 
 if TYPE_CHECKING:
     from codex_mcp.policy.install import Checked
@@ -144,7 +144,7 @@ async def _gathered(
         async with Client.memory(core) as client:
             states = await _settled(client, timeout)
             up = {name for name, each in states.items() if each == "ready"}
-            gathered = await gather(client, config, state, up=up)
+            gathered = await gather([Source(client, locator(config, up))], config, state)
     finally:
         await core.aclose()
     configured = {server.name for server in config.servers}

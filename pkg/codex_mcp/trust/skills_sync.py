@@ -10,12 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from codex_mcp.client import Client
-from codex_mcp.client.skills import Skill, SkillVerificationError
+from codex_mcp.client.skills import Skill, SkillFeatures, SkillVerificationError
 from codex_mcp.core.log_names import printable
 from codex_mcp.core.skills import MAX_RESOURCES_PER_SKILL, MAX_SKILL_BYTES, SKILL_FILE
 from codex_mcp.gateway.config.model import GatewayConfig
@@ -47,16 +46,26 @@ class Gathered:
     keep: set[str] = field(default_factory=set)
 
 
-def locate(uri: str, config: GatewayConfig) -> tuple[str, str] | None:
-    """(server, skill path) of a served SKILL.md URI: the gateway's namespace is its first
-    segment (a passthrough serves the child's own URIs)."""
-    rest = uri.partition("://")[2].removesuffix(f"/{SKILL_FILE}")
-    if config.passthrough:
-        return (config.servers[0].name, rest) if config.servers else None
-    namespace, _, path = rest.partition("/")
+def skill_path(uri: str) -> str:
+    """A SKILL.md URI's skill path (`skill://a/b/SKILL.md`: `a/b`)."""
+    return uri.partition("://")[2].removesuffix(f"/{SKILL_FILE}")
+
+
+def locator(config: GatewayConfig, up: set[str]) -> Locate:
+    """(server, skill path) of a SKILL.md URI the gateway serves, for the servers in `up`:
+    the gateway's namespace is its first segment (a passthrough serves the child's own)."""
     by_namespace = {sanitize_name(server.name): server.name for server in config.servers}
-    server = by_namespace.get(namespace)
-    return (server, path) if server is not None and path else None
+
+    def locate(uri: str) -> tuple[str, str] | None:
+        rest = skill_path(uri)
+        if config.passthrough:
+            server = config.servers[0].name if config.servers else None
+            return (server, rest) if server in up else None
+        namespace, _, path = rest.partition("/")
+        server = by_namespace.get(namespace)
+        return (server, path) if server in up and path else None
+
+    return locate
 
 
 def codex_name(server: str, path: str) -> str:
@@ -113,58 +122,91 @@ def for_codex(text: str, name: str, source: str, frontmatter: Mapping[str, objec
     return ("\n".join([*lines, "---", body])).encode()
 
 
-async def gather(
-    client: Client, config: GatewayConfig, state: LockState, *, up: set[str]
-) -> Gathered:
-    """The skills `client` (a session of the gateway) lists, judged against the lock and
-    read whole, for the servers in `up` (the others are not asked)."""
+#: A SKILL.md URI -> (server, skill path), None: not one to write.
+Locate = Callable[[str], tuple[str, str] | None]
+#: Whether the policy lets a SKILL.md URI be listed.
+Allowed = Callable[[str], Awaitable[bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where skills are read: a client of the gateway (URIs in its servers' namespaces),
+    or one child's own session (its own URIs), with what a SKILL.md URI is (its server and
+    skill path; None: not one to write) and whether the policy lets it be listed."""
+
+    client: SkillFeatures
+    locate: Locate
+    allowed: Allowed | None = None
+
+
+async def gather(sources: list[Source], config: GatewayConfig, state: LockState) -> Gathered:
+    """The skills of `sources`, judged against the lock and read whole (each verified)."""
     gathered = Gathered()
     taken: set[str] = set()
     total = 0
-    declared = client.skills_settings() is not None
-    listed = (await client.list_skills(all_pages=True)).items if declared else []
-    for skill in listed[:MAX_SKILLS]:
-        place = locate(skill.uri, config)
-        shown = printable(skill.uri, 200)
-        if place is None or place[0] not in up:
-            continue
-        server, path = place
-        problem = unsafe_path(path, file=False) or _bounds(skill)
-        if problem is not None:
-            gathered.skipped.append(f"skipped {shown}: {problem}")
-            continue
-        folder = folder_name(server, path, taken)
-        seen = Seen(server, "skills", path, skill_pin(path, skill.raw))
-        server_config = config.server(server)
-        mode = config.pinning_of(server_config) if server_config is not None else config.pinning
-        verdict = judge(state, mode, seen)
-        gathered.judged.append((seen, verdict))
-        if verdict in WITHHELD:
-            gathered.keep.add(folder)
+    for source in sources:
+        declared = source.client.skills_settings() is not None
+        listed = (await source.client.list_skills(all_pages=True)).items if declared else []
+        for skill in listed[:MAX_SKILLS]:
+            place = source.locate(skill.uri)
+            if place is None or (
+                source.allowed is not None and not await source.allowed(skill.uri)
+            ):
+                continue
+            total += await _one(source, skill, place, config, state, gathered, taken)
+            if total > MAX_TOTAL_BYTES:
+                gathered.skipped.append(
+                    f"stopped: the skills together are over {MAX_TOTAL_BYTES} bytes"
+                )
+                gathered.bundles.pop()
+                return gathered
+        if len(listed) > MAX_SKILLS:
             gathered.skipped.append(
-                f"withheld {seen.handle}: {reason(state, seen, verdict)}; run `codex-mcp trust`"
+                f"skipped {len(listed) - MAX_SKILLS} skill(s) over the first {MAX_SKILLS}"
             )
-            continue
-        try:
-            files = await _read(client, skill)
-        except SkillVerificationError as error:
-            gathered.skipped.append(f"skipped {shown}: {printable(error, 300)}")
-            continue
-        total += sum(len(data) for data in files.values())
-        if total > MAX_TOTAL_BYTES:
-            gathered.skipped.append(
-                f"skipped {shown}: the skills together are over {MAX_TOTAL_BYTES} bytes"
-            )
-            break
-        name = codex_name(server, path)
-        text = files[SKILL_FILE].decode("utf-8")
-        files[SKILL_FILE] = for_codex(text, name, skill.uri, skill.frontmatter)
-        gathered.bundles.append(Bundle(server, path, name, folder, seen.pin.digest, files))
-    if len(listed) > MAX_SKILLS:
-        gathered.skipped.append(
-            f"skipped {len(listed) - MAX_SKILLS} skill(s) over the first {MAX_SKILLS}"
-        )
     return gathered
+
+
+async def _one(
+    source: Source,
+    skill: Skill,
+    place: tuple[str, str],
+    config: GatewayConfig,
+    state: LockState,
+    gathered: Gathered,
+    taken: set[str],
+) -> int:
+    """Judge one skill and read it into `gathered`; the bytes it adds."""
+    server, path = place
+    shown = printable(skill.uri, 200)
+    problem = unsafe_path(path, file=False) or _bounds(skill)
+    if problem is not None:
+        gathered.skipped.append(f"skipped {shown}: {problem}")
+        return 0
+    folder = folder_name(server, path, taken)
+    seen = Seen(server, "skills", path, skill_pin(path, skill.raw))
+    server_config = config.server(server)
+    verdict = judge(
+        state, config.pinning_of(server_config) if server_config else config.pinning, seen
+    )
+    gathered.judged.append((seen, verdict))
+    if verdict in WITHHELD:
+        gathered.keep.add(folder)
+        gathered.skipped.append(
+            f"withheld {seen.handle}: {reason(state, seen, verdict)}; run `codex-mcp trust`"
+        )
+        return 0
+    try:
+        files = await _read(source.client, skill)
+    except SkillVerificationError as error:
+        gathered.skipped.append(f"skipped {shown}: {printable(error, 300)}")
+        return 0
+    name = codex_name(server, path)
+    files[SKILL_FILE] = for_codex(
+        files[SKILL_FILE].decode("utf-8"), name, skill.uri, skill.frontmatter
+    )
+    gathered.bundles.append(Bundle(server, path, name, folder, seen.pin.digest, files))
+    return sum(len(data) for data in files.values())
 
 
 def _bounds(skill: Skill) -> str | None:
@@ -183,7 +225,7 @@ def _bounds(skill: Skill) -> str | None:
     return None
 
 
-async def _read(client: Client, skill: Skill) -> dict[str, bytes]:
+async def _read(client: SkillFeatures, skill: Skill) -> dict[str, bytes]:
     """Every file of the skill, each verified against the entry (size, digest); a nested
     skill's SKILL.md is left out (it is a skill of its own, written on its own)."""
     loaded = await client.load_skill(skill)
