@@ -75,10 +75,11 @@ async def test_a_changed_description_is_withheld_until_trusted(tmp_path: Path, m
             os.kill(old, signal.SIGKILL)
             await until(lambda: _up_again(client, old), timeout=30, what="calc restarted")
             await until(lambda: changed, timeout=20, what="tools/list_changed")
+            # A call before any listing since the change is judged too.
+            refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
             listed = await _descriptions(client)
         assert "calc__add" not in listed, listed
         assert not any("IMPORTANT" in text for text in listed.values())
-        refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
         assert refused.is_error, refused
         assert "description of tool 'add' (server 'calc') changed" in refused.text
         assert "codex-mcp trust" in refused.text and "IMPORTANT" not in refused.text

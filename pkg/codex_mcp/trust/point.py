@@ -82,7 +82,11 @@ class TrustPoint(Extension):
         #: Keeps Codex's skills folder in sync (`gateway.skills_sync`), made when first needed.
         self._live: LiveSync | None = None
         self._watching = False
+        #: Whether the call interceptor is in the call's path (while something is withheld,
+        #: or a change is not judged yet): else a relayed call passes nothing of ours.
+        self._in_path = False
         provider.config_listeners.append(self._config_changed)
+        provider.change_listeners.append(self._children_changed)
 
     @property
     def active(self) -> bool:
@@ -105,6 +109,20 @@ class TrustPoint(Extension):
                 )
             self.broken = str(error)
             return LockState()
+
+    def _children_changed(self) -> None:
+        """What a child offers changed: judge it before the next call (fold the check in)."""
+        if not self._in_path and self.active:
+            self.core.refold()
+
+    def _refold_if_needed(self) -> None:
+        wanted = self.active and (bool(self.withheld) or self._stale)
+        if wanted != self._in_path:
+            self.core.refold()
+
+    @property
+    def _stale(self) -> bool:
+        return self._reviewed != self.provider.generation
 
     def _config_changed(self) -> None:
         path = lock_path(self.provider.config)
@@ -151,6 +169,7 @@ class TrustPoint(Extension):
         self.state = state
         if told or was != self._verdicts():
             self._reviewed = -1
+            self._refold_if_needed()
             self.provider.notify_list_changed("tools")
             self.provider.notify_list_changed("resources")
             self._sync_skills()
@@ -202,6 +221,7 @@ class TrustPoint(Extension):
         self._reviewed = generation
         self.record(judged)
         self._sync_skills()
+        self._refold_if_needed()
 
     def _sync_skills(self) -> None:
         if self.provider.config.skills_sync:
@@ -233,8 +253,9 @@ class TrustPoint(Extension):
 
     # -- tools -----------------------------------------------------------------------------
     def call_tool(self, call_next: CallTool) -> CallTool:
-        if not self.active:
-            return call_next
+        self._in_path = self.active and (bool(self.withheld) or self._stale)
+        if not self._in_path:
+            return call_next  # nothing withheld, nothing unjudged: a call passes nothing of ours
 
         def call(name: str, arguments: JsonObject, ctx: RequestContext) -> Awaitable[JsonObject]:
             # (gateway_status is the gateway's own, and reporting starts no child)
