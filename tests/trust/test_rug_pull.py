@@ -24,7 +24,7 @@ from codex_mcp.trust.lock import LockFile
 from gateway.gateway_helpers import Lines, gateway, gateway_env, status
 from support.polling import until
 
-from trust.trust_helpers import scripted_config, write_script
+from trust.trust_helpers import SCRIPTED, scripted_config, write_script
 
 MODERN = "2026-07-28"
 SCHEMA = {
@@ -199,3 +199,24 @@ async def test_two_gateways_writing_one_lock_at_once_lose_nothing(tmp_path: Path
         await until(both, timeout=20, what=lambda: (tmp_path / "shared.json").read_text()[:300])
     document = json.loads((tmp_path / "shared.json").read_text())
     assert sorted(document["servers"]) == ["a", "b"] and "pending" not in document
+
+
+async def test_the_passthrough_pins_across_runs(tmp_path: Path) -> None:
+    """`codex-mcp -- CMD` pins too, in a lock of its own: the change comes with the next run
+    (the usual rug pull: a package updated overnight), and `codex-mcp trust -- CMD` finds it."""
+    script = write_script(tmp_path / "calc.json", tools=[ADD])
+    command = [sys.executable, str(SCRIPTED)]
+    env = {"SCRIPTED_SERVER_FILE": str(script)}  # the wrapped child inherits it
+    async with gateway(None, "--", *command, env=env) as client:
+        assert "Adds two numbers." in (await _descriptions(client)).values()
+    write_script(script, tools=[POISONED])
+    async with gateway(None, "--", *command, env=env) as client:
+        listed = await _descriptions(client)
+        assert set(listed) == {"gateway_status"}, listed
+        refused = await client.call_tool("add", {"a": 1, "b": 2}, retries=0)
+        assert refused.is_error and "codex-mcp trust" in refused.text
+    review = subprocess.run(
+        [sys.executable, "-m", "codex_mcp.cli.stdio", "trust", "--", *command],
+        env=gateway_env(None), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "/add (tool): changed since trusted: description" in review.stdout, review.stdout
