@@ -8,7 +8,9 @@ Codex")."""
 from __future__ import annotations
 
 import base64
+import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,15 @@ from codex_mcp.gateway.config.load import read_config
 from codex_mcp.trust.codex_skills import MANIFEST, NAMESPACE, DestinationError, Report
 from codex_mcp.trust.skills_cli import sync
 
-from trust.trust_helpers import scripted_config, skill, tree, write_script
+from trust.trust_helpers import ROOT, scripted_config, skill, tree, write_script
+
+FOLDER_SKILLS = Path(__file__).with_name("servers") / "folder_skills.py"
+
+
+def write_config_for(folder: Path, servers: dict[str, Any]) -> Path:
+    config = folder / ".mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return config
 
 
 async def _sync(
@@ -234,3 +244,30 @@ async def test_a_dry_run_writes_nothing(tmp_path: Path, codex_home: Path) -> Non
         report.lines
     )
     assert not _files_below(Path(os.environ["XDG_STATE_HOME"]))  # no lock recorded
+
+
+async def test_links_in_the_served_folder_bring_nothing_of_their_targets(
+    tmp_path: Path, codex_home: Path
+) -> None:
+    """A real skills server (the library's) over a folder with a linked file and a linked
+    skill folder: what the links point at is never served, so never written."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE KEY")
+    (secret / "SKILL.md").write_text("---\nname: secret\ndescription: Linked in.\n---\nx\n")
+    folder = tmp_path / "served"
+    notes = folder / "notes"
+    notes.mkdir(parents=True)
+    (notes / "SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nRead key.txt\n")
+    (notes / "key.txt").symlink_to(secret / "id_rsa")
+    (folder / "secret").symlink_to(secret, target_is_directory=True)
+    config = read_config(
+        write_config_for(tmp_path, {"docs": {"command": sys.executable,
+            "args": [str(ROOT / "cmd/mcp"), "--serve", str(FOLDER_SKILLS)],
+            "env": {"FOLDER_SKILLS_DIR": str(folder)}}})
+    )  # fmt: skip
+    report = await sync(config, codex_home, dry_run=False, timeout=30)
+    written = codex_home / "skills" / NAMESPACE
+    assert sorted(p.name for p in written.iterdir()) == [MANIFEST, "docs.notes"], report.lines
+    assert sorted(p.name for p in (written / "docs.notes").iterdir()) == ["SKILL.md"]
+    assert not any("PRIVATE KEY" in p.read_text() for p in written.rglob("*") if p.is_file())
