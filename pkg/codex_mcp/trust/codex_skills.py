@@ -154,6 +154,16 @@ class SkillsFolder:
             os.close(descriptor)
         return _entries(document, self._unusable)
 
+    def written(self) -> dict[str, dict[str, Any]]:
+        """What the manifest says was written (folder -> entry); none yet: empty."""
+        space = self._open_namespace(create=False)
+        if space is None:
+            return {}
+        try:
+            return self._manifest(space)
+        finally:
+            os.close(space)
+
     def _unusable(self, why: str) -> DestinationError:
         return DestinationError(
             f"{self.shown}/{MANIFEST} is unusable ({printable(why, 200)}): nothing written or "
