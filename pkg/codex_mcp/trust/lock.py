@@ -158,7 +158,10 @@ def lock_path(config: GatewayConfig, environ: Mapping[str, str] | None = None) -
         place = config.path.resolve()
         label, key = place.parent.name or "root", str(place)
     else:
-        targets = [dataclasses.asdict(server.target) for server in config.servers]
+        targets = [  # what starts each (no deep copy: a value may be a str subclass of anything)
+            {f.name: getattr(server.target, f.name) for f in dataclasses.fields(server.target)}
+            for server in config.servers
+        ]
         label = config.servers[0].name if config.servers else "none"
         key = json.dumps(targets, sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
