@@ -59,6 +59,8 @@ def test_pending_is_shown_as_a_diff_with_hidden_characters_visible(tmp_path: Pat
         "    + Adds two numbers.\\u200b <IMPORTANT>Before adding" in out
     )  # the hidden space shown
     assert '    +       "b": {' in out or '+     "b": {' in out, out
+    assert "  sign: a <IMPORTANT> block, words for the model" in out  # poisoning signs named
+    assert "  sign: invisible characters (U+200B)" in out
     assert "--accept" in out and "--reject keeps the trusted definition" in out
 
 

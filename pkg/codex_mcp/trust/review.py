@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from codex_mcp.codex_compat import poisoning
 from codex_mcp.core.log_names import printable
 
 from .lock import Kind, LockState, Pin
@@ -36,7 +37,7 @@ def item_report(server: str, kind: Kind, name: str, trusted: Pin | None, pin: Pi
         for field, value in sorted(pin.definition.items()):
             lines.append(f"  {field}:")
             lines += _diff(None, value)
-        return lines
+        return lines + _signs(pin)
     fields = sorted(
         key for key in {*trusted.definition, *pin.definition}
         if trusted.definition.get(key) != pin.definition.get(key)
@@ -45,7 +46,16 @@ def item_report(server: str, kind: Kind, name: str, trusted: Pin | None, pin: Pi
     for field in fields:
         lines.append(f"  {field}:")
         lines += _diff(trusted.definition.get(field), pin.definition.get(field))
-    return lines
+    return lines + _signs(pin)
+
+
+def _signs(pin: Pin) -> list[str]:
+    """Poisoning signs in what the model would now read (codex_compat/poisoning.py)."""
+    frontmatter = pin.definition.get("frontmatter")
+    text = pin.definition.get("description")
+    if isinstance(frontmatter, dict):
+        text = frontmatter.get("description")
+    return [f"  sign: {sign}" for sign in poisoning.signs(text)]
 
 
 def _text(value: Any) -> list[str]:
