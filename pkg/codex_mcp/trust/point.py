@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.extensions import (
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from codex_mcp.gateway.children.child import Child
 
 log = logging.getLogger("codex_mcp.gateway")
+T = TypeVar("T")
+#: An operation on a URI (skills/get, resources/read, resources/directory/read).
+UriStep = Callable[[str, "RequestContext"], Awaitable[T]]
 
 #: How often the lock's file is looked at for a change (a stat), as the config's is.
 WATCH_SECONDS = 1.0
@@ -314,47 +317,27 @@ class TrustPoint(Extension):
 
         return listing
 
-    def _skill_refused(self, uri: str) -> McpError | None:
-        for folder, why in self.withheld_skills.items():
-            if uri.startswith(folder) or uri == folder.removesuffix("/"):
-                return McpError(INVALID_PARAMS, f"{why}; {WHAT_TO_RUN}", {"uri": uri})
-        return None
+    def _skill_guard(self, call_next: UriStep[T]) -> UriStep[T]:
+        """A use of a withheld skill's URI (its SKILL.md, a file, a folder) is refused."""
+        if not self.active:
+            return call_next
+
+        async def guarded(uri: str, ctx: RequestContext) -> T:
+            for folder, why in self.withheld_skills.items():
+                if uri.startswith(folder) or uri == folder.removesuffix("/"):
+                    raise McpError(INVALID_PARAMS, f"{why}; {WHAT_TO_RUN}", {"uri": uri})
+            return await call_next(uri, ctx)
+
+        return guarded
 
     def get_skill(self, call_next: GetSkill) -> GetSkill:
-        if not self.active:
-            return call_next
-
-        async def get(uri: str, ctx: RequestContext) -> JsonObject:
-            refused = self._skill_refused(uri) if self.withheld_skills else None
-            if refused is not None:
-                raise refused
-            return await call_next(uri, ctx)
-
-        return get
+        return self._skill_guard(call_next)
 
     def read_resource(self, call_next: ReadResource) -> ReadResource:
-        if not self.active:
-            return call_next
-
-        async def read(uri: str, ctx: RequestContext) -> list[JsonObject]:
-            refused = self._skill_refused(uri) if self.withheld_skills else None
-            if refused is not None:
-                raise refused
-            return await call_next(uri, ctx)
-
-        return read
+        return self._skill_guard(call_next)
 
     def read_directory(self, call_next: ReadDirectory) -> ReadDirectory:
-        if not self.active:
-            return call_next
-
-        async def read(uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
-            refused = self._skill_refused(uri) if self.withheld_skills else None
-            if refused is not None:
-                raise refused
-            return await call_next(uri, ctx)
-
-        return read
+        return self._skill_guard(call_next)
 
 
 def install(core: ServerCore) -> TrustPoint | None:
