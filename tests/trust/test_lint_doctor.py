@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,9 @@ def test_doctor_says_withheld_and_lists_the_synced_skills(tmp_path: Path) -> Non
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert synced.returncode == 0, synced.stdout + synced.stderr
+    # The gateway serves a child's kept listing while the child starts (specs/gateway.md),
+    # the trusted one here: without it, doctor's listing is the child's own, changed.
+    shutil.rmtree(home / ".cache" / "codex-mcp" / "listings")
     ran = doctor(tmp_path, "--config", str(config), "--json", env=bare_env(home))
     assert ran.code == 1, ran.err
     document = ran.json()

@@ -107,6 +107,11 @@ async def test_a_changed_description_is_withheld_until_trusted(tmp_path: Path, m
         assert (await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)).text == "3"
 
 
+def _pending_recorded() -> bool:
+    locks = list((Path(os.environ["XDG_STATE_HOME"]) / "codex-mcp" / "trust").glob("*.json"))
+    return any(LockFile(lock).read().pending for lock in locks)
+
+
 async def _up_again(client: Client, old: int) -> bool:
     calc = (await status(client))["calc"]
     return calc["state"] == "ready" and calc["pid"] not in (None, old)
@@ -211,10 +216,14 @@ async def test_the_passthrough_pins_across_runs(tmp_path: Path) -> None:
         assert "Adds two numbers." in (await _descriptions(client)).values()
     write_script(script, tools=[POISONED])
     async with gateway(None, "--", *command, env=env) as client:
-        listed = await _descriptions(client)
-        assert set(listed) == {"gateway_status"}, listed
+        # (its kept listing, the trusted one, may be served until the child is up)
+        async def withheld() -> bool:
+            return set(await _descriptions(client)) == {"gateway_status"}
+
+        await until(withheld, timeout=20, what="the changed tool withheld")
         refused = await client.call_tool("add", {"a": 1, "b": 2}, retries=0)
         assert refused.is_error and "codex-mcp trust" in refused.text
+        await until(_pending_recorded, timeout=20, what="the change recorded in the lock")
     review = subprocess.run(
         [sys.executable, "-m", "codex_mcp.cli.stdio", "trust", "--", *command],
         env=gateway_env(None), capture_output=True, text=True, timeout=60,

@@ -222,10 +222,10 @@ class LockFile:
             dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
         )
         try:
+            # Not fsynced: the end of a process keeps it; a crash of the machine may leave a
+            # torn file, which is refused and so withholds everything (fails closed).
             with os.fdopen(descriptor, "wb") as file:
                 file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
             os.chmod(temporary, mode)
             os.replace(temporary, self.path)
         except BaseException:

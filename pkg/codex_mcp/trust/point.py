@@ -35,7 +35,7 @@ from codex_mcp.gateway.provider import GatewayProvider
 from codex_mcp.gateway.status import STATUS_TOOL
 
 from .codex_skills import codex_home
-from .lock import LockError, LockFile, LockState, lock_path, skill_pin, tool_pin
+from .lock import LOCK_TIMEOUT, LockError, LockFile, LockState, lock_path, skill_pin, tool_pin
 from .pinning import WITHHELD, Seen, Verdict, judge, reason, recording
 from .skills_live import LiveSync
 
@@ -82,6 +82,7 @@ class TrustPoint(Extension):
         self._said: set[tuple[str, str, str, str]] = set()
         self._stamp = self.lock.stamp()
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._writes: set[asyncio.Future[None]] = set()
         #: Keeps Codex's skills folder in sync (`gateway.skills_sync`), made when first needed.
         self._live: LiveSync | None = None
         self._watching = False
@@ -141,7 +142,9 @@ class TrustPoint(Extension):
         edit = recording(judged)
         if self.broken is not None or not edit(self.state):
             return
-        self._spawn(self._write(judged))
+        write = asyncio.ensure_future(self._write(judged))
+        self._writes.add(write)  # finished, not cancelled, when the core stops
+        write.add_done_callback(self._writes.discard)
 
     async def _write(self, judged: list[tuple[Seen, Verdict]]) -> None:
         try:
@@ -202,6 +205,8 @@ class TrustPoint(Extension):
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._writes:  # what was served first is pinned, however short the run
+            await asyncio.wait(self._writes, timeout=LOCK_TIMEOUT + 1)
 
     # -- the review ------------------------------------------------------------------------
     def _review(self, session: ServerSession) -> None:
