@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from codex_mcp.client import Client
 from codex_mcp.trust.lock import LockFile
@@ -154,11 +155,18 @@ class _list_changes:
 async def test_locked_serves_nothing_new(tmp_path: Path) -> None:
     script = write_script(tmp_path / "calc.json", tools=[ADD])
     config = scripted_config(tmp_path, {"calc": script}, pinning="locked")
-    async with gateway(config) as client:
+    errlog = Lines()
+    async with gateway(config, "--metrics-port", "0", errlog=errlog) as client:
         names = set(await _descriptions(client))
         assert names == {"gateway_status"}, names
         refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
         assert refused.is_error and "is new, and its pinning is locked" in refused.text
+        # The status page says it too, beside the child.
+        line = await errlog.wait_for(r"metrics on http://127\.0\.0\.1:\d+/metrics")
+        page_url = line[line.index("http://") :].split()[0].removesuffix("/metrics") + "/"
+        async with aiohttp.ClientSession() as http, http.get(page_url) as page:
+            html = await page.text()
+        assert 'data-test="withheld">tool &#x27;add&#x27; of server &#x27;calc&#x27; is new' in html
         review = _trust(config)
         assert "calc/add (tool): new, never trusted" in review.stdout, review.stdout
         assert _trust(config, "--accept", "calc").returncode == 0
