@@ -76,11 +76,15 @@ async def test_a_changed_description_is_withheld_until_trusted(tmp_path: Path, m
             os.kill(old, signal.SIGKILL)
             await until(lambda: _up_again(client, old), timeout=30, what="calc restarted")
             await until(lambda: changed, timeout=20, what="tools/list_changed")
-            # A call before any listing since the change is judged too.
-            refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
-            listed = await _descriptions(client)
-        assert "calc__add" not in listed, listed
+
+            # (until the child's own listing is in, its kept one, the trusted, is served)
+            async def without_it() -> dict[str, str] | None:
+                listed = await _descriptions(client)
+                return None if "calc__add" in listed else listed
+
+            listed = await until(without_it, timeout=20, what="the changed tool withheld")
         assert not any("IMPORTANT" in text for text in listed.values())
+        refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
         assert refused.is_error, refused
         assert "description of tool 'add' (server 'calc') changed" in refused.text
         assert "codex-mcp trust" in refused.text and "IMPORTANT" not in refused.text
@@ -152,15 +156,32 @@ class _list_changes:
             await self._listen.__aexit__(None, None, None)
 
 
+async def test_a_call_before_any_listing_since_the_change_is_refused(tmp_path: Path) -> None:
+    """The child changes `add` while up and says so (tools/list_changed): once the front is
+    told, the gateway has the new definition, and a call made without listing again is
+    judged by it."""
+    script = write_script(tmp_path / "calc.json", tools=[ADD])
+    config = scripted_config(tmp_path, {"calc": script}, watch=True)
+    changed: list[str] = []
+    async with gateway(config) as client:
+        assert (await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)).text == "3"
+        async with _list_changes(client, "legacy", changed):
+            write_script(script, tools=[POISONED])
+            await until(lambda: changed, timeout=20, what="tools/list_changed")
+            refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
+        assert refused.is_error and "codex-mcp trust" in refused.text, refused
+
+
 async def test_locked_serves_nothing_new(tmp_path: Path) -> None:
     script = write_script(tmp_path / "calc.json", tools=[ADD])
     config = scripted_config(tmp_path, {"calc": script}, pinning="locked")
     errlog = Lines()
     async with gateway(config, "--metrics-port", "0", errlog=errlog) as client:
-        names = set(await _descriptions(client))
-        assert names == {"gateway_status"}, names
+        # Called by name before any listing (the gateway lists the child for it): refused.
         refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
         assert refused.is_error and "is new, and its pinning is locked" in refused.text
+        names = set(await _descriptions(client))
+        assert names == {"gateway_status"}, names
         # The status page says it too, beside the child.
         line = await errlog.wait_for(r"metrics on http://127\.0\.0\.1:\d+/metrics")
         page_url = line[line.index("http://") :].split()[0].removesuffix("/metrics") + "/"

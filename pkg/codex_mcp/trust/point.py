@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.extensions import (
@@ -76,8 +76,9 @@ class TrustPoint(Extension):
         #: Served tool name -> why it is withheld; skill folder URI (`.../`) -> why.
         self.withheld: dict[str, str] = {}
         self.withheld_skills: dict[str, str] = {}
-        #: The provider's generation last reviewed, and what was judged then.
+        #: The provider's generation last reviewed, the names routed then, and what was judged.
         self._reviewed = -1
+        self._routed: frozenset[str] = frozenset()
         self._judged: dict[tuple[str, str, str], Seen] = {}
         self._said: set[tuple[str, str, str, str]] = set()
         self._stamp = self.lock.stamp()
@@ -115,13 +116,33 @@ class TrustPoint(Extension):
             return LockState()
 
     def _children_changed(self) -> None:
-        """What a child offers changed: judge it before the next call (fold the check in)."""
-        if not self._in_path and self.active:
+        """What a child offers changed: judged at once when the catalog is everyone's (a
+        call the check was not in the path of may have used what changed), else before the
+        next call (the check folded in)."""
+        if not self.active:
+            return
+        if not self.provider.per_session.servers:
+            with contextlib.suppress(RuntimeError):  # no loop yet: judged at the first use
+                asyncio.get_running_loop().call_soon(self._review_shared)
+        if not self._in_path:
             self.core.refold()
 
+    def _review_shared(self) -> None:
+        if self._stale:
+            # Without per-session servers the catalog is the same for every session.
+            self._review(cast("ServerSession", None))
+
+    @property
+    def _needed(self) -> bool:
+        """Whether the call check must be in the call's path: something is withheld, a
+        change is not judged yet, or a server is locked (a call to a name no listing had
+        yet, which the gateway then lists itself, must be judged before it runs)."""
+        config = self.provider.config
+        locked = any(config.pinning_of(server) == "locked" for server in config.servers)
+        return self.active and (bool(self.withheld) or self._stale or locked)
+
     def _refold_if_needed(self) -> None:
-        wanted = self.active and (bool(self.withheld) or self._stale)
-        if wanted != self._in_path:
+        if self._needed != self._in_path:
             self.core.refold()
 
     @property
@@ -226,6 +247,7 @@ class TrustPoint(Extension):
         for child, mine in per_child.items():  # its skills' are the skills listing's
             child.withheld = {k: v for k, v in child.withheld.items() if k[0] == "skill"} | mine
         self.withheld = withheld
+        self._routed = frozenset(catalog.routes)
         self._reviewed = generation
         self.record(judged)
         self._sync_skills()
@@ -261,20 +283,38 @@ class TrustPoint(Extension):
 
     # -- tools -----------------------------------------------------------------------------
     def call_tool(self, call_next: CallTool) -> CallTool:
-        self._in_path = self.active and (bool(self.withheld) or self._stale)
+        self._in_path = self._needed
         if not self._in_path:
             return call_next  # nothing withheld, nothing unjudged: a call passes nothing of ours
 
         def call(name: str, arguments: JsonObject, ctx: RequestContext) -> Awaitable[JsonObject]:
-            # (gateway_status is the gateway's own, and reporting starts no child)
-            if self._reviewed != self.provider.generation and name != STATUS_TOOL:
+            if name == STATUS_TOOL:  # the gateway's own; reporting starts no child
+                return call_next(name, arguments, ctx)
+            if self._reviewed != self.provider.generation:
                 self._review(ctx.session)
             why = self.withheld.get(name) if self.withheld else None
             if why is not None:
                 return Ready(refusal(why))
+            if name not in self._routed:
+                return self._judged_first(name, arguments, ctx, call_next)
             return call_next(name, arguments, ctx)
 
         return call
+
+    async def _judged_first(
+        self, name: str, arguments: JsonObject, ctx: RequestContext, call_next: CallTool
+    ) -> JsonObject:
+        """A name the catalog judged had no route for (a tool listed since, or none): the
+        listings the call itself would wait for, judged, before the call is let through."""
+        await self.provider.list_tools(ctx)
+        if name not in self.provider.catalog(ctx.session).routes:
+            children = self.provider.children(ctx.session, start=False)
+            await asyncio.gather(*(c.listing("tools", None, live=True) for c in children))
+        self._review(ctx.session)
+        why = self.withheld.get(name)
+        if why is not None:
+            return refusal(why)
+        return await call_next(name, arguments, ctx)
 
     def list_tools(self, call_next: ListItems) -> ListItems:
         if not self.active:
