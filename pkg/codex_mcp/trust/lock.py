@@ -11,6 +11,7 @@ edited: bounded, type-checked, every problem one line (LockError)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import fcntl
@@ -19,11 +20,12 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import orjson
 
@@ -53,6 +55,9 @@ STATE_ENV: Final = "XDG_STATE_HOME"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
 _TOP_KEYS: Final = frozenset({"format", "note", "servers", "pending"})
+
+
+T = TypeVar("T")
 
 
 class LockError(ValueError):
@@ -232,6 +237,34 @@ class LockFile:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+async def run_apart(work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` in a thread of its own that ends with it: a gateway's event loop is
+    never blocked on the lock's folder, and no idle pool thread stays behind (one left by
+    `asyncio.to_thread` cost the relayed call ~0.5k instructions, one call at a time: the
+    bench in specs/trust.md). Not a daemon: a process that ends waits for the write."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result = work(*args)
+        except BaseException as error:  # handed to the waiter, not lost in the thread
+            loop.call_soon_threadsafe(settle, None, error)
+        else:
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=run, name="codex-mcp trust").start()
+    return await done
 
 
 @contextlib.contextmanager

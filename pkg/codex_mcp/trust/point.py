@@ -35,7 +35,16 @@ from codex_mcp.gateway.provider import GatewayProvider
 from codex_mcp.gateway.status import STATUS_TOOL
 
 from .codex_skills import codex_home
-from .lock import LOCK_TIMEOUT, LockError, LockFile, LockState, lock_path, skill_pin, tool_pin
+from .lock import (
+    LOCK_TIMEOUT,
+    LockError,
+    LockFile,
+    LockState,
+    lock_path,
+    run_apart,
+    skill_pin,
+    tool_pin,
+)
 from .pinning import WITHHELD, Seen, Verdict, judge, reason, recording
 from .skills_live import LiveSync
 
@@ -169,24 +178,44 @@ class TrustPoint(Extension):
 
     async def _write(self, judged: list[tuple[Seen, Verdict]]) -> None:
         try:
-            merged = await asyncio.to_thread(self.lock.change, recording(judged))
+            merged = await run_apart(self.lock.change, recording(judged))
         except LockError as error:
             log.warning("%s; what was served is trusted for this run only", error)
             return
         self._stamp = self.lock.stamp()  # our own write: nothing for the watcher to tell
         self._adopt(merged)
 
+    def _check_lock(self) -> None:
+        """Read the lock again if its file changed (a stat), and adopt what it says."""
+        stamp = self.lock.stamp()
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
+        before = self.broken
+        state = self._read_lock()
+        if self.broken is None or before is None:
+            self._adopt(state, told=before != self.broken)
+
+    @property
+    def _waiting(self) -> bool:
+        """Something waits for `codex-mcp trust` (or for the lock to be fixed)."""
+        return bool(self.withheld or self.withheld_skills) or self.broken is not None
+
+    def _watch_while_waiting(self) -> None:
+        if self._waiting and not self._watching:
+            self._watching = True
+            self._spawn(self._watch())
+
     async def _watch(self) -> None:
-        while True:
-            await asyncio.sleep(WATCH_SECONDS)
-            stamp = self.lock.stamp()
-            if stamp == self._stamp:
-                continue
-            self._stamp = stamp
-            before = self.broken
-            state = self._read_lock()
-            if self.broken is None or before is None:
-                self._adopt(state, told=before != self.broken)
+        """The lock's file looked at once a second while something waits for it, so an
+        accept is served (and told) without a client asking; no timer otherwise (a timer
+        pending in the loop costs every loop turn a clock read)."""
+        try:
+            while self._waiting:
+                await asyncio.sleep(WATCH_SECONDS)
+                self._check_lock()
+        finally:
+            self._watching = False
 
     def _adopt(self, state: LockState, told: bool = False) -> None:
         """`state` is the lock now: if what was judged last would now be withheld otherwise
@@ -232,6 +261,7 @@ class TrustPoint(Extension):
     # -- the review ------------------------------------------------------------------------
     def _review(self, session: ServerSession) -> None:
         """Judge what the catalog serves now against the lock (once per generation)."""
+        self._check_lock()  # what another process wrote meanwhile
         provider = self.provider
         generation = provider.generation
         catalog = provider.catalog(session)
@@ -252,6 +282,7 @@ class TrustPoint(Extension):
         self.record(judged)
         self._sync_skills()
         self._refold_if_needed()
+        self._watch_while_waiting()
 
     def _sync_skills(self) -> None:
         if self.provider.config.skills_sync:
@@ -264,9 +295,6 @@ class TrustPoint(Extension):
         mode = self._mode(seen.server)
         if mode == "off":
             return None
-        if not self._watching:  # from the first judgement on, the lock's changes are seen
-            self._watching = True
-            self._spawn(self._watch())
         if self.broken is not None:
             return f"the trust lock is unusable ({self.broken})"
         verdict = judge(self.state, mode, seen)
@@ -322,6 +350,7 @@ class TrustPoint(Extension):
 
         async def listing(ctx: RequestContext) -> Sequence[JsonObject]:
             tools = await call_next(ctx)
+            self._check_lock()  # a listing sees an accept at once (a stat)
             if self._reviewed != self.provider.generation:
                 self._review(ctx.session)
             if not self.withheld:
@@ -337,6 +366,7 @@ class TrustPoint(Extension):
 
         async def listing(ctx: RequestContext) -> Sequence[JsonObject]:
             entries = await call_next(ctx)
+            self._check_lock()
             catalog = self.provider.catalog(ctx.session)
             judged: list[tuple[Seen, Verdict]] = []
             kept = []
@@ -358,6 +388,7 @@ class TrustPoint(Extension):
                     self.withheld_skills[folder] = why
                     child.withheld[("skill", path)] = why
             self.record(judged)
+            self._watch_while_waiting()
             return kept
 
         return listing

@@ -24,7 +24,7 @@ from codex_mcp.policy.point import PolicyPoint
 from codex_mcp.policy.rules import Caller, Target
 
 from .codex_skills import DestinationError, SkillsFolder
-from .lock import LockError
+from .lock import LockError, run_apart
 from .skills_sync import Allowed, Locate, Source, gather, skill_path
 
 if TYPE_CHECKING:
@@ -84,8 +84,10 @@ class LiveSync:
         gathered = await gather(sources, config, self.point.state)
         self.point.record(gathered.judged)
         down = {server.name for server in config.servers} - {child.name for child in up}
-        report = await asyncio.to_thread(
-            self.folder.sync, gathered.bundles, gathered.keep, keep_servers=down, dry_run=False
+        report = await run_apart(
+            lambda: self.folder.sync(
+                gathered.bundles, gathered.keep, keep_servers=down, dry_run=False
+            )
         )
         for line in report.lines + gathered.skipped:
             problem = line.startswith(("skipped", "withheld", "left"))
