@@ -5,6 +5,7 @@ and every HttpConfig alike: each refusal a StartupError saying what to do
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -50,6 +51,34 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
             )
     for origin in config.cors_origin:
         refuse_cors_origin(origin.strip())
+    trusted_networks(config.trusted_proxies)
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:
+    """`--trusted-proxies`: addresses or networks, none of them every address (each client
+    could then name any address it likes as its own)."""
+    networks = []
+    for entry in (each.strip() for each in entries):
+        try:
+            network = ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            if entry != "*":
+                raise StartupError(
+                    f"--trusted-proxies {entry!r} is not an address or network; write e.g. "
+                    "--trusted-proxies 127.0.0.1,::1,10.0.0.0/24"
+                ) from None
+            network = None
+        if network is None or network.prefixlen == 0:
+            raise StartupError(
+                f"--trusted-proxies {entry!r} trusts every address, so any client could name "
+                "its own in X-Forwarded-For; list your proxies, e.g. --trusted-proxies "
+                "127.0.0.1,10.0.0.0/24"
+            )
+        networks.append(network)
+    return tuple(networks)
 
 
 def check_oauth(config: HttpOptions) -> None:

@@ -39,13 +39,17 @@ GATEWAY_HELP = (
     "named server__tool; `%(prog)s -- CMD ARGS...` wraps one server; "
     "MCP_WRAPPER_SERVER_NAME=NAME serves only that one."
 )
-STDIO_ONLY_HELP = (
-    "`codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]` shows how Codex will see a "
-    "server's tools; `codex-mcp doctor [--json]` what Codex will see of the servers in its "
-    "config.toml; `codex-mcp trust` what changed in their tools and skills since trusted; "
-    "`codex-mcp skills sync` writes their skills into Codex's skills folder; "
-    "`codex-mcp --print-codex-config` prints the entry for ~/.codex/config.toml."
-)
+#: `--help`'s first lines: the ways to run each program (its settings follow).
+STDIO_USAGE = """codex-mcp [options]               serve MCP on stdio (the gateway: below)
+       codex-mcp --print-codex-config    print the entry for ~/.codex/config.toml
+       codex-mcp -- CMD [ARGS...]        wrap one server (a gateway of one)
+       codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]
+                                         how Codex will see a server's tools
+       codex-mcp doctor [--json]         what Codex will see of its config.toml"""
+HTTP_USAGE = """codex-mcp-http [options]            serve MCP over HTTP (the gateway: below)
+       codex-mcp-http --print-codex-config [options]
+                                           print the entry for ~/.codex/config.toml
+       codex-mcp-http -- CMD [ARGS...]     serve one server over HTTP"""
 
 
 def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | None]:

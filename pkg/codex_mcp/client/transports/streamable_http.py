@@ -24,9 +24,9 @@ from codex_mcp.core.routing_headers import (
 
 from ..errors import ConnectionClosed, SessionExpired, TransportError
 from ..oauth.challenge import Challenge, parse_challenge, with_body
-from ..oauth.errors import OAuthError
+from ..oauth.errors import OAuthError, in_their_words
 from .base import OnClosed, OnMessage, Transport
-from .http_errors import http_error, map_exceptions, redirect_refused
+from .http_errors import error_body, http_error, map_exceptions, redirect_refused
 from .sse import iter_sse
 
 if TYPE_CHECKING:
@@ -202,7 +202,8 @@ class StreamableHttpTransport(Transport):
                 await self.auth.step_up(http, challenge, sent)
             else:
                 what = "the new token" if status == 401 else "the token, for lack of scope"
-                raise OAuthError(f"{self.url} refused {what} (HTTP {status})")
+                said = in_their_words(challenge.said)
+                raise OAuthError(f"{self.url} refused {what} (HTTP {status}){said}")
 
     async def _authorize(self, http: aiohttp.ClientSession) -> str | None:
         """Set the Authorization header the next request carries; returns it."""
@@ -236,13 +237,13 @@ class StreamableHttpTransport(Transport):
                 if self.auth is not None and resp.status in (401, 403):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
-                        challenge = with_body(challenge, await resp.read())
+                        challenge = with_body(challenge, await error_body(resp))
                         return resp.status, challenge, resp.headers.get("DPoP-Nonce")
                 if stateless is not None and resp.status >= 400 and is_request:
-                    body = await resp.read()
+                    body = await error_body(resp)
                     if self._delivered_error(body, message.get("id")):
                         return None  # a stateless error answer (400, 404) to our request
-                    raise http_error(self.url, resp.status, resp.reason, body)
+                    raise await http_error(self.url, resp, body)
                 if resp.status == 404 and sent_session is not None:
                     raise SessionExpired()
                 if message.get("method") == "initialize" and SESSION_HEADER in resp.headers:
@@ -250,7 +251,7 @@ class StreamableHttpTransport(Transport):
                 if resp.status == 202 or (resp.status < 300 and not is_request):
                     return None
                 if resp.status >= 400:
-                    raise http_error(self.url, resp.status, resp.reason, await resp.read())
+                    raise await http_error(self.url, resp)
                 answered = await self._read_answer(resp, message.get("id"))
         if is_request and not answered:
             raise TransportError(
