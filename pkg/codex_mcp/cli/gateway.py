@@ -45,7 +45,11 @@ STDIO_USAGE = """codex-mcp [options]               serve MCP on stdio (the gatew
        codex-mcp -- CMD [ARGS...]        wrap one server (a gateway of one)
        codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]
                                          how Codex will see a server's tools
-       codex-mcp doctor [--json]         what Codex will see of its config.toml"""
+       codex-mcp doctor [--json]         what Codex will see of its config.toml
+       codex-mcp trust [--accept NAME | --accept-all | --reject [NAME]]
+                                         what changed in the servers' tools and skills
+                                         since they were trusted (specs/trust.md)
+       codex-mcp skills sync [--dry-run] write their skills into Codex's skills folder"""
 HTTP_USAGE = """codex-mcp-http [options]            serve MCP over HTTP (the gateway: below)
        codex-mcp-http --print-codex-config [options]
                                            print the entry for ~/.codex/config.toml
