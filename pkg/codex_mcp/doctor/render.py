@@ -35,6 +35,9 @@ def render(report: DoctorReport, out: TextIO) -> None:
         line += f"; {not_started} server(s) Codex cannot use"
     if summary["gatewayChildrenLost"]:
         line += f"; {summary['gatewayChildrenLost']} gateway child server(s) Codex will not get"
+    if report.mcp_skills:
+        shown = ", ".join(printable(f"{name} ({where})") for name, where in report.mcp_skills)
+        print(f"MCP skills Codex lists (codex-mcp skills sync): {shown}", file=out)
     print(line, file=out)
 
 
@@ -57,6 +60,8 @@ def _server(server: ServerView, out: TextIO) -> None:
 
 
 def _mark(tool: ToolView) -> str:
+    if tool.status == "withheld":
+        return "WITHHELD"
     if tool.lost:
         return "LOST"
     return {"kept": "ok", "changed": "changed", "filtered": "hidden"}.get(tool.status, tool.status)

@@ -30,7 +30,7 @@ from codex_mcp.core.log_names import printable
 from codex_mcp.gateway import asked_record
 from codex_mcp.gateway.config.json_file import ConfigError
 from codex_mcp.gateway.config.load import find_config, read_config
-from codex_mcp.gateway.config.model import HttpTarget, ServerConfig, StdioTarget
+from codex_mcp.gateway.config.model import GatewayConfig, HttpTarget, ServerConfig, StdioTarget
 from codex_mcp.gateway.config.parse import derive_name
 from codex_mcp.gateway.errors import normalize_exception, one_line
 from codex_mcp.gateway.logins import child_oauth
@@ -92,7 +92,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[ServerConfig]:
+def _servers(
+    options: argparse.Namespace, environ: Mapping[str, str]
+) -> tuple[GatewayConfig, list[ServerConfig]]:
+    """The servers to lint, and the configuration they come from (whose trust lock says
+    what a gateway serving them would withhold; a URL or a command is a wrapped server's)."""
+    servers = _targets(options, environ)
+    if isinstance(servers, GatewayConfig):
+        return servers, _chosen(servers, options)
+    return GatewayConfig(None, tuple(servers), passthrough=True), servers
+
+
+def _targets(
+    options: argparse.Namespace, environ: Mapping[str, str]
+) -> GatewayConfig | list[ServerConfig]:
     target: list[str] = options.target
     if not target:
         path = find_config(Path.cwd(), environ)
@@ -100,7 +113,7 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
             raise ConfigError(
                 "no .mcp.json found (and no target given): give a command after --, a URL, or a config file"
             )
-        return _from_config(path, options, environ)
+        return _from_config(path, environ)
     first = target[0]
     if first.startswith(("http://", "https://")) and len(target) == 1:
         headers = dict(_header(h) for h in options.header)
@@ -114,23 +127,25 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
     if len(target) == 1 and first.endswith(".json"):
         if not Path(first).is_file():
             raise ConfigError(f"{first}: no such file")
-        return _from_config(Path(first), options, environ)
+        return _from_config(Path(first), environ)
     stdio = StdioTarget(first, tuple(target[1:]))
     raw = {"command": first, "args": list(target[1:])}
     return [ServerConfig(options.name or derive_name(stdio), stdio, where="--", raw=raw)]
 
 
-def _from_config(
-    path: Path, options: argparse.Namespace, environ: Mapping[str, str]
-) -> list[ServerConfig]:
+def _from_config(path: Path, environ: Mapping[str, str]) -> GatewayConfig:
     config = read_config(path, environ)
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    return config
+
+
+def _chosen(config: GatewayConfig, options: argparse.Namespace) -> list[ServerConfig]:
     if not options.server:
         return list(config.enabled_servers)
     unknown = sorted(set(options.server) - {s.name for s in config.servers})
     if unknown:
-        raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
+        raise ConfigError(f"{config.path}: no server named {', '.join(unknown)}")
     return [s for s in config.servers if s.name in options.server]
 
 
@@ -229,13 +244,27 @@ def _asked_in_calls(server: ServerConfig) -> list[str]:
 
 
 async def lint(
-    servers: Sequence[ServerConfig], timeout: float, environ: Mapping[str, str]
+    servers: Sequence[ServerConfig],
+    timeout: float,
+    environ: Mapping[str, str],
+    config: GatewayConfig | None = None,
 ) -> LintReport:
     listings = await asyncio.gather(*(collect(s, timeout, environ) for s in servers))
+    if config is not None:  # what a gateway serving them would withhold (specs/trust.md)
+        from codex_mcp.trust.report import withheld_tools
+
+        listings = [
+            replace(listing, withheld=withheld_tools(config, server, listing.tools))
+            if listing.error is None
+            else listing
+            for server, listing in zip(servers, listings, strict=True)
+        ]
     return lint_servers(listings)
 
 
 def _mark(tool: ToolReport) -> str:
+    if tool.status == "withheld":
+        return "WITHHELD"
     if tool.lost:
         return "LOST"
     if any(f.severity == "warn" for f in tool.findings):
@@ -305,7 +334,7 @@ def main(
     env = os.environ if environ is None else environ
     options = _parser().parse_args(argv)
     try:
-        servers = _servers(options, env)
+        config, servers = _servers(options, env)
     except ConfigError as error:
         print(f"codex-mcp lint: {error}", file=sys.stderr)
         return 2
@@ -314,7 +343,7 @@ def main(
             replace(s, repair=replace(s.repair, schema_max_bytes=options.schema_max_bytes))
             for s in servers
         ]
-    report = asyncio.run(lint(servers, options.timeout, env))
+    report = asyncio.run(lint(servers, options.timeout, env, config))
     plan = fix_plan(report, {s.name: s.raw for s in servers}) if options.fix else None
     if options.json:
         document = report.to_json()
