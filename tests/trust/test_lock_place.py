@@ -69,7 +69,8 @@ async def test_trust_and_lint_find_the_lock_of_the_gateway_codex_starts(tmp_path
     review = _run(["trust"], shell)
     assert review.returncode == 1, review.stdout + review.stderr
     assert "calc/add (tool): changed since trusted: description" in review.stdout
-    assert str(codex_lock) in review.stdout and "a gateway Codex starts" in review.stdout
+    shown = f"Trust lock: ~/.local/state/codex-mcp/trust/{codex_lock.name}"  # (HOME is ~)
+    assert shown in review.stdout and "the one a gateway Codex starts uses" in review.stdout
     linted = _run(["lint", str(config)], shell)
     assert linted.returncode == 1 and "withheld [add]" in linted.stdout, linted.stdout
     accepted = _run(["trust", "--accept-all"], shell)
@@ -107,7 +108,8 @@ def test_pending_in_both_places_is_shown_and_accepted_in_each(tmp_path: Path) ->
     review = _run(["trust"], shell)
     assert review.returncode == 1, review.stderr
     out = review.stdout
-    assert str(places[0]) in out and str(places[1]) in out
+    assert f"~/.local/state/codex-mcp/trust/{places[0].name} (for" in out
+    assert f"{state}/codex-mcp/trust/{places[1].name} (for" in out
     assert "+ from Codex" in out and "+ from the shell" in out
     assert _run(["trust", "--accept-all"], shell).returncode == 0
     assert not any(LockFile(place).read().pending for place in places)
