@@ -112,6 +112,11 @@ def _answer(
         return {"content": [{"type": "text", "text": text}]}
     if method == "skills/list":
         return {"skills": [_entry(skill) for skill in _script(script).get("skills", [])]}
+    if method == "skills/get":
+        for skill in _script(script).get("skills", []):
+            if skill["uri"] == params.get("uri"):
+                return {"skill": _entry(skill)}
+        raise LookupError(params.get("uri"))
     if method == "resources/list":
         return {"resources": []}
     if method == "resources/templates/list":
