@@ -62,6 +62,11 @@ class ChildHost(Protocol):
         """What `child` offers changed (it came up, went down, or listed again): catalogs
         are stale, and clients are told about these `kinds` (none: they never saw it)."""
 
+    def child_connected(self, child: Child, connection: Connection, own: bool) -> None:
+        """A new connection to `child` (or its session re-established), before any front
+        request can reach it: the host may hold it (`Connection.gate`) until it has looked at
+        it. `own`: the child lists its tools on it (else a second connection, its lane)."""
+
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None
     ) -> None:
@@ -384,7 +389,7 @@ class Child:
             if not closed.done():
                 closed.set_result(exc)
 
-        return await connect(
+        connection = await connect(
             self.server,
             watchdog=self.watchdog,
             on_notification=self._on_notification,
@@ -397,6 +402,24 @@ class Child:
             read_gate=self.host.flow.writable,
             handshake=self.handshake,
         )
+        session = connection.session
+        session.before_resend = connection.admitted
+        session.on_reinitialized = lambda _result: self._reinitialized(connection)
+        self.host.child_connected(self, connection, True)
+        return connection
+
+    def _reinitialized(self, connection: Connection) -> None:
+        """Its HTTP session expired and the client began a new one: perhaps with another
+        process of the server, so its listings are made again, and the host told."""
+        if self.connection is not connection:
+            return
+        for kind, items in self.lists.items():
+            if items is not None:
+                self._missed.add(kind)  # clients listed it: tell them when it is in again
+            self.lists[kind] = None
+        self.host.child_connected(self, connection, True)
+        for kind in LISTINGS:
+            self._fetch(kind)
 
     def sibling(self, server: ServerConfig, host: ChildHost, handshake: Handshake) -> Child:
         """Another connection to this child's server, for the same owner, spoken to as

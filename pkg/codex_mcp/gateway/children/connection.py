@@ -84,6 +84,11 @@ class ChildSession(ClientSession):
         return super().receive(message, origin)
 
 
+#: What holds a connection: told each front request's method and params before it is sent,
+#: it answers None (send it) or the answer to give instead (pinning: trust/gate.py).
+Gate = Callable[[str, JsonObject], Awaitable[JsonObject | None]]
+
+
 class Connection:
     """A started, initialized child: its session and what it said at initialize."""
 
@@ -92,8 +97,17 @@ class Connection:
         self.transport = transport
         self.watchdog = watchdog
         self.capabilities: JsonObject = {}
+        #: While set, each front request waits for it and is decided by it before it reaches
+        #: the child, and none takes the relay's hot path (`direct` is False meanwhile).
+        self.gate: Gate | None = None
+        self.direct = True
         #: What its process started, stopped with it (a stdio child's, once it runs).
         self.lineage: Lineage | None = None
+
+    async def admitted(self, method: str, params: JsonObject | None) -> JsonObject | None:
+        """None: a front request may be sent on it now; else the answer it gets instead."""
+        gate = self.gate
+        return None if gate is None else await gate(method, params or {})
 
     @property
     def pid(self) -> int | None:

@@ -24,7 +24,7 @@ from codex_mcp.core.provider import ListKind
 
 from ..config.model import RestartConfig, ServerConfig
 from .child import Child, ChildHost, Owner
-from .connection import Handshake
+from .connection import Connection, Handshake
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
@@ -106,6 +106,9 @@ class LaneHost:
 
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         pass
+
+    def child_connected(self, child: Child, connection: Connection, own: bool) -> None:
+        self.host.child_connected(self.child, connection, False)  # its tools are not listed
 
     def child_notification(
         self, child: Child, method: str, params: JsonObject, call: RequestContext | None

@@ -52,7 +52,12 @@ def call_tool(
     if not legacy_front and revision.may_speak_stateless(child):
         # A 2026-07-28 front, and a child that may speak it too: asked in 2026-07-28.
         return request(child, "tools/call", params, ctx, passthrough, tool)
-    if connection is None or child.call_timeout is not None or not child.is_stdio:
+    if (
+        connection is None
+        or not connection.direct  # held: pinning has not compared its tools yet
+        or child.call_timeout is not None
+        or not child.is_stdio
+    ):
         return request(child, "tools/call", params, ctx, passthrough, tool)
     session = connection.session
     if session.stateless is not None:  # 2026-07-28 only: rounds and tasks to see through
@@ -180,6 +185,10 @@ async def request(
         if lane is not child and lane.connection is not None:
             child, connection = lane, lane.connection
             child.activity += 1
+    if connection.gate is not None:  # held (pinning: until its tools are compared)
+        answered = await connection.admitted(method, params)
+        if answered is not None:
+            return answered
     session = connection.session
     request_id = session.new_request_id()
     calls = child.calls
