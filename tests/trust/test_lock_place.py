@@ -62,7 +62,11 @@ async def test_trust_and_lint_find_the_lock_of_the_gateway_codex_starts(tmp_path
         await client.list_tools()  # pinned on first use
     write_script(script, tools=[POISONED])
     async with _as_codex_starts_it(codex) as client:
-        assert "calc__add" not in {tool.name for tool in await client.list_tools()}
+        # (until the child's own listing is in, the kept one, the trusted, is served)
+        async def withheld() -> bool:
+            return "calc__add" not in {tool.name for tool in await client.list_tools(cache=False)}
+
+        await until(withheld, timeout=20, what="the changed tool withheld")
         await until(lambda: LockFile(codex_lock).read().pending, timeout=20, what="pending")
     assert not state.exists()  # nothing in the shell's state directory
 
