@@ -101,10 +101,13 @@ class Gate:
             try:
                 async with asyncio.timeout(timeout):
                     await asyncio.shield(self._vetted)
-            except Exception:  # not listed in time, or not at all: try again
+            except Exception as failed:  # not listed in time, or not at all: try again
                 detail = (
                     f"its tool definitions were not compared with the trust lock within "
                     f"{timeout:g} s of its start; try again"
+                    if isinstance(failed, TimeoutError)
+                    else "its tools could not be listed to compare them with the trust lock; "
+                    "try again"
                 )
                 error = crashed_error(server=self.child.name, tool=None, detail=detail)
                 raise McpError(error["code"], error["message"], error["data"]) from None
