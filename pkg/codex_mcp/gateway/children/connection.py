@@ -28,6 +28,7 @@ from ..config.model import ServerConfig, StdioTarget
 from ..errors import exited_error, normalize_exception, spawn_error
 from ..logins import child_oauth
 from .lifetime import Watchdog, die_with_parent, kill_group
+from .reaper import Lineage
 
 #: on_notification(method, params, origin): origin is the id of our request whose stream
 #: carried the notification (Streamable HTTP), or None.
@@ -91,6 +92,8 @@ class Connection:
         self.transport = transport
         self.watchdog = watchdog
         self.capabilities: JsonObject = {}
+        #: What its process started, stopped with it (a stdio child's, once it runs).
+        self.lineage: Lineage | None = None
 
     @property
     def pid(self) -> int | None:
@@ -113,13 +116,17 @@ class Connection:
 
     async def close(self) -> None:
         """Stop the child: its session, its process (stdin closed, SIGTERM, SIGKILL), and
-        whatever it started in its process group."""
-        pid = self.pid
+        whatever it started, in its process group or not."""
+        pid, lineage = self.pid, self.lineage
+        if lineage is not None:
+            lineage.catch()
         with contextlib.suppress(Exception):
             await self.session.aclose()
         if pid is not None:
             kill_group(pid)
             self.watchdog.forget(pid)
+        if lineage is not None:
+            await lineage.stop()
 
 
 #: How a user raises the cap on one child message, for the error that names it.
@@ -188,6 +195,7 @@ async def connect(
             await session.start()
             if connection.pid is not None:
                 watchdog.watch(connection.pid)
+                connection.lineage = Lineage(connection.pid)
             result = await _handshake(session, capabilities, handshake)
     except asyncio.CancelledError:
         await connection.close()
