@@ -572,6 +572,14 @@ def main() -> int:
             lambda v: v >= 0.9,
         ),
         (
+            "  (by the CPU of the relay and its child alone)",
+            report["cases"]
+            .get(ONE_CORE, {})
+            .get("codex-mcp gateway", {})
+            .get("x_relay_floor_server_cpu"),
+            lambda v: v >= 0.9,
+        ),
+        (
             "  (the relay floor's share of direct, for scale)",
             report["cases"]
             .get("stdio gateway echo", {})
@@ -607,7 +615,7 @@ def print_before_after(report: dict[str, Any], before: str) -> None:
     keys = (
         "throughput_per_s", "requests_per_s", "sessions_per_s", "p50_ms", "p99_ms",
         "x_floor_throughput", "x_floor_p50", "cpu_us_per_call", "cpu_us_per_request",
-        "added_p50_us", "x_relay_floor", "x_relay_floor_cpu", "core_cpu_us_per_call", "ms_1mb", "ms_10mb", "ms_50mb", "x_per_mb_largest",
+        "added_p50_us", "x_relay_floor", "x_relay_floor_cpu", "x_relay_floor_server_cpu", "core_cpu_us_per_call", "ms_1mb", "ms_10mb", "ms_50mb", "x_per_mb_largest",
         "cold_start_ms", "x_floor_cold_start", "cold_start_cpu_ms", "x_floor_cold_start_cpu", "rss_mb", "rss_kb_per_idle_session",
     )  # fmt: skip
     gateway_before = before.replace("codex-mcp", "codex-mcp gateway", 1)
