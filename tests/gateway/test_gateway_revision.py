@@ -15,12 +15,14 @@ import pytest
 from codex_mcp.client import Client, McpError
 
 from .gateway_helpers import (
+    BROKEN,
     CMD_MCP,
     EVERYTHING,
     MISSING_NPM,
     PY,
     ROOT,
     SERVERS,
+    Lines,
     gateway,
     launch_http_gateway,
     stdio,
@@ -130,3 +132,20 @@ async def test_each_front_reaches_the_child_in_its_own_revision(tmp_path: Path) 
             assert stateless.text == "m [stateless 2026-07-28]", stateless.text
             session = await legacy.call_tool("era__echo", {"message": "l"}, retries=0)
             assert session.text.startswith("l [session 2025-"), session.text
+
+
+@pytest.mark.slow
+async def test_a_legacy_only_child_behind_a_2026_front_leaves_stderr_clean(
+    tmp_path: Path,
+) -> None:
+    """Learning that a child speaks only the legacy revision is no failure: nothing is said
+    of it on stderr (Codex shows those lines); before, each such child was logged as one
+    that "could not start" and was "not restarted"."""
+    lines = Lines()
+    config = write_config(tmp_path, {"old": stdio(BROKEN, "--tools", "echo")})
+    async with gateway(config, mode=MODERN, errlog=lines) as modern:
+        for _ in range(2):
+            echoed = await modern.call_tool("old__echo", {"message": "hi"}, retries=0)
+            assert "hi" in echoed.text, echoed.text
+    said = [line for line in lines.lines if " codex_mcp." in line]
+    assert not said, said

@@ -9,7 +9,7 @@ import gc
 import logging
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
@@ -30,9 +30,9 @@ from ..lint.codex_model.client import RELAYED_CAPABILITIES, everything_relayed
 from ..observe.hooks import RelayHooks
 from .children.child import Child
 from .children.connection import OpenTransport
+from .children.inflight import InFlight
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
-from .children.revision import child_for, handshake_for
 from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
@@ -40,7 +40,7 @@ from .errors import NEEDS_LOGIN
 from .relay import attribution
 from .relay import calls as relay
 from .relay import skills as relay_skills
-from .relay.questions import check_client_can, for_front
+from .relay.front import FrontCall, check_client_can, front_of
 from .relay.subscriptions import ResourceSubscriptions
 from .relay.tasks_2025 import TASK_STATUS, Tasks2025
 from .routing.catalog import Catalog, build_catalog, outer_uri
@@ -128,7 +128,7 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities = {k: v for k, v in declared.items() if k in RELAYED_CAPABILITIES}
         elif self.passthrough and server.client_capabilities is None:
             capabilities = everything_relayed()  # a wrapper hides nothing its client may have
-        child = Child(
+        return Child(
             server,
             host=self,
             env=self.env,
@@ -137,11 +137,8 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities=capabilities,
             cache=self.cache,
             open_transport=self.open_transport,
-            handshake=handshake_for(owner),
+            outer_uri=None if self.passthrough else functools.partial(outer_uri, server.name),
         )
-        if not self.passthrough:
-            child.outer_uri = functools.partial(outer_uri, server.name)
-        return child
 
     # -- lifetime --------------------------------------------------------------
     @property
@@ -263,9 +260,9 @@ class GatewayProvider(Provider, RelayHooks):
         try:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + RETIRE_GRACE_SECONDS
-            # Polled: `calls` is the relay's hot-path dict, and a signal on its emptying
-            # would cost every relayed call; a reload is rare.
-            while child.calls and loop.time() < deadline:  # noqa: ASYNC110
+            # Polled: the in-flight table is the relay's hot-path dict, and a signal on its
+            # emptying would cost every relayed call; a reload is rare.
+            while child.in_flight and loop.time() < deadline:  # noqa: ASYNC110
                 await asyncio.sleep(_RETIRE_POLL_SECONDS)
             await child.stop()
         finally:
@@ -513,7 +510,7 @@ class GatewayProvider(Provider, RelayHooks):
             return  # the core's alone: shared children's list changes reach it there
         routes = self.catalog(ctx.session).resource_route
         await self.subscriptions.listen_started(
-            subscription, owner, routes, lambda child: child_for(child, ctx)
+            subscription, owner, routes, FrontCall.of(ctx).modern
         )
 
     def listen_ended(self, subscription: Subscription) -> None:
@@ -612,13 +609,13 @@ class GatewayProvider(Provider, RelayHooks):
                 owner.session.list_changed(kind)
 
     def child_notification(
-        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+        self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> None:
         if method == TASK_STATUS:
-            self.tasks_2025.child_status(child, params)
+            self.tasks_2025.child_status(child, inflight, params)
             return
         if method == "notifications/progress":  # a 2025-11-25 task's, after the call that made it
-            self.tasks_2025.child_progress(child, params)
+            self.tasks_2025.child_progress(inflight, params)
             return
         if method == "notifications/resources/updated":
             uri = params.get("uri")
@@ -642,7 +639,9 @@ class GatewayProvider(Provider, RelayHooks):
         logger = params.get("logger")
         if not self.passthrough:
             logger = f"{child.name}.{logger}" if isinstance(logger, str) else child.name
-        if call is not None:
+        entry = attribution.entry_for(child, inflight, origin, params, self.sole_session)
+        if entry is not None:
+            call = entry.ctx
             call.session.log(str(level), data, logger, related_request_id=call.request_id)
             return
         session = child.owner.session if child.owner is not None else self._sole_client(child)
@@ -654,11 +653,12 @@ class GatewayProvider(Provider, RelayHooks):
             log.debug("%s: a log message outside any call of %s", child.name, child.owner.label)
 
     async def child_request(
-        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+        self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> JsonObject:
-        params = await self.tasks_2025.front_params(child, params)  # a task's: by our id
-        if call is not None:  # asked as the front's revision asks (relay/questions.py)
-            return await for_front(call).put(child, call, method, params)
+        entry = attribution.entry_for(child, inflight, origin, params, self.sole_session)
+        params = await self.tasks_2025.front_params(inflight, params)  # a task's: by our id
+        if entry is not None:  # asked as the front's revision asks (relay/front.py)
+            return await front_of(entry).put(child.name, method, params, entry)
         owner = child.owner
         session = self._sole_client(child) if owner is None else owner.session
         if session is None or session.closed:
@@ -670,13 +670,13 @@ class GatewayProvider(Provider, RelayHooks):
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
-        check_client_can(child, method, params, session.client_capabilities)
+        check_client_can(child.name, method, params, session.client_capabilities)
         return await session.request(method, params)
 
     def _sole_client(self, child: Child) -> ServerSession | None:
         """The one client session whatever a shared child says can be for: a stdio
         gateway's only one, or the session that alone has used the child (attribution)."""
-        return self.sole_session() or attribution.sole_caller(child)
+        return self.sole_session() or child.callers.sole
 
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

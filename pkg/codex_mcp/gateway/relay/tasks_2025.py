@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from codex_mcp.client.errors import McpClientError
-from codex_mcp.client.session import ClientSession
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
@@ -32,15 +30,17 @@ from codex_mcp.core.methods.pagination import paginate
 from codex_mcp.core.peer import MethodEntry
 from codex_mcp.core.provider import UnknownTool, require_str
 from codex_mcp.core.ready import Ready
-from codex_mcp.core.stateless_context import StatelessContext
 from codex_mcp.core.versions import V2025_11_25
 from codex_mcp.lint.repair import normalize_result
 from codex_mcp.policy.provider import permit_call
 
+from ..children.channel import TASK_REQUEST_TIMEOUT
 from ..children.child import Child, declares_tasks, task_support
+from ..children.connection import Connection
+from ..children.inflight import RELATED_TASK, InFlight
 from ..config.model import GatewayConfig
-from ..errors import normalize_exception, raised_by_child
 from . import calls as relay
+from .front import FrontCall
 
 if TYPE_CHECKING:
     from codex_mcp.core.server import ServerCore
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("codex_mcp.gateway")
 
-RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 TASK_STATUS: Final = "notifications/tasks/status"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 #: What the gateway declares when a child offers tasks: tools/call, tasks/list, tasks/cancel.
@@ -60,8 +59,6 @@ MAX_TASKS_PER_SESSION: Final = 64
 MAX_TASKS: Final = 4096
 #: A task the child says ended is kept this long for its tasks/result (or less: its ttl).
 KEEP_ENDED_SECONDS: Final = 600.0
-#: Seconds our tasks/get and tasks/cancel to a child may take (tasks/result waits for the end).
-TASK_REQUEST_TIMEOUT: Final = 30.0
 #: The largest ttl a front may ask for (ms): a number beyond any real lifetime is refused.
 MAX_TTL_MS: Final = 2**53
 #: The one answer to an id this session does not hold: unknown, ended, or another's.
@@ -96,8 +93,8 @@ class Handle:
     front_id: str
     session: ServerSession
     child: Child
-    #: The child's session the task was made on (a restarted child has lost it).
-    child_session: ClientSession
+    #: The connection the task was made on (a restarted child has lost it).
+    connection: Connection
     child_id: str
     tool: str
     #: The task as last seen, under our id.
@@ -105,7 +102,7 @@ class Handle:
     #: Loop time after which the handle is dropped (None: while its session lasts).
     expires: float | None
     ended: bool = False
-    #: Counted in its child's `open_tasks` (which keeps an idle stop away).
+    #: Counted in its connection's `open_tasks` (which keeps an idle stop away).
     counted: bool = False
     #: The token the child's progress for it carries (ours; None: the front asked for none).
     progress_token: Hashable = None
@@ -115,10 +112,10 @@ class Handle:
 class ProgressRoute:
     """Where a child's progress for one task-augmented call goes: its front request's
     token, to that request's client, for as long as the task lasts (2025-11-25: the token
-    stays valid until the task ends), not only while the call is in flight."""
+    stays valid until the task ends), not only while the call is in flight. Kept in the
+    in-flight table of the connection the call was made on (a restarted child counts its
+    tokens anew)."""
 
-    #: The child session the call was made on (a restarted child counts its ids anew).
-    child_session: ClientSession
     ctx: RequestContext
     #: The call that made the task is still in flight (its stream carries the progress).
     in_call: bool = True
@@ -132,18 +129,16 @@ class Tasks2025:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.handles: dict[str, Handle] = {}
-        #: (child, the child's task id) -> its handle: what the child says of a task.
-        self._by_child: dict[tuple[Child, str], Handle] = {}
-        #: Servers one of whose children declared tasks (a per-session one may not be up).
+        #: (the connection's in-flight table, the child's task id) -> its handle: what the
+        #: child says of a task.
+        self._by_child: dict[tuple[InFlight, str], Handle] = {}
+        #: Servers one of whose children declared tasks (a shared one may be down now).
         self._seen: set[str] = set()
         self._calls_wrapped = False
-        #: Task-augmented calls in flight, per child, and what wakes whoever waits for one
-        #: of them to end (front_params).
-        self._creating: dict[Child, int] = {}
+        #: Task-augmented calls in flight, per connection, and what wakes whoever waits for
+        #: one of them to end (front_params).
+        self._creating: dict[InFlight, int] = {}
         self._changed = asyncio.Event()
-        #: (child, the progress token it was given) -> where that progress goes: one per
-        #: task not ended and per call in flight, each relayed at once (nothing buffered).
-        self.progress_routes: dict[tuple[Child, Hashable], ProgressRoute] = {}
 
     # -- installing ---------------------------------------------------------------
     def install(self, core: ServerCore) -> None:
@@ -193,8 +188,9 @@ class Tasks2025:
         core.methods["tools/call"] = MethodEntry(tasks_or_plain, inline=entry.inline)
 
     def offered(self, session: ServerSession) -> bool:
-        """Does a child of this session offer task-augmented tools/call (or one that is not
-        up yet list tools that run as tasks, from its kept listing)?"""
+        """Does a child of this session offer task-augmented tools/call (or may it: one not
+        up yet listing tools that run as tasks in its kept listing, or a per-session one,
+        which starts with the session's first listing)?"""
         for child in self.gateway.children(session, start=False):
             connection = child.connection
             if connection is not None:
@@ -206,11 +202,7 @@ class Tasks2025:
                 for entry in child.current_tools
             ):
                 return True
-        # A per-session server whose children were seen with tasks (this session's is not
-        # started before its first listing).
-        return any(
-            s.per_session and s.name in self._seen for s in self.gateway.config.enabled_servers
-        )
+        return any(server.per_session for server in self.gateway.config.enabled_servers)
 
     # -- a task-augmented tools/call ------------------------------------------------
     async def create(
@@ -226,10 +218,7 @@ class Tasks2025:
         elif type(arguments) is not dict:
             raise invalid_params("'arguments' must be an object")
         child, tool = await self._route(name, ctx)
-        if child.connection is None:  # a lazy or per-session child: its tasks need it up
-            child.start()
-            await child.wait_up(child.startup_timeout)
-        connection = child.connection
+        connection = await child.connection_for(False)  # a 2025-11-25 task: its own session
         support = task_support(_definition(child, tool))
         if connection is None or not declares_tasks(connection.capabilities):
             support = None
@@ -237,8 +226,9 @@ class Tasks2025:
             raise McpError(METHOD_NOT_FOUND, f"Tool {name} does not support task-augmented calls")
         self._make_room(session)
         child_params = {"name": tool, "arguments": arguments, "task": task}
-        self._creating[child] = self._creating.get(child, 0) + 1
-        routed: list[tuple[Child, Hashable, ProgressRoute]] = []
+        inflight = connection.inflight
+        self._creating[inflight] = self._creating.get(inflight, 0) + 1
+        routed: list[tuple[InFlight, Hashable, ProgressRoute]] = []
         try:
             created = await relay.request(
                 child,
@@ -248,17 +238,18 @@ class Tasks2025:
                 self.gateway.error_passthrough,
                 tool,
                 progress_route=self._progress_route(ctx, routed),
+                on=connection,
             )
             token = routed[0][1] if routed else None
-            answer = self._created(session, child, connection.session, tool, created, token)
+            answer = self._created(session, child, connection, tool, created, token)
             if routed:
                 routed[0][2].handle = self.handles.get(answer["task"]["taskId"])
             return answer
         finally:
             self._unroute(routed, keep_tasks=True)
-            left = self._creating.pop(child) - 1
+            left = self._creating.pop(inflight) - 1
             if left:
-                self._creating[child] = left
+                self._creating[inflight] = left
             self._changed.set()  # the waiters look again (a handle, or nothing to wait for)
             self._changed = asyncio.Event()
 
@@ -266,7 +257,7 @@ class Tasks2025:
         self,
         session: ServerSession,
         child: Child,
-        child_session: ClientSession,
+        connection: Connection,
         tool: str,
         created: JsonObject,
         progress_token: Hashable = None,
@@ -279,18 +270,18 @@ class Tasks2025:
             )
         child_id = made["taskId"]
         if session.closed:  # nobody left to hold it
-            self._cancel_at_child(child, child_session, child_id)
+            self._cancel_at_child(child, connection, child_id)
             raise McpError(INTERNAL_ERROR, "session closed")
         try:
             self._make_room(session)
         except McpError:
-            self._cancel_at_child(child, child_session, child_id)
+            self._cancel_at_child(child, connection, child_id)
             raise
         handle = Handle(
             front_id=secrets.token_urlsafe(24),
             session=session,
             child=child,
-            child_session=child_session,
+            connection=connection,
             child_id=child_id,
             tool=tool,
             task={},
@@ -334,7 +325,7 @@ class Tasks2025:
             self._lost(handle)
         if handle.ended:  # what the child said last (or that it is lost): no more changes
             return dict(handle.task)
-        task = await self._ask(handle, "tasks/get", ctx, TASK_REQUEST_TIMEOUT)
+        task = await self._ask(handle, "tasks/get", FrontCall.of(ctx))
         return self._saw(handle, task)
 
     async def task_result(
@@ -343,13 +334,14 @@ class Tasks2025:
         """The task's result once it ends (the child's tasks/result waits for that); what
         the child asks meanwhile (input_required) reaches this request's client."""
         handle = self._own(session, params)
-        child = handle.child
-        child.task_calls[handle.child_id] = ctx
+        front = FrontCall.of(ctx)
+        waiting = handle.connection.inflight.tasks
+        waiting[handle.child_id] = front
         try:
-            result = await self._ask(handle, "tasks/result", ctx, child.call_timeout, result=True)
+            result = await self._ask(handle, "tasks/result", front, result=True)
         finally:
-            if child.task_calls.get(handle.child_id) is ctx:
-                del child.task_calls[handle.child_id]
+            if waiting.get(handle.child_id) is front:
+                del waiting[handle.child_id]
         if not handle.ended:  # it has ended: tasks/result answers only then
             self._ended(handle)
         return normalize_result(_renamed(result, handle))
@@ -358,7 +350,7 @@ class Tasks2025:
         self, session: ServerSession, params: JsonObject, ctx: RequestContext
     ) -> JsonObject:
         handle = self._own(session, params)
-        task = await self._ask(handle, "tasks/cancel", ctx, TASK_REQUEST_TIMEOUT)
+        task = await self._ask(handle, "tasks/cancel", FrontCall.of(ctx))
         return self._saw(handle, task)
 
     def list_tasks(self, session: ServerSession, params: JsonObject, ctx: RequestContext) -> Any:
@@ -371,32 +363,23 @@ class Tasks2025:
         return Ready(paginate(tasks, params, session.core.page_size, "tasks"))
 
     async def _ask(
-        self,
-        handle: Handle,
-        method: str,
-        ctx: RequestContext,
-        timeout: float | None,
-        *,
-        result: bool = False,
+        self, handle: Handle, method: str, front: FrontCall, *, result: bool = False
     ) -> JsonObject:
-        """`method` about the handle's task, to the child session it lives on; its error as
-        the gateway's errors are (errors.py)."""
-        child, child_session = handle.child, handle.child_session
+        """`method` about the handle's task, on the connection it lives on."""
         if _gone(handle):
             self._lost(handle)
             raise McpError(
                 INTERNAL_ERROR,
-                f"Internal error: the server {child.name!r} stopped, and its task with it",
+                f"Internal error: the server {handle.child.name!r} stopped, and its task with it",
             )
-        answer = await _child_request(
-            child,
-            child_session,
+        answer = await relay.request(
+            handle.child,
             method,
             {"taskId": handle.child_id},
-            ctx,
-            timeout,
-            tool=handle.tool if result else None,
-            passthrough=self.gateway.error_passthrough,
+            front,
+            self.gateway.error_passthrough,
+            handle.tool if result else None,
+            on=handle.connection,
         )
         if handle.front_id not in self.handles:  # dropped meanwhile (its session closed)
             raise McpError(INVALID_PARAMS, NOT_FOUND)
@@ -404,53 +387,50 @@ class Tasks2025:
 
     # -- progress ------------------------------------------------------------------------
     def _progress_route(
-        self, ctx: RequestContext, routed: list[tuple[Child, Hashable, ProgressRoute]]
+        self, ctx: RequestContext, routed: list[tuple[InFlight, Hashable, ProgressRoute]]
     ) -> relay.ProgressRoute:
         """What routes the progress of the child call made for `ctx` (relay.request tells it
-        the child and token used): `child_progress` relays all of it, in the call and after."""
+        the connection and token used): `child_progress` relays all of it, in the call and
+        after."""
 
-        def route(child: Child, token: Hashable) -> ProgressCallback:
-            connection = child.connection
-            assert connection is not None  # relay.request sends on it
-            entry = ProgressRoute(connection.session, ctx)
-            self.progress_routes[(child, token)] = entry
-            routed.append((child, token, entry))
+        def route(connection: Connection, token: Hashable) -> ProgressCallback:
+            entry = ProgressRoute(ctx)
+            connection.inflight.progress[token] = entry
+            routed.append((connection.inflight, token, entry))
             return _heard_in_child_progress
 
         return route
 
     def _unroute(
-        self, routed: list[tuple[Child, Hashable, ProgressRoute]], *, keep_tasks: bool = False
+        self, routed: list[tuple[InFlight, Hashable, ProgressRoute]], *, keep_tasks: bool = False
     ) -> None:
         """The call is answered: its route goes, or (a front's task not ended) lives on, out
         of the call."""
-        for child, token, entry in routed:
+        for inflight, token, entry in routed:
             entry.in_call = False
             handle = entry.handle
             if keep_tasks and handle is not None and not handle.ended:
                 continue
-            if self.progress_routes.get((child, token)) is entry:
-                del self.progress_routes[(child, token)]
+            if inflight.progress.get(token) is entry:
+                del inflight.progress[token]
 
-    def child_progress(self, child: Child, params: JsonObject) -> None:
+    def child_progress(self, inflight: InFlight, params: JsonObject) -> None:
         """notifications/progress from a child: a task's (or a call's, in flight) goes to
         the front request that asked for it, under its token; any other token (made up,
         another child's, an ended task's, of a wrong type) reaches nobody."""
-        if not self.progress_routes:
+        routes = inflight.progress
+        if not routes:
             return
         token = params.get("progressToken")
         if type(token) is not int and type(token) is not str:  # True == 1 must not match 1
             return
-        entry = self.progress_routes.get((child, token))
+        entry = routes.get(token)
         if entry is None:
             return
-        connection = child.connection
         handle = entry.handle
-        if connection is None or connection.session is not entry.child_session:
-            return  # the child restarted: its tokens are counted anew
         ctx = entry.ctx
         if handle is not None and (handle.ended or handle.front_id not in self.handles):
-            del self.progress_routes[(child, token)]
+            del routes[token]
             return
         if handle is None and (ctx.cancelled or ctx.in_task):
             return  # a followed task's call that is gone, or answered as a task of ours
@@ -459,11 +439,11 @@ class Tasks2025:
         ctx.peer.notify(PROGRESS, front, ctx.request_id if entry.in_call else None)
 
     # -- what the child says ----------------------------------------------------------
-    def child_status(self, child: Child, params: JsonObject) -> None:
+    def child_status(self, child: Child, inflight: InFlight, params: JsonObject) -> None:
         """notifications/tasks/status from a child: to the session that holds the task,
         under our id; nobody else hears of it."""
         child_id = params.get("taskId")
-        handle = self._by_child.get((child, child_id)) if isinstance(child_id, str) else None
+        handle = self._by_child.get((inflight, child_id)) if isinstance(child_id, str) else None
         if handle is None:
             log.debug("%s: a status of a task no session holds; dropped", child.name)
             return
@@ -472,7 +452,7 @@ class Tasks2025:
         if not session.closed:
             session.notify(TASK_STATUS, task)
 
-    async def front_params(self, child: Child, params: JsonObject) -> JsonObject:
+    async def front_params(self, inflight: InFlight, params: JsonObject) -> JsonObject:
         """A child's request to the client, its related-task `_meta` naming our id (the
         child's never leaves the gateway: a task the gateway follows has none to name). A
         child may ask before its CreateTaskResult is read: while a task-augmented call to it
@@ -483,13 +463,13 @@ class Tasks2025:
             return params
         assert isinstance(meta, dict)
         task_id = related.get("taskId") if isinstance(related, dict) else None
-        handle = self._by_child.get((child, task_id)) if isinstance(task_id, str) else None
-        if handle is None and isinstance(task_id, str) and self._creating.get(child):
+        handle = self._by_child.get((inflight, task_id)) if isinstance(task_id, str) else None
+        if handle is None and isinstance(task_id, str) and self._creating.get(inflight):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(TASK_REQUEST_TIMEOUT):
-                    while handle is None and self._creating.get(child):
+                    while handle is None and self._creating.get(inflight):
                         await self._changed.wait()
-                        handle = self._by_child.get((child, task_id))
+                        handle = self._by_child.get((inflight, task_id))
         rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
         if handle is not None:
             rest[RELATED_TASK] = {"taskId": handle.front_id}
@@ -536,22 +516,23 @@ class Tasks2025:
         self.handles[handle.front_id] = handle
         if not handle.ended:
             handle.counted = True
-            handle.child.open_tasks += 1
-        self._by_child[(handle.child, handle.child_id)] = handle
+            handle.connection.inflight.open_tasks += 1
+        self._by_child[(handle.connection.inflight, handle.child_id)] = handle
 
     def _stop_progress(self, handle: Handle) -> None:
         """The task ended (or is forgotten): its token names nothing any more."""
-        key = (handle.child, handle.progress_token)
-        entry = self.progress_routes.get(key) if handle.progress_token is not None else None
+        routes = handle.connection.inflight.progress
+        entry = routes.get(handle.progress_token) if handle.progress_token is not None else None
         if entry is not None and entry.handle is handle:
-            del self.progress_routes[key]
+            del routes[handle.progress_token]
 
     def _drop(self, handle: Handle) -> None:
         self.handles.pop(handle.front_id, None)
         self._stop_progress(handle)
         _uncount(handle)
-        if self._by_child.get((handle.child, handle.child_id)) is handle:
-            del self._by_child[(handle.child, handle.child_id)]
+        key = (handle.connection.inflight, handle.child_id)
+        if self._by_child.get(key) is handle:
+            del self._by_child[key]
         mine = handle.session.state.get(_MINE)
         if mine is not None:
             mine.pop(handle.front_id, None)
@@ -590,16 +571,17 @@ class Tasks2025:
         for handle in list(mine.values()):
             self._drop(handle)
             if not handle.ended:
-                self._cancel_at_child(handle.child, handle.child_session, handle.child_id)
+                self._cancel_at_child(handle.child, handle.connection, handle.child_id)
 
-    def _cancel_at_child(self, child: Child, child_session: ClientSession, child_id: str) -> None:
-        if child_session.closed:
+    def _cancel_at_child(self, child: Child, connection: Connection, child_id: str) -> None:
+        session = connection.session
+        if session.closed:
             return
 
         async def cancel() -> None:
             options = CallOptions(TASK_REQUEST_TIMEOUT)
             with contextlib.suppress(Exception):
-                await child_session.request("tasks/cancel", {"taskId": child_id}, options)
+                await session.request("tasks/cancel", {"taskId": child_id}, options)
                 log.debug("%s: its task was cancelled, as its client is gone", child.name)
 
         self.gateway.spawn(cancel())
@@ -611,70 +593,51 @@ class Tasks2025:
         """A call of a tool the child runs only as a task, from a front that did not make it
         one (Codex; a 2026-07-28 front): the gateway makes the task, waits for its end
         (tasks/result), and answers the call with its result. A 2026-07-28 front that
-        declared tasks gets the gateway's own task for it (relay/tasks.py's model)."""
-        work = self._follow(child, tool, arguments, ctx)
-        if isinstance(ctx, StatelessContext) and ctx.can_create_task:
-            return await ctx.adopt_task(asyncio.get_running_loop().create_task(work))
-        return await work
+        declared tasks gets the gateway's own task for it (FrontCall.adopt)."""
+        front = FrontCall.of(ctx)
+        return await front.adopt(self._follow(child, tool, arguments, front))
 
     async def _follow(
-        self, child: Child, tool: str, arguments: JsonObject, ctx: RequestContext
+        self, child: Child, tool: str, arguments: JsonObject, front: FrontCall
     ) -> JsonObject:
         passthrough = self.gateway.error_passthrough
         params = {"name": tool, "arguments": arguments}
-        connection = child.connection
+        connection = await child.connection_for(False)  # a 2025-11-25 task: its own session
         if connection is None or not declares_tasks(connection.capabilities):
-            return await relay.request(child, "tools/call", params, ctx, passthrough, tool)
-        child_session = connection.session
+            return await relay.request(child, "tools/call", params, front, passthrough, tool)
         self._seen.add(child.name)
-        routed: list[tuple[Child, Hashable, ProgressRoute]] = []
+        routed: list[tuple[InFlight, Hashable, ProgressRoute]] = []
         try:
-            return await self._followed(child, child_session, tool, params, ctx, routed)
+            created = await relay.request(
+                child,
+                "tools/call",
+                {**params, "task": {}},
+                front,
+                passthrough,
+                tool,
+                progress_route=self._progress_route(front.ctx, routed),
+                on=connection,
+            )
+            made = created.get("task")
+            if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
+                return created  # it ran the call as a plain one after all
+            child_id = made["taskId"]
+            waiting = connection.inflight.tasks
+            waiting[child_id] = front
+            try:
+                result = await relay.request(
+                    child, "tasks/result", {"taskId": child_id}, front, passthrough, tool,
+                    on=connection,
+                )  # fmt: skip
+            except asyncio.CancelledError:  # the front cancelled its call: so ends the task
+                self._cancel_at_child(child, connection, child_id)
+                raise
+            finally:
+                if waiting.get(child_id) is front:
+                    del waiting[child_id]
+            return normalize_result(_without_related_task(result))
         finally:  # the task's progress went to the call, while it lasted
             self._unroute(routed)
-
-    async def _followed(
-        self,
-        child: Child,
-        child_session: ClientSession,
-        tool: str,
-        params: JsonObject,
-        ctx: RequestContext,
-        routed: list[tuple[Child, Hashable, ProgressRoute]],
-    ) -> JsonObject:
-        passthrough = self.gateway.error_passthrough
-        created = await relay.request(
-            child,
-            "tools/call",
-            {**params, "task": {}},
-            ctx,
-            passthrough,
-            tool,
-            progress_route=self._progress_route(ctx, routed),
-        )
-        made = created.get("task")
-        if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
-            return created  # it ran the call as a plain one after all
-        child_id = made["taskId"]
-        child.task_calls[child_id] = ctx
-        try:
-            result = await _child_request(
-                child,
-                child_session,
-                "tasks/result",
-                {"taskId": child_id},
-                ctx,
-                child.call_timeout,
-                tool=tool,
-                passthrough=passthrough,
-            )
-        except asyncio.CancelledError:  # the front cancelled its call: so ends the task
-            self._cancel_at_child(child, child_session, child_id)
-            raise
-        finally:
-            if child.task_calls.get(child_id) is ctx:
-                del child.task_calls[child_id]
-        return normalize_result(_without_related_task(result))
 
 
 def _heard_in_child_progress(params: JsonObject) -> None:
@@ -685,17 +648,12 @@ def _heard_in_child_progress(params: JsonObject) -> None:
 def _uncount(handle: Handle) -> None:
     if handle.counted:
         handle.counted = False
-        handle.child.open_tasks -= 1
+        handle.connection.inflight.open_tasks -= 1
 
 
 def _gone(handle: Handle) -> bool:
-    """Has the child session the task lived on ended (the child stopped or restarted)?"""
-    connection = handle.child.connection
-    return (
-        handle.child_session.closed
-        or connection is None
-        or connection.session is not handle.child_session
-    )
+    """Has the connection the task lived on ended (the child stopped or restarted)?"""
+    return handle.connection.session.closed or handle.child.connection is not handle.connection
 
 
 def _task_params(task: Any) -> JsonObject:
@@ -738,46 +696,3 @@ def _without_related_task(result: JsonObject) -> JsonObject:
     rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
     out = {key: value for key, value in result.items() if key != "_meta"}
     return {**out, "_meta": rest} if rest else out
-
-
-async def _child_request(
-    child: Child,
-    session: ClientSession,
-    method: str,
-    params: JsonObject,
-    ctx: RequestContext,
-    timeout: float | None,
-    *,
-    tool: str | None,
-    passthrough: bool,
-) -> JsonObject:
-    """A request about a task to the child session it lives on, tied to the front request
-    `ctx` (what the child sends on its stream reaches that request's client), ended with
-    the front request and by an input-required round of a 2026-07-28 front."""
-    child.activity += 1
-    request_id = session.new_request_id()
-    child.calls[request_id] = ctx
-    questions: list[BaseException] = []
-    current = asyncio.current_task()
-    if current is not None and getattr(ctx, "rounds", None) is not None:
-
-        def abort(question: BaseException) -> None:
-            questions.append(question)
-            current.cancel()
-
-        child.interrupts[request_id] = abort
-    try:
-        return await session.request(method, params, CallOptions(timeout, request_id=request_id))
-    except asyncio.CancelledError:
-        if not questions or current is None:
-            raise
-        current.uncancel()
-        raise questions[0] from None
-    except McpClientError as exc:
-        if not raised_by_child(exc):
-            raise
-        error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
-        raise McpError(error["code"], error["message"], error.get("data")) from None
-    finally:
-        child.calls.pop(request_id, None)
-        child.interrupts.pop(request_id, None)
