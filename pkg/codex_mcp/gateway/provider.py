@@ -77,7 +77,7 @@ class GatewayProvider(Provider, RelayHooks):
         self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
-        self.error_passthrough = self.env.error_passthrough
+        self.error_passthrough = self.env.error_passthrough  # children read their env's
         self.watchdog = Watchdog()
         self.cache = ListingCache(self.env.cache_dir)
         #: Until then, a listing waits for children in their first start (STARTUP_BUDGET_ENV).
@@ -93,10 +93,10 @@ class GatewayProvider(Provider, RelayHooks):
         #: The first client session, and how many were ever opened (sole_session).
         self._first_session: weakref.ref[ServerSession] | None = None
         self._opened = 0
-        #: Bumped whenever a child's offer changes anywhere; catalogs are rebuilt on sight.
+        #: Bumped whenever a child's offer changes anywhere; catalogs are rebuilt on sight
+        #: (the shared one, kept while no per-session server is served, is dropped then).
         self.generation = 0
         self._catalog: Catalog | None = None
-        self._catalog_generation = -1
         self._warned: set[str] = set()
         self._shared_log_level: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -236,7 +236,7 @@ class GatewayProvider(Provider, RelayHooks):
             len(started) - len(restarted),
             ", ".join(c.name for c in started if c.name not in restarted) or "-",
         )  # fmt: skip
-        self.generation += 1
+        self._changed()
         for kind in ("tools", "resources", "prompts"):
             self.notify_list_changed(kind)
 
@@ -249,7 +249,7 @@ class GatewayProvider(Provider, RelayHooks):
                 continue
             fresh = self.shared[index] = self.make_child(child.server)
             self.spawn(self._retire(child))
-            self.generation += 1
+            self._changed()
             if not fresh.server.lazy:
                 fresh.start()
             log.warning("%s: started again (it had given up)", fresh.name)
@@ -308,9 +308,8 @@ class GatewayProvider(Provider, RelayHooks):
 
     def catalog(self, session: ServerSession) -> Catalog:
         if not self.per_session.servers:
-            if self._catalog is None or self._catalog_generation != self.generation:
+            if self._catalog is None:
                 self._catalog = self._build(self.shared)
-                self._catalog_generation = self.generation
             return self._catalog
         owner = self.per_session.owner(session)
         if owner is None:  # a closed session: what is shared
@@ -382,27 +381,36 @@ class GatewayProvider(Provider, RelayHooks):
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
-        catalog = self._catalog
-        if (
-            catalog is None
-            or self._catalog_generation != self.generation
-            or self.per_session.servers
-        ):
-            if name == STATUS_TOOL:  # before a catalog: building one starts per-session children
-                return Ready(
-                    status_result(self.children(ctx.session, start=False), self.per_session)
-                )
-            catalog = self.catalog(ctx.session)
-        route = catalog.routes.get(name)
-        if route is not None:  # the hot path: nothing else is looked at
-            if self.relay_observer is not None:
-                self.relay_observer.on_relay(route[0].name, route[1], ctx)
-            if route[0].task_required and route[1] in route[0].task_required:
-                return self.tasks_2025.follow(route[0], route[1], arguments, ctx)
-            return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
-        if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
+        catalog = self._catalog  # the shared catalog, while it is current
+        route = catalog.routes.get(name) if catalog is not None else None
+        if route is None:
+            return self._call_routed(name, arguments, ctx)
+        child, tool = route  # the hot path: nothing else is looked at
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(child.name, tool, ctx)
+        if tool in child.task_required:
+            return self.tasks_2025.follow(child, tool, arguments, ctx)
+        return relay.call_tool(child, tool, arguments, ctx)
+
+    def _call_routed(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        if name == STATUS_TOOL:  # before a catalog: building one starts per-session children
             return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
-        return self._call_after_listing(name, arguments, ctx)
+        route = self.catalog(ctx.session).routes.get(name)
+        if route is None:
+            return self._call_after_listing(name, arguments, ctx)
+        return self._relay_call(route, arguments, ctx)
+
+    def _relay_call(
+        self, route: tuple[Child, str], arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        child, tool = route
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(child.name, tool, ctx)
+        if tool in child.task_required:
+            return self.tasks_2025.follow(child, tool, arguments, ctx)
+        return relay.call_tool(child, tool, arguments, ctx)
 
     async def _call_after_listing(
         self, name: str, arguments: JsonObject, ctx: RequestContext
@@ -424,11 +432,7 @@ class GatewayProvider(Provider, RelayHooks):
             if down is not None:  # say why its tools are gone (a spawn error, a restart)
                 raise relay.unavailable(*down)
             raise UnknownTool(name)
-        if self.relay_observer is not None:
-            self.relay_observer.on_relay(route[0].name, route[1], ctx)
-        if route[1] in route[0].task_required:
-            return await self.tasks_2025.follow(route[0], route[1], arguments, ctx)
-        return await relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
+        return await self._relay_call(route, arguments, ctx)
 
     def _down_server_of(self, name: str, catalog: Catalog) -> tuple[Child, str] | None:
         """The child that is down and whose tool `name` would be, with the tool's name."""
@@ -453,7 +457,7 @@ class GatewayProvider(Provider, RelayHooks):
         if route is None:
             raise UnknownPrompt(name)
         params: JsonObject = {"name": route[1], "arguments": arguments}
-        return await relay.request(route[0], "prompts/get", params, ctx, self.error_passthrough)
+        return await relay.request(route[0], "prompts/get", params, ctx)
 
     async def _prompt_route(self, name: str, ctx: RequestContext) -> tuple[Child, str] | None:
         route = self.catalog(ctx.session).prompt_routes.get(name)
@@ -471,9 +475,7 @@ class GatewayProvider(Provider, RelayHooks):
         if route is None:
             raise ResourceNotFound(uri)
         child, inner = route
-        result = await relay.request(
-            child, "resources/read", {"uri": inner}, ctx, self.error_passthrough
-        )
+        result = await relay.request(child, "resources/read", {"uri": inner}, ctx)
         contents = result.get("contents")
         return [
             {**item, "uri": outer_uri(child.name, item["uri"], self.passthrough)}
@@ -522,17 +524,15 @@ class GatewayProvider(Provider, RelayHooks):
     async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
         await self._listed("resources", ctx)
         children = self.children(ctx.session)
-        return await relay_skills.list_skills(children, ctx, self._outer, self.error_passthrough)
+        return await relay_skills.list_skills(children, ctx, self._outer)
 
     async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
         route = (await self._listed("resources", ctx)).resource_route(uri)
-        return await relay_skills.get_skill(route, uri, ctx, self._outer, self.error_passthrough)
+        return await relay_skills.get_skill(route, uri, ctx, self._outer)
 
     async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
         route = (await self._listed("resources", ctx)).resource_route(uri)
-        return await relay_skills.read_directory(
-            route, uri, ctx, self._outer, self.error_passthrough
-        )
+        return await relay_skills.read_directory(route, uri, ctx, self._outer)
 
     def _outer(self, server: str, uri: str) -> str:
         return outer_uri(server, uri, self.passthrough)
@@ -559,9 +559,7 @@ class GatewayProvider(Provider, RelayHooks):
         params: JsonObject = {"ref": {**ref, key: inner}, "argument": argument}
         if context_arguments:
             params["context"] = {"arguments": context_arguments}
-        result = await relay.request(
-            child, "completion/complete", params, ctx, self.error_passthrough
-        )
+        result = await relay.request(child, "completion/complete", params, ctx)
         completion = result.get("completion")
         return completion if isinstance(completion, dict) else None
 
@@ -580,7 +578,7 @@ class GatewayProvider(Provider, RelayHooks):
         if child.connection is None or "logging" not in child.connection.capabilities:
             return
         try:
-            await relay.request(child, "logging/setLevel", {"level": level}, ctx, True)
+            await relay.request(child, "logging/setLevel", {"level": level}, ctx)
         except McpError as error:
             log.info(
                 "%s: logging/setLevel failed: %s",
@@ -596,8 +594,12 @@ class GatewayProvider(Provider, RelayHooks):
                 connection.session.notify("notifications/roots/list_changed")
 
     # -- what children send (ChildHost) ------------------------------------------
-    def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
+    def _changed(self) -> None:
         self.generation += 1
+        self._catalog = None
+
+    def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
+        self._changed()
         self.subscriptions.follow_child(child)  # a 2026-07-28 child's own listen
         owner = child.owner
         for kind in kinds:

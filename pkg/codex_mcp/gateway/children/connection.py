@@ -98,6 +98,9 @@ class Connection:
         self.watchdog = watchdog
         self.capabilities: JsonObject = {}
         self.channel = LegacyChannel("", session, session.inflight)
+        #: A call can take the relay's hot path: an initialized stdio child, whose calls
+        #: have no timeout of their own (HTTP's client re-establishes expired sessions).
+        self.direct = False
 
     @property
     def inflight(self) -> InFlight:
@@ -209,6 +212,11 @@ async def connect(
     connection.capabilities = result.capabilities
     kind = LegacyChannel if session.stateless is None else StatelessChannel
     connection.channel = kind(server.name, session, session.inflight)
+    connection.direct = (
+        kind is LegacyChannel
+        and isinstance(server.target, StdioTarget)
+        and server.tool_timeout_sec is None
+    )
     session.on_closed = on_closed
     if session.closed:  # it died right after the handshake: report it like any death
         on_closed(session.closed_error())

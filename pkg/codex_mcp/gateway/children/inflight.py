@@ -40,7 +40,7 @@ class InFlight:
         self.tasks: dict[str, Entry] = {}
         #: The child's tasks front sessions hold that have not ended (it is not idle then).
         self.open_tasks = 0
-        #: Requests sent so far (the idle watch's sign of use).
+        #: Requests sent for fronts so far (the idle watch's sign of use).
         self.activity = 0
         #: The progress token a 2025-11-25 task-augmented call gave the child -> where its
         #: progress goes, for the task's life (relay/tasks_2025.py).

@@ -31,32 +31,26 @@ ProgressRoute = Callable[[Connection, Hashable], ProgressCallback]
 
 
 def call_tool(
-    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
+    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext
 ) -> Awaitable[JsonObject]:
-    """tools/call on the child. The hot path (a legacy front, or one that can neither get a
-    task nor reach the child in its own revision; a stdio child up and initialized, no
-    per-call timeout) sends at once and answers the front request from the child's answer as
-    it is read: no task, no future, no loop turn between (core/deferred.py), one object."""
+    """tools/call on the child. The hot path (a stdio child up and initialized, no per-call
+    timeout: `Connection.direct`; a legacy front, or a 2026-07-28 one that can neither get a
+    task nor reach the child in its own revision) sends at once and answers the front
+    request from the child's answer as it is read: no task, no future, no loop turn between
+    (core/deferred.py), one object per call."""
     connection = child.connection
-    legacy = type(ctx) is RequestContext
-    if not legacy or ctx.peer is not child.callers.last:
-        note_caller(child.callers, ctx)
     params = {"name": tool, "arguments": arguments}
+    legacy = type(ctx) is RequestContext
     if (
         connection is None
-        or child.call_timeout is not None
-        or not child.is_stdio
-        or connection.session.stateless is not None
+        or not connection.direct
         or not (legacy or not (ctx.can_create_task or child.may_open_lane))
     ):
-        front = FrontCall.of(ctx)
-        work = request(child, "tools/call", params, front, passthrough, tool)
-        legacy_child = connection is None or connection.session.stateless is None
-        if isinstance(front, ModernFront) and front.may_become_task and legacy_child:
-            return call_with_handoff(work, front)  # a question from the child makes it a task
-        return work
+        return _awaited(child, connection, params, FrontCall.of(ctx))
+    if not legacy or ctx.peer is not child.callers.last:
+        note_caller(child.callers, ctx)
     session = connection.session
-    call = RelayedCall(child, session, tool, ctx, passthrough)
+    call = RelayedCall(child, session, tool, ctx)
     meta = ctx.meta
     options = None
     if meta is not None:  # its progress token becomes ours; the rest of _meta goes along
@@ -67,7 +61,7 @@ def call_tool(
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
-        raise _error(child, exc, tool, passthrough) from None
+        raise _error(child, exc, tool) from None
     # The answer cannot come before this: the request is written in a later loop turn.
     call.request_id = request_id
     inflight = call.inflight
@@ -76,36 +70,34 @@ def call_tool(
     return call
 
 
+def _awaited(
+    child: Child, connection: Connection | None, params: JsonObject, front: FrontCall
+) -> Awaitable[JsonObject]:
+    """tools/call off the hot path (`request`); for a 2026-07-28 front that may get a task,
+    one when a legacy child asks it something (call_with_handoff)."""
+    work = request(child, "tools/call", params, front, params["name"])
+    legacy_child = connection is None or connection.session.stateless is None
+    if isinstance(front, ModernFront) and front.may_become_task and legacy_child:
+        return call_with_handoff(work, front)
+    return work
+
+
 class RelayedCall(Deferred):
     """One tools/call relayed on the hot path, all in one object: the front request's
     answer (a Deferred the core answers from), what waits for the child's answer (the
     client session's `Waiter`), its in-flight entry (children/inflight.Entry), and what
     cancelling it does to the child's call."""
 
-    __slots__ = (
-        "child",
-        "ctx",
-        "inflight",
-        "on_progress",
-        "passthrough",
-        "request_id",
-        "session",
-        "tool",
-    )
+    __slots__ = ("child", "ctx", "inflight", "on_progress", "request_id", "session", "tool")
 
     #: As a Waiter: the child's method, and never settled before its answer (a cancelled
     #: call is taken off the session's list at once).
     method = "tools/call"
     settled = False
+    #: Our id for the child's call, once it is sent.
+    request_id: Any
 
-    def __init__(
-        self,
-        child: Child,
-        session: ChildSession,
-        tool: str,
-        ctx: RequestContext,
-        passthrough: bool,
-    ) -> None:
+    def __init__(self, child: Child, session: ChildSession, tool: str, ctx: RequestContext) -> None:
         # Deferred.__init__, inline (one call less per relayed call).
         self._settle = self._outcome = self._finished = self.on_cancel = None
         self.cancelled = False
@@ -113,26 +105,31 @@ class RelayedCall(Deferred):
         self.session = session
         self.tool = tool
         self.ctx = ctx
-        self.passthrough = passthrough
-        self.request_id: Any = None
         self.on_progress: ProgressCallback | None = None
         self.inflight: InFlight = session.inflight
 
     def succeed(self, result: JsonObject) -> None:
-        """The child answered: answer the front request."""
+        """The child answered: answer the front request (Deferred._finish, inline: the
+        core's answer is sent from here)."""
         self.inflight.calls.pop(self.request_id, None)
         if "is_error" in result or "structured_content" in result:
             result = normalize_result(result)  # Rust (serde) servers' snake case
         outer = self.child.outer_uri
         if outer is not None:
             outer_links(result, outer)
-        self._finish(result, None)
+        settle = self._settle
+        if settle is None or self._finished is not None or self._outcome is not None:
+            self._finish(result, None)  # awaited, or not bound yet: the general way
+            return
+        self._outcome = (result, None)
+        self._settle = self.on_cancel = None  # no cycles left
+        settle(result, None)
 
     def fail(self, error: Exception) -> None:
         """The child answered with an error (or its connection closed): so does the front."""
         self.inflight.calls.pop(self.request_id, None)
         if raised_by_child(error):
-            error = _error(self.child, error, self.tool, self.passthrough)
+            error = _error(self.child, error, self.tool)
         self.reject(error)
 
     def cancel(self, msg: Any = None) -> bool:
@@ -157,7 +154,6 @@ async def request(
     method: str,
     params: JsonObject,
     front: FrontCall | RequestContext,
-    passthrough: bool,
     tool: str | None = None,
     *,
     progress_route: ProgressRoute | None = None,
@@ -200,7 +196,7 @@ async def request(
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
-        raise _error(child, exc, tool, passthrough) from None
+        raise _error(child, exc, tool) from None
     finally:
         inflight.calls.pop(request_id, None)
     if method != "tools/call":
@@ -248,9 +244,11 @@ def unavailable(child: Child, tool: str | None) -> McpError:
     return McpError(error["code"], error["message"], error["data"])
 
 
-def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> McpError:
-    """The client's exception as the error the front client gets (errors.py); a login the
-    server no longer takes puts the child into `needs login`, whatever the request was."""
+def _error(child: Child, exc: McpClientError, tool: str | None) -> McpError:
+    """The client's exception as the error the front client gets (errors.py, unless
+    WRAPPER_ERROR_PASSTHROUGH); a login the server no longer takes puts the child into
+    `needs login`, whatever the request was."""
+    passthrough = child.env.error_passthrough
     error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
     if login_command(error) is not None:
         child.login_lost(error)  # revoked, or its refresh refused: it waits for a new one

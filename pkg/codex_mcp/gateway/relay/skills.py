@@ -56,7 +56,7 @@ def features(children: Sequence[Child]) -> tuple[str, ...]:
 
 
 async def list_skills(
-    children: Sequence[Child], ctx: RequestContext, outer: Outer, error_passthrough: bool
+    children: Sequence[Child], ctx: RequestContext, outer: Outer
 ) -> list[JsonObject]:
     found: list[JsonObject] = []
     seen: set[str] = set()
@@ -64,7 +64,7 @@ async def list_skills(
         if skills_settings(child) is None:
             continue
         try:
-            entries = await _every_page(child, ctx, error_passthrough)
+            entries = await _every_page(child, ctx)
         except McpError as error:
             log.warning("%s: skills/list failed: %s", child.name, error.message)
             continue
@@ -78,13 +78,11 @@ async def list_skills(
     return found
 
 
-async def get_skill(
-    route: Route, uri: str, ctx: RequestContext, outer: Outer, error_passthrough: bool
-) -> JsonObject:
+async def get_skill(route: Route, uri: str, ctx: RequestContext, outer: Outer) -> JsonObject:
     if route is None or skills_settings(route[0]) is None:
         raise UnknownSkill(uri)
     child, inner = route
-    result = await relay.request(child, "skills/get", {"uri": inner}, ctx, error_passthrough)
+    result = await relay.request(child, "skills/get", {"uri": inner}, ctx)
     entry = _outer_entry(child.name, result.get("skill"), outer)
     if entry is None or entry["uri"] != uri or not _loadable(entry):
         raise McpError(
@@ -94,7 +92,7 @@ async def get_skill(
 
 
 async def read_directory(
-    route: Route, uri: str, ctx: RequestContext, outer: Outer, error_passthrough: bool
+    route: Route, uri: str, ctx: RequestContext, outer: Outer
 ) -> list[JsonObject]:
     settings = skills_settings(route[0]) if route is not None else None
     if route is None or settings is None or settings.get("directoryRead") is not True:
@@ -104,9 +102,7 @@ async def read_directory(
     cursor: Any = None
     for _page in range(MAX_PAGES):
         params: JsonObject = {"uri": inner, **({"cursor": cursor} if cursor else {})}
-        result = await relay.request(
-            child, "resources/directory/read", params, ctx, error_passthrough
-        )
+        result = await relay.request(child, "resources/directory/read", params, ctx)
         items = result.get("resources")
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict) and isinstance(item.get("uri"), str):
@@ -117,13 +113,13 @@ async def read_directory(
     return children
 
 
-async def _every_page(child: Child, ctx: RequestContext, error_passthrough: bool) -> list[Any]:
+async def _every_page(child: Child, ctx: RequestContext) -> list[Any]:
     entries: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
     for _page in range(MAX_PAGES):
         params: JsonObject = {"cursor": cursor} if cursor else {}
-        result = await relay.request(child, "skills/list", params, ctx, error_passthrough)
+        result = await relay.request(child, "skills/list", params, ctx)
         skills = result.get("skills")
         entries.extend(skills if isinstance(skills, list) else ())
         next_cursor = result.get("nextCursor")

@@ -78,7 +78,6 @@ class Routes(Protocol):
 class Gateway(Protocol):
     """What the task relay needs of the gateway (provider.py)."""
 
-    error_passthrough: bool
     config: GatewayConfig
 
     def catalog(self, session: ServerSession) -> Routes: ...
@@ -235,7 +234,6 @@ class Tasks2025:
                 "tools/call",
                 child_params,
                 ctx,
-                self.gateway.error_passthrough,
                 tool,
                 progress_route=self._progress_route(ctx, routed),
                 on=connection,
@@ -377,7 +375,6 @@ class Tasks2025:
             method,
             {"taskId": handle.child_id},
             front,
-            self.gateway.error_passthrough,
             handle.tool if result else None,
             on=handle.connection,
         )
@@ -600,11 +597,10 @@ class Tasks2025:
     async def _follow(
         self, child: Child, tool: str, arguments: JsonObject, front: FrontCall
     ) -> JsonObject:
-        passthrough = self.gateway.error_passthrough
         params = {"name": tool, "arguments": arguments}
         connection = await child.connection_for(False)  # a 2025-11-25 task: its own session
         if connection is None or not declares_tasks(connection.capabilities):
-            return await relay.request(child, "tools/call", params, front, passthrough, tool)
+            return await relay.request(child, "tools/call", params, front, tool)
         self._seen.add(child.name)
         routed: list[tuple[InFlight, Hashable, ProgressRoute]] = []
         try:
@@ -613,7 +609,6 @@ class Tasks2025:
                 "tools/call",
                 {**params, "task": {}},
                 front,
-                passthrough,
                 tool,
                 progress_route=self._progress_route(front.ctx, routed),
                 on=connection,
@@ -626,9 +621,8 @@ class Tasks2025:
             waiting[child_id] = front
             try:
                 result = await relay.request(
-                    child, "tasks/result", {"taskId": child_id}, front, passthrough, tool,
-                    on=connection,
-                )  # fmt: skip
+                    child, "tasks/result", {"taskId": child_id}, front, tool, on=connection
+                )
             except asyncio.CancelledError:  # the front cancelled its call: so ends the task
                 self._cancel_at_child(child, connection, child_id)
                 raise
