@@ -9,7 +9,9 @@
 - the gateway's parts import one way (children <- routing, relay <- provider, status,
   serve) in no circle, counting every import, and `codex_mcp.lint` imports none of its
   runtime.
-- client modules that once imported each other in a circle no longer do.
+- client modules that once imported each other in a circle no longer do;
+- no two top-level packages of `codex_mcp` import each other at module level, and the model
+  of Codex (`codex_compat`) imports nothing of ours but the core.
 """
 
 from __future__ import annotations
@@ -293,3 +295,65 @@ def test_client_modules_that_once_imported_each_other_do_not(one: str, other: st
             ("session", "stateless"),
             ("oauth.endpoints", "oauth.errors"),
         ), f"{name} imports codex_mcp.client.{b}"
+
+
+# -- top-level packages ------------------------------------------------------------------
+# A package may use another at module level, or be used by it, not both: the model of Codex
+# (`codex_compat`) sits below lint, doctor, the gateway and the client, none of which it
+# imports. A function-level import is a deferred use (cli's commands), not a tie.
+#: Pairs still tied both ways, each to be cut by the work named (remove it then).
+STILL_TIED = {frozenset({"observe", "policy"}): "issue 38: the policy as an interceptor"}
+
+
+def _module_level_imports(path: Path, package: str) -> set[str]:
+    """What `path` imports when it is imported: not in a function, not for type checking."""
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                found.add(_resolve(package, node.level, node.module, path.name == "__init__.py"))
+            elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                visit([c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)])
+
+    visit(ast.parse(path.read_text(), str(path)).body)
+    return found
+
+
+def _top_package(name: str) -> str | None:
+    parts = name.split(".")
+    if len(parts) < 2 or parts[0] != "codex_mcp":
+        return None
+    return parts[1] if parts[1] == "core" or (PKG / parts[1]).is_dir() else None
+
+
+def _package_edges() -> dict[tuple[str, str], str]:
+    edges: dict[tuple[str, str], str] = {}
+    for name, path in _modules(PKG, "codex_mcp").items():
+        here = _top_package(name)
+        for imported in _module_level_imports(path, _package_of(name, path)):
+            there = _top_package(imported)
+            if here and there and there != here:
+                edges.setdefault((here, there), f"{name} imports {imported}")
+    return edges
+
+
+def test_no_two_top_level_packages_import_each_other() -> None:
+    edges = _package_edges()
+    tied = {frozenset(pair) for pair in edges if pair[::-1] in edges}
+    for pair in tied - set(STILL_TIED):
+        one, other = sorted(pair)
+        pytest.fail(f"{edges[one, other]} and {edges[other, one]}")
+    for pair in set(STILL_TIED) - tied:
+        pytest.fail(f"{' and '.join(sorted(pair))} are no longer tied: drop them from STILL_TIED")
+
+
+def test_the_codex_model_imports_nothing_of_ours_but_the_core() -> None:
+    for name, path in _modules(PKG / "codex_compat", "codex_mcp.codex_compat").items():
+        for imported in _all_imports(path, _package_of(name, path)):
+            if imported.startswith("codex_mcp."):
+                assert _top_package(imported) in ("core", "codex_compat"), f"{name}: {imported}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from codex_mcp.client import qualify_tool_name
-from codex_mcp.lint.codex_model.names import codex_names
+from codex_mcp.codex_compat.names import codex_names
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codex_mcp.gateway.config.model import RepairConfig
+from codex_mcp.codex_compat.check import Listing, lint_servers
+from codex_mcp.codex_compat.config import RepairConfig
+from codex_mcp.codex_compat.policy import REFUSAL
+from codex_mcp.codex_compat.repair import repair_tool
+from codex_mcp.codex_compat.schema import codex_parameters
 from codex_mcp.gateway.routing.naming import NameTable
-from codex_mcp.lint.check import Listing, lint_servers
-from codex_mcp.lint.codex_model.policy import REFUSAL
-from codex_mcp.lint.codex_model.schema import codex_parameters
-from codex_mcp.lint.repair import repair_tool
 
 from .codex_harness import CODEX, ToolCall, run_codex, stdio_server_toml
 from .servers import broken_server

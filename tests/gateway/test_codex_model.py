@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from codex_mcp.lint.codex_model.definition import definition_problems
-from codex_mcp.lint.codex_model.policy import (
+from codex_mcp.codex_compat.definition import definition_problems
+from codex_mcp.codex_compat.policy import (
     model_sees_only_structured_content,
     runs_without_approval,
 )
-from codex_mcp.lint.codex_model.schema import codex_parameters, schema_size
+from codex_mcp.codex_compat.schema import codex_parameters, schema_size
 
 from .servers import broken_server
 

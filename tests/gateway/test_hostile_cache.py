@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from codex_mcp.codex_compat.client import codex_client_capabilities
 from codex_mcp.gateway.children.listing_cache import ListingCache, cache_directory
 from codex_mcp.gateway.config.load import read_config
-from codex_mcp.lint.codex_model.client import codex_client_capabilities
 
 from .gateway_helpers import BROKEN, Lines, gateway, stdio, until, write_config
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from codex_mcp import Context, Server
 from codex_mcp.client import Client, MemoryTransport
+from codex_mcp.codex_compat.client import codex_client_capabilities
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.gateway.config.env import GatewayEnv
 from codex_mcp.gateway.config.model import ServerConfig
 from codex_mcp.gateway.config.parse import parse_document
 from codex_mcp.gateway.serve import build_core
-from codex_mcp.lint.codex_model.client import codex_client_capabilities
 
 
 def _child(name: str, seen: list[JsonObject]) -> Server:

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from codex_mcp.codex_compat.check import Listing, lint_servers
+from codex_mcp.codex_compat.repair import apply_tool_settings, repair_tool
 from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.routing.naming import NameTable
-from codex_mcp.lint.check import Listing, lint_servers
 from codex_mcp.lint.cli import main
 from codex_mcp.lint.fix import fix_plan
-from codex_mcp.lint.repair import apply_tool_settings, repair_tool
 
 from .servers import broken_server
 

@@ -6,13 +6,13 @@ import hashlib
 import re
 
 import pytest
+from codex_mcp.codex_compat.names import codex_names
 from codex_mcp.gateway.routing.naming import (
     MAX_NAME_LENGTH,
     NameTable,
     exposed_name,
     sanitize_name,
 )
-from codex_mcp.lint.codex_model.names import codex_names
 
 SAFE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 LONG = "a_tool_whose_name_is_far_too_long_for_codex_to_keep_it_whole_when_qualified"

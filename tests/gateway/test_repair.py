@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 import pytest
-from codex_mcp.gateway.config.model import RepairConfig, ToolSettings
-from codex_mcp.lint.codex_model.definition import definition_problems
-from codex_mcp.lint.codex_model.schema import codex_parameters
-from codex_mcp.lint.repair import apply_tool_settings, normalize_result, repair_tool
+from codex_mcp.codex_compat.config import RepairConfig, ToolSettings
+from codex_mcp.codex_compat.definition import definition_problems
+from codex_mcp.codex_compat.repair import apply_tool_settings, normalize_result, repair_tool
+from codex_mcp.codex_compat.schema import codex_parameters
 
 from .servers import broken_server
 

@@ -19,7 +19,7 @@ _LAZY = {
     "SessionExpired": ".errors",
     "TransportError": ".errors",
     "is_retryable": ".errors",
-    "qualify_tool_name": "codex_mcp.lint.codex_model.names",
+    "qualify_tool_name": "codex_mcp.codex_compat.names",
     "Backoff": ".client",
     "exponential_backoff": ".client",
     "ClientSession": ".session",
@@ -54,9 +54,9 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from codex_mcp.codex_compat.names import qualify_tool_name
     from codex_mcp.core.errors import McpError
     from codex_mcp.core.server_card import ServerCard
-    from codex_mcp.lint.codex_model.names import qualify_tool_name
 
     from .approval import Approval
     from .client import Backoff, Client, exponential_backoff

@@ -11,11 +11,11 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from codex_mcp.codex_compat.names import qualify_tool_name
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import HEADER_MISMATCH
 from codex_mcp.core.versions import STATELESS_VERSIONS, V2025_06_18
-from codex_mcp.lint.codex_model.names import qualify_tool_name
 
 from . import telemetry as _telemetry
 from .approval import Approval, check_approval

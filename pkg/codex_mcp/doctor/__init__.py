@@ -1,4 +1,4 @@
-"""`codex-mcp doctor`: what the Codex CLI (0.171) will show the model from the MCP servers in
+"""`codex-mcp doctor`: what the Codex CLI (`codex_compat.CODEX_CLI_VERSION`) will show the model from the MCP servers in
 its own config.toml, and what it will lose and why.
 
 - codex_config: `$CODEX_HOME/config.toml` and its `[mcp_servers.*]`, read as Codex reads them;

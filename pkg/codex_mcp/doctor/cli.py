@@ -1,5 +1,5 @@
 """`codex-mcp doctor`: start every MCP server of Codex's config.toml as Codex would and show
-what Codex 0.171 will show the model, and what it will lose and why.
+what Codex will show the model, and what it will lose and why.
 
     codex-mcp doctor                      # $CODEX_HOME/config.toml, else ~/.codex/config.toml
     codex-mcp doctor --config FILE --json
@@ -19,6 +19,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
+
+from codex_mcp.codex_compat import CODEX_CLI_VERSION
 
 from .codex_config import (
     CONFIG_FILENAME,
@@ -44,8 +46,8 @@ MAX_STARTING = 8
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Start each MCP server of Codex's config.toml as Codex 0.171 would, and "
-        "show what Codex will show the model and what it will lose and why.",
+        description=f"Start each MCP server of Codex's config.toml as Codex {CODEX_CLI_VERSION} "
+        "would, and show what Codex will show the model and what it will lose and why.",
         epilog="Exit status: 0 nothing lost, 1 something lost, 2 usage or config error.",
     )
     where = parser.add_mutually_exclusive_group()

@@ -1,5 +1,5 @@
 """Codex's own configuration: `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`) and
-its `[mcp_servers.*]` entries, checked as Codex 0.171 checks them (codex-rs/config/src/
+its `[mcp_servers.*]` entries, checked as Codex checks them (codex-rs/config/src/
 mcp_types.rs: `RawMcpServerConfig`, then `TryFrom` into `McpServerConfig`). A value of the
 wrong type anywhere makes Codex refuse the whole file, so it is one error here too; keys
 Codex does not know are ignored, as serde does.

@@ -1,4 +1,4 @@
-"""How Codex 0.171 starts a stdio MCP server: which environment it gets and where its command
+"""How Codex starts a stdio MCP server: which environment it gets and where its command
 is looked for. From codex-rs/rmcp-client/src/utils.rs (`create_env_for_mcp_server`,
 `DEFAULT_ENV_VARS`) and stdio_server_launcher.rs: the child's environment is cleared, then
 given the default variables and the entry's `env_vars` as Codex's own process has them, then

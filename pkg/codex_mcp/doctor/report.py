@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from codex_mcp.lint.check import (
+from codex_mcp.codex_compat.check import (
     SRC_STARTUP,
     Finding,
     Listing,
@@ -22,7 +22,7 @@ from codex_mcp.lint.check import (
     lint_servers,
     repeated_findings,
 )
-from codex_mcp.lint.fix import APPROVAL_ADVICE
+from codex_mcp.codex_compat.policy import APPROVAL_ADVICE
 
 from .codex_config import CodexServer, HttpEntry
 from .startup import Started

@@ -1,4 +1,4 @@
-"""Start one server the way Codex 0.171 does and list its tools, timing each step.
+"""Start one server the way Codex does and list its tools, timing each step.
 
 Codex gives `initialize` and then the first `tools/list` each the entry's startup timeout
 (codex-rs/codex-mcp/src/rmcp_client.rs, `start_server_task`; 30 s unless set). Doctor waits
@@ -23,8 +23,8 @@ from codex_mcp.client.oauth import OAuth
 from codex_mcp.client.oauth.errors import BearerTokenNeeded, NeedsLogin
 from codex_mcp.client.oauth.store import MemoryStore
 from codex_mcp.client.transports.stdio import StdioTransport
+from codex_mcp.codex_compat.client import codex_client_capabilities
 from codex_mcp.gateway.errors import normalize_exception, one_line
-from codex_mcp.lint.codex_model.client import codex_client_capabilities
 
 from .codex_config import CodexServer, HttpEntry, StdioEntry
 from .codex_launch import find_command, not_found, server_environment

@@ -26,7 +26,7 @@ from codex_mcp.core.provider import (
 )
 from codex_mcp.core.ready import Ready
 
-from ..lint.codex_model.client import RELAYED_CAPABILITIES, everything_relayed
+from ..codex_compat.client import RELAYED_CAPABILITIES, everything_relayed
 from ..observe.hooks import RelayHooks
 from .children.child import Child
 from .children.connection import OpenTransport

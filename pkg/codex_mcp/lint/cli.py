@@ -1,4 +1,4 @@
-"""`codex-mcp lint`: connect to MCP servers and show what Codex 0.171 would do to their tools
+"""`codex-mcp lint`: connect to MCP servers and show what Codex would do to their tools
 (specs/gateway.md, "`codex-mcp lint`")."""
 
 from __future__ import annotations
@@ -16,6 +16,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from codex_mcp.client import Client
+from codex_mcp.codex_compat import CODEX_CLI_VERSION
+from codex_mcp.codex_compat.check import (
+    LintReport,
+    Listing,
+    ToolReport,
+    lint_servers,
+    repeated_findings,
+)
+from codex_mcp.codex_compat.policy import APPROVAL_ADVICE
 from codex_mcp.gateway import asked_record
 from codex_mcp.gateway.config.json_file import ConfigError
 from codex_mcp.gateway.config.load import find_config, read_config
@@ -24,8 +33,7 @@ from codex_mcp.gateway.config.parse import derive_name
 from codex_mcp.gateway.errors import normalize_exception, one_line
 from codex_mcp.gateway.logins import child_oauth
 
-from .check import LintReport, Listing, ToolReport, lint_servers, repeated_findings
-from .fix import APPROVAL_ADVICE, fix_plan
+from .fix import fix_plan
 
 DEFAULT_TIMEOUT = 30.0
 #: A finding's line names at most this many tools, then says how many more.
@@ -36,8 +44,8 @@ MAX_PAGES = 100
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codex-mcp lint",
-        description="Show what the Codex CLI (0.171) would do to each tool of MCP servers: "
-        "drop it, rename it, compact its schema, refuse to call it.",
+        description=f"Show what the Codex CLI ({CODEX_CLI_VERSION}) would do to each tool of MCP "
+        "servers: drop it, rename it, compact its schema, refuse to call it.",
         epilog="Exit status: 0 nothing lost, 1 a tool would be lost, 2 bad arguments or config.",
     )
     parser.add_argument(

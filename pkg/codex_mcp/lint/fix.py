@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .check import LintReport, ServerReport, ToolReport
+from codex_mcp.codex_compat.check import LintReport, ServerReport, ToolReport
 
 #: The findings the gateway's config can do something about.
 _FIXED = frozenset({"server-lost", "dropped", "lowered", "hashed", "compacted", "needs-approval"})
@@ -34,12 +34,6 @@ _CHANGES = {
     "command commands script",
 }
 _CHANGE_WORDS = {word: verb for verb, words in _CHANGES.items() for word in words.split()}
-#: What the user can do about a tool that needs approval (Codex 0.171, specs/gateway.md).
-APPROVAL_ADVICE = (
-    "interactive Codex asks you before each call; `codex exec` (approval never) refuses it, "
-    "unless run with `--sandbox danger-full-access`, which runs every tool unasked. Mark it "
-    "readOnlyHint only if you know it changes nothing"
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any, Final, Protocol
 
 from codex_mcp.client.session import ClientSession
 from codex_mcp.client.stateless import MAX_ROUNDS
+from codex_mcp.codex_compat.repair import normalize_result
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
@@ -29,7 +30,6 @@ from codex_mcp.core.request_meta import (
     SERVER_INFO_KEY,
     TASKS_EXTENSION,
 )
-from codex_mcp.lint.repair import normalize_result
 
 from .inflight import InFlight
 

@@ -14,12 +14,12 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from codex_mcp.client.session import RequestHandler
+from codex_mcp.codex_compat.client import codex_client_capabilities
 from codex_mcp.core.flow import Flow
 from codex_mcp.core.inbound import Inbound
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import ListKind
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
-from codex_mcp.lint.codex_model.client import codex_client_capabilities
 from codex_mcp.session_logs import context_naming, session_label
 
 from ..config.env import DEFAULT_STARTUP_TIMEOUT, GatewayEnv

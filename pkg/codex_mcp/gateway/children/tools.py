@@ -9,9 +9,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from codex_mcp.codex_compat.repair import RepairedTool, apply_tool_settings, repair_tool
+from codex_mcp.codex_compat.schema import codex_parameters
 from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.lint.codex_model.schema import codex_parameters
-from codex_mcp.lint.repair import RepairedTool, apply_tool_settings, repair_tool
 from codex_mcp.policy.config import hidden_by_entry
 
 from ..config.json_file import nests_deeper_than

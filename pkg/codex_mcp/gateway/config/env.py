@@ -17,7 +17,7 @@ INIT_TIMEOUT_ENV = "WRAPPER_INIT_TIMEOUT_MS"
 TOOLS_LIST_TIMEOUT_ENV = "WRAPPER_TOOLS_LIST_TIMEOUT_MS"
 STARTUP_BUDGET_ENV = "WRAPPER_STARTUP_BUDGET_MS"
 DEFAULT_TIMEOUT_MS = 4000
-#: Codex 0.171 gives a server 30 s (`startup_timeout_sec`) for initialize and tools/list;
+#: Codex gives a server 30 s (`startup_timeout_sec`) for initialize and tools/list;
 #: this leaves room for its spawn and our own start on a loaded machine.
 DEFAULT_STARTUP_BUDGET_MS = 20000
 #: Spawn plus handshake of one child, unless its `startup_timeout_sec` says otherwise.

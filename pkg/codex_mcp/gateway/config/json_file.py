@@ -98,14 +98,3 @@ def nests_deeper_than(value: Any, limit: int) -> bool:
         elif isinstance(item, list):
             stack.extend((child, depth + 1) for child in item)
     return False
-
-
-def json_kind(value: Any) -> str:
-    """What a JSON value is, for messages: 'a string', 'an object', 'null'..."""
-    if value is None:
-        return "null"
-    return next((name for kind, name in _KINDS if isinstance(value, kind)), "an object")
-
-
-#: bool first: a boolean is an int to isinstance.
-_KINDS = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "a list"))

@@ -14,20 +14,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from codex_mcp.lint.codex_model.names import sanitize as sanitize_name
+from codex_mcp.codex_compat.config import CODEX_SCHEMA_MAX_BYTES, RepairConfig, ToolSettings
+from codex_mcp.codex_compat.definition import json_kind
+from codex_mcp.codex_compat.names import sanitize as sanitize_name
 
-from .json_file import ConfigError, json_kind
+from .json_file import ConfigError
 from .model import (
-    CODEX_SCHEMA_MAX_BYTES,
     GatewayConfig,
     HttpTarget,
     OAuthConfig,
-    RepairConfig,
     RestartConfig,
     RestartPolicy,
     ServerConfig,
     StdioTarget,
-    ToolSettings,
 )
 
 SERVER_MAPS = ("mcpServers", "mcp_servers", "servers")
@@ -375,7 +374,7 @@ def _client_capabilities(fields: Fields) -> dict[str, Any] | None:
     key, value = found
     # Imported here: it names the core's capabilities, and the core is not needed to read a
     # config (the gateway starts its children before it imports the core: early.py).
-    from codex_mcp.lint.codex_model.client import RELAYED_CAPABILITIES
+    from codex_mcp.codex_compat.client import RELAYED_CAPABILITIES
 
     for name, declared in value.items():
         if name not in RELAYED_CAPABILITIES:

@@ -9,13 +9,13 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from codex_mcp.client.errors import McpClientError
+from codex_mcp.codex_compat.repair import normalize_result
 from codex_mcp.core.calls import CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
-from codex_mcp.lint.repair import normalize_result
 
 from ..children.channel import TASK_REQUEST_TIMEOUT
 from ..children.child import Child

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from codex_mcp.codex_compat.repair import normalize_result
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
@@ -31,7 +32,6 @@ from codex_mcp.core.peer import MethodEntry
 from codex_mcp.core.provider import UnknownTool, require_str
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.versions import V2025_11_25
-from codex_mcp.lint.repair import normalize_result
 from codex_mcp.policy.provider import permit_call
 
 from ..children.channel import TASK_REQUEST_TIMEOUT

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # Codex's own rules (characters, hash suffix), so our names are ones it keeps as they are.
-from codex_mcp.lint.codex_model.names import hash_suffix, sanitize
+from codex_mcp.codex_compat.names import hash_suffix, sanitize
 
 SEPARATOR = "__"
 sanitize_name = sanitize

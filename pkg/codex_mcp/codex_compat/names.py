@@ -1,5 +1,5 @@
-"""The names Codex 0.171 gives MCP tools, `mcp__<server>` + tool (specs/gateway.md, "What
-Codex 0.171 does to MCP tools": Namespaces to Duplicates)."""
+"""The names Codex gives MCP tools, `mcp__<server>` + tool (specs/gateway.md, "What Codex
+does to MCP tools": Namespaces to Duplicates)."""
 
 from __future__ import annotations
 

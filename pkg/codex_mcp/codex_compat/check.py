@@ -1,4 +1,4 @@
-"""What Codex 0.171 would do to each tool a server listed (raw JSON), each finding citing its
+"""What Codex would do to each tool a server listed (raw JSON), each finding citing its
 Codex source. Pure: connecting to servers is cli.py's job."""
 
 from __future__ import annotations
@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from codex_mcp.gateway.config.model import CODEX_SCHEMA_MAX_BYTES
-
-from .codex_model.definition import definition_problems
-from .codex_model.names import CodexName, codex_names
-from .codex_model.policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
-from .codex_model.schema import codex_parameters
+from .config import CODEX_SCHEMA_MAX_BYTES
+from .definition import definition_problems
+from .names import CodexName, codex_names
+from .policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
+from .schema import codex_parameters
 
 Severity = Literal["lost", "warn", "info"]
 Status = Literal["kept", "changed", "dropped", "lost with its server"]

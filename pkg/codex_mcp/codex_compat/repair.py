@@ -7,21 +7,13 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from codex_mcp.gateway.config.model import RepairConfig, ToolSettings
-
+from .config import RepairConfig, ToolSettings
+from .definition import ANNOTATION_FIELDS, ANNOTATION_HINTS
 from .repair_schema import Change, repair_input_schema, stringify
 
 #: Fields of servers written in the style of the Rust codex-mcp crate (serde snake_case).
 DEFINITION_FIELDS = {"input_schema": "inputSchema", "output_schema": "outputSchema"}
-ANNOTATION_FIELDS = {
-    "read_only_hint": "readOnlyHint",
-    "destructive_hint": "destructiveHint",
-    "idempotent_hint": "idempotentHint",
-    "open_world_hint": "openWorldHint",
-}
 RESULT_FIELDS = {"is_error": "isError", "structured_content": "structuredContent"}
-#: The annotation hints, camelCase (booleans in a definition Codex can read).
-ANNOTATION_HINTS = tuple(ANNOTATION_FIELDS.values())
 
 
 @dataclass

@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from codex_mcp.gateway.config.model import RepairConfig
-
-from .codex_model.schema import NUMERIC_HINTS, codex_parameters
+from .config import RepairConfig
+from .schema import NUMERIC_HINTS, codex_parameters
 
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")

@@ -1,5 +1,5 @@
-"""How Codex 0.171 turns an MCP tool's `inputSchema` into the model's `parameters`
-(specs/gateway.md, "What Codex 0.171 does to MCP tools": Schemas, Compaction)."""
+"""How Codex turns an MCP tool's `inputSchema` into the model's `parameters`
+(specs/gateway.md, "What Codex does to MCP tools": Schemas, Compaction)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from codex_mcp.gateway.config.model import CODEX_SCHEMA_MAX_BYTES
+from .config import CODEX_SCHEMA_MAX_BYTES
 
 _PRIMITIVES = ("string", "number", "boolean", "integer", "object", "array", "null")
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")

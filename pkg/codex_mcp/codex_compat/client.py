@@ -1,4 +1,4 @@
-"""What Codex 0.171 declares to an MCP server in its `initialize` (specs/gateway.md,
+"""What Codex declares to an MCP server in its `initialize` (specs/gateway.md,
 "Relaying": Requests to the client)."""
 
 from __future__ import annotations

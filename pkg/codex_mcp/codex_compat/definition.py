@@ -1,13 +1,19 @@
-"""Tool definitions Codex 0.171 cannot read, which cost the whole server (specs/gateway.md,
-"What Codex 0.171 does to MCP tools": Unreadable definitions)."""
+"""Tool definitions Codex cannot read, which cost the whole server (specs/gateway.md, "What
+Codex does to MCP tools": Unreadable definitions)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from codex_mcp.gateway.config.json_file import json_kind
-
-from ..repair import ANNOTATION_HINTS
+#: The annotation hints, snake case (the Rust codex-mcp crate's serde) -> camelCase.
+ANNOTATION_FIELDS = {
+    "read_only_hint": "readOnlyHint",
+    "destructive_hint": "destructiveHint",
+    "idempotent_hint": "idempotentHint",
+    "open_world_hint": "openWorldHint",
+}
+#: The annotation hints, camelCase (booleans in a definition Codex can read).
+ANNOTATION_HINTS = tuple(ANNOTATION_FIELDS.values())
 
 
 def definition_problems(tool: Any) -> list[str]:
@@ -48,3 +54,14 @@ def definition_problems(tool: Any) -> list[str]:
     ):
         problems.append('"icons" must be a list of objects with a "src" string')
     return problems
+
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for messages: 'a string', 'an object', 'null'..."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in _KINDS if isinstance(value, kind)), "an object")
+
+
+#: bool first: a boolean is an int to isinstance.
+_KINDS = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"), (list, "a list"))
