@@ -143,18 +143,23 @@ class GatewayProvider(Provider, RelayHooks):
     # -- lifetime --------------------------------------------------------------
     @property
     def features(self) -> frozenset[str]:
-        """What the children offer; a child not up yet (or waiting for a login, or
-        per-session) may offer anything once it is."""
+        """What the children offer: as each that is up declares, and each not up yet (or
+        waiting for a login) declared when it was last up, in this gateway or the one that
+        kept its listing; one never seen, or a per-session one, may offer anything."""
         optional = ("resources", "prompts", "completions")
-        skills = relay_skills.features(self.shared)
-        if self.per_session.servers or any(
-            c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
-            for c in self.shared
-        ):
+        offers = []
+        for child in self.shared:
+            offer = child.connection.capabilities if child.connection is not None else None
+            if offer is None and child.state in ("idle", "starting", NEEDS_LOGIN):
+                offer = child.last_offer
+                if offer is None or self.per_session.servers:
+                    return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
+            if offer is not None:
+                offers.append(offer)
+        if self.per_session.servers:
             return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
-        up = [c.connection.capabilities for c in self.shared if c.connection is not None]
-        offered = (k for k in optional if any(k in offer for offer in up))
-        return frozenset(("tools", *offered, *skills))
+        offered = (k for k in optional if any(k in offer for offer in offers))
+        return frozenset(("tools", *offered, *relay_skills.features(offers)))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:

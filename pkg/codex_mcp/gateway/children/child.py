@@ -149,8 +149,11 @@ class Child:
         self._open_transport = open_transport
         #: The last good tool listing kept on disk (raw, and prepared): served while the
         #: child has not listed yet in this gateway (it starts, or is not started yet).
-        self._cached_raw = cache.load(server, capabilities) if cache is not None else None
+        kept = cache.load(server, capabilities) if cache is not None else None
+        self._cached_raw = kept.tools if kept is not None else None
         self.cached_tools = prepare_tools(server, self._cached_raw or [])
+        #: What it declared when it was last up (or when its kept listing was made).
+        self.last_offer = self._saved_offer = kept.capabilities if kept is not None else None
         #: Has it been up since the gateway started?
         self.was_up = False
         #: The child's resource URI as the fronts know it (relay/calls.py rewrites the links
@@ -449,6 +452,7 @@ class Child:
     async def _serve(self, connection: Connection) -> int | None:
         """Up until it dies (or we stop it); returns its exit code when known."""
         self.connection = connection
+        self.last_offer = connection.capabilities
         self._go("up")
         self.was_up = True
         self.up_since = time.monotonic()
@@ -605,8 +609,11 @@ class Child:
             self._served_tools(self.tools)
             replaced = bool(self.cached_tools) and self.cached_tools != self.tools
             if good:
-                if self.cache is not None and items != self._cached_raw:
-                    self.cache.save(self.server, self.client_capabilities, items)
+                offered = connection.capabilities
+                kept_changed = items != self._cached_raw or offered != self._saved_offer
+                if self.cache is not None and kept_changed:
+                    self.cache.save(self.server, self.client_capabilities, items, offered)
+                    self._saved_offer = offered
                 self._cached_raw, self.cached_tools = items, self.tools
         # Catalogs are rebuilt either way; clients hear of it when they saw the old listing
         # (or listed without it).

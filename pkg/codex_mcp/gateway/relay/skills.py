@@ -37,18 +37,23 @@ MAX_PAGES = 100
 def skills_settings(child: Child) -> JsonObject | None:
     """The Skills extension settings a child that is up declares, or None."""
     connection = child.connection
-    extensions = connection.capabilities.get("extensions") if connection is not None else None
+    return _settings(connection.capabilities) if connection is not None else None
+
+
+def _settings(capabilities: JsonObject) -> JsonObject | None:
+    extensions = capabilities.get("extensions")
     settings = extensions.get(SKILLS_EXTENSION) if isinstance(extensions, dict) else None
     return settings if isinstance(settings, dict) else None
 
 
-#: What a gateway declares while a child may still offer skills (not up yet): all of it.
+#: What a gateway declares while a child may still offer skills (not known yet): all of it.
 ALL_FEATURES = ("skills", "directories")
 
 
-def features(children: Sequence[Child]) -> tuple[str, ...]:
-    """ "skills" when a child that is up serves skills, "directories" when one reads them."""
-    declared = [settings for c in children if (settings := skills_settings(c)) is not None]
+def features(offers: Sequence[JsonObject]) -> tuple[str, ...]:
+    """ "skills" when a child (by what it declares) serves skills, "directories" when one
+    reads them."""
+    declared = [settings for offer in offers if (settings := _settings(offer)) is not None]
     found: tuple[str, ...] = ("skills",) if declared else ()
     if any(settings.get("directoryRead") is True for settings in declared):
         found += ("directories",)
