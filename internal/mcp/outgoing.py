@@ -191,7 +191,7 @@ class Requester:
             request_id, params = self._prepare(params, options)
             related = options.related_request_id
         self._outgoing[request_id] = waiter
-        message = {"jsonrpc": "2.0", "id": request_id, "method": waiter.method}
+        message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": waiter.method}
         if params is not None:  # jsonrpc.request, inline: a relay's every call comes here
             message["params"] = params
         try:

@@ -31,6 +31,7 @@ from .gateway_helpers import (
 )
 
 MODERN = "2026-07-28"
+SKILLS = "io.modelcontextprotocol/skills"
 SDK_EVERYTHING = [PY, str(SERVERS / "sdk_everything.py")]
 ROOTS = [{"uri": "file:///work", "name": "work"}]
 LIST_ROOTS = "test_input_required_result_list_roots"
@@ -149,3 +150,19 @@ async def test_a_legacy_only_child_behind_a_2026_front_leaves_stderr_clean(
             assert "hi" in echoed.text, echoed.text
     said = [line for line in lines.lines if " codex_mcp." in line]
     assert not said, said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_skills_are_declared_only_when_a_child_serves_them(tmp_path: Path, mode: str) -> None:
+    """A child that serves no skills, up, or `lazy` and known from its kept listing: no
+    skills extension is declared, to either revision (a 2026-07-28 front's discover once
+    declared it while the child was starting)."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    config = write_config(tmp_path, {"plain": stdio(BROKEN, "--tools", "echo")})
+    async with gateway(config, mode=mode, env=env) as client:
+        assert SKILLS not in client.server_capabilities.get("extensions", {})
+        await client.list_tools()
+    config = write_config(tmp_path, {"plain": stdio(BROKEN, "--tools", "echo", lazy=True)})
+    async with gateway(config, mode=mode, env=env) as client:
+        assert SKILLS not in client.server_capabilities.get("extensions", {})
