@@ -393,6 +393,15 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         SECURITY,
         metavar="HOSTS",
     )
+    auth_failures_per_minute: int = setting(
+        10,
+        "Wrong credentials (bearer tokens, OAuth tokens, logins) a client address may send "
+        "a minute; past it, 429 with Retry-After and no verdict, the right one included. "
+        "Behind a proxy every client shares its address.",
+        SECURITY,
+        metavar="N",
+        ge=1,
+    )
     public_readyz: bool = setting(
         False,
         "Answer /readyz without the bearer token, for a readiness probe that cannot "

@@ -187,6 +187,10 @@ def oauth_server(
         STATIC,
         "--audit-log",
         str(audit_file),
+        # Wrong tokens on every entry from one address, on purpose: the bound they would
+        # reach is tests/http/test_hostile_guessing.py's to show.
+        "--auth-failures-per-minute",
+        "10000",
     )
     yield server
     server.stop()

@@ -80,11 +80,12 @@ def test_plain_families_match_prometheus_clients_own() -> None:
         mine_live.get(era).dec()
         ended.labels(era, "expired").inc()
         mine_ended.get(era, "expired").inc()
-    refused.labels("401").inc(2)
-    mine_refused.get("401").inc(2)
+    refused.labels("401", "no_credential").inc(2)
+    mine_refused.get("401", "no_credential").inc(2)
     for status in range(MAX_LABELS + 3):  # past the bound: "other"
-        mine_refused.get(str(status)).inc()
-        refused.labels(str(status) if status < MAX_LABELS - 1 else "other").inc()
+        mine_refused.get(str(status), "busy").inc()
+        shown = (str(status), "busy") if status < MAX_LABELS - 1 else ("other", "other")
+        refused.labels(*shown).inc()
     assert samples(ours) == samples(theirs)
     created = {
         s.name

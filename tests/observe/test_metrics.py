@@ -59,7 +59,8 @@ async def test_http_metrics_count_calls_sessions_and_refusals(tmp_path: Path) ->
             assert value(samples, "codex_mcp_requests_in_flight") == 0
             assert value(samples, "codex_mcp_sessions_created_total", era="session") == 1
             assert value(samples, "codex_mcp_sessions_live", era="session") == 1
-            assert value(samples, "codex_mcp_http_refused_total", status="401") == 1
+            refused = {"status": "401", "reason": "no_credential"}
+            assert value(samples, "codex_mcp_http_refused_total", **refused) == 1
 
             async with http.delete(server.url, headers=session) as deleted:
                 assert deleted.status in (200, 204)

@@ -184,9 +184,6 @@ class SharedCalls(LocalCalls):
         super().__init__()
         from prometheus_client import Gauge
 
-        # metrics.py before any metric: it sets prometheus_client's multiprocess values up.
-        from . import metrics  # noqa: F401
-
         self.directory = Path(directory)
         self._in_flight = Gauge(*IN_FLIGHT, multiprocess_mode="livesum")
         #: The requests counted when last written (nothing new: nothing to write).

@@ -15,7 +15,6 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
-    values,
 )
 from prometheus_client.registry import Collector
 
@@ -25,26 +24,6 @@ from .workers import MULTIPROC_ENV
 
 __all__ = ["BUCKETS", "MAX_LABELS", "OTHER", "Labels", "exposition", "shared"]
 
-
-class _ThisProcess:
-    """This process's id, read once and again only after a fork. prometheus_client's
-    multiprocess values (one file per process, under --workers) ask for it on every
-    update, to notice a fork: with the default, os.getpid, that is a system call per
-    update, five per request."""
-
-    def __init__(self) -> None:
-        self.pid = os.getpid()
-        os.register_at_fork(after_in_child=self._forked)
-
-    def _forked(self) -> None:
-        self.pid = os.getpid()
-
-    def __call__(self) -> int:
-        return self.pid
-
-
-if os.environ.get(MULTIPROC_ENV):  # before any metric below is made: they take this class
-    values.ValueClass = values.MultiProcessValue(_ThisProcess())  # type: ignore[no-untyped-call]
 
 SSE_STREAMS = Gauge("codex_mcp_sse_streams", "SSE streams open now.", multiprocess_mode="livesum")
 SSE_EVENTS_QUEUED = Gauge(

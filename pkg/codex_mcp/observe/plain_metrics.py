@@ -44,7 +44,10 @@ SESSIONS_ENDED: Final = Declared(
     "counter",
 )
 REFUSED: Final = Declared(
-    "codex_mcp_http_refused", "HTTP requests refused, by status code.", ("status",), "counter"
+    "codex_mcp_http_refused",
+    "HTTP requests refused, by status code and reason.",
+    ("status", "reason"),
+    "counter",
 )
 
 

@@ -21,6 +21,31 @@ if TYPE_CHECKING:
 log = logging.getLogger("codex_mcp.http.refused")
 
 REFUSED = frozenset({401, 403, 404, 413, 415, 429, 503})
+#: The refusals metric's reasons: what the refusing code named (transports/http/errors.py,
+#: `refusal`), else what its status means; anything else is "other" (a bounded label).
+REASONS = frozenset(
+    {
+        "no_credential",  # 401: no bearer token
+        "wrong_credential",  # 401: a token (or login) not accepted
+        "guessing",  # 429: too many wrong credentials from the address (guessing.py)
+        "scope",  # 403: a token without a scope the request needs
+        "host",  # 403: a Host that is not allowed (DNS rebinding)
+        "origin",  # 403: an Origin that is not allowed
+        "issuer_unreachable",  # 503: the OAuth issuer's keys cannot be had
+        "session",  # 404: no such session
+        "too_large",  # 413
+        "content_type",  # 415
+        "busy",  # 429: the session's calls fill its share
+        "unavailable",  # 503: the server is full, shutting down, or its store is down
+    }
+)
+_BY_STATUS = {
+    404: "session",
+    413: "too_large",
+    415: "content_type",
+    429: "busy",
+    503: "unavailable",
+}
 PROBES = ("/healthz", "/readyz")
 #: The code of the 404 that means "no such session" (transports/http/errors.py).
 SESSION_NOT_FOUND = -32001
@@ -36,12 +61,13 @@ class RefusalLog:
         self._suppressed = 0
         self._counts = plain_metrics.family(plain_metrics.REFUSED)
 
-    def note(self, request: web.Request, status: int, reason: str) -> None:
+    def note(self, request: web.Request, status: int, reason: str, kind: str) -> None:
+        """Log, count (by status and `kind`, one of REASONS) and audit a refusal."""
         # Everything here but the status came from outside (the path URL-decoded, a
         # reason that may quote a header): each goes through `printable`.
         client = printable(request.remote)
         method, path, reason = printable(request.method), printable(request.path), printable(reason)
-        self._counts.get(str(status)).inc()
+        self._counts.get(str(status), kind if kind in REASONS else "other").inc()
         if self.audit is not None:
             self.audit.refused(status, reason, client, method, path, _principal(request))
         now = time.monotonic()
@@ -76,7 +102,10 @@ class RefusalLog:
         if status == 404 and (error is None or error.get("code") != SESSION_NOT_FOUND):
             return  # an unknown path or method: not a refusal of a client we know
         reason = str(error.get("message")) if error is not None else (response.reason or "")
-        self.note(request, status, reason)
+        from ..transports.http.errors import REFUSAL_REASON
+
+        kind = response.get(REFUSAL_REASON) or _BY_STATUS.get(status, "other")
+        self.note(request, status, reason, kind)
 
 
 def _error_of(response: web.StreamResponse) -> dict[str, Any] | None:

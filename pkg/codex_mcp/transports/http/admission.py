@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,7 @@ from aiohttp.typedefs import Handler
 from ...core.context import CALLER_SCOPES
 from ...policy.caller import CALLER_SUBJECT, caller_of_grant
 from .config import HttpConfig
+from .errors import REFUSAL_REASON, refusal
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
@@ -98,7 +98,8 @@ class Admission:
         if denied is not None:
             if login is not None and self._browser_at_status_page(request, denied):
                 challenge = denied.headers.get("WWW-Authenticate", "")
-                return login.form(401, "", {"WWW-Authenticate": challenge})
+                form = login.form(401, "", {"WWW-Authenticate": challenge})
+                return refusal(form, denied.get(REFUSAL_REASON, "no_credential"))
             return denied
         return await handler(request)
 
@@ -117,26 +118,30 @@ class Admission:
             return login.form(200)
         if request.method != "POST":
             return login.form(405, "Log in with the form.", {"Allow": "GET, HEAD, POST"})
-        # Host and Origin were checked above; a form POST from a browser always sends
-        # Origin, so its absence means no browser form of an allowed origin sent this.
-        if "Origin" not in request.headers:
-            return login.form(403, "Log in from this server's own form.")
-        address = request.remote or ""
-        now = time.monotonic()
-        if login.failures.locked(address, now):
-            return login.form(429, "Too many failed logins: wait a minute.", {"Retry-After": "60"})
-        token = await login.read_token(request)
-        if isinstance(token, web.Response):
-            return token
-        credential, grant, denied = await self.guard.admit_token(token)
+        # Host and Origin were checked above; a browser's form POST always sends Origin,
+        # and only this server's own page (or an allowed origin's) has our form to send.
+        if not self.guard.is_own_origin(request):
+            return refusal(login.form(403, "Log in from this server's own form."), "origin")
+        # The attempt is taken before the body is read: logins sent together, their
+        # bodies held back, get no more verdicts than logins sent one by one.
+        attempt = self.guard.guessing.attempt(request.remote)
+        if attempt.wait:
+            said = f"Too many failed logins from here: try again in {attempt.wait} s."
+            locked = login.form(429, said, {"Retry-After": str(attempt.wait)})
+            return refusal(locked, "guessing")
+        with attempt:
+            token = await login.read_token(request)
+            if isinstance(token, web.Response):
+                return token
+            credential, grant, denied = await self.guard.admit_token(token, attempt)
         if denied is not None or credential is None:
             if denied is not None and denied.status == 503:  # the issuer's keys, not the token
                 return login.form(503, "Tokens cannot be checked now: try again shortly.")
-            login.failures.failed(address, now)
-            return login.form(401, "That token was not accepted.")
+            return refusal(login.form(401, "That token was not accepted."), "wrong_credential")
         missing = self._operator_scopes_missing(grant)
         if missing:
-            return login.form(403, f"That token lacks the scope: {' '.join(sorted(missing))}.")
+            said = f"That token lacks the scope: {' '.join(sorted(missing))}."
+            return refusal(login.form(403, said), "scope")
         return login.logged_in(credential, grant, secure=self.guard.is_https(request))
 
     async def _credential(self, request: web.Request) -> web.Response | None:

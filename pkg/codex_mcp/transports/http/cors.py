@@ -9,7 +9,7 @@ from typing import Final
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from .errors import error_response
+from .errors import error_response, refusal
 from .security import Guard
 
 ALLOW_METHODS: Final = "GET, POST, DELETE"
@@ -46,7 +46,8 @@ class Cors:
         origin = self.listed(request)
         if origin is None:
             shown = request.headers.get("Origin")
-            return error_response(403, f"Origin {shown!r} is not allowed to call this server")
+            message = f"Origin {shown!r} is not allowed to call this server"
+            return refusal(error_response(403, message), "origin")
         headers = {
             "Access-Control-Allow-Methods": ALLOW_METHODS,
             "Access-Control-Max-Age": PREFLIGHT_MAX_AGE,

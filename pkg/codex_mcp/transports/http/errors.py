@@ -19,6 +19,9 @@ SESSION_NOT_FOUND: Final = -32001
 
 #: Seconds a client is asked to wait before retrying a refused request.
 RETRY_AFTER_SECONDS: Final = 1
+#: Why a refusal was answered, one of observe/refusals.py's REASONS (its metric's label);
+#: a refusal without one is named by its status.
+REFUSAL_REASON: Final = web.ResponseKey("codex_mcp_refusal_reason", str)
 
 
 def error_body(message: str, code: int = INVALID_REQUEST, request_id: Any = None) -> bytes:
@@ -41,6 +44,12 @@ def error_response(
         content_type="application/json",
         headers=headers,
     )
+
+
+def refusal(response: web.Response, reason: str) -> web.Response:
+    """`response`, named for the refusals metric."""
+    response[REFUSAL_REASON] = reason
+    return response
 
 
 def busy_response(

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from ...exposure import checked_url, parse_tool_scopes
 from .config import HttpConfig
-from .errors import TokenRefused, error_response
+from .errors import TokenRefused, error_response, refusal
 
 if TYPE_CHECKING:
     from .issuer_keys import IssuerKeys
@@ -175,13 +175,15 @@ class ResourceServer:
         self, message: str, status: int = 401, token_given: bool = True
     ) -> web.Response:
         if status != 401:  # the issuer is unreachable: not the client's fault
-            return error_response(status, message, headers={"Retry-After": "5"})
+            unreachable = error_response(status, message, headers={"Retry-After": "5"})
+            return refusal(unreachable, "issuer_unreachable")
         challenge = f'Bearer resource_metadata="{self.metadata_url}"'
         if self.scopes:
             challenge += f', scope="{" ".join(sorted(self.scopes))}"'
         if token_given:
             challenge += f', error="invalid_token", error_description="{_quoted(message)}"'
-        return error_response(401, message, headers={"WWW-Authenticate": challenge})
+        response = error_response(401, message, headers={"WWW-Authenticate": challenge})
+        return refusal(response, "wrong_credential" if token_given else "no_credential")
 
     def insufficient_scope(
         self, grant: Grant, missing: frozenset[str], request_id: Any = None
@@ -194,9 +196,10 @@ class ResourceServer:
             f'Bearer error="insufficient_scope", scope="{wanted}", '
             f'resource_metadata="{self.metadata_url}", error_description="{message}"'
         )
-        return error_response(
+        response = error_response(
             403, message, request_id=request_id, headers={"WWW-Authenticate": challenge}
         )
+        return refusal(response, "scope")
 
 
 RESOURCE_SERVER_KEY: Final = web.AppKey("oauth_resource_server", ResourceServer)

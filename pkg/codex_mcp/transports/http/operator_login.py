@@ -8,7 +8,6 @@ import hmac
 import html
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Final
 from urllib.parse import parse_qs
@@ -21,13 +20,6 @@ from .oauth import Grant
 COOKIE: Final = "codex_mcp_operator"
 #: How long a login lasts (an OAuth login: no longer than its token).
 LOGIN_SECONDS: Final = 8 * 3600
-#: Failed logins allowed per client address, and in all, per window; then 429 for every
-#: login (the right token included, or the lock would say which guess was right).
-FAILURES_PER_ADDRESS: Final = 5
-FAILURES_IN_ALL: Final = 60
-FAILURE_WINDOW_SECONDS: Final = 60.0
-#: Client addresses remembered for the bound (the oldest forgotten first).
-TRACKED_ADDRESSES: Final = 1024
 #: A login form's body: a token (a JWT is a few KB at most) and its field name.
 LOGIN_BODY_BYTES: Final = 16 * 1024
 _COOKIE_CHARS: Final = 256
@@ -51,31 +43,6 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-class FailedLogins:
-    """Failed logins in the last window, per client address and in all (bounded)."""
-
-    def __init__(self) -> None:
-        self._by_address: OrderedDict[str, list[float]] = OrderedDict()
-        self._all: list[float] = []
-
-    @staticmethod
-    def _recent(times: list[float], now: float) -> list[float]:
-        return [t for t in times if now - t < FAILURE_WINDOW_SECONDS]
-
-    def locked(self, address: str, now: float) -> bool:
-        self._all = self._recent(self._all, now)
-        mine = self._recent(self._by_address.get(address, []), now)
-        return len(mine) >= FAILURES_PER_ADDRESS or len(self._all) >= FAILURES_IN_ALL
-
-    def failed(self, address: str, now: float) -> None:
-        self._all.append(now)
-        mine = self._recent(self._by_address.pop(address, []), now)
-        mine.append(now)
-        self._by_address[address] = mine
-        while len(self._by_address) > TRACKED_ADDRESSES:
-            self._by_address.popitem(last=False)
-
-
 class OperatorLogin:
     def __init__(self, prefix: str, secret: bytes | None, static_fingerprints: Iterable[str]):
         self.path = f"{prefix}/login"
@@ -86,7 +53,6 @@ class OperatorLogin:
             secret or secrets.token_bytes(32), b"codex-mcp operator cookie v1", "sha256"
         )
         self._static = frozenset(self._bind(f) for f in static_fingerprints)
-        self.failures = FailedLogins()
 
     def _bind(self, fingerprint: str) -> str:
         return _b64(hmac.digest(self._key, b"bound\n" + fingerprint.encode(), "sha256")[:18])

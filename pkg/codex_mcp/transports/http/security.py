@@ -14,7 +14,8 @@ from yarl import URL
 
 from ...loopback import is_loopback_host
 from .config import HttpConfig
-from .errors import TokenRefused, error_response
+from .errors import TokenRefused, error_response, refusal
+from .guessing import Attempt, GuessingLimit, locked_out
 from .oauth import Grant, ResourceServer
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -111,6 +112,8 @@ class Guard:
         self.oauth = ResourceServer(config) if config.oauth_issuer else None
         #: Origins whose pages may call us (cors.py): their Origin passes here too.
         self.cors_origins = {o.strip().lower().rstrip("/") for o in config.cors_origin}
+        #: Wrong credentials per client address (the TCP peer's: request.remote).
+        self.guessing = GuessingLimit(config.auth_failures_per_minute)
 
     def trusted_forward(self, request: web.Request) -> Host | None:
         """The X-Forwarded-Host of a request, when it names a host on forwarded_hosts."""
@@ -164,11 +167,11 @@ class Guard:
         if host is None:
             return error_response(400, f"Bad Request: malformed {what} {value!r}")
         if not _allowed(host, self.allowed_hosts):
-            return error_response(
-                403,
+            message = (
                 f"{what[0].upper()}{what[1:]} {value!r} is not allowed (set allowed_hosts, "
-                "or forwarded_hosts behind a proxy)",
+                "or forwarded_hosts behind a proxy)"
             )
+            return refusal(error_response(403, message), "host")
         return None
 
     def _check_origin(self, origin: str, forwarded: Host | None) -> web.Response | None:
@@ -186,7 +189,24 @@ class Guard:
                 return None
             if forwarded is not None and host.name == forwarded.name:
                 return None
-        return error_response(403, f"Origin {origin!r} is not allowed")
+        return refusal(error_response(403, f"Origin {origin!r} is not allowed"), "origin")
+
+    def is_own_origin(self, request: web.Request) -> bool:
+        """Is the request's Origin this server's own as the client reached it (the scheme's
+        host and port that its Host names, or a trusted proxy's X-Forwarded-Host), or one
+        listed in allowed_origins? Any other loopback origin is another site's page."""
+        origin = request.headers.get("Origin", "").strip().lower().rstrip("/")
+        if origin in self.allowed_origins:
+            return True
+        match = _ORIGIN.fullmatch(origin)
+        if match is None or match[1] not in ("http", "https"):
+            return False
+        theirs = parse_host(match[2])
+        ours = self.trusted_forward(request) or parse_host(request.headers.get("Host", ""))
+        if theirs is None or ours is None:
+            return False
+        default = 443 if match[1] == "https" else 80
+        return theirs.name == ours.name and (theirs.port or default) == (ours.port or default)
 
     async def credential(
         self, request: web.Request
@@ -194,34 +214,60 @@ class Guard:
         """(the credential's fingerprint, or None without auth; an OAuth token's grant, whose
         scopes admission.py judges; an error response or None). A static token's
         fingerprint is its SHA-256; an OAuth token's is its issuer and subject's
-        (oauth.Grant.principal)."""
+        (oauth.Grant.principal). A wrong token counts against the client's address
+        (guessing.py); sending none is no guess."""
         if not self._token_digests and self.oauth is None:
             return None, None, None
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             if self.oauth is not None:
                 denied = self.oauth.unauthorized("missing bearer token", token_given=False)
                 return None, None, denied
             return None, None, _unauthorized("missing bearer token", error=None)
-        return await self.admit_token(token.strip())
+        guessing = self.guessing
+        # A locked address is answered before its token is looked at, so that neither the
+        # answer nor its time tells a right token from a wrong one.
+        wait = 0 if guessing.quiet else guessing.wait(request.remote)
+        if wait:
+            return None, None, locked_out(wait)
+        if self._token_digests:
+            fingerprint = self._static(token)
+            if fingerprint is not None:  # compared at once: no attempt needs holding
+                return fingerprint, None, None
+        return await self.admit_token(token, guessing.attempt(request.remote))
 
-    async def admit_token(self, token: str) -> tuple[str | None, Grant | None, web.Response | None]:
-        """`credential` for a token given otherwise (the operator's login form)."""
+    async def admit_token(
+        self, token: str, attempt: Attempt
+    ) -> tuple[str | None, Grant | None, web.Response | None]:
+        """`credential` for a token (from the header, or the operator's login form), on an
+        attempt taken before it is compared: a locked address gets 429 and no verdict."""
+        if attempt.wait:
+            return None, None, attempt.refused()
+        with attempt:
+            fingerprint = self._static(token)
+            if fingerprint is not None:
+                return fingerprint, None, None
+            if self.oauth is None:
+                attempt.failed()
+                return None, None, _unauthorized("invalid bearer token", error="invalid_token")
+            try:
+                grant = await self.oauth.authenticate(token)
+            except TokenRefused as refused:
+                if refused.status == 401:  # 503: the issuer's keys, not the token
+                    attempt.failed()
+                return None, None, self.oauth.unauthorized(str(refused), refused.status)
+            return grant.principal, grant, None
+
+    def _static(self, token: str) -> str | None:
+        """The fingerprint of a configured static token, compared in constant time."""
         # Header bytes that are not UTF-8 arrive as surrogate escapes: hash them as sent.
         digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
         matched = False
         for known in self._token_digests:
             matched |= hmac.compare_digest(digest, known)  # no early exit: constant time
-        if matched:
-            return digest.hex(), None, None
-        if self.oauth is None:
-            return None, None, _unauthorized("invalid bearer token", error="invalid_token")
-        try:
-            grant = await self.oauth.authenticate(token)
-        except TokenRefused as refused:
-            return None, None, self.oauth.unauthorized(str(refused), refused.status)
-        return grant.principal, grant, None
+        return digest.hex() if matched else None
 
     @property
     def static_fingerprints(self) -> list[str]:
@@ -241,4 +287,5 @@ def _unauthorized(message: str, error: str | None) -> web.Response:
     challenge = 'Bearer realm="codex-mcp"'
     if error:
         challenge += f', error="{error}", error_description="{message}"'
-    return error_response(401, message, headers={"WWW-Authenticate": challenge})
+    response = error_response(401, message, headers={"WWW-Authenticate": challenge})
+    return refusal(response, "wrong_credential" if error else "no_credential")
