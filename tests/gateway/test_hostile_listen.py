@@ -78,7 +78,7 @@ def held(core: Any, name: str) -> dict[str, int]:
     """What a 2026-07-28 front's listens hold on child `name`: on the connection its
     requests go to (the child's lane: these children speak both revisions)."""
     kid = child(core, name)
-    return core.provider.subscriptions.held(kid.lane or kid.connection)  # type: ignore[no-any-return]
+    return core.provider.subscriptions.held(kid.lane.connection or kid.connection)  # type: ignore[no-any-return]
 
 
 async def nothing_more(events: Subscription, seconds: float = 0.3) -> None:
@@ -213,9 +213,9 @@ async def test_a_listen_from_before_a_restart_does_not_release_a_newer_one(gatew
         before = client.listen(resource_uris=[outer("alpha")])
         await before.__aenter__()
         try:
-            first = child(core, "alpha").lane
+            first = child(core, "alpha").lane.connection
             await first.session.aclose()  # the connection breaks: the next listen reopens it
-            await until(lambda: child(core, "alpha").lane is not first)
+            await until(lambda: child(core, "alpha").lane.connection is not first)
             assert held(core, "alpha") == {}  # and forgot what it followed
             await client.list_resources()
             async with client.listen(resource_uris=[outer("alpha")]) as events:

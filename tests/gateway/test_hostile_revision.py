@@ -74,14 +74,14 @@ async def test_a_lane_that_dies_is_opened_again_and_stops_with_its_child(in_proc
     async with Client.memory(core, mode=MODERN) as modern, Client.memory(core) as legacy:
         assert (await modern.call_tool("dual__revision")).text == "stateless"
         assert (await legacy.call_tool("dual__revision")).text == "session"
-        first = child.lane
+        first = child.lane.connection
         assert first is not None
         await first.session.aclose()  # it dies: not opened again on its own
-        await until(lambda: child.lane is None)
+        await until(lambda: child.lane.connection is None)
         assert (await legacy.call_tool("dual__revision")).text == "session"
         assert (await modern.call_tool("dual__revision")).text == "stateless"
-        second = child.lane
+        second = child.lane.connection
         assert second is not None and second is not first and not second.session.closed
-        assert child.speaks_modern is True
+        assert child.lane.speaks is True
         await child.stop()
-        assert second.session.closed and child.lane is None
+        assert second.session.closed and child.lane.connection is None

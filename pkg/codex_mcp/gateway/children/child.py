@@ -29,6 +29,7 @@ from ..errors import NEEDS_LOGIN, cannot_run, login_command, one_line
 from ..logins import login_file
 from .connection import Connection, Handshake, OpenTransport, StartFailed, connect
 from .inflight import Callers, InFlight
+from .lane import Lane
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .states import Event, State, next_state
@@ -111,14 +112,10 @@ class Child:
         self.handshake: Handshake = (
             "discover" if owner is not None and owner.session is None else "initialize"
         )
-        #: Its second connection, spoken to in 2026-07-28 for 2026-07-28 fronts when it was
-        #: greeted with `initialize` (its "lane"), and whether it can have one (None: not
-        #: asked yet).
-        self._lane: Connection | None = None
-        self._lane_opening: asyncio.Future[Connection | None] | None = None
-        self._lane_closing: asyncio.Task[None] | None = None
-        self.speaks_modern: bool | None = None
         self.name = server.name
+        #: Its second connection, for its 2026-07-28 fronts when it was greeted with
+        #: `initialize` (lane.py).
+        self.lane = Lane(self.name, lambda: self._connect("discover-only"))
         self.host = host
         self.env = env
         self.watchdog = watchdog
@@ -259,7 +256,7 @@ class Child:
         connection, self.connection = self.connection, None
         if connection is not None:
             await connection.close()
-        await self._close_lane()
+        await self.lane.close()
         if self._supervisor is not None:
             await asyncio.gather(self._supervisor, return_exceptions=True)
         self._go("stop")
@@ -294,7 +291,7 @@ class Child:
     @property
     def _inflight(self) -> list[InFlight]:
         """The in-flight tables of its connections (its own, and its lane's)."""
-        return [c.session.inflight for c in (self.connection, self._lane) if c is not None]
+        return [c.session.inflight for c in (self.connection, self.lane.connection) if c]
 
     @property
     def _activity(self) -> int:
@@ -385,7 +382,7 @@ class Child:
 
         def on_closed(exc: Exception) -> None:
             if lane is not None:
-                self._lane_closed()
+                self.lane.closed()
             elif not closed.done():
                 closed.set_result(exc)
 
@@ -475,7 +472,7 @@ class Child:
         self.connection = None
         for task in list(self._fetches.values()):
             task.cancel()
-        await self._close_lane()
+        await self.lane.close()
         if self._stopping:
             return None
         # Still running when its connection broke: we cut it (or it closed its stdout).
@@ -644,15 +641,10 @@ class Child:
 
     # -- its revision for each front ----------------------------------------------
     @property
-    def lane(self) -> Connection | None:
-        """Its second connection, spoken to in 2026-07-28, while it has one."""
-        return self._lane
-
-    @property
     def may_open_lane(self) -> bool:
-        """Might a 2026-07-28 front be served in 2026-07-28 over a second connection (the
-        child was greeted with `initialize`, and is not known to refuse it)?"""
-        if self.speaks_modern is False or self.handshake != "initialize":
+        """Might a 2026-07-28 front be served in 2026-07-28 over its lane (it was greeted
+        with `initialize`, and is not known to refuse it)?"""
+        if self.lane.speaks is False or self.handshake != "initialize":
             return False
         connection = self.connection
         return connection is None or connection.session.stateless is None
@@ -660,9 +652,7 @@ class Child:
     async def connection_for(self, modern: bool) -> Connection | None:
         """Where a front request goes (the child started now if it is down; None when it
         does not come up in time): its connection, or for a 2026-07-28 (`modern`) front
-        and a child greeted with `initialize`, its lane, opened the first time (decision
-        68). A child that refuses `server/discover` there is asked in the legacy revision by
-        every front from then on; learning it is no failure, and is not logged as one."""
+        that `may_open_lane`, its lane."""
         if self.connection is None:
             self.start()
             if not await self.wait_up(self.startup_timeout):
@@ -670,49 +660,7 @@ class Child:
         connection = self.connection
         if connection is None or not modern or not self.may_open_lane:
             return connection
-        lane = self._lane
-        if lane is None or lane.session.closed:
-            opening = self._lane_opening
-            if opening is None:
-                opening = self._lane_opening = asyncio.ensure_future(self._open_lane(connection))
-            lane = await asyncio.shield(opening)
-        return lane if lane is not None and self.connection is connection else connection
-
-    async def _open_lane(self, connection: Connection) -> Connection | None:
-        await self._close_lane()  # one that died
-        try:
-            lane = await self._connect("discover-only")
-        except StartFailed as failure:
-            if self.speaks_modern is None:  # it never did: the legacy revision for all
-                self.speaks_modern = False
-                log.debug(
-                    "%s: does not answer server/discover (%s): its 2026-07-28 fronts are "
-                    "served in the legacy revision", self.name, failure.error["message"],
-                )  # fmt: skip
-            return None
-        finally:
-            self._lane_opening = None
-        if self.connection is not connection:  # stopped meanwhile: nothing to serve
-            await lane.close()
-            return None
-        self._lane, self.speaks_modern = lane, True
-        return lane
-
-    async def _close_lane(self) -> None:
-        lane, self._lane = self._lane, None
-        closing = self._lane_closing
-        if lane is not None:
-            await lane.close()
-        if closing is not None:
-            await closing
-
-    def _lane_closed(self) -> None:
-        """The lane died: closed now; the next 2026-07-28 request opens another."""
-        lane = self._lane
-        if lane is not None and lane.session.closed and self._lane_closing is None:
-            self._lane = None
-            self._lane_closing = asyncio.get_running_loop().create_task(lane.close())
-            self._lane_closing.add_done_callback(lambda _t: setattr(self, "_lane_closing", None))
+        return await self.lane.open(connection, lambda: self.connection)
 
 
 #: What the child sends that its host relays (a task's progress outlives its call).
