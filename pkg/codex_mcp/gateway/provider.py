@@ -580,7 +580,10 @@ class GatewayProvider(Provider, RelayHooks):
         await asyncio.gather(*(self._set_level(c, lvl, ctx) for c, lvl in targets))
 
     async def _set_level(self, child: Child, level: str, ctx: RequestContext) -> None:
-        if child.connection is None or "logging" not in child.connection.capabilities:
+        connection = child.connection  # one spoken to in 2026-07-28 is told in each request
+        if connection is None or connection.session.stateless is not None:
+            return
+        if "logging" not in connection.capabilities:
             return
         try:
             await relay.request(child, "logging/setLevel", {"level": level}, ctx)

@@ -130,6 +130,9 @@ class Connection:
         whatever it started in its process group."""
         pid = self.pid
         with contextlib.suppress(Exception):
+            # Ours: what is pending (the gateway's own listen on a 2026-07-28 child) fails
+            # with it, without the session's warning about failed requests.
+            self.session.close(ConnectionClosed("the gateway closed the connection"))
             await self.session.aclose()
         if pid is not None:
             kill_group(pid)

@@ -13,6 +13,7 @@ from codex_mcp.core.calls import PROGRESS, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonObject
+from codex_mcp.core.log_levels import LOG_LEVELS
 from codex_mcp.core.request_meta import TASKS_EXTENSION
 from codex_mcp.core.rounds import InputRequired
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
@@ -51,7 +52,6 @@ class FrontCall:
     modern = False
     has_tasks = False
     may_become_task = False
-    log_level: str | None = None
 
     def __init__(self, ctx: RequestContext) -> None:
         self.ctx = ctx
@@ -72,6 +72,12 @@ class FrontCall:
     @property
     def in_task(self) -> bool:
         return self.ctx.in_task
+
+    @property
+    def log_level(self) -> str | None:
+        """The level its session asked for (every level until it sets one): what a child
+        spoken to in 2026-07-28, which has no logging/setLevel, is told in each request."""
+        return LOG_LEVELS[self.ctx.session.log_threshold]
 
     def progress(self) -> ProgressCallback | None:
         """What relays a child's progress to this request, under its token (None: it asked
@@ -142,7 +148,7 @@ class ModernFront(FrontCall):
     ctx: StatelessContext
 
     @property
-    def log_level(self) -> str | None:  # type: ignore[override]
+    def log_level(self) -> str | None:
         return self.ctx.request_meta.log_level
 
     @property

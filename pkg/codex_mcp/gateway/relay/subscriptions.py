@@ -87,8 +87,9 @@ class _ChildListen:
         return wanted
 
     def _ended(self, task: asyncio.Task[JsonObject]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.info("%s: its subscriptions/listen ended: %s", self.name, task.exception())
+        error = None if task.cancelled() else task.exception()
+        if error is not None and not self.connection.session.closed:
+            log.info("%s: its subscriptions/listen ended: %s", self.name, error)
 
 
 class ResourceSubscriptions:
