@@ -11,7 +11,9 @@
   runtime.
 - client modules that once imported each other in a circle no longer do;
 - no two top-level packages of `codex_mcp` import each other at module level, and the model
-  of Codex (`codex_compat`) imports nothing of ours but the core.
+  of Codex (`codex_compat`) imports nothing of ours but the core;
+- the policy and observation import only the core (and session_logs) at module level and
+  never each other; doctor and scale-out import only their layers; none of them the CLI.
 """
 
 from __future__ import annotations
@@ -302,7 +304,7 @@ def test_client_modules_that_once_imported_each_other_do_not(one: str, other: st
 # (`codex_compat`) sits below lint, doctor, the gateway and the client, none of which it
 # imports. A function-level import is a deferred use (cli's commands), not a tie.
 #: Pairs still tied both ways, each to be cut by the work named (remove it then).
-STILL_TIED = {frozenset({"observe", "policy"}): "issue 38: the policy as an interceptor"}
+STILL_TIED: dict[frozenset[str], str] = {}
 
 
 def _module_level_imports(path: Path, package: str) -> set[str]:
@@ -357,3 +359,46 @@ def test_the_codex_model_imports_nothing_of_ours_but_the_core() -> None:
         for imported in _all_imports(path, _package_of(name, path)):
             if imported.startswith("codex_mcp."):
                 assert _top_package(imported) in ("core", "codex_compat"), f"{name}: {imported}"
+
+
+# -- the policy, observation, doctor and scale-out ---------------------------------------
+# What each may import at module level, by top-level package of codex_mcp (its own aside),
+# the policy and observation right above the core, beside each other; doctor a command over
+# the client, the gateway's configuration and the Codex model; scale-out on the transports
+# it shares sessions for. And the pairs that never import each other at all, not even in a
+# function: the policy and observation (they were a cycle), and these four and the CLI.
+MODULE_LEVEL = {
+    "policy": {"core", "session_logs"},
+    "observe": {"core", "session_logs"},
+    "doctor": {"client", "gateway", "lint", "codex_compat"},
+    "scale": {"core", "observe", "session_logs", "transports", "worker_process"},
+}
+NEVER = [
+    ("policy", "observe"),
+    ("observe", "policy"),
+    *((area, "cli") for area in MODULE_LEVEL),
+    *((area, "doctor") for area in ("policy", "observe", "scale")),
+]
+
+
+def _top(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] != "__version__" else ""
+
+
+@pytest.mark.parametrize("area", sorted(MODULE_LEVEL))
+def test_packages_import_only_their_layers_at_module_level(area: str) -> None:
+    modules = _modules(PKG / area, f"codex_mcp.{area}")
+    assert modules, f"no package {area}"
+    for name, path in modules.items():
+        imported = _module_level_imports(path, _package_of(name, path))
+        tops = {_top(i) for i in imported if i.startswith("codex_mcp.")}
+        bad = sorted(tops - MODULE_LEVEL[area] - {area, ""})
+        assert not bad, f"{name} imports {bad} at module level"
+
+
+@pytest.mark.parametrize(("area", "other"), NEVER)
+def test_packages_that_never_import_each_other(area: str, other: str) -> None:
+    for name, path in _modules(PKG / area, f"codex_mcp.{area}").items():
+        bad = sorted(i for i in _all_imports(path, _package_of(name, path)) if _top(i) == other)
+        assert not bad, f"{name} imports {bad}"

@@ -6,11 +6,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from .elicitation import checked_elicitation
 from .jsonrpc import JsonObject
 from .peer import CallOptions, Inbound
+from .versions import Revision
 
 if TYPE_CHECKING:
     from .session import ServerSession
@@ -27,6 +28,8 @@ class RequestContext(Inbound):
 
     __slots__ = ()
     peer: ServerSession
+    #: The era of this request: the context class says it (StatelessContext's is STATELESS).
+    revision: ClassVar[Revision] = Revision.LEGACY
 
     @property
     def session(self) -> ServerSession:
@@ -35,6 +38,14 @@ class RequestContext(Inbound):
     @property
     def client_capabilities(self) -> JsonObject:
         return self.session.client_capabilities
+
+    @property
+    def task_request(self) -> Any:
+        """2025-11-25: the `task` of a task-augmented tools/call, as sent (None: a plain
+        call, or another request). A 2026-07-28 call may become a task otherwise
+        (`can_create_task`)."""
+        params = self.params
+        return params.get("task") if params is not None and self.method == "tools/call" else None
 
     @property
     def caller_scopes(self) -> frozenset[str] | None:

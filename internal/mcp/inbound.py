@@ -24,6 +24,7 @@ class Inbound:
         "cancelled",
         "meta",
         "method",
+        "params",
         "peer",
         "related_request_id",
         "request_id",
@@ -37,11 +38,14 @@ class Inbound:
         method: str,
         meta: JsonObject | None,
         related_request_id: Hashable | None = None,
+        params: JsonObject | None = None,
     ) -> None:
         self.peer = peer
         self.request_id = request_id
         self.method = method
         self.meta = meta
+        #: The request's params as received (read them; never write them).
+        self.params = params
         #: Set when the peer cancels this request; a handler in a thread can poll it.
         self.cancelled = False
         #: What the answer comes from: the request's task, or the Deferred its handler

@@ -227,7 +227,7 @@ class JsonRpcPeer(Requester):
         else:
             handler = self.fallback
             context_class = self.context_class
-        ctx = context_class(self, request_id, method, meta, origin)
+        ctx = context_class(self, request_id, method, meta, origin, params)
         # A handler checks its params before returning its awaitable, so a bad call is
         # answered here without a task.
         try:

@@ -114,8 +114,11 @@ class Provider:
         """The `contents` list of a resources/read result."""
         raise ResourceNotFound(uri)
 
-    async def subscribe(self, uri: str, ctx: RequestContext) -> None:
-        """The session subscribed to `uri` (the core records it; a relay passes it on)."""
+    async def subscribe(self, uri: str, ctx: RequestContext) -> bool | None:
+        """The session subscribed to `uri` (the core records it; a relay passes it on).
+        False: keep nothing (answered as any subscribe is; no update reaches the session:
+        the policy's answer for a hidden URI)."""
+        return None
 
     async def unsubscribe(self, uri: str, ctx: RequestContext) -> None:
         """The session unsubscribed from `uri`."""

@@ -10,16 +10,18 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from .extensions import Extension, Served, overrides
 from .flow import Flow
 from .jsonrpc import JsonObject
 from .methods import DEFAULT_METHODS, direct
 from .methods.pagination import EncodedPages
-from .methods.stateless import STATELESS_ONLY, claim_stateless
-from .methods.stateless import dispatch as stateless_dispatch
-from .peer import MethodTable
+from .methods.stateless import STATELESS_ENTRY, STATELESS_ONLY, claim_for, claim_stateless
+from .peer import Claim, MethodEntry, MethodTable
 from .provider import Provider
+from .ready import Ready
 from .request_meta import TASKS_EXTENSION
 from .request_state import DEFAULT_TTL_SECONDS, RequestStateCodec, generate_key
 from .routing_headers import ParamHeader, param_headers
@@ -37,6 +39,7 @@ CacheScope = Literal["public", "private"]
 Lifespan = Callable[[], AbstractAsyncContextManager[Any]]
 
 log = logging.getLogger("codex_mcp.server")
+E = TypeVar("E", bound=Extension)
 
 
 class ServerCore:
@@ -80,12 +83,21 @@ class ServerCore:
             self.server_info.update(server_info_extra)
         self.instructions = instructions
         self.page_size = page_size
-        self.methods: MethodTable = {**DEFAULT_METHODS, **STATELESS_ONLY}
+        #: What extends this core (`extend`), and whether it is composed (it serves).
+        self._extensions: list[Extension] = []
+        self._composed = False
+        #: The extensions told of sessions opening and ending.
+        self._watchers: list[Extension] = []
+        #: The method table the sessions dispatch by (composed from the extensions).
+        self._methods: MethodTable = {**DEFAULT_METHODS, **STATELESS_ONLY}
+        #: Methods not in the table: direct tool calls (methods/direct.py).
         self.fallback_handler: Any = direct.direct_tool_call
         #: The 2026-07-28 era's requests, chosen per request (see methods/stateless.py).
-        self.stateless_claim = claim_stateless
+        self.stateless_claim: Claim = claim_stateless
         #: Serves every request of a stateless HTTP exchange (StatelessSession).
-        self.stateless_dispatch: Any = stateless_dispatch
+        self.stateless_entry: MethodEntry = STATELESS_ENTRY
+        #: The provider's operations as every method handler reaches them (extensions.py).
+        self.served = Served(provider, ())
         #: Cache hints of stateless lists, reads and discover (a resource may set its own).
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
@@ -124,11 +136,77 @@ class ServerCore:
         self._loop: asyncio.AbstractEventLoop | None = None
         provider.add_listener(self._on_provider_event)
 
+    # -- extensions (extensions.py) ----------------------------------------------
+    def extend(self, extension: Extension) -> None:
+        """Declare an extension; before the core serves (start, or its first session)."""
+        if self._composed:
+            raise RuntimeError(
+                f"{type(extension).__name__}: this server core is serving already; declare "
+                "its extensions before it starts or opens a session"
+            )
+        self._extensions.append(extension)
+
+    def extension(self, kind: type[E]) -> E | None:
+        """The extension of type `kind` declared on this core, if any."""
+        return next((e for e in self._extensions if isinstance(e, kind)), None)
+
+    @property
+    def methods(self) -> Mapping[str, MethodEntry]:
+        """The method table (read-only: methods come from extensions, `extend`)."""
+        return MappingProxyType(self._methods)
+
+    def compose(self) -> None:
+        """Build what the sessions dispatch by from the extensions, once (idempotent):
+        their methods, `initialize` with their answers and waits, every entry wrapped by
+        their `request`, then the operations folded (`refold`)."""
+        if self._composed:
+            return
+        self._composed = True
+        ordered = self._ordered()
+        table = dict(self._methods)
+        for extension in ordered:
+            for name, entry in extension.methods().items():
+                if name in table and name not in extension.replaces:
+                    raise ValueError(
+                        f"{type(extension).__name__} adds the method {name!r}, which this "
+                        "server serves already (declare it in `replaces` to take it over)"
+                    )
+                table[name] = entry
+        table["initialize"] = _initialize_entry(table["initialize"], ordered)
+        wrappers = [e for e in ordered if overrides(e, "request")]
+
+        def wrapped(entry: MethodEntry, method: str | None) -> MethodEntry:
+            for extension in wrappers:
+                entry = extension.request(method, entry)
+            return entry
+
+        if wrappers:
+            stateless = self.stateless_entry = wrapped(STATELESS_ENTRY, None)
+            self.stateless_claim = claim_for(stateless)
+            table = {
+                name: stateless if entry is STATELESS_ENTRY else wrapped(entry, name)
+                for name, entry in table.items()
+            }
+            self.fallback_handler = wrapped(MethodEntry(self.fallback_handler), None).handler
+        self._methods = table
+        hooks = ("session_opened", "session_ended", "stateless_opened")
+        self._watchers = [e for e in ordered if any(overrides(e, hook) for hook in hooks)]
+        self.refold()
+
+    def refold(self) -> None:
+        """Fold the extensions' operation interceptors around the provider again (one of them
+        now adds or drops one); the requests in flight keep the steps they started with."""
+        self.served = Served(self.provider, self._ordered() if self._composed else ())
+
+    def _ordered(self) -> list[Extension]:
+        return sorted(self._extensions, key=lambda extension: extension.stage)
+
     # -- lifespan --------------------------------------------------------------
     async def start(self) -> None:
-        """Enter the lifespan, then start the provider (idempotent). Transports call it
-        before serving."""
+        """Compose, enter the lifespan, then start the provider (idempotent). Transports
+        call it before serving."""
         self._loop = asyncio.get_running_loop()
+        self.compose()
         if not self._started:
             self._started = True
             if self.lifespan is not None:
@@ -156,6 +234,11 @@ class ServerCore:
             try:
                 await self.provider.stop()
             finally:
+                for extension in self._extensions:
+                    try:
+                        await extension.aclose()
+                    except Exception:
+                        log.exception("the extension %s failed while closing", extension)
                 try:  # last: what the lifespan holds outlives every session and the provider
                     await self._lifespan_exit.aclose()
                 except Exception:
@@ -163,15 +246,20 @@ class ServerCore:
 
     # -- sessions --------------------------------------------------------------
     def open_session(self, outbound: Outbound, session_id: str | None = None) -> ServerSession:
+        self.compose()
         session = ServerSession(self, outbound, session_id)
         self._sessions.add(session)
         self.provider.open_session(session)
+        for watcher in self._watchers:
+            watcher.session_opened(session)
         return session
 
     def end_session(self, session: ServerSession) -> asyncio.Task[None] | None:
         """Called by a closing session: forget it and start its teardown (None: there
         is nothing to tear down)."""
         self._sessions.discard(session)
+        for watcher in self._watchers:
+            watcher.session_ended(session)
         if not session.has_cleanup and not self.provider.closes_sessions():
             return None
         try:
@@ -204,6 +292,9 @@ class ServerCore:
         routing_headers: Mapping[str, str] | None = None,
     ) -> StatelessSession:
         """A peer for one stateless HTTP exchange (not a session: the core keeps no track)."""
+        self.compose()
+        for watcher in self._watchers:
+            watcher.stateless_opened()
         return StatelessSession(
             self, outbound, principal=principal, routing_headers=routing_headers
         )
@@ -262,7 +353,7 @@ class ServerCore:
     async def param_headers(self, tool: str, ctx: RequestContext) -> tuple[ParamHeader, ...]:
         """The `x-mcp-header` arguments of a tool (cached per definition; the listing is
         indexed by name once per listing, not searched per call)."""
-        listing = await self.provider.list_tools(ctx)
+        listing = await self.served.list_tools(ctx)
         indexed = self._tools_by_name
         if indexed is None or indexed[0] is not listing:
             by_name: dict[str, JsonObject] = {}
@@ -338,6 +429,45 @@ class ServerCore:
                     session.notify("notifications/resources/updated", {"uri": uri})
             elif session.initialized:
                 session.list_changed(kind)
+
+
+def _initialize_entry(entry: MethodEntry, extensions: Sequence[Extension]) -> MethodEntry:
+    """`initialize` with what the extensions add to its answer and what it waits for."""
+    contributors = [e for e in extensions if overrides(e, "initialize")]
+    gates = [e for e in extensions if overrides(e, "ready")]
+    if not contributors and not gates:
+        return entry
+    if not entry.inline:
+        raise ValueError("extensions add to an initialize answered on the spot (inline) only")
+    handler = entry.handler
+
+    def answer(session: ServerSession, params: JsonObject, _: Any = None) -> JsonObject:
+        result: JsonObject = handler(session, params, None)
+        for extension in contributors:
+            result = extension.initialize(session, params, result)
+        return result
+
+    if not gates:
+        return MethodEntry(answer, inline=True)
+
+    def initialize(session: ServerSession, params: JsonObject, ctx: Any) -> Any:
+        waits = [w for extension in gates if (w := extension.ready(session)) is not None]
+        if not waits:
+            return Ready(answer(session, params))
+        return _answer_after(waits, answer, session, params)
+
+    return MethodEntry(initialize)
+
+
+async def _answer_after(
+    waits: list[Awaitable[None]],
+    answer: Callable[[ServerSession, JsonObject], JsonObject],
+    session: ServerSession,
+    params: JsonObject,
+) -> JsonObject:
+    for wait in waits:
+        await wait
+    return answer(session, params)
 
 
 #: How long a thread raising a provider event waits for the loop to send it: a loop turn,

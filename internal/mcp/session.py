@@ -55,7 +55,7 @@ class ServerSession(JsonRpcPeer):
     def __init__(self, core: ServerCore, outbound: Outbound, session_id: str | None = None) -> None:
         super().__init__(outbound)
         self.core = core
-        self.methods = core.methods
+        self.methods = core._methods  # the composed table itself (core.methods is its view)
         self.fallback = core.fallback_handler  # type: ignore[method-assign]
         # Dual-era: a request carrying the 2026-07-28 envelope is served statelessly,
         # whatever came before it on this connection (basic/versioning.mdx).
@@ -235,7 +235,7 @@ class StatelessSession(ServerSession):
         # Every request is stateless: the stateless entry serves them all.
         self.claim = None
         self.methods = {}
-        self.fallback = core.stateless_dispatch  # type: ignore[method-assign]
+        self.fallback = core.stateless_entry.handler  # type: ignore[method-assign,assignment]
         self.initialized = True
         self.principal = principal
         self.routing_headers = routing_headers

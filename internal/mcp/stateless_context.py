@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .context import RequestContext
 from .errors import McpError
@@ -15,6 +15,7 @@ from .log_levels import LOG_LEVEL_RANK
 from .peer import CallOptions
 from .request_meta import TASKS_EXTENSION, RequestMeta, missing_capability_error
 from .rounds import InputRequired, Rounds, check_capability
+from .versions import Revision
 
 if TYPE_CHECKING:
     from .server import ServerCore
@@ -28,6 +29,7 @@ class StatelessContext(RequestContext):
     """The context of one 2026-07-28 request."""
 
     __slots__ = ("_launching", "_task", "cache_hints", "request_meta", "rounds")
+    revision: ClassVar[Revision] = Revision.STATELESS
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -57,6 +59,10 @@ class StatelessContext(RequestContext):
     @property
     def round(self) -> int:
         return self.rounds.round if self.rounds is not None else 1
+
+    @property
+    def task_request(self) -> Any:
+        return None  # a 2026-07-28 request has no `params.task` (see can_create_task)
 
     # -- notifications ---------------------------------------------------------------
     async def report_progress(

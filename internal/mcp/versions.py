@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Final
 
 V2024_11_05: Final = "2024-11-05"
@@ -19,6 +20,18 @@ LATEST_VERSION: Final = SUPPORTED_VERSIONS[0]
 STATELESS_VERSIONS: Final = (V2026_07_28,)
 # What a Streamable HTTP request without an MCP-Protocol-Version header is taken to speak.
 DEFAULT_HTTP_VERSION: Final = V2025_03_26
+
+
+class Revision(Enum):
+    """The era a request speaks, as its context says (`RequestContext.revision`): asked of
+    the context, never guessed from its class or its attributes."""
+
+    #: After an `initialize` handshake (2024-11-05 to 2025-11-25): the session holds the
+    #: version, the client's capabilities and its log level; the server may ask the client.
+    LEGACY = "legacy"
+    #: 2026-07-28: no handshake; each request carries its version, capabilities and log
+    #: level in `_meta`; input is asked by input-required rounds or a task.
+    STATELESS = "stateless"
 
 
 def negotiate(requested: object) -> str:

@@ -20,6 +20,16 @@ LINE_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(session_tag)s%(messa
 TRACE: Final = 5
 logging.addLevelName(TRACE, "TRACE")
 
+#: How many hex digits of a credential's SHA-256 name its caller in logs and rules.
+PRINCIPAL_HEX_DIGITS: Final = 16
+
+
+def principal_of_fingerprint(fingerprint: str | None) -> str | None:
+    """The HTTP guard's credential fingerprint (SHA-256, hex) as logs, the audit log and the
+    policy's rules name the caller: `sha256:` and its first 16 hex digits, never the token."""
+    return f"sha256:{fingerprint[:PRINCIPAL_HEX_DIGITS]}" if fingerprint else None
+
+
 _BEARER = re.compile(r"(bearer\s+)[^\s\"',;]+", re.IGNORECASE)
 
 

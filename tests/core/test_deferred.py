@@ -41,8 +41,10 @@ class Sent(list[Any]):
         self.append(message)
 
 
-def open_session(version: str = "2025-06-18") -> tuple[Relaying, Any, Sent]:
-    provider = Relaying()
+def open_session(
+    version: str = "2025-06-18", provider: Relaying | None = None
+) -> tuple[Relaying, Any, Sent]:
+    provider = provider or Relaying()
     sent = Sent()
     session = ServerCore(provider, name="t", version="1").open_session(sent)
     session.receive(
@@ -252,14 +254,16 @@ async def test_a_settled_deferred_is_freed_without_the_collector() -> None:
     """Answered or cancelled, a Deferred and what it holds (a relayed 50 MB result) are freed
     at once: the request's context no longer refers to it, so they make no cycle that only
     the collector would break."""
-    provider, session, sent = open_session()
     made: list[KeepsItsContext] = []
 
-    def call_tool(name: str, arguments: JsonObject, ctx: RequestContext) -> KeepsItsContext:
-        made.append(KeepsItsContext(ctx))
-        return made[-1]
+    class Keeping(Relaying):
+        def call_tool(
+            self, name: str, arguments: JsonObject, ctx: RequestContext
+        ) -> KeepsItsContext:
+            made.append(KeepsItsContext(ctx))
+            return made[-1]
 
-    provider.call_tool = call_tool  # type: ignore[method-assign]
+    _, session, sent = open_session(provider=Keeping())
     gc.disable()
     try:
         session.receive(call(1, "answered"))

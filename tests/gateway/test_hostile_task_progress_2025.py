@@ -154,7 +154,7 @@ async def test_routes_do_not_outlive_their_tasks_over_rounds(tmp_path: Path) -> 
     a session closed under them, a child that says so) leave no route behind."""
     config = parse_document({"mcpServers": {"t": stdio(TASKS)}}, "test")
     core = build_core(config, GatewayEnv(cache_dir=tmp_path))
-    provider = core.provider.inner  # the gateway's, under its policy
+    provider = core.provider  # the gateway (its policy is an extension of the core)
     await core.start()
     try:
         tasks = provider.tasks_2025

@@ -13,9 +13,8 @@ from pathlib import Path
 from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.relay import calls as relay
 from codex_mcp.gateway.serve import build_core
-from codex_mcp.observe.enable import RelayWatch, observe
+from codex_mcp.observe.enable import Observed, RelayWatch, observe
 from codex_mcp.observe.hooks import CodexTurnHooks, RelayHooks
-from codex_mcp.policy.provider import served
 from observe_helpers import ROOT
 
 
@@ -26,7 +25,7 @@ async def test_the_gateway_is_observed_through_its_hook_not_a_replaced_function(
     config = tmp_path / ".mcp.json"
     config.write_text(json.dumps({"mcpServers": {"kid": kid}}))
     core = build_core(read_config(config))
-    provider = served(core.provider)  # the gateway's, inside its policy point
+    provider = core.provider  # the gateway's (the policy is an extension, not a wrapper)
     assert isinstance(provider, RelayHooks) and not isinstance(provider, CodexTurnHooks)
     assert provider.relay_observer is None  # unobserved: the hook is a None check
     relay_functions = dict(vars(relay))
@@ -36,4 +35,5 @@ async def test_the_gateway_is_observed_through_its_hook_not_a_replaced_function(
     assert provider.relay_observer.tracing is None  # no tracer configured here
     assert vars(relay) == relay_functions  # nothing of the relay's module replaced
     assert observe(core, metrics=True) is observed  # once per core
+    assert core.extension(Observed) is observed  # an extension of the core, not an attribute
     await core.aclose()

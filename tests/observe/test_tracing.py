@@ -15,6 +15,7 @@ from aiohttp.test_utils import TestServer
 from codex_mcp.gateway.config.load import read_config
 from codex_mcp.gateway.serve import build_core
 from codex_mcp.observe import tracing
+from codex_mcp.observe.enable import Observed
 from codex_mcp.transports.http import HttpConfig
 from codex_mcp.transports.http.app import create_app
 from http_helpers import call, open_session, text_of
@@ -118,7 +119,8 @@ async def test_nothing_is_traced_without_an_endpoint_or_provider(
     assert not tracing.requested() and tracing.tracer() is None
     core = build_core(read_config(_config(tmp_path)))
     create_app(core, HttpConfig(host="127.0.0.1", port=0))
-    observed = core._codex_mcp_observed  # type: ignore[attr-defined]
+    observed = core.extension(Observed)
+    assert observed is not None
     assert observed.tracing is None
     assert all(type(sink).__name__ != "TracingSink" for sink in observed.recorder.sinks)
     await core.aclose()

@@ -140,19 +140,34 @@ async def test_a_hidden_resource_or_prompt_is_refused_by_every_method(
         assert refused(read) and "secret note" not in str(read), (uri, read)
         fresh = await caller.stateless("resources/read", {"uri": uri}, uri)
         assert refused(fresh) and "secret note" not in str(fresh), (uri, fresh)
-    # A subscription to it is refused, and not kept (no updates of it reach the session).
-    assert refused(await caller.ask("resources/subscribe", {"uri": secret}))
+    # A subscription to it is answered as one to an unknown URI is (and keeps nothing:
+    # test_hostile_skills_listen.py hears no update of a hidden resource).
+    unknown = secret.replace("secret", "sunken")
+    subscribed = await caller.ask("resources/subscribe", {"uri": secret})
+    assert (
+        subscribed["result"]
+        == (await caller.ask("resources/subscribe", {"uri": unknown}))["result"]
+        == {}
+    )
     assert "open note" in str(await caller.ask("resources/read", {"uri": visible}))
     for name in (prompt, "secret_prompt", prompt.upper()):
         got = await caller.ask("prompts/get", {"name": name})
         assert refused(got) and "the secret prompt" not in str(got), (name, got)
         fresh = await caller.stateless("prompts/get", {"name": name}, name)
         assert refused(fresh) and "the secret prompt" not in str(fresh), (name, fresh)
-    completion = await caller.ask(
-        "completion/complete",
-        {"ref": {"type": "ref/prompt", "name": prompt}, "argument": {"name": "x", "value": ""}},
+    # Completing its argument completes to nothing, as for an unknown prompt.
+    completions = [
+        await caller.ask(
+            "completion/complete",
+            {"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": "x", "value": ""}},
+        )
+        for name in (prompt, prompt.replace("secret", "sunken"))
+    ]
+    assert (
+        completions[0]["result"]
+        == completions[1]["result"]
+        == {"completion": {"values": [], "hasMore": False}}
     )
-    assert refused(completion), completion
 
 
 async def test_every_deny_is_one_audit_line_naming_its_rule(

@@ -3,7 +3,8 @@ a policy that hides a skill's SKILL.md hides the skill whole, in every way a cli
 name it: not in skills/list nor resources/list, skills/get and resources/directory/read of
 it answered exactly as for a skill or folder that does not exist, none of its files
 readable by its own URI; a `subscriptions/listen` naming a hidden resource (or a hidden
-skill's file) is refused, and no update of it reaches a listener. Real processes on
+skill's file) is acknowledged as one naming an unknown URI, and no update of it reaches a
+listener. Real processes on
 127.0.0.1: `codex-mcp-http` serving the skilled child, and a gateway of it; our client
 over Streamable HTTP."""
 
@@ -151,24 +152,19 @@ async def test_a_hidden_skill_is_hidden_whole(
 
 
 @pytest.mark.parametrize("kind", ["plain", "gateway"])
-async def test_a_listen_naming_a_hidden_resource_is_refused_and_hears_nothing_of_it(
+async def test_a_listen_naming_a_hidden_resource_hears_nothing_of_it(
     served: dict[str, HttpProcess], kind: str
 ) -> None:
+    """It is acknowledged as one naming an unknown URI is (test_hostile_hidden_as_unknown.py
+    compares the two), and follows nothing hidden: both resources change every 0.2 s, the
+    watched one's updates come, the hidden one's (or a hidden skill's file's) never."""
     client = await _client(served[kind], kind, MODERN)
     hidden, watched = uri(kind, "mem://hidden"), uri(kind, "mem://watched")
+    secret_file = uri(kind, "skill://secret-skill/notes/extra.md")
     try:
-        for named in (
-            [hidden],
-            [watched, hidden],
-            [uri(kind, "skill://secret-skill/notes/extra.md")],  # a hidden skill's file
-        ):
-            with pytest.raises(McpError):
-                async with client.listen(resource_uris=named) as events:
-                    raise AssertionError(f"a listen of {named} was acknowledged: {events}")
-        # Both change every 0.2 s: the watched one's updates come, the hidden one's never.
-        async with client.listen(resource_uris=[watched]) as events:
-            assert events.acknowledged["resourceSubscriptions"] == [watched]
-            for _ in range(5):
+        async with client.listen(resource_uris=[watched, hidden, secret_file]) as events:
+            assert events.acknowledged["resourceSubscriptions"] == sorted([watched, hidden, secret_file])  # fmt: skip
+            for _ in range(6):
                 method, params = await events.next(15)
                 assert (method, params["uri"]) == ("notifications/resources/updated", watched)
     finally:

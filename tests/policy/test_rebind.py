@@ -1,7 +1,7 @@
-"""The policy point hands calls straight to the served provider while nothing could deny
-(no frame of its own on the relayed call's path), and decides again as soon as the policy
-or a gateway's entries bring a rule: a reload that hides a tool must not leave its call
-path bound to the open one, nor the reverse."""
+"""The policy point folds no interceptor while nothing could deny (the relayed call reaches
+the gateway's own call_tool: no frame of the policy's on its path), and the core folds again
+as soon as the policy or a gateway's entries bring a rule: a reload that hides a tool must
+not leave its call path open, nor the reverse."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from codex_mcp.gateway.config.env import GatewayEnv
 from codex_mcp.gateway.config.model import ServerConfig
 from codex_mcp.gateway.config.parse import parse_document
 from codex_mcp.gateway.serve import build_core
-from codex_mcp.policy.provider import PolicedProvider
 
 
 def _kid() -> Server:
@@ -65,16 +64,14 @@ async def _calls(client: Client, name: str) -> bool:
 async def test_a_reload_that_hides_a_tool_refuses_its_call_and_one_that_shows_it_allows(
     core: Any,
 ) -> None:
-    policed = core.provider
-    assert isinstance(policed, PolicedProvider)
-    gateway = policed.inner
+    gateway = core.provider
     async with Client.memory(core) as client:
-        assert "call_tool" in vars(policed)  # open: bound straight to the gateway's
+        assert core.served.call_tool == gateway.call_tool  # open: the gateway's own
         assert await _calls(client, "kid__rm")
         gateway.config = _config(disabled_tools=["rm"])  # what a reload assigns
-        assert "call_tool" not in vars(policed)  # a rule: the policy decides each call
+        assert core.served.call_tool != gateway.call_tool  # a rule: the policy decides each call
         assert not await _calls(client, "kid__rm")
         assert await _calls(client, "kid__echo")
         gateway.config = _config()
-        assert "call_tool" in vars(policed)
+        assert core.served.call_tool == gateway.call_tool
         assert await _calls(client, "kid__rm")

@@ -21,7 +21,7 @@ async def complete(session: ServerSession, params: JsonObject, ctx: RequestConte
         raise invalid_params("'argument' must be an object with a 'name'")
     context = params.get("context") or {}
     context_arguments = context.get("arguments") if isinstance(context, dict) else None
-    completion = await session.core.provider.complete(
+    completion = await session.core.served.complete(
         ref, argument, context_arguments if isinstance(context_arguments, dict) else {}, ctx
     )
     if completion is None:

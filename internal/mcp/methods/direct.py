@@ -23,7 +23,7 @@ async def capabilities(
         "protocolVersion": session.protocol_version or LATEST_VERSION,
         "serverInfo": core.server_info,
         "capabilities": core.capabilities(),
-        "tools": list(await core.provider.list_tools(ctx)),
+        "tools": list(await core.served.list_tools(ctx)),
     }
 
 
@@ -34,7 +34,7 @@ async def direct_tool_call(
     name = ctx.method
     arguments = {k: v for k, v in params.items() if k != "_meta"}
     try:
-        return await session.core.provider.call_tool(name, arguments, ctx)
+        return await session.core.served.call_tool(name, arguments, ctx)
     except UnknownTool as exc:
         if exc.name != name:
             raise

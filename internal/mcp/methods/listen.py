@@ -47,7 +47,7 @@ async def listen(session: ServerSession, params: JsonObject, ctx: StatelessConte
     subscription = Subscription(subscription_id, ctx.notify, kinds, resources, tasks)
     try:
         # A relay subscribes where the resources are first: once acknowledged, updates flow.
-        await core.provider.listen_started(subscription, ctx)
+        await core.served.listen_started(subscription, ctx)
         # The first message of the subscription, before it can receive anything (the hub
         # is joined in the same loop turn: nothing is lost between).
         ctx.notify(

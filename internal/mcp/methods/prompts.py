@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 async def list_prompts(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
-    prompts = await session.core.provider.list_prompts(ctx)
+    prompts = await session.core.served.list_prompts(ctx)
     return paginate(prompts, params, session.core.page_size, "prompts")
 
 
@@ -24,7 +24,7 @@ async def get_prompt(session: ServerSession, params: JsonObject, ctx: RequestCon
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise invalid_params("'arguments' must be an object")
-    return await session.core.provider.get_prompt(name, arguments, ctx)
+    return await session.core.served.get_prompt(name, arguments, ctx)
 
 
 METHODS: MethodTable = {

@@ -15,14 +15,14 @@ if TYPE_CHECKING:
 async def list_resources(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
-    resources = await session.core.provider.list_resources(ctx)
+    resources = await session.core.served.list_resources(ctx)
     return paginate(resources, params, session.core.page_size, "resources")
 
 
 async def list_templates(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
-    templates = await session.core.provider.list_resource_templates(ctx)
+    templates = await session.core.served.list_resource_templates(ctx)
     return paginate(templates, params, session.core.page_size, "resourceTemplates")
 
 
@@ -30,13 +30,15 @@ async def read_resource(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
     uri = require_str(params, "uri")
-    return {"contents": await session.core.provider.read_resource(uri, ctx)}
+    return {"contents": await session.core.served.read_resource(uri, ctx)}
 
 
 async def subscribe(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
     uri = require_str(params, "uri")
-    # The provider first: a subscription it refuses (a policy's hidden resource) is not kept.
-    await session.core.provider.subscribe(uri, ctx)
+    # The provider first: a subscription it refuses, or keeps nothing of (a policy's hidden
+    # resource, answered as any subscribe), is not kept.
+    if await session.core.served.subscribe(uri, ctx) is False:
+        return {}
     if uri not in session.subscriptions:
         session.subscriptions.add(uri)
         session.state_changed()

@@ -36,14 +36,14 @@ async def list_skills(
     session: ServerSession, params: JsonObject, ctx: RequestContext
 ) -> JsonObject:
     _served(session, "skills", "skills/list")
-    skills = await session.core.provider.list_skills(ctx)
+    skills = await session.core.served.list_skills(ctx)
     return _cacheable(session, paginate(skills, params, session.core.page_size, "skills"))
 
 
 async def get_skill(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
     _served(session, "skills", "skills/get")
     uri = require_str(params, "uri")
-    return _cacheable(session, {"skill": await session.core.provider.get_skill(uri, ctx)})
+    return _cacheable(session, {"skill": await session.core.served.get_skill(uri, ctx)})
 
 
 async def read_directory(
@@ -54,7 +54,7 @@ async def read_directory(
     cursor = params.get("cursor")
     if cursor is not None and not isinstance(cursor, str):
         raise invalid_params("'cursor' must be a string")
-    children = await session.core.provider.read_directory(uri, ctx)
+    children = await session.core.served.read_directory(uri, ctx)
     return paginate(children, params, session.core.page_size, "resources")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import McpError
 from ..jsonrpc import METHOD_NOT_FOUND, JsonObject
-from ..peer import MethodEntry
+from ..peer import Claim, MethodEntry
 from ..ready import Ready
 from ..request_meta import (
     CLIENT_CAPABILITIES_KEY,
@@ -159,22 +159,29 @@ def finish(ctx: StatelessContext, params: JsonObject, result: JsonObject) -> Jso
 STATELESS_ENTRY: Final = MethodEntry(dispatch, inline=False, context_class=StatelessContext)
 
 
-def claim_stateless(
-    method: str,
-    meta: JsonObject,
-    _version: str = PROTOCOL_VERSION_KEY,
-    _capabilities: str = CLIENT_CAPABILITIES_KEY,
-    _info: str = CLIENT_INFO_KEY,
-    _level: str = LOG_LEVEL_KEY,
-    _entry: MethodEntry = STATELESS_ENTRY,
-) -> MethodEntry | None:
-    """A dual-era session's choice for a request that carries `_meta`: the stateless entry
-    when the `_meta` holds the envelope (any key of it), else None (the method table,
-    where the stateless-only methods map to the stateless entry too). It reads only locals and
-    allocates nothing; a request without `_meta` never gets here."""
-    if _version in meta or _capabilities in meta or _info in meta or _level in meta:
-        return _entry
-    return None
+def claim_for(entry: MethodEntry) -> Claim:
+    """A dual-era session's choice for a request that carries `_meta`: `entry` (the stateless
+    entry, as the core composed it) when the `_meta` holds the envelope (any key of it), else
+    None (the method table, where the stateless-only methods map to that entry too). It
+    reads only locals and allocates nothing; a request without `_meta` never gets here."""
+
+    def claim(
+        method: str,
+        meta: JsonObject,
+        _version: str = PROTOCOL_VERSION_KEY,
+        _capabilities: str = CLIENT_CAPABILITIES_KEY,
+        _info: str = CLIENT_INFO_KEY,
+        _level: str = LOG_LEVEL_KEY,
+        _entry: MethodEntry = entry,
+    ) -> MethodEntry | None:
+        if _version in meta or _capabilities in meta or _info in meta or _level in meta:
+            return _entry
+        return None
+
+    return claim
+
+
+claim_stateless: Final = claim_for(STATELESS_ENTRY)
 
 
 #: The methods only the stateless era has, served by the stateless entry whatever `_meta` says
@@ -187,6 +194,7 @@ __all__ = [
     "METHODS",
     "STATELESS_ENTRY",
     "STATELESS_ONLY",
+    "claim_for",
     "claim_stateless",
     "dispatch",
     "finish",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 async def list_tools(session: ServerSession, params: JsonObject, ctx: RequestContext) -> JsonObject:
     core = session.core
-    tools = await core.provider.list_tools(ctx)
+    tools = await core.served.list_tools(ctx)
     return paginate(tools, params, core.page_size, "tools", core.encoded_tools)
 
 
@@ -35,7 +35,7 @@ def call_tool(
         arguments = {}
     elif type(arguments) is not dict:
         raise invalid_params("'arguments' must be an object")
-    return session.core.provider.call_tool(name, arguments, ctx)
+    return session.core.served.call_tool(name, arguments, ctx)
 
 
 def stateless_call_tool(

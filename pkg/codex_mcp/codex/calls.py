@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.provider import UnknownTool
-from codex_mcp.core.stateless_context import StatelessContext
+from codex_mcp.core.versions import Revision
 
 from . import elicitation, events
 from .bounds import CodexBounds
@@ -53,7 +53,7 @@ def elicitation_approver(ctx: RequestContext) -> Approver:
     bounds the wait (cancelling the elicitation when it expires)."""
 
     async def approve(kind: ApprovalKind, details: ApprovalDetails) -> bool:
-        if isinstance(ctx, StatelessContext):
+        if ctx.revision is Revision.STATELESS:
             raise ElicitationUnsupported(
                 "a 2026-07-28 request cannot be asked for approval while its turn runs (the "
                 "revision has no server-to-client requests, and answering input-required "
@@ -76,7 +76,7 @@ def elicitation_forwarder(ctx: RequestContext) -> Elicitor:
     them) put to the caller as they are; a caller that cannot be asked makes them declined."""
 
     async def elicit(request: JsonObject) -> JsonObject:
-        if isinstance(ctx, StatelessContext):
+        if ctx.revision is Revision.STATELESS:
             raise ElicitationUnsupported("a 2026-07-28 request cannot be asked while its turn runs")
         declared = ctx.client_capabilities.get("elicitation")
         if not isinstance(declared, dict):

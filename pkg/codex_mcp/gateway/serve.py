@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codex_mcp import __version__
-from codex_mcp.core.jsonrpc import JsonObject
-from codex_mcp.core.peer import MethodEntry
-from codex_mcp.core.ready import Ready
+from codex_mcp.core.extensions import Extension
 from codex_mcp.core.server import ServerCore
 from codex_mcp.policy.config import PolicyConfig
 from codex_mcp.policy.decide import Policy
 from codex_mcp.policy.gateway import GatewayNames
-from codex_mcp.policy.provider import PolicedProvider
+from codex_mcp.policy.point import PolicyPoint
 
 from .children.connection import OpenTransport
 from .config.env import GatewayEnv
@@ -23,10 +21,23 @@ from .config.model import GatewayConfig
 from .provider import GatewayProvider
 
 if TYPE_CHECKING:
-    from codex_mcp.core.context import RequestContext
     from codex_mcp.core.session import ServerSession
 
 log = logging.getLogger("codex_mcp.gateway")
+
+
+class StartWait(Extension):
+    """`initialize` waits (bounded) for the children's first start, so the session's first
+    listing has them."""
+
+    def __init__(self, provider: GatewayProvider, timeout: float) -> None:
+        self.provider = provider
+        self.timeout = timeout
+
+    def ready(self, session: ServerSession) -> Awaitable[None] | None:
+        if self.provider.settled or self.timeout <= 0:
+            return None
+        return self.provider.wait_started(self.timeout)
 
 
 def build_core(
@@ -41,24 +52,12 @@ def build_core(
     for warning in (*config.warnings, *env.warnings):
         log.warning("%s", warning)
     provider = GatewayProvider(config, env, open_transport=open_transport)
-    # Its entries' tool lists are policy rules: listing and calling decide alike.
-    policed = PolicedProvider(provider, Policy(PolicyConfig()), GatewayNames(provider))
-    provider.config_listeners.append(policed.rebind)  # a reload may bring rules, or drop them
-    core = ServerCore(policed, name="codex-mcp", version=__version__, title="codex-mcp gateway")
+    core = ServerCore(provider, name="codex-mcp", version=__version__, title="codex-mcp gateway")
     core.flow = provider.flow
-    answer = core.methods["initialize"].handler
-
-    def initialize(
-        session: ServerSession, params: JsonObject, ctx: RequestContext
-    ) -> Awaitable[Any]:
-        if provider.settled or env.init_timeout <= 0:
-            return Ready(answer(session, params, None))
-        return _after_start(session, params)
-
-    async def _after_start(session: ServerSession, params: JsonObject) -> Any:
-        await provider.wait_started(env.init_timeout)
-        return answer(session, params, None)
-
-    core.methods["initialize"] = MethodEntry(initialize)
+    core.extend(StartWait(provider, env.init_timeout))
+    # Its entries' tool lists are policy rules: listing and calling decide alike, and a
+    # reload may bring rules or drop them (the point folds its interceptors again).
+    core.extend(PolicyPoint(core, Policy(PolicyConfig()), GatewayNames(provider)))
+    provider.config_listeners.append(core.refold)
     provider.tasks_2025.install(core)  # 2025-11-25 tasks: declared while a child offers them
     return core

@@ -13,17 +13,10 @@ from typing import Any
 import orjson
 
 from ..core.log_names import printable
-from ..session_logs import session_label
+from ..session_logs import principal_of_fingerprint, session_label
 from .dispatch import TOOLS_CALL, Call
 
 log = logging.getLogger("codex_mcp.audit")
-
-PRINCIPAL_HEX_DIGITS = 16
-
-
-def principal_of_fingerprint(fingerprint: str | None) -> str | None:
-    """The HTTP guard's credential fingerprint (SHA-256, hex) as the log names it."""
-    return f"sha256:{fingerprint[:PRINCIPAL_HEX_DIGITS]}" if fingerprint else None
 
 
 def principal_of_token(token: str) -> str:

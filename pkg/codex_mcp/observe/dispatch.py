@@ -1,12 +1,13 @@
-"""Every request a core serves, timed and told to the sinks, from one seam: the core's
-method table, each handler wrapped once at start (specs/observability.md, the seams)."""
+"""Every request a core serves, timed and told to the sinks, from one seam: each entry the
+core dispatches by, wrapped once when it composes (`enable.Observed.request`, the core's
+declared extension point; specs/observability.md, the seams)."""
 
 from __future__ import annotations
 
 import contextvars
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..core.calls import MethodEntry
 from ..core.deferred import Deferred
@@ -16,9 +17,6 @@ from ..core.provider import UnknownTool
 from ..core.ready import Ready
 from . import call_metrics
 from .plain_metrics import OTHER
-
-if TYPE_CHECKING:
-    from ..core.server import ServerCore
 
 TOOLS_CALL = "tools/call"
 
@@ -244,26 +242,3 @@ async def _awaited(work: Any, call: Call, end: Callable[..., None]) -> Any:
         raise
     end(call, result, None)
     return result
-
-
-def instrument(core: ServerCore, sinks: list[Sink], calls_seen: bool = True) -> Recorder:
-    """Observe every request `core` serves from now on (call before sessions open);
-    `calls_seen`: something reads the current call (CURRENT) while a handler runs."""
-    recorder = Recorder(sinks, calls_seen)
-    core.methods = {name: recorder.entry(entry, name) for name, entry in core.methods.items()}
-    claim = core.stateless_claim
-    observed_entries: dict[int, MethodEntry] = {}
-
-    def observed_claim(method: str, meta: Any) -> MethodEntry | None:
-        entry = claim(method, meta)
-        if entry is None:
-            return None
-        wrapped = observed_entries.get(id(entry))
-        if wrapped is None:
-            wrapped = observed_entries[id(entry)] = recorder.entry(entry, None)
-        return wrapped
-
-    core.stateless_claim = observed_claim  # type: ignore[assignment]
-    core.stateless_dispatch = recorder.handler(core.stateless_dispatch, None)
-    core.fallback_handler = recorder.handler(core.fallback_handler, None)
-    return recorder

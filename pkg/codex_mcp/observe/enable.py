@@ -1,4 +1,6 @@
-"""Turning observation on for a core, once, from the options (both servers)."""
+"""Turning observation on for a core, once, from the options (both servers): an extension
+of the core (core/extensions.py) that wraps every entry it dispatches by and hears its
+sessions open and end."""
 
 from __future__ import annotations
 
@@ -6,20 +8,20 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.calls import MethodEntry
+from ..core.extensions import Extension
 from ..core.jsonrpc import JsonObject
-from ..policy.provider import served
 from . import tracing
-from .dispatch import CURRENT, MetricsSink, Recorder, Sink, instrument
+from .dispatch import CURRENT, MetricsSink, Recorder, Sink
 from .hooks import CodexTurnHooks, RelayHooks
 from .sessions import SessionCounts
 from .state import ServerState
 
 if TYPE_CHECKING:
     from ..core.server import ServerCore
+    from ..core.session import ServerSession
     from .audit import AuditLog
     from .tracing import TracingSink
-
-_OBSERVED = "_codex_mcp_observed"
 
 
 class RelayWatch:
@@ -58,7 +60,7 @@ class CodexTurnSpans:
             return result
 
 
-class Observed:
+class Observed(Extension):
     """What is observing one core: its sinks, session counts and state."""
 
     def __init__(
@@ -72,7 +74,6 @@ class Observed:
             self.metrics = MetricsSink()
             sinks.append(self.metrics)
             self.sessions = SessionCounts()
-            self.sessions.watch_core(core)
         if audit_log is not None:
             from .audit import AuditLog
 
@@ -85,16 +86,32 @@ class Observed:
 
             self.tracing = TracingSink(tracer)
             sinks.append(self.tracing)
-        provider = served(core.provider)  # a policy's wrapper relays nothing itself
+        provider = core.provider
         relays = isinstance(provider, RelayHooks)
         # The gateway's relay and the tracer's spans read the call being served.
         calls_seen = relays or self.tracing is not None
-        self.recorder: Recorder | None = instrument(core, sinks, calls_seen) if sinks else None
+        self.recorder: Recorder | None = Recorder(sinks, calls_seen) if sinks else None
         if isinstance(provider, RelayHooks):
             provider.relay_observer = RelayWatch(self.tracing)
         if self.tracing is not None and isinstance(provider, CodexTurnHooks):
             provider.turn_observer = CodexTurnSpans(self.tracing)
         self.state = ServerState(core, in_flight=self.metrics)
+
+    # -- what it contributes to the core ---------------------------------------------------
+    def request(self, method: str | None, entry: MethodEntry) -> MethodEntry:
+        return self.recorder.entry(entry, method) if self.recorder is not None else entry
+
+    def session_opened(self, session: ServerSession) -> None:
+        if self.sessions is not None:
+            self.sessions.session_opened()
+
+    def session_ended(self, session: ServerSession) -> None:
+        if self.sessions is not None:
+            self.sessions.session_ended()
+
+    def stateless_opened(self) -> None:
+        if self.sessions is not None:
+            self.sessions.stateless_opened()
 
 
 def observe(
@@ -102,11 +119,11 @@ def observe(
 ) -> Observed | None:
     """Observe `core` as asked (None when nothing is asked); a core already observed keeps
     its first observer (a test app made twice over one core must not count twice)."""
-    existing: Any = getattr(core, _OBSERVED, None)
+    existing = core.extension(Observed)
     if existing is not None:
-        return existing  # type: ignore[no-any-return]
+        return existing
     if not metrics and audit_log is None and not tracing.requested():
         return None
     observed = Observed(core, metrics=metrics, audit_log=audit_log, audit_arguments=audit_arguments)
-    setattr(core, _OBSERVED, observed)
+    core.extend(observed)
     return observed

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..core.log_names import printable
-from ..session_logs import TAG_START, session_label
+from ..session_logs import TAG_START, principal_of_fingerprint, session_label
 from . import plain_metrics
-from .audit import principal_of_fingerprint, principal_of_token
+from .audit import principal_of_token
 
 if TYPE_CHECKING:
     from .audit import AuditLog

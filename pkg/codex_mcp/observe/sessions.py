@@ -1,14 +1,11 @@
-"""Sessions opened and ended, by era, from the core's own seams (open_session,
-end_session, open_stateless) and, over HTTP, the reason the manager ends one for."""
+"""Sessions opened and ended, by era, as the core tells its extensions (enable.Observed) and,
+over HTTP, the reason the manager ends one for."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .plain_metrics import SESSIONS_CREATED, SESSIONS_ENDED, SESSIONS_LIVE, family
-
-if TYPE_CHECKING:
-    from ..core.server import ServerCore
 
 SESSION, STATELESS = "session", "stateless"
 #: The manager's reasons (transports/http/manager.py), as the metric's label says them.
@@ -30,31 +27,17 @@ class SessionCounts:
         #: Why the session ending now ends (set by the HTTP manager's `end`).
         self.reason = "closed"
 
-    def watch_core(self, core: ServerCore) -> None:
-        open_session, end_session, open_stateless = (
-            core.open_session,
-            core.end_session,
-            core.open_stateless,
-        )
+    # -- told by the core (enable.Observed, its session hooks) ---------------------------
+    def session_opened(self) -> None:
+        self.created.inc()
+        self.live.inc()
 
-        def opened(*args: Any, **kwargs: Any) -> Any:
-            session = open_session(*args, **kwargs)
-            self.created.inc()
-            self.live.inc()
-            return session
+    def session_ended(self) -> None:
+        self.live.dec()
+        self.ended.get(SESSION, self.reason).inc()
 
-        def ended(session: Any) -> Any:
-            self.live.dec()
-            self.ended.get(SESSION, self.reason).inc()
-            return end_session(session)
-
-        def stateless(*args: Any, **kwargs: Any) -> Any:
-            self.stateless.inc()
-            return open_stateless(*args, **kwargs)
-
-        core.open_session = opened  # type: ignore[method-assign]
-        core.end_session = ended  # type: ignore[method-assign]
-        core.open_stateless = stateless  # type: ignore[method-assign]
+    def stateless_opened(self) -> None:
+        self.stateless.inc()
 
     def watch_manager(self, manager: Any) -> None:
         """The HTTP manager says why it ends a session (expired, deleted, shutdown)."""

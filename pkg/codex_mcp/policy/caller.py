@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..core.context import CALLER_SCOPES
 from ..core.log_names import session_label
-from ..observe.audit import principal_of_fingerprint
+from ..session_logs import principal_of_fingerprint
 from .rules import Caller
 
 if TYPE_CHECKING:

@@ -3,17 +3,21 @@ own name for it, and the rules its entries' tool lists imply (specs/policy.md, "
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..core.jsonrpc import INVALID_PARAMS
 from .config import entry_rules
 from .rules import Kind, Rule, Target
 
 if TYPE_CHECKING:
     from ..core.context import RequestContext
+    from ..core.errors import McpError
     from ..gateway.provider import GatewayProvider
     from ..gateway.routing.catalog import Catalog
 
 SEPARATOR = "__"  # gateway/routing/naming.py's; not imported, to keep this module light
+#: The codes a server answers "nothing at this URI" with (the older revisions' -32002 too).
+NOT_FOUND_CODES = (INVALID_PARAMS, -32002)
 
 
 class GatewayNames:
@@ -53,6 +57,23 @@ class GatewayNames:
         if route is None:
             return Target("resource", uri)
         return Target("resource", uri, route[0].name, route[1])
+
+    def missing(self, error: McpError, target: Target) -> bool:
+        """The child said nothing is at its own URI for the target (the protocol's
+        not-found: -32602 or -32002 with `data.uri`), as the relay words it (its original
+        kept in `data.original`) or passed through as the child said it."""
+        if target.child is None:
+            return False  # the gateway's own answer: the core's error
+        data = error.data
+        said: Any = data.get("original") if isinstance(data, dict) and "original" in data else None
+        if said is None:
+            said = {"code": error.code, "data": data}
+        found = said.get("data") if isinstance(said, dict) else None
+        return (
+            said.get("code") in NOT_FOUND_CODES
+            and isinstance(found, dict)
+            and found.get("uri") == target.own_name
+        )
 
     def _guessed(self, kind: Kind, name: str, catalog: Catalog) -> Target:
         """A name no route has: the child its prefix names (a down child's tool), so that

@@ -21,9 +21,8 @@ class Checked:
     config: PolicyConfig
 
     def install(self, core: ServerCore) -> None:
-        """Decide for `core`: a gateway's core has its enforcement point already (its
-        entries' rules), which takes this policy; another gets one when anything could
-        be denied."""
+        """Decide for `core`: a gateway's core has its policy point already (its entries'
+        rules), which takes this policy; another gets one when anything could be denied."""
         from .decide import Policy
 
         install(core, Policy(self.config))
@@ -39,35 +38,34 @@ def checked_policy(settings: Any, prog: str) -> Checked:
 
 
 def install(core: ServerCore, policy: Policy) -> None:
-    from .provider import PolicedProvider
+    from .point import PolicyPoint
 
-    provider = core.provider
-    if isinstance(provider, PolicedProvider):
-        provider.policy = policy.adding(provider.policy.fixed)
+    point = core.extension(PolicyPoint)
+    if point is not None:
+        point.policy = policy.adding(point.policy.fixed)
     elif not policy.allows_everything:
-        core.provider = PolicedProvider(provider, policy)
+        core.extend(PolicyPoint(core, policy))
 
 
 def require_tool_scopes(core: ServerCore, entries: Sequence[str]) -> None:
     """`--oauth-tool-scope` as require rules of `core`'s policy: called by the HTTP app,
     so they hold however the core was made (the CLI, the library, a gateway's)."""
     from .decide import Policy
-    from .provider import PolicedProvider
+    from .point import PolicyPoint
 
     rules = tool_scope_rules(entries)
     if not rules:
         return
-    provider = core.provider
-    if isinstance(provider, PolicedProvider):
-        if not set(rules) <= set(provider.policy.fixed):
-            provider.policy = provider.policy.adding(rules)
-    else:
-        core.provider = PolicedProvider(provider, Policy(PolicyConfig(), rules))
+    point = core.extension(PolicyPoint)
+    if point is None:
+        core.extend(PolicyPoint(core, Policy(PolicyConfig(), rules)))
+    elif not set(rules) <= set(point.policy.fixed):
+        point.policy = point.policy.adding(rules)
 
 
 def policy_of(core: ServerCore) -> Policy | None:
     """The policy deciding for `core`, if any."""
-    from .provider import PolicedProvider
+    from .point import PolicyPoint
 
-    provider = core.provider
-    return provider.policy if isinstance(provider, PolicedProvider) else None
+    point = core.extension(PolicyPoint)
+    return point.policy if point is not None else None

@@ -9,6 +9,7 @@ from .rules import Rule, Target
 
 if TYPE_CHECKING:
     from ..core.context import RequestContext
+    from ..core.errors import McpError
 
 
 class Targets(Protocol):
@@ -20,6 +21,12 @@ class Targets(Protocol):
     def rules(self) -> tuple[Rule, ...]:
         """Rules the provider's own settings imply (a gateway's entries), read per
         decision so a reload's apply at once."""
+        ...
+
+    def missing(self, error: McpError, target: Target) -> bool:
+        """Does `error`, raised by the provider for `target`, say that nothing is there in
+        words of its own (a gateway relays its child's)? The point then answers as it does
+        for a hidden one, so the two cannot be told apart."""
         ...
 
 
@@ -37,3 +44,6 @@ class OwnNames:
 
     def rules(self) -> tuple[Rule, ...]:
         return ()
+
+    def missing(self, error: McpError, target: Target) -> bool:
+        return False  # the core's own errors: what a hidden one gets already

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.context import RequestContext
+from ..core.extensions import Extension
 from ..core.jsonrpc import JsonObject
 from ..core.provider import Provider
 from ..core.server import ServerCore
@@ -51,17 +52,22 @@ class HandlerProvider(Provider):
         return {"content": to_blocks(result)}
 
 
+class HandlerInitialize(Extension):
+    """The handler's `initialize` override, given what the core would answer."""
+
+    def __init__(self, handler: McpHandler) -> None:
+        self.handler = handler
+
+    def initialize(
+        self, session: ServerSession, params: JsonObject, result: JsonObject
+    ) -> JsonObject:
+        return self.handler.initialize(params, result)
+
+
 def handler_core(handler: McpHandler) -> ServerCore:
     """A ServerCore that routes to `handler`, including its initialize override."""
     core = ServerCore(HandlerProvider(handler), name=handler.name, version=handler.version)
-    default_initialize = core.methods["initialize"].handler
-
-    def initialize(session: ServerSession, params: JsonObject, _: None) -> JsonObject:
-        return handler.initialize(params, default_initialize(session, params, None))
-
-    from ..core.methods.table import inline
-
-    core.methods["initialize"] = inline(initialize)
+    core.extend(HandlerInitialize(handler))
     return core
 
 

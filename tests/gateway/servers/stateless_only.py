@@ -16,8 +16,9 @@ sys.path.insert(0, str(ROOT / "pkg"))
 
 from codex_mcp import Context  # noqa: E402
 from codex_mcp.core.errors import McpError  # noqa: E402
-from codex_mcp.core.jsonrpc import JsonObject  # noqa: E402
-from codex_mcp.core.methods.table import inline  # noqa: E402
+from codex_mcp.core.extensions import Extension  # noqa: E402
+from codex_mcp.core.jsonrpc import METHOD_NOT_FOUND, JsonObject  # noqa: E402
+from codex_mcp.core.methods.table import MethodEntry, inline  # noqa: E402
 from codex_mcp.core.request_meta import UNSUPPORTED_PROTOCOL_VERSION  # noqa: E402
 
 
@@ -27,6 +28,20 @@ def refuse_initialize(_session: object, params: JsonObject, _ctx: object) -> Jso
         "Unsupported protocol version: this server speaks 2026-07-28 only",
         {"supported": ["2026-07-28"], "requested": params.get("protocolVersion")},
     )
+
+
+def no_initialize(_session: object, params: JsonObject, _ctx: object) -> JsonObject:
+    raise McpError(METHOD_NOT_FOUND, "Method not found: initialize")
+
+
+class NoHandshake(Extension):
+    """`initialize` refused (`--refuse`) or unknown (`--stateless`)."""
+
+    replaces = frozenset({"initialize"})
+
+    def methods(self) -> dict[str, MethodEntry]:
+        unknown = "--stateless" in sys.argv[1:]
+        return {"initialize": inline(no_initialize if unknown else refuse_initialize)}
 
 
 async def where(ctx: Context) -> str:
@@ -50,11 +65,7 @@ if __name__ == "__main__":
     server = runpy.run_path(str(ROOT / "examples/everything_server.py"))["server"]
     server.tool(read_only=True, task="optional")(where)
     server.tool(read_only=True, task="required")(long_job)
-    methods = server.core.methods
-    if "--stateless" in sys.argv[1:]:
-        del methods["initialize"]
-    else:
-        methods["initialize"] = inline(refuse_initialize)
+    server.core.extend(NoHandshake())
     if "--http" in sys.argv[1:]:  # Streamable HTTP on a free port of 127.0.0.1
         server.run("http", port=0)
     else:

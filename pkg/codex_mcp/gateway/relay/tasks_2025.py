@@ -19,6 +19,7 @@ from codex_mcp.codex_compat.repair import normalize_result
 from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
+from codex_mcp.core.extensions import CallTool, Extension
 from codex_mcp.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -29,10 +30,10 @@ from codex_mcp.core.jsonrpc import (
 )
 from codex_mcp.core.methods.pagination import paginate
 from codex_mcp.core.peer import MethodEntry
-from codex_mcp.core.provider import UnknownTool, require_str
+from codex_mcp.core.provider import UnknownTool
 from codex_mcp.core.ready import Ready
 from codex_mcp.core.versions import V2025_11_25
-from codex_mcp.policy.provider import permit_call
+from codex_mcp.observe.hooks import RelayObserver
 
 from ..children.channel import TASK_REQUEST_TIMEOUT
 from ..children.child import Child, declares_tasks, task_support
@@ -79,6 +80,7 @@ class Gateway(Protocol):
     """What the task relay needs of the gateway (provider.py)."""
 
     config: GatewayConfig
+    relay_observer: RelayObserver | None
 
     def catalog(self, session: ServerSession) -> Routes: ...
     def children(self, session: ServerSession, *, start: bool = True) -> list[Child]: ...
@@ -141,27 +143,9 @@ class Tasks2025:
 
     # -- installing ---------------------------------------------------------------
     def install(self, core: ServerCore) -> None:
-        """Serve the 2025-11-25 task methods on `core`, and declare `tasks` to a front that
-        negotiated 2025-11-25 while a child offers them."""
-        entry = core.methods["initialize"]
-        answer = entry.handler
-
-        def initialize(session: ServerSession, params: JsonObject, ctx: Any) -> Any:
-            work = answer(session, params, ctx)
-            if type(work) is Ready:
-                return Ready(self._declare(core, session, work.value))
-            return self._declared_after(core, session, work)
-
-        core.methods["initialize"] = MethodEntry(initialize, inline=entry.inline)
-        core.methods["tasks/get"] = MethodEntry(self.get_task)
-        core.methods["tasks/result"] = MethodEntry(self.task_result)
-        core.methods["tasks/cancel"] = MethodEntry(self.cancel_task)
-        core.methods["tasks/list"] = MethodEntry(self.list_tasks)
-
-    async def _declared_after(
-        self, core: ServerCore, session: ServerSession, work: Awaitable[JsonObject]
-    ) -> JsonObject:
-        return self._declare(core, session, await work)
+        """Serve the 2025-11-25 task methods on `core`, declare `tasks` to a front that
+        negotiated 2025-11-25 while a child offers them, and take its task-augmented calls."""
+        core.extend(FrontTasks(self, core))
 
     def _declare(self, core: ServerCore, session: ServerSession, result: JsonObject) -> JsonObject:
         if result.get("protocolVersion") != V2025_11_25 or not self.offered(session):
@@ -169,22 +153,9 @@ class Tasks2025:
         session.state[_TOLD] = True
         if not self._calls_wrapped:
             self._calls_wrapped = True
-            self._wrap_calls(core)
+            core.refold()  # tools/call takes `params.task` from now on (FrontTasks.call_tool)
         capabilities = {**result.get("capabilities", {}), "tasks": CAPABILITY}
         return {**result, "capabilities": capabilities}
-
-    def _wrap_calls(self, core: ServerCore) -> None:
-        """tools/call takes `params.task` from now on (the first session told of tasks):
-        a gateway whose children make no tasks keeps the plain entry on its hot path."""
-        entry = core.methods["tools/call"]
-        plain = entry.handler
-
-        def tasks_or_plain(session: ServerSession, params: JsonObject, ctx: Any) -> Any:
-            if "task" in params and params["task"] is not None and session.state.get(_TOLD):
-                return self.create(session, params, ctx)
-            return plain(session, params, ctx)
-
-        core.methods["tools/call"] = MethodEntry(tasks_or_plain, inline=entry.inline)
 
     def offered(self, session: ServerSession) -> bool:
         """Does a child of this session offer task-augmented tools/call (or may it: one not
@@ -205,18 +176,15 @@ class Tasks2025:
 
     # -- a task-augmented tools/call ------------------------------------------------
     async def create(
-        self, session: ServerSession, params: JsonObject, ctx: RequestContext
+        self, name: str, arguments: JsonObject, requested: Any, ctx: RequestContext
     ) -> JsonObject:
-        """The front's task-augmented call: relayed as one to the tool's child, whose
-        CreateTaskResult comes back under an id of ours."""
-        task = _task_params(params.get("task"))
-        name = require_str(params, "name")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        elif type(arguments) is not dict:
-            raise invalid_params("'arguments' must be an object")
+        """The front's task-augmented call (`requested`: its `params.task`): relayed as one
+        to the tool's child, whose CreateTaskResult comes back under an id of ours."""
+        session = ctx.session
+        task = _task_params(requested)
         child, tool = await self._route(name, ctx)
+        if self.gateway.relay_observer is not None:  # as any relayed call (observe/hooks.py)
+            self.gateway.relay_observer.on_relay(child.name, tool, ctx)
         connection = await child.connection_for(False)  # a 2025-11-25 task: its own session
         support = task_support(_definition(child, tool))
         if connection is None or not declares_tasks(connection.capabilities):
@@ -291,7 +259,6 @@ class Tasks2025:
         return {**_renamed(created, handle), "task": self._saw(handle, made)}
 
     async def _route(self, name: str, ctx: RequestContext) -> tuple[Child, str]:
-        await permit_call(ctx.session.core, name, ctx)  # the policy's, as any call (policy/)
         route = self.gateway.catalog(ctx.session).routes.get(name)
         if route is None:  # not listed yet (a child starting): list once, as a call does
             await ctx.session.core.provider.list_tools(ctx)
@@ -632,6 +599,44 @@ class Tasks2025:
             return normalize_result(_without_related_task(result))
         finally:  # the task's progress went to the call, while it lasted
             self._unroute(routed)
+
+
+class FrontTasks(Extension):
+    """Tasks2025 as an extension of the gateway's core (core/extensions.py): the task methods,
+    `tasks` declared in `initialize`, and a task-augmented tools/call taken where calls are
+    routed (under the policy, inside observation), so it is decided, audited, counted and
+    traced as any call."""
+
+    def __init__(self, tasks: Tasks2025, core: ServerCore) -> None:
+        self.tasks = tasks
+        self.core = core
+
+    def methods(self) -> dict[str, MethodEntry]:
+        tasks = self.tasks
+        return {
+            "tasks/get": MethodEntry(tasks.get_task),
+            "tasks/result": MethodEntry(tasks.task_result),
+            "tasks/cancel": MethodEntry(tasks.cancel_task),
+            "tasks/list": MethodEntry(tasks.list_tasks),
+        }
+
+    def initialize(
+        self, session: ServerSession, params: JsonObject, result: JsonObject
+    ) -> JsonObject:
+        return self.tasks._declare(self.core, session, result)
+
+    def call_tool(self, call_next: CallTool) -> CallTool:
+        if not self.tasks._calls_wrapped:  # no session told of tasks yet: the plain path
+            return call_next
+        create = self.tasks.create
+
+        def tasks_or_plain(name: str, arguments: JsonObject, ctx: RequestContext) -> Any:
+            requested = ctx.task_request
+            if requested is not None and ctx.session.state.get(_TOLD):
+                return create(name, arguments, requested, ctx)
+            return call_next(name, arguments, ctx)
+
+        return tasks_or_plain
 
 
 def _heard_in_child_progress(params: JsonObject) -> None:
