@@ -539,6 +539,25 @@ class GatewayProvider(Provider, RelayHooks):
         route = (await self._listed("resources", ctx)).resource_route(uri)
         return await relay_skills.read_directory(route, uri, ctx, self._outer)
 
+    async def skills_holding(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        """For the policy (policy/gateway.py): the SKILL.md URIs of the skills of the
+        children `uris` name, each listed live. A child not up (lazy, stopped for idleness,
+        restarting) is started and waited for first, as the request naming it would start
+        it, so what its skills hide is decided before it serves anything; None when one does
+        not come up or cannot list them (the request is refused)."""
+        catalog = self.catalog(ctx.session)
+        children = {route[0] for uri in uris if (route := catalog.resource_route(uri))}
+        modern = FrontCall.of(ctx).modern
+        found: set[str] = set()
+        for child in children:
+            try:
+                if await child.connection_for(modern) is None:
+                    return None
+                found |= await relay_skills.skill_uris(child, ctx, self._outer)
+            except McpError:
+                return None
+        return found
+
     def _outer(self, server: str, uri: str) -> str:
         return outer_uri(server, uri, self.passthrough)
 

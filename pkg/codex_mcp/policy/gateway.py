@@ -3,6 +3,7 @@ own name for it, and the rules its entries' tool lists imply (specs/policy.md, "
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.jsonrpc import INVALID_PARAMS
@@ -31,6 +32,11 @@ class GatewayNames:
         if kept is None or kept[0] is not config:
             kept = self._rules = (config, entry_rules(config.servers))
         return kept[1]
+
+    async def skills(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        # The children those URIs name, listed live: one not up is started first (lazy,
+        # stopped for idleness), as the request naming it would start it.
+        return await self.gateway.skills_holding(uris, ctx)
 
     async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
         route = self.gateway.catalog(ctx.session).routes.get(name)

@@ -3,6 +3,7 @@ behind a gateway the child and the child's own name (specs/policy.md, "Targets")
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from .rules import Rule, Target
@@ -29,6 +30,11 @@ class Targets(Protocol):
         for a hidden one, so the two cannot be told apart."""
         ...
 
+    async def skills(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        """The SKILL.md URIs of the served skills that may hold `uris` (`skill://` ones);
+        None when they cannot be known (a gateway's child that does not come up)."""
+        ...
+
 
 class OwnNames:
     """A server serving its own tools: the name is the tool."""
@@ -47,3 +53,7 @@ class OwnNames:
 
     def missing(self, error: McpError, target: Target) -> bool:
         return False  # the core's own errors: what a hidden one gets already
+
+    async def skills(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        listed = await ctx.session.core.provider.list_skills(ctx)  # all known at once
+        return {uri for skill in listed if isinstance(uri := skill.get("uri"), str)}

@@ -83,6 +83,15 @@ async def list_skills(
     return found
 
 
+async def skill_uris(child: Child, ctx: RequestContext, outer: Outer) -> set[str]:
+    """The SKILL.md URIs (as served) of `child`'s skills, listed live (its error raised: the
+    policy decides a skill's files by them, and refuses when they cannot be known)."""
+    if skills_settings(child) is None:
+        return set()
+    entries = (_outer_entry(child.name, raw, outer) for raw in await _every_page(child, ctx))
+    return {entry["uri"] for entry in entries if entry is not None}
+
+
 async def get_skill(route: Route, uri: str, ctx: RequestContext, outer: Outer) -> JsonObject:
     if route is None or skills_settings(route[0]) is None:
         raise UnknownSkill(uri)
