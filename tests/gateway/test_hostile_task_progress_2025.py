@@ -157,7 +157,7 @@ async def test_routes_do_not_outlive_their_tasks_over_rounds(tmp_path: Path) -> 
     provider = core.provider  # the gateway (its policy is an extension of the core)
     await core.start()
     try:
-        tasks = provider.tasks_2025
+        tasks = provider.front_tasks
 
         def routes() -> dict[Any, Any]:  # where the child's progress goes, by its token
             connection = provider.shared[0].connection
@@ -171,7 +171,7 @@ async def test_routes_do_not_outlive_their_tasks_over_rounds(tmp_path: Path) -> 
                 assert len(routes()) == 3
                 await client.request("tasks/result", {"taskId": read}, timeout=30)
                 await client.request("tasks/cancel", {"taskId": cancelled}, timeout=30)
-                await until(lambda t=heard_end: tasks.handles[t].ended, 30)  # its status
+                await until(lambda t=heard_end: tasks.handles.by_id[t].ended, 30)  # its status
                 assert routes() == {}
                 async with Client.memory(core, protocol_version=V) as other:
                     await _create(other, 4, seconds=30, progress=50)

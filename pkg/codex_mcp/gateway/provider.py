@@ -41,8 +41,8 @@ from .relay import attribution
 from .relay import calls as relay
 from .relay import skills as relay_skills
 from .relay.front import FrontCall, check_client_can, front_of
+from .relay.front_tasks import TASK_STATUS, FrontTasks
 from .relay.subscriptions import ResourceSubscriptions
-from .relay.tasks_2025 import TASK_STATUS, Tasks2025
 from .routing.catalog import Catalog, build_catalog, outer_uri
 from .routing.naming import SEPARATOR
 from .routing.sessions import Owner, SessionChildren
@@ -104,7 +104,7 @@ class GatewayProvider(Provider, RelayHooks):
         #: Children a reload replaced or removed, finishing their calls in flight.
         self._retiring: set[Child] = set()
         #: The 2025-11-25 tasks children make for front sessions (serve.py installs them).
-        self.tasks_2025 = Tasks2025(self)
+        self.front_tasks = FrontTasks(self)
         #: Front subscriptions to children's resources (legacy subscribe, 2026-07-28 listen).
         self.subscriptions = ResourceSubscriptions(self.spawn)
 
@@ -394,7 +394,7 @@ class GatewayProvider(Provider, RelayHooks):
         if self.relay_observer is not None:
             self.relay_observer.on_relay(child.name, tool, ctx)
         if tool in child.task_required:
-            return self.tasks_2025.follow(child, tool, arguments, ctx)
+            return self.front_tasks.follow(child, tool, arguments, ctx)
         return relay.call_tool(child, tool, arguments, ctx)
 
     def _call_routed(
@@ -414,7 +414,7 @@ class GatewayProvider(Provider, RelayHooks):
         if self.relay_observer is not None:
             self.relay_observer.on_relay(child.name, tool, ctx)
         if tool in child.task_required:
-            return self.tasks_2025.follow(child, tool, arguments, ctx)
+            return self.front_tasks.follow(child, tool, arguments, ctx)
         return relay.call_tool(child, tool, arguments, ctx)
 
     async def _call_after_listing(
@@ -641,10 +641,10 @@ class GatewayProvider(Provider, RelayHooks):
         self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> None:
         if method == TASK_STATUS:
-            self.tasks_2025.child_status(child, inflight, params)
+            self.front_tasks.child_status(child, inflight, params)
             return
         if method == "notifications/progress":  # a 2025-11-25 task's, after the call that made it
-            self.tasks_2025.child_progress(inflight, params)
+            self.front_tasks.child_progress(inflight, params)
             return
         if method == "notifications/resources/updated":
             uri = params.get("uri")
@@ -685,7 +685,7 @@ class GatewayProvider(Provider, RelayHooks):
         self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> JsonObject:
         entry = attribution.entry_for(child, inflight, origin, params, self.sole_session)
-        params = await self.tasks_2025.front_params(inflight, params)  # a task's: by our id
+        params = await self.front_tasks.front_params(inflight, params)  # a task's: by our id
         if entry is not None:  # asked as the front's revision asks (relay/front.py)
             return await front_of(entry).put(child.name, method, params, entry)
         owner = child.owner

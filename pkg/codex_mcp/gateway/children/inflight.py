@@ -43,7 +43,7 @@ class InFlight:
         #: Requests sent for fronts so far (the idle watch's sign of use).
         self.activity = 0
         #: The progress token a 2025-11-25 task-augmented call gave the child -> where its
-        #: progress goes, for the task's life (relay/tasks_2025.py).
+        #: progress goes, for the task's life (relay/front_tasks.py).
         self.progress: dict[Hashable, Any] = {}
 
     @property

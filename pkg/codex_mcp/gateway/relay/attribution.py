@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
+from codex_mcp.core.versions import Revision
 
 from .. import asked_record
 from ..children.child import Child
@@ -33,7 +34,7 @@ def note_caller(callers: Callers, ctx: RequestContext) -> None:
     caller, or not a legacy session's request). A second session, or a 2026-07-28 caller
     (whose requests share no session), ends attribution for the child's life: work that an
     earlier call of another session left in the child may speak during any later call."""
-    if callers.last is not None or type(ctx) is not RequestContext:
+    if callers.last is not None or ctx.revision is not Revision.LEGACY:
         callers.mixed = True
     callers.last = ctx.peer
 

@@ -16,6 +16,7 @@ from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
+from codex_mcp.core.versions import Revision
 
 from ..children.channel import TASK_REQUEST_TIMEOUT
 from ..children.child import Child
@@ -25,6 +26,7 @@ from ..errors import crashed_error, login_command, normalize_exception, raised_b
 from .attribution import note_caller
 from .front import FrontCall, ModernFront, call_with_handoff, progress_relay
 
+LEGACY = Revision.LEGACY
 #: Told the connection and the progress token of a request to it; returns what the request
 #: does with the progress (the route relays it).
 ProgressRoute = Callable[[Connection, Hashable], ProgressCallback]
@@ -40,7 +42,7 @@ def call_tool(
     (core/deferred.py), one object per call."""
     connection = child.connection
     params = {"name": tool, "arguments": arguments}
-    legacy = type(ctx) is RequestContext
+    legacy = ctx.revision is LEGACY
     if (
         connection is None
         or not connection.direct

@@ -18,6 +18,7 @@ from codex_mcp.core.request_meta import TASKS_EXTENSION
 from codex_mcp.core.rounds import InputRequired
 from codex_mcp.core.session import CLIENT_CAPABILITY_FOR
 from codex_mcp.core.stateless_context import StatelessContext
+from codex_mcp.core.versions import Revision
 
 from ..children.inflight import Entry
 
@@ -63,7 +64,7 @@ class FrontCall:
     @staticmethod
     def of(ctx: RequestContext) -> FrontCall:
         """The front request `ctx` serves, by its revision."""
-        return ModernFront(ctx) if isinstance(ctx, StatelessContext) else FrontCall(ctx)
+        return FrontCall(ctx) if ctx.revision is Revision.LEGACY else ModernFront(ctx)
 
     @property
     def client_capabilities(self) -> JsonObject:

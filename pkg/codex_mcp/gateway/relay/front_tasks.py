@@ -1,16 +1,15 @@
-"""Tasks of the 2025-11-25 revision through the gateway: a front's task-augmented `tools/call`
-relayed to the child that owns the tool, the child's task behind a handle of the gateway's
-own, bound to the front session that made it; and a task-required tool called without a
-task, whose task the gateway follows to its end (specs/gateway.md, "Relaying": Tasks of
-2025-11-25)."""
+"""2025-11-25 tasks through the gateway, an extension of its core (core/extensions.py): `tasks`
+declared to a front that negotiated 2025-11-25 while a child offers them, the task methods,
+and a task-augmented `tools/call` taken where calls are routed (under the policy, inside
+observation), relayed to the tool's child whose task the front holds under a handle of ours
+(task_handles.py); and a task-required tool called without a task, whose task the gateway
+follows to its end (specs/gateway.md, "Relaying": Tasks of 2025-11-25)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import math
-import secrets
 from collections.abc import Awaitable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -23,7 +22,6 @@ from codex_mcp.core.extensions import CallTool, Extension
 from codex_mcp.core.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     JsonObject,
     invalid_params,
@@ -42,6 +40,7 @@ from ..children.inflight import RELATED_TASK, InFlight
 from ..config.model import GatewayConfig
 from . import calls as relay
 from .front import FrontCall
+from .task_handles import Handle, TaskHandles, is_ms
 
 if TYPE_CHECKING:
     from codex_mcp.core.server import ServerCore
@@ -50,23 +49,12 @@ if TYPE_CHECKING:
 log = logging.getLogger("codex_mcp.gateway")
 
 TASK_STATUS: Final = "notifications/tasks/status"
-TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 #: What the gateway declares when a child offers tasks: tools/call, tasks/list, tasks/cancel.
 CAPABILITY: Final[JsonObject] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-#: Tasks one front session may hold at once; past it, the oldest that ended makes room, and
-#: with none ended a new task is refused.
-MAX_TASKS_PER_SESSION: Final = 64
-#: Tasks the gateway holds across all its sessions.
-MAX_TASKS: Final = 4096
-#: A task the child says ended is kept this long for its tasks/result (or less: its ttl).
-KEEP_ENDED_SECONDS: Final = 600.0
-#: The largest ttl a front may ask for (ms): a number beyond any real lifetime is refused.
-MAX_TTL_MS: Final = 2**53
 #: The one answer to an id this session does not hold: unknown, ended, or another's.
 NOT_FOUND: Final = "Failed to retrieve task: Task not found"
-#: Where a session keeps whether it was told of tasks, and its handles.
-_TOLD = "codex_mcp.gateway.tasks_2025.told"
-_MINE = "codex_mcp.gateway.tasks_2025.handles"
+#: Where a session keeps whether it was told of tasks.
+_TOLD = "codex_mcp.gateway.front_tasks.told"
 
 
 class Routes(Protocol):
@@ -88,34 +76,11 @@ class Gateway(Protocol):
 
 
 @dataclass(eq=False, slots=True)
-class Handle:
-    """One child task as the front sees it: our id for it, whose it is, where it lives."""
-
-    front_id: str
-    session: ServerSession
-    child: Child
-    #: The connection the task was made on (a restarted child has lost it).
-    connection: Connection
-    child_id: str
-    tool: str
-    #: The task as last seen, under our id.
-    task: JsonObject
-    #: Loop time after which the handle is dropped (None: while its session lasts).
-    expires: float | None
-    ended: bool = False
-    #: Counted in its connection's `open_tasks` (which keeps an idle stop away).
-    counted: bool = False
-    #: The token the child's progress for it carries (ours; None: the front asked for none).
-    progress_token: Hashable = None
-
-
-@dataclass(eq=False, slots=True)
 class ProgressRoute:
     """Where a child's progress for one task-augmented call goes: its front request's
     token, to that request's client, for as long as the task lasts (2025-11-25: the token
     stays valid until the task ends), not only while the call is in flight. Kept in the
-    in-flight table of the connection the call was made on (a restarted child counts its
-    tokens anew)."""
+    in-flight table of the connection the call was made on (decision 73)."""
 
     ctx: RequestContext
     #: The call that made the task is still in flight (its stream carries the progress).
@@ -124,38 +89,64 @@ class ProgressRoute:
     handle: Handle | None = None
 
 
-class Tasks2025:
-    """The gateway's 2025-11-25 task handles, and the methods that serve them."""
+def _now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+class FrontTasks(Extension):
+    """The gateway's 2025-11-25 tasks, and the methods that serve them."""
 
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-        self.handles: dict[str, Handle] = {}
-        #: (the connection's in-flight table, the child's task id) -> its handle: what the
-        #: child says of a task.
-        self._by_child: dict[tuple[InFlight, str], Handle] = {}
+        self.handles = TaskHandles(self._released)
         #: Servers one of whose children declared tasks (a shared one may be down now).
         self._seen: set[str] = set()
-        self._calls_wrapped = False
+        self._core: ServerCore | None = None
+        #: A session was told of tasks: tools/call takes `params.task` from then on.
+        self._told = False
         #: Task-augmented calls in flight, per connection, and what wakes whoever waits for
         #: one of them to end (front_params).
         self._creating: dict[InFlight, int] = {}
         self._changed = asyncio.Event()
 
-    # -- installing ---------------------------------------------------------------
+    # -- the extension ------------------------------------------------------------------
     def install(self, core: ServerCore) -> None:
-        """Serve the 2025-11-25 task methods on `core`, declare `tasks` to a front that
-        negotiated 2025-11-25 while a child offers them, and take its task-augmented calls."""
-        core.extend(FrontTasks(self, core))
+        self._core = core
+        core.extend(self)
 
-    def _declare(self, core: ServerCore, session: ServerSession, result: JsonObject) -> JsonObject:
+    def methods(self) -> dict[str, MethodEntry]:
+        return {
+            "tasks/get": MethodEntry(self.get_task),
+            "tasks/result": MethodEntry(self.task_result),
+            "tasks/cancel": MethodEntry(self.cancel_task),
+            "tasks/list": MethodEntry(self.list_tasks),
+        }
+
+    def initialize(
+        self, session: ServerSession, params: JsonObject, result: JsonObject
+    ) -> JsonObject:
         if result.get("protocolVersion") != V2025_11_25 or not self.offered(session):
             return result
         session.state[_TOLD] = True
-        if not self._calls_wrapped:
-            self._calls_wrapped = True
-            core.refold()  # tools/call takes `params.task` from now on (FrontTasks.call_tool)
+        session.cleanup.callback(self._session_ended, session)
+        if not self._told and self._core is not None:
+            self._told = True
+            self._core.refold()  # tools/call takes `params.task` from now on (call_tool)
         capabilities = {**result.get("capabilities", {}), "tasks": CAPABILITY}
         return {**result, "capabilities": capabilities}
+
+    def call_tool(self, call_next: CallTool) -> CallTool:
+        if not self._told:  # no session told of tasks yet: the plain path
+            return call_next
+        create = self.create
+
+        def tasks_or_plain(name: str, arguments: JsonObject, ctx: RequestContext) -> Any:
+            requested = ctx.task_request
+            if requested is not None and ctx.session.state.get(_TOLD):
+                return create(name, arguments, requested, ctx)
+            return call_next(name, arguments, ctx)
+
+        return tasks_or_plain
 
     def offered(self, session: ServerSession) -> bool:
         """Does a child of this session offer task-augmented tools/call (or may it: one not
@@ -191,8 +182,7 @@ class Tasks2025:
             support = None
         if connection is None or support not in ("optional", "required"):
             raise McpError(METHOD_NOT_FOUND, f"Tool {name} does not support task-augmented calls")
-        self._make_room(session)
-        child_params = {"name": tool, "arguments": arguments, "task": task}
+        self.handles.make_room(session, _now())
         inflight = connection.inflight
         self._creating[inflight] = self._creating.get(inflight, 0) + 1
         routed: list[tuple[InFlight, Hashable, ProgressRoute]] = []
@@ -200,16 +190,16 @@ class Tasks2025:
             created = await relay.request(
                 child,
                 "tools/call",
-                child_params,
+                {"name": tool, "arguments": arguments, "task": task},
                 ctx,
                 tool,
                 progress_route=self._progress_route(ctx, routed),
                 on=connection,
             )
             token = routed[0][1] if routed else None
-            answer = self._created(session, child, connection, tool, created, token)
+            handle, answer = self._created(session, child, connection, tool, created, token)
             if routed:
-                routed[0][2].handle = self.handles.get(answer["task"]["taskId"])
+                routed[0][2].handle = handle
             return answer
         finally:
             self._unroute(routed, keep_tasks=True)
@@ -226,37 +216,26 @@ class Tasks2025:
         connection: Connection,
         tool: str,
         created: JsonObject,
-        progress_token: Hashable = None,
-    ) -> JsonObject:
+        progress_token: Hashable,
+    ) -> tuple[Handle, JsonObject]:
         """The child's CreateTaskResult, held under a handle of ours."""
         made = created.get("task")
         if not isinstance(made, dict) or not isinstance(made.get("taskId"), str):
             raise McpError(
                 INTERNAL_ERROR, f"Internal error: {child.name!r} answered a task without a taskId"
             )
-        child_id = made["taskId"]
-        if session.closed:  # nobody left to hold it
-            self._cancel_at_child(child, connection, child_id)
-            raise McpError(INTERNAL_ERROR, "session closed")
+        handle = Handle(session, child, connection, made["taskId"], tool, progress_token)
         try:
-            self._make_room(session)
+            if session.closed:  # nobody left to hold it
+                raise McpError(INTERNAL_ERROR, "session closed")
+            self.handles.make_room(session, _now())
         except McpError:
-            self._cancel_at_child(child, connection, child_id)
+            self._cancel_at_child(child, connection, handle.child_id)
             raise
-        handle = Handle(
-            front_id=secrets.token_urlsafe(24),
-            session=session,
-            child=child,
-            connection=connection,
-            child_id=child_id,
-            tool=tool,
-            task={},
-            expires=None,
-            progress_token=progress_token,
-        )
-        self._hold(handle)
+        self.handles.hold(handle)
+        connection.inflight.open_tasks += 1  # not idle while it runs (_released)
         self._seen.add(child.name)
-        return {**_renamed(created, handle), "task": self._saw(handle, made)}
+        return handle, {**_renamed(created, handle), "task": self._saw(handle, made)}
 
     async def _route(self, name: str, ctx: RequestContext) -> tuple[Child, str]:
         route = self.gateway.catalog(ctx.session).routes.get(name)
@@ -276,9 +255,8 @@ class Tasks2025:
         task_id = params.get("taskId")
         if type(task_id) is not str:
             raise invalid_params("'taskId' must be a string")
-        self._sweep()
-        handle = self.handles.get(task_id)
-        if handle is None or handle.session is not session:
+        handle = self.handles.mine(session, task_id, _now())
+        if handle is None:
             raise McpError(INVALID_PARAMS, NOT_FOUND)
         return handle
 
@@ -290,8 +268,7 @@ class Tasks2025:
             self._lost(handle)
         if handle.ended:  # what the child said last (or that it is lost): no more changes
             return dict(handle.task)
-        task = await self._ask(handle, "tasks/get", FrontCall.of(ctx))
-        return self._saw(handle, task)
+        return self._saw(handle, await self._ask(handle, "tasks/get", FrontCall.of(ctx)))
 
     async def task_result(
         self, session: ServerSession, params: JsonObject, ctx: RequestContext
@@ -300,31 +277,27 @@ class Tasks2025:
         the child asks meanwhile (input_required) reaches this request's client."""
         handle = self._own(session, params)
         front = FrontCall.of(ctx)
-        waiting = handle.connection.inflight.tasks
+        waiting = handle.where.inflight.tasks
         waiting[handle.child_id] = front
         try:
             result = await self._ask(handle, "tasks/result", front, result=True)
         finally:
             if waiting.get(handle.child_id) is front:
                 del waiting[handle.child_id]
-        if not handle.ended:  # it has ended: tasks/result answers only then
-            self._ended(handle)
+        self.handles.end(handle, _now())  # it has ended: tasks/result answers only then
         return normalize_result(_renamed(result, handle))
 
     async def cancel_task(
         self, session: ServerSession, params: JsonObject, ctx: RequestContext
     ) -> JsonObject:
         handle = self._own(session, params)
-        task = await self._ask(handle, "tasks/cancel", FrontCall.of(ctx))
-        return self._saw(handle, task)
+        return self._saw(handle, await self._ask(handle, "tasks/cancel", FrontCall.of(ctx)))
 
     def list_tasks(self, session: ServerSession, params: JsonObject, ctx: RequestContext) -> Any:
         """This session's tasks as last seen (tasks/get asks the child for the current)."""
         if not session.state.get(_TOLD):
             raise McpError(METHOD_NOT_FOUND, "Method not found: tasks are not offered")
-        self._sweep()
-        mine: dict[str, Handle] = session.state.get(_MINE) or {}
-        tasks = [dict(handle.task) for handle in mine.values()]
+        tasks = [dict(handle.task) for handle in self.handles.of_session(session, _now())]
         return Ready(paginate(tasks, params, session.core.page_size, "tasks"))
 
     async def _ask(
@@ -343,11 +316,48 @@ class Tasks2025:
             {"taskId": handle.child_id},
             front,
             handle.tool if result else None,
-            on=handle.connection,
+            on=handle.where,
         )
-        if handle.front_id not in self.handles:  # dropped meanwhile (its session closed)
+        if handle.front_id not in self.handles.by_id:  # dropped meanwhile (session closed)
             raise McpError(INVALID_PARAMS, NOT_FOUND)
         return answer
+
+    # -- what the handle table lets go ----------------------------------------------------
+    def _saw(self, handle: Handle, task: JsonObject) -> JsonObject:
+        return self.handles.saw(handle, task, _now())
+
+    def _lost(self, handle: Handle) -> None:
+        lost = f"the server {handle.child.name!r} stopped; the task is lost"
+        self.handles.end(handle, _now(), lost)
+
+    def _released(self, handle: Handle) -> None:
+        """A handle's task ended (or it was dropped first): its child may idle again, and its
+        token names nothing any more."""
+        inflight: InFlight = handle.where.inflight
+        inflight.open_tasks -= 1
+        routes = inflight.progress
+        entry = routes.get(handle.progress_token) if handle.progress_token is not None else None
+        if entry is not None and entry.handle is handle:
+            del routes[handle.progress_token]
+
+    def _session_ended(self, session: ServerSession) -> None:
+        """A closed session's tasks: forgotten, and those still running cancelled at their
+        child (nobody can reach them any more)."""
+        for handle in self.handles.session_ended(session):
+            self._cancel_at_child(handle.child, handle.where, handle.child_id)
+
+    def _cancel_at_child(self, child: Child, where: Connection, child_id: str) -> None:
+        session = where.session
+        if session.closed:
+            return
+
+        async def cancel() -> None:
+            options = CallOptions(TASK_REQUEST_TIMEOUT)
+            with contextlib.suppress(Exception):
+                await session.request("tasks/cancel", {"taskId": child_id}, options)
+                log.debug("%s: its task was cancelled, as its client is gone", child.name)
+
+        self.gateway.spawn(cancel())
 
     # -- progress ------------------------------------------------------------------------
     def _progress_route(
@@ -393,7 +403,7 @@ class Tasks2025:
             return
         handle = entry.handle
         ctx = entry.ctx
-        if handle is not None and (handle.ended or handle.front_id not in self.handles):
+        if handle is not None and (handle.ended or handle.front_id not in self.handles.by_id):
             del routes[token]
             return
         if handle is None and (ctx.cancelled or ctx.in_task):
@@ -407,7 +417,7 @@ class Tasks2025:
         """notifications/tasks/status from a child: to the session that holds the task,
         under our id; nobody else hears of it."""
         child_id = params.get("taskId")
-        handle = self._by_child.get((inflight, child_id)) if isinstance(child_id, str) else None
+        handle = self.handles.of_child(inflight, child_id)
         if handle is None:
             log.debug("%s: a status of a task no session holds; dropped", child.name)
             return
@@ -427,128 +437,18 @@ class Tasks2025:
             return params
         assert isinstance(meta, dict)
         task_id = related.get("taskId") if isinstance(related, dict) else None
-        handle = self._by_child.get((inflight, task_id)) if isinstance(task_id, str) else None
+        handle = self.handles.of_child(inflight, task_id)
         if handle is None and isinstance(task_id, str) and self._creating.get(inflight):
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(TASK_REQUEST_TIMEOUT):
                     while handle is None and self._creating.get(inflight):
                         await self._changed.wait()
-                        handle = self._by_child.get((inflight, task_id))
+                        handle = self.handles.of_child(inflight, task_id)
         rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
         if handle is not None:
             rest[RELATED_TASK] = {"taskId": handle.front_id}
         out = {key: value for key, value in params.items() if key != "_meta"}
         return {**out, "_meta": rest} if rest else out
-
-    def _saw(self, handle: Handle, task: JsonObject) -> JsonObject:
-        """The child's view of the task, under our id, kept as the handle's last."""
-        seen = {key: value for key, value in task.items() if key != "_meta"}
-        seen["taskId"] = handle.front_id
-        handle.task = seen
-        ttl = task.get("ttl")
-        if isinstance(ttl, int | float) and _is_ms(ttl) and handle.expires is None:
-            loop = asyncio.get_running_loop()
-            handle.expires = loop.time() + min(ttl, MAX_TTL_MS) / 1000
-        status = task.get("status")
-        if isinstance(status, str) and status in TERMINAL and not handle.ended:
-            self._ended(handle)
-        return dict(seen)
-
-    def _ended(self, handle: Handle) -> None:
-        _uncount(handle)
-        handle.ended = True
-        self._stop_progress(handle)
-        keep = asyncio.get_running_loop().time() + KEEP_ENDED_SECONDS
-        handle.expires = keep if handle.expires is None else min(handle.expires, keep)
-
-    def _lost(self, handle: Handle) -> None:
-        handle.task = {
-            **handle.task,
-            "status": "failed",
-            "statusMessage": f"the server {handle.child.name!r} stopped; the task is lost",
-        }
-        self._ended(handle)
-
-    # -- bounds -------------------------------------------------------------------------
-    def _hold(self, handle: Handle) -> None:
-        session = handle.session
-        mine = session.state.get(_MINE)
-        if mine is None:
-            mine = session.state[_MINE] = {}
-            session.cleanup.callback(self._drop_session, session)
-        mine[handle.front_id] = handle
-        self.handles[handle.front_id] = handle
-        if not handle.ended:
-            handle.counted = True
-            handle.connection.inflight.open_tasks += 1
-        self._by_child[(handle.connection.inflight, handle.child_id)] = handle
-
-    def _stop_progress(self, handle: Handle) -> None:
-        """The task ended (or is forgotten): its token names nothing any more."""
-        routes = handle.connection.inflight.progress
-        entry = routes.get(handle.progress_token) if handle.progress_token is not None else None
-        if entry is not None and entry.handle is handle:
-            del routes[handle.progress_token]
-
-    def _drop(self, handle: Handle) -> None:
-        self.handles.pop(handle.front_id, None)
-        self._stop_progress(handle)
-        _uncount(handle)
-        key = (handle.connection.inflight, handle.child_id)
-        if self._by_child.get(key) is handle:
-            del self._by_child[key]
-        mine = handle.session.state.get(_MINE)
-        if mine is not None:
-            mine.pop(handle.front_id, None)
-
-    def _make_room(self, session: ServerSession) -> None:
-        """Room for one more task of `session`: the expired go, then its oldest that
-        ended; with none ended and the session (or the gateway) full, refused."""
-        self._sweep()
-        mine: dict[str, Handle] = session.state.get(_MINE) or {}
-        if len(mine) >= MAX_TASKS_PER_SESSION:
-            oldest = next((h for h in mine.values() if h.ended), None)
-            if oldest is None:
-                raise McpError(
-                    INVALID_REQUEST,
-                    f"too many tasks: this session holds {MAX_TASKS_PER_SESSION} that have "
-                    "not ended (get their results, or cancel some)",
-                )
-            self._drop(oldest)
-        if len(self.handles) >= MAX_TASKS:
-            oldest = next((h for h in self.handles.values() if h.ended), None)
-            if oldest is None:
-                raise McpError(INVALID_REQUEST, f"too many tasks in the gateway ({MAX_TASKS})")
-            self._drop(oldest)
-
-    def _sweep(self) -> None:
-        """Drop the handles whose time is up (their ttl, or the wait after their end)."""
-        now = asyncio.get_running_loop().time()
-        for handle in [h for h in self.handles.values() if h.expires is not None]:
-            if handle.expires is not None and handle.expires <= now:
-                self._drop(handle)
-
-    def _drop_session(self, session: ServerSession) -> None:
-        """A closed session's tasks: forgotten, and those still running cancelled at their
-        child (nobody can reach them any more)."""
-        mine: dict[str, Handle] = session.state.pop(_MINE, None) or {}
-        for handle in list(mine.values()):
-            self._drop(handle)
-            if not handle.ended:
-                self._cancel_at_child(handle.child, handle.connection, handle.child_id)
-
-    def _cancel_at_child(self, child: Child, connection: Connection, child_id: str) -> None:
-        session = connection.session
-        if session.closed:
-            return
-
-        async def cancel() -> None:
-            options = CallOptions(TASK_REQUEST_TIMEOUT)
-            with contextlib.suppress(Exception):
-                await session.request("tasks/cancel", {"taskId": child_id}, options)
-                log.debug("%s: its task was cancelled, as its client is gone", child.name)
-
-        self.gateway.spawn(cancel())
 
     # -- a task-required tool called without a task -------------------------------------
     async def follow(
@@ -601,58 +501,14 @@ class Tasks2025:
             self._unroute(routed)
 
 
-class FrontTasks(Extension):
-    """Tasks2025 as an extension of the gateway's core (core/extensions.py): the task methods,
-    `tasks` declared in `initialize`, and a task-augmented tools/call taken where calls are
-    routed (under the policy, inside observation), so it is decided, audited, counted and
-    traced as any call."""
-
-    def __init__(self, tasks: Tasks2025, core: ServerCore) -> None:
-        self.tasks = tasks
-        self.core = core
-
-    def methods(self) -> dict[str, MethodEntry]:
-        tasks = self.tasks
-        return {
-            "tasks/get": MethodEntry(tasks.get_task),
-            "tasks/result": MethodEntry(tasks.task_result),
-            "tasks/cancel": MethodEntry(tasks.cancel_task),
-            "tasks/list": MethodEntry(tasks.list_tasks),
-        }
-
-    def initialize(
-        self, session: ServerSession, params: JsonObject, result: JsonObject
-    ) -> JsonObject:
-        return self.tasks._declare(self.core, session, result)
-
-    def call_tool(self, call_next: CallTool) -> CallTool:
-        if not self.tasks._calls_wrapped:  # no session told of tasks yet: the plain path
-            return call_next
-        create = self.tasks.create
-
-        def tasks_or_plain(name: str, arguments: JsonObject, ctx: RequestContext) -> Any:
-            requested = ctx.task_request
-            if requested is not None and ctx.session.state.get(_TOLD):
-                return create(name, arguments, requested, ctx)
-            return call_next(name, arguments, ctx)
-
-        return tasks_or_plain
-
-
 def _heard_in_child_progress(params: JsonObject) -> None:
     """A routed call's progress while it is in flight: `child_progress` relays it, as it
     does after (so each is relayed once, in the order the child sent them)."""
 
 
-def _uncount(handle: Handle) -> None:
-    if handle.counted:
-        handle.counted = False
-        handle.connection.inflight.open_tasks -= 1
-
-
 def _gone(handle: Handle) -> bool:
     """Has the connection the task lived on ended (the child stopped or restarted)?"""
-    return handle.connection.session.closed or handle.child.connection is not handle.connection
+    return handle.where.session.closed or handle.child.connection is not handle.where
 
 
 def _task_params(task: Any) -> JsonObject:
@@ -663,13 +519,9 @@ def _task_params(task: Any) -> JsonObject:
     ttl = task.get("ttl")
     if ttl is None:
         return {}
-    if not _is_ms(ttl):
+    if not is_ms(ttl):
         raise invalid_params("'task.ttl' must be a non-negative number of milliseconds (or null)")
     return {"ttl": ttl}
-
-
-def _is_ms(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value) and 0 <= value <= MAX_TTL_MS
 
 
 def _definition(child: Child, tool: str) -> JsonObject | None:
