@@ -77,7 +77,6 @@ class GatewayProvider(Provider, RelayHooks):
         self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
-        self.error_passthrough = self.env.error_passthrough  # children read their env's
         self.watchdog = Watchdog()
         self.cache = ListingCache(self.env.cache_dir)
         #: Until then, a listing waits for children in their first start (STARTUP_BUDGET_ENV).
@@ -653,14 +652,11 @@ class GatewayProvider(Provider, RelayHooks):
                 owner = child.owner
                 if owner is None:
                     self.notify_resource_updated(outer)
-                elif owner.session is not None:
-                    if outer in owner.session.subscriptions:
-                        owner.session.notify(method, {**params, "uri": outer})
-                    # and its listens: a 2026-07-28 front over stdio owns its children
-                    # through its one session, and follows resources by subscriptions/listen
-                    self.subscriptions.resource_updated(owner, outer)
-                else:  # a 2026-07-28 principal's child: to that principal's listens only
-                    self.subscriptions.resource_updated(owner, outer)
+                    return
+                if owner.session is not None and outer in owner.session.subscriptions:
+                    owner.session.notify(method, {**params, "uri": outer})
+                # and its owner's listens (a principal's, or a 2026-07-28 front's over stdio)
+                self.subscriptions.resource_updated(owner, outer)
             return
         level, data = params.get("level"), params.get("data")
         if level not in LOG_LEVELS:

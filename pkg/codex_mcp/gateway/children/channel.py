@@ -251,6 +251,3 @@ def _failure(name: str, error: Any) -> McpError:
     if isinstance(error, dict) and isinstance(error.get("code"), int):
         return McpError(error["code"], str(error.get("message", "")), error.get("data"))
     return McpError(INTERNAL_ERROR, f"Internal error: {name!r}'s task failed")
-
-
-__all__ = ["TASK_REQUEST_TIMEOUT", "Front", "LegacyChannel", "StatelessChannel"]

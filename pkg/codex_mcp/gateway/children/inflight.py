@@ -88,6 +88,3 @@ class Callers:
     def sole(self) -> ServerSession | None:
         """The one client session that alone has ever sent it a request, if one has."""
         return None if self.mixed else self.last
-
-
-__all__ = ["RELATED_TASK", "Callers", "Entry", "InFlight"]

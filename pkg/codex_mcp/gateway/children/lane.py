@@ -75,6 +75,3 @@ class Lane:
             self.connection = None
             self._closing = asyncio.get_running_loop().create_task(lane.close())
             self._closing.add_done_callback(lambda _task: setattr(self, "_closing", None))
-
-
-__all__ = ["Lane"]

@@ -252,13 +252,3 @@ async def call_with_handoff(
             handoff.adopted.set_result(
                 McpError(INTERNAL_ERROR, "Internal error: the call has ended")
             )
-
-
-__all__ = [
-    "FrontCall",
-    "ModernFront",
-    "call_with_handoff",
-    "check_client_can",
-    "front_of",
-    "progress_relay",
-]

@@ -177,7 +177,8 @@ class FrontTasks(Extension):
         if self.gateway.relay_observer is not None:  # as any relayed call (observe/hooks.py)
             self.gateway.relay_observer.on_relay(child.name, tool, ctx)
         connection = await child.connection_for(False)  # a 2025-11-25 task: its own session
-        support = task_support(_definition(child, tool))
+        found = (entry.definition for entry in child.current_tools if entry.name == tool)
+        support = task_support(next(found, None))
         if connection is None or not declares_tasks(connection.capabilities):
             support = None
         if connection is None or support not in ("optional", "required"):
@@ -235,7 +236,7 @@ class FrontTasks(Extension):
         self.handles.hold(handle)
         connection.inflight.open_tasks += 1  # not idle while it runs (_released)
         self._seen.add(child.name)
-        return handle, {**_renamed(created, handle), "task": self._saw(handle, made)}
+        return handle, {**_related(created, handle.front_id), "task": self._saw(handle, made)}
 
     async def _route(self, name: str, ctx: RequestContext) -> tuple[Child, str]:
         route = self.gateway.catalog(ctx.session).routes.get(name)
@@ -285,7 +286,7 @@ class FrontTasks(Extension):
             if waiting.get(handle.child_id) is front:
                 del waiting[handle.child_id]
         self.handles.end(handle, _now())  # it has ended: tasks/result answers only then
-        return normalize_result(_renamed(result, handle))
+        return normalize_result(_related(result, handle.front_id))
 
     async def cancel_task(
         self, session: ServerSession, params: JsonObject, ctx: RequestContext
@@ -435,7 +436,6 @@ class FrontTasks(Extension):
         related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
         if related is None:
             return params
-        assert isinstance(meta, dict)
         task_id = related.get("taskId") if isinstance(related, dict) else None
         handle = self.handles.of_child(inflight, task_id)
         if handle is None and isinstance(task_id, str) and self._creating.get(inflight):
@@ -444,11 +444,7 @@ class FrontTasks(Extension):
                     while handle is None and self._creating.get(inflight):
                         await self._changed.wait()
                         handle = self.handles.of_child(inflight, task_id)
-        rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
-        if handle is not None:
-            rest[RELATED_TASK] = {"taskId": handle.front_id}
-        out = {key: value for key, value in params.items() if key != "_meta"}
-        return {**out, "_meta": rest} if rest else out
+        return _related(params, handle.front_id if handle is not None else None)
 
     # -- a task-required tool called without a task -------------------------------------
     async def follow(
@@ -496,7 +492,7 @@ class FrontTasks(Extension):
             finally:
                 if waiting.get(child_id) is front:
                     del waiting[child_id]
-            return normalize_result(_without_related_task(result))
+            return normalize_result(_related(result, None))
         finally:  # the task's progress went to the call, while it lasted
             self._unroute(routed)
 
@@ -524,26 +520,14 @@ def _task_params(task: Any) -> JsonObject:
     return {"ttl": ttl}
 
 
-def _definition(child: Child, tool: str) -> JsonObject | None:
-    for entry in child.current_tools:
-        if entry.name == tool:
-            return entry.definition
-    return None
-
-
-def _renamed(result: JsonObject, handle: Handle) -> JsonObject:
-    """`result` with its related-task `_meta` naming our id instead of the child's."""
-    meta = result.get("_meta")
+def _related(message: JsonObject, front_id: str | None) -> JsonObject:
+    """`message` with its related-task `_meta` naming our id instead of the child's (None:
+    without it, as a plain call's: the child's task id stays in the gateway)."""
+    meta = message.get("_meta")
     if not isinstance(meta, dict) or RELATED_TASK not in meta:
-        return result
-    return {**result, "_meta": {**meta, RELATED_TASK: {"taskId": handle.front_id}}}
-
-
-def _without_related_task(result: JsonObject) -> JsonObject:
-    """A followed task's result, as a plain call's: the child's task id stays here."""
-    meta = result.get("_meta")
-    if not isinstance(meta, dict) or RELATED_TASK not in meta:
-        return result
+        return message
     rest = {key: value for key, value in meta.items() if key != RELATED_TASK}
-    out = {key: value for key, value in result.items() if key != "_meta"}
+    if front_id is not None:
+        rest[RELATED_TASK] = {"taskId": front_id}
+    out = {key: value for key, value in message.items() if key != "_meta"}
     return {**out, "_meta": rest} if rest else out

@@ -264,6 +264,3 @@ async def _quietly(child: Child, inner: str, going: Awaitable[None]) -> None:
         await going
     except Exception as error:  # the child is gone or refuses: nothing left to undo
         log.debug("%s: unsubscribing from %s failed: %s", child.name, inner, error)
-
-
-__all__ = ["MAX_CHILD_URIS", "MAX_LISTENS", "MAX_LISTEN_URIS", "ResourceSubscriptions"]

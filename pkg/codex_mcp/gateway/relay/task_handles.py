@@ -183,15 +183,3 @@ class TaskHandles:
         for handle in mine:
             self.drop(handle)
         return running
-
-
-__all__ = [
-    "KEEP_ENDED_SECONDS",
-    "MAX_TASKS",
-    "MAX_TASKS_PER_SESSION",
-    "MAX_TTL_MS",
-    "TERMINAL",
-    "Handle",
-    "TaskHandles",
-    "is_ms",
-]
