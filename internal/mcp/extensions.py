@@ -137,6 +137,10 @@ class Extension:
     def stateless_opened(self) -> None:
         """A peer for one 2026-07-28 HTTP exchange was made."""
 
+    async def start(self) -> None:
+        """The core started (its provider too), before it serves; raising refuses the
+        start (a configuration mistake found only now)."""
+
     async def aclose(self) -> None:
         """The core stopped (after its provider): release what the extension holds."""
 

@@ -163,7 +163,6 @@ class ServerCore:
         their `request`, then the operations folded (`refold`)."""
         if self._composed:
             return
-        self._composed = True
         ordered = self._ordered()
         table = dict(self._methods)
         for extension in ordered:
@@ -194,6 +193,7 @@ class ServerCore:
         self._methods = table
         hooks = ("session_opened", "session_ended", "stateless_opened")
         self._watchers = [e for e in ordered if any(overrides(e, hook) for hook in hooks)]
+        self._composed = True  # only now: a mistake above leaves nothing half composed
         self.refold()
 
     def ready(self, session: ServerSession) -> list[Awaitable[None]]:
@@ -211,8 +211,8 @@ class ServerCore:
 
     # -- lifespan --------------------------------------------------------------
     async def start(self) -> None:
-        """Compose, enter the lifespan, then start the provider (idempotent). Transports
-        call it before serving."""
+        """Compose, enter the lifespan, start the provider, then the extensions (which may
+        refuse the start); idempotent. Transports call it before serving."""
         self._loop = asyncio.get_running_loop()
         self.compose()
         if not self._started:
@@ -222,6 +222,8 @@ class ServerCore:
                     self.lifespan()
                 )
             await self.provider.start()
+            for extension in self._ordered():
+                await extension.start()
 
     async def aclose(self) -> None:
         """End every session, wait for their teardown, then stop the provider."""

@@ -93,7 +93,8 @@ def test_json_shape(tmp_path: Path) -> None:
     assert document["config"] == str(config)
     assert set(document["path"]) == {"value", "origin"}
     assert set(document["summary"]) == {
-        "servers", "started", "disabled", "tools", "kept", "changed", "filtered", "lost"
+        "servers", "started", "disabled", "tools", "kept", "changed", "filtered", "lost",
+        "gatewayChildrenLost",
     }  # fmt: skip
     (server,) = document["servers"]
     assert set(server) == {

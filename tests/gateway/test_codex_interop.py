@@ -84,7 +84,7 @@ async def test_names(tmp_path: Path) -> None:
     assert predicted[("brk", "dot.name")] == "mcp__brk__dot_name_542085014c10"
     assert predicted[("brk", "u" * 119)].endswith("_41f8382c1590")
     assert offered["mcp__brk"]["echo"]["parameters"]["required"] == ["message"]  # the first echo
-    assert [t.status for t in report.servers[0].tools][-1] == "dropped"  # the second echo
+    assert [t.status for t in report.servers[0].tools][-1] == "duplicate"  # the second echo
 
 
 SCHEMA_CUSTOM = [

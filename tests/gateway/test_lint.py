@@ -90,8 +90,10 @@ def test_a_duplicate_is_skipped_and_colliding_servers_are_hashed() -> None:
         [Listing("a-b", definitions("echo", "echo")), Listing("a_b", definitions("echo"))]
     )
     first, second = report.servers
-    assert [t.status for t in first.tools] == ["changed", "dropped"]
-    assert first.tools[0].codex_name == "mcp__a_b_e0598e406614__echo"
+    # The second echo is skipped, not lost: Codex shows the name and calls the first.
+    assert [t.status for t in first.tools] == ["changed", "duplicate"]
+    assert not report.lost and first.tools[1].findings[0].severity == "warn"
+    assert first.tools[0].codex_name == first.tools[1].codex_name == "mcp__a_b_e0598e406614__echo"
     assert second.tools[0].codex_name == "mcp__a_b_909e3df97957__echo"
     assert {f.rule for f in second.tools[0].findings} == {"hashed"}
 

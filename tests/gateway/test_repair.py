@@ -243,12 +243,40 @@ def test_tool_settings_replace_the_description_and_merge_annotations() -> None:
 
 def test_no_type_is_invented_inside_a_combination() -> None:
     """`{"required": ["phone"]}` in an anyOf constrains the parent object; calling it a
-    string (seed 001's fallback) would make the schema unsatisfiable."""
+    string (seed 001's fallback) would make the schema unsatisfiable. It gets the type of the
+    object it constrains (the same schema, said so Codex has nothing left to lower: it
+    received the untyped branches before, issue 40); a `not` and a `$ref` are left alone."""
+    branches = [{"required": ["phone"]}, {"required": ["email"]}, {"$ref": "#/$defs/x"}]
     schema = {
         "type": "object",
         "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
-        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "allOf": [{"anyOf": branches}],
         "not": {"required": ["both"]},
+        "$defs": {"x": {"type": "object", "required": ["fax"]}},
     }
     repaired = repair_tool({"name": "t", "inputSchema": schema})
-    assert repaired.tool["inputSchema"] == schema and repaired.changes == []
+    out = repaired.tool["inputSchema"]
+    assert out["allOf"] == [
+        {
+            "type": "object",
+            "anyOf": [
+                {"type": "object", "required": ["phone"]},
+                {"type": "object", "required": ["email"]},
+                {"$ref": "#/$defs/x"},
+            ],
+        }
+    ]
+    assert out["not"] == {"required": ["both"]}
+    assert codex_parameters(out).lowered == []
+    assert codex_parameters(schema).lowered  # what Codex lowered before the repair
+    assert {str(c) for c in repaired.changes} == {
+        "inputSchema.allOf[0].type: missing, the type it constrains: 'object'",
+        "inputSchema.allOf[0].anyOf[0].type: missing, the type it constrains: 'object'",
+        "inputSchema.allOf[0].anyOf[1].type: missing, the type it constrains: 'object'",
+    }
+
+
+def test_a_member_under_an_untyped_parent_gets_no_type() -> None:
+    schema = {"type": "object", "properties": {"v": {"anyOf": [{"minLength": 1}, {"x": 1}]}}}
+    repaired = repair_tool({"name": "t", "inputSchema": schema})
+    assert repaired.tool["inputSchema"]["properties"]["v"]["anyOf"] == [{"minLength": 1}, {"x": 1}]

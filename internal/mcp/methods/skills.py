@@ -55,7 +55,7 @@ async def read_directory(
     if cursor is not None and not isinstance(cursor, str):
         raise invalid_params("'cursor' must be a string")
     children = await session.core.served.read_directory(uri, ctx)
-    return paginate(children, params, session.core.page_size, "resources")
+    return _cacheable(session, paginate(children, params, session.core.page_size, "resources"))
 
 
 METHODS: MethodTable = {

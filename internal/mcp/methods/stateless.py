@@ -44,6 +44,7 @@ CACHEABLE: Final = frozenset(
         "resources/read",
         "skills/list",
         "skills/get",
+        "resources/directory/read",
     }
 )
 

@@ -175,13 +175,20 @@ class SkillFeatures:
         """The `<skill-path>`s of the skills the server lists (`team/code-review`), or
         none when it declares no skills or its listing fails: for reports (doctor, lint)
         that show skills beside what they are about."""
+        return list(await self.skill_descriptions())
+
+    async def skill_descriptions(self) -> dict[str, str]:
+        """`skill_paths`, each with its description (what a host shows its model)."""
         if self.skills_settings() is None:
-            return []
+            return {}
         try:
             listed = await self.list_skills(all_pages=True)
         except Exception:  # a broken skills/list: no skills shown, the report goes on
-            return []
-        return [skill.uri.partition("://")[2].removesuffix("/SKILL.md") for skill in listed]
+            return {}
+        return {
+            skill.uri.partition("://")[2].removesuffix("/SKILL.md"): skill.description
+            for skill in listed
+        }
 
     async def get_skill(self, uri: str) -> Skill:
         """skills/get: the entry of the skill whose SKILL.md is at `uri`."""

@@ -3,18 +3,28 @@ Codex source. Pure: connecting to servers is cli.py's job."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from codex_mcp.core.log_names import printable
+
+from . import poisoning
 from .config import CODEX_SCHEMA_MAX_BYTES
 from .definition import definition_problems
 from .names import CodexName, codex_names
-from .policy import REFUSAL, model_sees_only_structured_content, runs_without_approval
+from .policy import (
+    CODEX_DEFAULTS,
+    Permissions,
+    approval_says,
+    model_sees_only_structured_content,
+    runs_without_approval,
+)
 from .schema import codex_parameters
 
 Severity = Literal["lost", "warn", "info"]
-Status = Literal["kept", "changed", "dropped", "lost with its server"]
+#: "duplicate": a second definition of a name, which Codex skips (the first is shown).
+Status = Literal["kept", "changed", "duplicate", "dropped", "lost with its server"]
 
 SRC_DEFINITION = "codex-rs/codex-mcp/src/rmcp_client.rs (rmcp Tool deserialization)"
 SRC_SCHEMA = "codex-rs/tools/src/json_schema.rs: parse_tool_input_schema, sanitize_json_schema"
@@ -26,13 +36,21 @@ SRC_APPROVAL = "codex-rs/core/src/mcp_tool_call.rs: requires_mcp_tool_approval"
 SRC_RESULT = "codex-rs/protocol/src/models.rs: CallToolResult::as_function_call_output_payload"
 SRC_GATEWAY_ROUTING = "codex-mcp gateway, not Codex: specs/gateway.md, Relaying (Which call)"
 SRC_STARTUP = "codex-rs/codex-mcp/src/rmcp_client.rs (timed out handshaking; startup_timeout_sec)"
+SRC_POISONING = (
+    "codex-rs/tools/src/mcp_tool.rs: parse_mcp_tool (the description, whole, to the model)"
+)
+#: At most this many poisoning findings per tool (then one saying how many more).
+MAX_POISONING = 8
 
 #: Why Codex hashed a name (CodexName.changes) -> what the finding says.
+#: The name the model sees is in the table (and `codexName`), not in the message, so one
+#: line names every tool a reason holds for.
 _HASHED = {
     "namespace collision": "another server's name sanitizes to the same namespace: Codex hashes both",
     "collision": "another tool's name sanitizes to the same: Codex hashes both",
     "too long": "namespace + name is over 128 characters: Codex cuts it and adds a hash",
 }
+_RENAMED = "characters outside [A-Za-z0-9_] become _ (the name the model sees is beside it)"
 #: Observed with the CLI 0.169: "timed out handshaking with MCP server after 29.99999955s".
 STARTUP_TIMEOUT_SEC = 30.0
 FIRST_TURN_SEC = 1.0
@@ -91,6 +109,8 @@ class Listing:
     asked_in_calls: Sequence[str] = ()
     #: The paths of the skills it serves (SEP-2640; specs/skills.md).
     skills: Sequence[str] = ()
+    #: Their descriptions (what Codex would show the model), by path.
+    skill_descriptions: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -155,8 +175,11 @@ class LintReport:
         return {"summary": self.summary(), "servers": [s.to_json() for s in self.servers]}
 
 
-def lint_servers(listings: Sequence[Listing]) -> LintReport:
-    """Every server as Codex would see them configured side by side (namespaces can collide)."""
+def lint_servers(
+    listings: Sequence[Listing], permissions: Permissions = CODEX_DEFAULTS
+) -> LintReport:
+    """Every server as Codex would see them configured side by side (namespaces can collide),
+    run under `permissions` (Codex's defaults unless its config says otherwise)."""
     readable = [listing for listing in listings if listing.error is None]
     names = _names(readable)
     reports = []
@@ -164,7 +187,7 @@ def lint_servers(listings: Sequence[Listing]) -> LintReport:
         if listing.error is not None:
             reports.append(ServerReport(listing.server, listing.target, error=listing.error))
         else:
-            reports.append(_lint_server(listing, names))
+            reports.append(_lint_server(listing, names, permissions))
     return LintReport(reports)
 
 
@@ -192,10 +215,17 @@ def _names(listings: Sequence[Listing]) -> dict[tuple[str, str], CodexName]:
     return named
 
 
-def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> ServerReport:
+def _lint_server(
+    listing: Listing, names: dict[tuple[str, str], CodexName], permissions: Permissions
+) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
     report.skills = list(listing.skills)
     _startup(listing, report)
+    for path, description in listing.skill_descriptions.items():
+        report.findings += [
+            Finding("poisoning", "warn", f"skill `{path}` description: {sign}", SRC_POISONING)
+            for sign in poisoning.signs(description, poisoning.LONG_SKILL)
+        ]
     if listing.asked_in_calls:
         message = (
             f"the gateway saw it send {', '.join(listing.asked_in_calls)} during calls while "
@@ -236,7 +266,11 @@ def _lint_server(listing: Listing, names: dict[tuple[str, str], CodexName]) -> S
         duplicate = name in seen
         seen.add(name)
         linted = _lint_tool(
-            tool, names.get((listing.server, name)), duplicate, listing.schema_max_bytes
+            tool,
+            names.get((listing.server, name)),
+            duplicate,
+            listing.schema_max_bytes,
+            permissions,
         )
         if broken:  # what else Codex would do, once the server is readable (for --fix)
             linted.status, linted.codex_name = "lost with its server", None
@@ -259,19 +293,23 @@ def _startup(listing: Listing, report: ServerReport) -> None:
 
 
 def _lint_tool(
-    tool: dict[str, Any], name: CodexName | None, duplicate: bool, budget: int
+    tool: dict[str, Any],
+    name: CodexName | None,
+    duplicate: bool,
+    budget: int,
+    permissions: Permissions,
 ) -> ToolReport:
     raw_name = str(tool.get("name"))
-    if duplicate:
-        message = "listed twice: Codex keeps the first definition and skips this one"
-        finding = Finding("duplicate", "lost", message, SRC_NAMES)
-        return ToolReport(raw_name, None, "dropped", [finding], tool)
+    qualified = name.qualified if name is not None else None
+    if duplicate:  # the model sees the name, and calls the first definition by it
+        message = "listed twice: Codex shows and calls the first definition, and skips this one"
+        finding = Finding("duplicate", "warn", message, SRC_NAMES)
+        return ToolReport(raw_name, qualified, "duplicate", [finding], tool)
     seen = codex_parameters(tool.get("inputSchema"), budget)
     if seen.rejected is not None:
         message = f"Codex skips this tool: its input schema is invalid for Codex ({seen.rejected})"
         finding = Finding("dropped", "lost", message, f"{SRC_SCHEMA}; {SRC_SKIP}")
         return ToolReport(raw_name, None, "dropped", [finding], tool)
-    qualified = name.qualified if name is not None else None
     findings = _name_findings(raw_name, name)
     if seen.compacted:
         what = {
@@ -288,34 +326,66 @@ def _lint_tool(
         for c in seen.lowered
     ]
     if not runs_without_approval(tool.get("annotations")):
-        message = (
-            "no readOnlyHint: `codex exec` (read-only sandbox, approval never) refuses to call it "
-            f'("{REFUSAL}"); interactive Codex asks the user first (not checked with the CLI)'
-        )
-        findings.append(Finding("needs-approval", "warn", message, SRC_APPROVAL))
+        refused, message = approval_says(permissions)
+        severity: Severity = "warn" if refused else "info"
+        findings.append(Finding("needs-approval", severity, message, SRC_APPROVAL))
     if model_sees_only_structured_content(tool):
         message = "declares an outputSchema, so its results carry structuredContent: Codex shows the model only that JSON, never the text content"
         findings.append(Finding("structured-only", "info", message, SRC_RESULT))
+    findings += _poisoning(tool, seen.parameters)
     changed = any(f.rule in ("renamed", "hashed", "compacted", "lowered") for f in findings)
     return ToolReport(raw_name, qualified, "changed" if changed else "kept", findings, tool)
+
+
+def _poisoning(tool: dict[str, Any], parameters: dict[str, Any] | None) -> list[Finding]:
+    """What the model reads of the tool that a reviewer does not see: in its description, and
+    in the parameters as Codex gives them (names, descriptions, enum values), per place."""
+    found = [
+        Finding("poisoning", "warn", f"{where}: {sign}", SRC_POISONING)
+        for where, sign in _hiding_places(tool.get("description"), parameters or {})
+    ]
+    if len(found) > MAX_POISONING:
+        more = f"and {len(found) - MAX_POISONING} more places with hidden text"
+        found = [*found[:MAX_POISONING], Finding("poisoning", "warn", more, SRC_POISONING)]
+    return found
+
+
+def _hiding_places(description: Any, schema: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for sign in poisoning.signs(description):
+        yield "description", sign
+    yield from _schema_places(schema, "")
+
+
+def _schema_places(schema: Any, at: str) -> Iterator[tuple[str, str]]:
+    if not isinstance(schema, dict):
+        return
+    if at:
+        for sign in poisoning.signs(schema.get("description"), poisoning.LONG_PARAMETER):
+            yield f"parameter `{at}` description", sign
+        for value in schema.get("enum") or ():
+            for sign in poisoning.name_signs(value):
+                yield f"parameter `{at}` enum value '{printable(value, 40)}'", sign
+    for table, prefix in (("properties", ""), ("$defs", "$defs."), ("definitions", "$defs.")):
+        for key, child in (schema.get(table) or {}).items():
+            inner = f"{at}.{prefix}{key}" if at else f"{prefix}{key}"
+            for sign in poisoning.name_signs(key):
+                yield f"parameter name `{printable(inner, 60)}`", sign
+            yield from _schema_places(child, inner)
+    for key in ("items", "additionalProperties"):
+        yield from _schema_places(schema.get(key), f"{at}[]" if key == "items" else at)
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in schema.get(key) or ():
+            yield from _schema_places(branch, at)
 
 
 def _name_findings(raw: str, name: CodexName | None) -> list[Finding]:
     if name is None or name.name is None:
         return []
-    qualified = name.qualified
     findings = [
-        Finding("hashed", "warn", f"{why}, the model sees {qualified}", SRC_NAMES)
+        Finding("hashed", "warn", why, SRC_NAMES)
         for change, why in _HASHED.items()
         if change in name.changes
     ]
     if not findings and "sanitized" in name.changes and name.name != raw:
-        findings.append(
-            Finding(
-                "renamed",
-                "info",
-                f"characters outside [A-Za-z0-9_] become _: the model sees {qualified}",
-                SRC_SANITIZE,
-            )
-        )
+        findings.append(Finding("renamed", "info", _RENAMED, SRC_SANITIZE))
     return findings

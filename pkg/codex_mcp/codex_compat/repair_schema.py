@@ -108,15 +108,28 @@ class _Repairer:
         return schema
 
     # -- every schema object --------------------------------------------------------------
-    def walk(self, node: dict[str, Any], at: str, constraint: bool = False) -> None:
-        """`constraint`: `node` is a member of anyOf/oneOf/allOf or a `not`, where a schema
-        without a type is a constraint on its parent's value (`{"required": ["a"]}`), and
-        inventing a type there would contradict the parent's."""
+    def walk(
+        self, node: dict[str, Any], at: str, under: str | None = None, inherited: Any = None
+    ) -> None:
+        """`under`: the keyword `node` is a member of (anyOf/oneOf/allOf, or `not`), where a
+        schema without a type is a constraint on its parent's value (`{"required": ["a"]}`):
+        inventing a type there would contradict the parent's, but the parent's own type
+        (`inherited`) says the same as the parent, and spares Codex lowering the member."""
+        if (
+            under in _COMPOSITIONS
+            and inherited is not None
+            and self.options.infer_types
+            and "type" not in node
+            and "$ref" not in node
+        ):
+            node["type"] = inherited
+            self.note(_at(at, "type"), f"missing, the type it constrains: {inherited!r}")
         if self.options.fix_shapes:
             self.fix_shapes(node, at)
-        for child, where, member in _subschemas(node, at):
-            self.walk(child, where, member)
-        if self.options.infer_types and at and not constraint:
+        own = node.get("type") if _typed(node.get("type")) else None
+        for child, where, keyword in _subschemas(node, at):
+            self.walk(child, where, keyword, own)
+        if self.options.infer_types and at and under is None:
             self.infer_type(node, at)
         if self.options.integer_to_number:
             self.integer_to_number(node, at)
@@ -266,23 +279,30 @@ class _Repairer:
             )
 
 
-def _subschemas(node: dict[str, Any], at: str) -> Iterator[tuple[dict[str, Any], str, bool]]:
-    """(schema, where, constraint) of each schema directly under `node`; `constraint`: it is
-    a member of anyOf/oneOf/allOf or a `not`."""
+def _typed(kind: Any) -> bool:
+    """A `type` to pass on: a name, or a list of names."""
+    return isinstance(kind, str) or (
+        isinstance(kind, list) and bool(kind) and all(isinstance(k, str) for k in kind)
+    )
+
+
+def _subschemas(node: dict[str, Any], at: str) -> Iterator[tuple[dict[str, Any], str, str | None]]:
+    """(schema, where, keyword) of each schema directly under `node`; `keyword`: the one it
+    constrains its parent's value in (anyOf/oneOf/allOf, `not`), else None."""
     for key in ("items", "additionalProperties", "not"):
         child = node.get(key)
         if isinstance(child, dict):
-            yield child, _at(at, key), key == "not"
+            yield child, _at(at, key), key if key == "not" else None
     for key in ("properties", *_DEFINITIONS, "patternProperties"):
         table = node.get(key)
         for name, child in table.items() if isinstance(table, dict) else ():
             if isinstance(child, dict):
-                yield child, _at(at, f"{key}.{name}"), False
+                yield child, _at(at, f"{key}.{name}"), None
     for key in (*_COMPOSITIONS, "prefixItems"):
         variants = node.get(key)
         for i, child in enumerate(variants if isinstance(variants, list) else ()):
             if isinstance(child, dict):
-                yield child, f"{_at(at, key)}[{i}]", key != "prefixItems"
+                yield child, f"{_at(at, key)}[{i}]", None if key == "prefixItems" else key
 
 
 def _descriptions(node: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str]]:

@@ -2,6 +2,7 @@
 what Codex will show the model, and what it will lose and why.
 
     codex-mcp doctor                      # $CODEX_HOME/config.toml, else ~/.codex/config.toml
+    codex-mcp doctor --profile work       # with work.config.toml over it, as `codex --profile`
     codex-mcp doctor --config FILE --json
 
 Exit status: 0 nothing lost, 1 a server Codex cannot use or a tool it would lose, 2 a usage
@@ -24,6 +25,7 @@ from codex_mcp.codex_compat import CODEX_CLI_VERSION
 
 from .codex_config import (
     CONFIG_FILENAME,
+    CodexConfig,
     CodexConfigError,
     CodexServer,
     StdioEntry,
@@ -55,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
         "--codex-home", metavar="DIR", help="Codex's home (default: $CODEX_HOME, else ~/.codex)"
     )
     where.add_argument("--config", metavar="FILE", help="a config.toml to read instead")
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="as Codex's --profile: NAME.config.toml beside the config, merged over it",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--server", action="append", metavar="NAME", help="only this server (repeatable)"
@@ -90,7 +97,7 @@ def main(
         home = Path(options.codex_home) if options.codex_home else codex_home(env)
         path = home / CONFIG_FILENAME
     try:
-        config = read_codex_config(path)
+        config = read_codex_config(path, options.profile)
     except CodexConfigError as error:
         return _usage(str(error))
     servers = list(config.servers)
@@ -103,7 +110,7 @@ def main(
     # What the client logs about a server (its exit, stray output) is in the report already.
     logging.getLogger("codex_mcp").addHandler(logging.NullHandler())
     report = asyncio.run(
-        _doctor(str(path), servers, env, chosen.value, chosen.origin, options.max_wait)
+        _doctor(config, servers, env, chosen.value, chosen.origin, options.max_wait)
     )
     if options.json:
         json.dump(report.to_json(), out, indent=2)
@@ -121,7 +128,7 @@ def _usage(message: str) -> int:
 
 
 async def _doctor(
-    config: str,
+    config: CodexConfig,
     servers: Sequence[CodexServer],
     environ: Mapping[str, str],
     path: str,
@@ -130,6 +137,7 @@ async def _doctor(
 ) -> DoctorReport:
     extra: dict[str, list[DoctorFinding]] = {}
     startable = []
+    gateways = frozenset(s.name for s in servers if _is_gateway(s))
     for server in servers:
         refused = name_problem(server.name)
         if refused is not None:
@@ -143,11 +151,26 @@ async def _doctor(
     async def start(server: CodexServer) -> Started:
         wait = max_wait if max_wait is not None else server.startup_timeout + EXTRA_WAIT_SEC
         async with starting:
-            return await start_like_codex(server, environ, path, wait)
+            gateway = server.name in gateways
+            return await start_like_codex(server, environ, path, wait, gateway=gateway)
 
     results = await asyncio.gather(*(start(s) for s in startable))
     started = {s.name: r for s, r in zip(startable, results, strict=True)}
-    return build_report(config, path, origin, servers, started, extra)
+    return build_report(
+        str(config.path),
+        path,
+        origin,
+        servers,
+        started,
+        extra,
+        permissions=config.permissions,
+        gateways=gateways,
+    )
+
+
+def _is_gateway(server: CodexServer) -> bool:
+    entry = server.transport
+    return isinstance(entry, StdioEntry) and is_gateway(entry.command, entry.args)
 
 
 def _gateway_findings(
@@ -155,7 +178,7 @@ def _gateway_findings(
 ) -> list[DoctorFinding]:
     """For our gateway: the .mcp.json it will serve, and children Codex's PATH will not find."""
     entry = server.transport
-    if not isinstance(entry, StdioEntry) or not is_gateway(entry.command, entry.args):
+    if not isinstance(entry, StdioEntry) or not _is_gateway(server):
         return []
     env = server_environment(environ, path, entry.env_vars, entry.env)
     cwd = Path(os.path.expanduser(entry.cwd)) if entry.cwd else Path.cwd()
@@ -185,6 +208,7 @@ def _gateway_findings(
             "serves none of its tools",
             SRC_GATEWAY,
             f"in the .mcp.json, {child.missing.fix}",
+            children=(child.server,),
         )
         for child in unfound_children(files.config, env.get("PATH", ""), near)
     ]

@@ -17,10 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-#: codex-rs/rmcp-client/src/utils.rs, `DEFAULT_ENV_VARS` (Unix).
+#: codex-rs/rmcp-client/src/utils.rs, `DEFAULT_ENV_VARS` (Unix), and the CA bundle variables
+#: the CLI 0.171 passes on too (seen in a server's environment, and not others such as
+#: SSL_CERT_DIR: tests/doctor/test_doctor_against_codex.py).
 DEFAULT_ENV_VARS = (
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "__CF_USER_TEXT_ENCODING",
     "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
+    "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "PIP_CERT",
+    "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE",
 )  # fmt: skip
 
 

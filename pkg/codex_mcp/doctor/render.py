@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from codex_mcp.core.log_names import printable as escaped
+
 from .report import DoctorFinding, DoctorReport, ServerView, ToolView
 
 #: A line naming more tools than this says how many more.
@@ -13,8 +15,8 @@ MAX_NAMED = 8
 
 
 def printable(text: str) -> str:
-    """`text` with every non-printable character as its escape (`\\x1b`, `\\n`)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """`text` with every non-printable character as its escape (`\\x1b`, `\\n`), whole."""
+    return escaped(text, len(text))
 
 
 def render(report: DoctorReport, out: TextIO) -> None:
@@ -33,6 +35,8 @@ def render(report: DoctorReport, out: TextIO) -> None:
     not_started = summary["servers"] - summary["started"] - summary["disabled"]
     if not_started:
         line += f"; {not_started} server(s) Codex cannot use"
+    if summary["gatewayChildrenLost"]:
+        line += f"; {summary['gatewayChildrenLost']} gateway child server(s) Codex will not get"
     print(line, file=out)
 
 

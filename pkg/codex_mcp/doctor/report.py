@@ -1,9 +1,11 @@
 """Doctor's report: per server, what Codex will show the model and what it will lose and why,
 each finding with its fix, a finding that repeats over tools as one line naming them.
 
-The per-tool judgement is the lint model's (`lint_servers`); this adds what only Codex's own
-config can tell: how the server starts (command, PATH, timeout, login), its name, the entry's
-`enabled_tools`/`disabled_tools`, and a gateway entry's `.mcp.json`.
+The per-tool judgement is the Codex model's (`codex_compat.check.lint_servers`), run under the
+config's sandbox and approval policy; this adds what only Codex's own config can tell: how the
+server starts (command, PATH, timeout, login, the 2026-07-28 opt-in), its name, the entry's
+`enabled_tools`/`disabled_tools`, a gateway entry's `.mcp.json` and children, and a fix that
+fits the entry (fixes.py).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from codex_mcp.codex_compat.check import (
     lint_servers,
     repeated_findings,
 )
-from codex_mcp.codex_compat.policy import APPROVAL_ADVICE
+from codex_mcp.codex_compat.policy import CODEX_DEFAULTS, Permissions
 
 from .codex_config import CodexServer, HttpEntry
+from .fixes import Entry, fix_for
 from .startup import Started
 
 SCHEMA = "codex-mcp-doctor/1"
@@ -40,23 +43,14 @@ SRC_LAUNCH = "codex-rs/rmcp-client/src/utils.rs: create_env_for_mcp_server, DEFA
 SRC_FILTER = "codex-rs/codex-mcp/src/tools.rs: ToolFilter (enabled_tools, disabled_tools)"
 SRC_LOGIN = "codex-rs/codex-mcp/src/rmcp_client.rs: make_rmcp_client (OAuth, bearer_token_env_var)"
 SRC_GATEWAY = "codex-mcp gateway: specs/gateway.md (the config file)"
+SRC_GATEWAY_STATUS = "codex-mcp gateway: its gateway_status tool (specs/gateway.md, Supervision)"
 #: Past this, `codex exec` starts its first turn without the server's tools.
 FIRST_TURN_SEC = 1.0
-
-_GATEWAY_FIX = "serve it through the codex-mcp gateway, which repairs it (`codex-mcp lint --fix` writes the entry), or fix the server"
-#: The fix for each kind of tool finding of the lint model.
-FIXES: dict[str, str | None] = {
-    "dropped": _GATEWAY_FIX,
-    "server-lost": _GATEWAY_FIX,
-    "duplicate": "the server lists the name twice: fix the server",
-    "compacted": "`codex-mcp lint --fix` proposes a gateway entry that shrinks the schema",
-    "lowered": "give the schema the types Codex needs, or serve it through the gateway",
-    "needs-approval": APPROVAL_ADVICE,
-    "hashed": "rename the tool or the server so their names differ after sanitizing",
-    "renamed": None,
-    "structured-only": None,
-    "per-session": None,
-}
+#: A gateway child in one of these states serves (or will serve) its tools.
+CHILD_SERVING = frozenset({"ready", "starting", "idle", "not started", "stopped"})
+#: What Codex makes of one tool (ToolView.status). Tool pinning will add a state here for a
+#: tool the gateway withholds because its definition changed since it was trusted.
+ToolStatus = Literal["kept", "changed", "dropped", "lost with its server", "filtered"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +62,8 @@ class DoctorFinding:
     fix: str | None = None
     #: The tools it applies to (none: the whole server).
     tools: tuple[str, ...] = ()
+    #: For a gateway entry: the children it is about (not in --json: the message names them).
+    children: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,8 +81,7 @@ class ToolView:
     tool: str
     #: The name the model sees (None: the model does not see it).
     codex_name: str | None
-    #: kept | changed | dropped | lost with its server | filtered
-    status: str
+    status: ToolStatus
 
     @property
     def lost(self) -> bool:
@@ -111,11 +106,9 @@ class ServerView:
     skills: list[str] = field(default_factory=list)
 
     @property
-    def loses(self) -> bool:
-        """Something Codex would not show: the server, a tool, a gateway child."""
-        if self.status not in ("ok", "disabled"):
-            return True
-        return any(t.lost for t in self.tools) or any(f.severity == "lost" for f in self.findings)
+    def lost_children(self) -> set[str]:
+        """The gateway children whose tools Codex will not get (a gateway entry)."""
+        return {child for f in self.findings if f.severity == "lost" for child in f.children}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,7 +134,11 @@ class DoctorReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(s.loses for s in self.servers) else 0
+        """1 when the summary counts a loss: a tool, a server Codex cannot use, a gateway
+        child whose tools it will not get. Every `lost` finding is one of the three."""
+        n = self.summary()
+        unusable = n["servers"] - n["started"] - n["disabled"]
+        return 1 if n["lost"] or unusable or n["gatewayChildrenLost"] else 0
 
     def summary(self) -> dict[str, int]:
         tools = [t for s in self.servers for t in s.tools]
@@ -154,6 +151,7 @@ class DoctorReport:
             "changed": sum(t.status == "changed" for t in tools),
             "filtered": sum(t.status == "filtered" for t in tools),
             "lost": sum(t.lost for t in tools),
+            "gatewayChildrenLost": sum(len(s.lost_children) for s in self.servers),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -182,29 +180,42 @@ def build_report(
     servers: Sequence[CodexServer],
     started: dict[str, Started],
     extra: dict[str, list[DoctorFinding]],
+    *,
+    permissions: Permissions = CODEX_DEFAULTS,
+    gateways: frozenset[str] = frozenset(),
 ) -> DoctorReport:
     """`started`: by name, each enabled server whose start was tried; `extra`: findings
-    found before starting (its name, its gateway's .mcp.json)."""
+    found before starting (its name, its gateway's .mcp.json); `gateways`: the entries that
+    are our gateway."""
     views = {s.name: _view(s, started.get(s.name), extra.get(s.name, [])) for s in servers}
     shown = [s for s in servers if views[s.name].status == "ok"]
     listings = [
-        Listing(s.name, _allowed(s, started[s.name].tools), target=views[s.name].target)
+        Listing(
+            s.name,
+            _allowed(s, started[s.name].tools),
+            target=views[s.name].target,
+            skill_descriptions=started[s.name].skills,
+        )
         for s in shown
     ]
-    linted = {r.server: r for r in lint_servers(listings).servers}
+    linted = {r.server: r for r in lint_servers(listings, permissions).servers}
     for server in servers:
         view = views[server.name]
         result = started.get(server.name)
         if result is None or result.outcome != "listed":
             continue
+        entry = Entry(server.name, server.name in gateways)
         report = linted.get(server.name)
-        lint_tools = {t.tool: t for t in report.tools} if report is not None else {}
-        view.tools = _tools(server, result.tools, lint_tools, lost=view.status != "ok")
-        view.skills = result.skills
+        first: dict[str, ToolReport] = {}
+        for tool in report.tools if report is not None else ():
+            first.setdefault(tool.tool, tool)  # a name listed twice: Codex shows the first
+        view.tools = _tools(server, result.tools, first, lost=view.status != "ok")
+        view.skills = list(result.skills)
         if report is not None:
-            view.findings += [_from_lint(f, ()) for f in report.findings]
-            view.findings += _grouped(report.tools)
+            view.findings += [_from_lint(f, (), entry) for f in report.findings]
+            view.findings += _grouped(report.tools, entry)
         view.findings += _filter_findings(server, result.tools)
+        view.findings += _children_down(result, view)
     return DoctorReport(config, path, path_origin, list(views.values()))
 
 
@@ -291,22 +302,51 @@ def _tools(
             views.append(ToolView(name, None, "filtered"))
         elif lost:
             views.append(ToolView(name, None, "lost with its server"))
-        elif name in linted:
+        elif name in linted:  # its first definition: never a "duplicate"
             report = linted[name]
-            views.append(ToolView(name, report.codex_name, report.status))
+            status: ToolStatus = "kept" if report.status == "duplicate" else report.status
+            views.append(ToolView(name, report.codex_name, status))
     return views
 
 
-def _from_lint(finding: Finding, tools: tuple[str, ...]) -> DoctorFinding:
+def _from_lint(finding: Finding, tools: Sequence[ToolReport], entry: Entry) -> DoctorFinding:
     severity: Severity = finding.severity
-    return DoctorFinding(
-        severity, finding.rule, finding.message, finding.source, FIXES.get(finding.rule), tools
-    )
+    fix = fix_for(finding.rule, severity, tools, entry)
+    names = tuple(dict.fromkeys(t.tool for t in tools))
+    return DoctorFinding(severity, finding.rule, finding.message, finding.source, fix, names)
 
 
-def _grouped(tools: Sequence[ToolReport]) -> list[DoctorFinding]:
+def _grouped(tools: Sequence[ToolReport], entry: Entry) -> list[DoctorFinding]:
     """One line per kind of finding (rule and message), naming every tool it applies to."""
-    return [_from_lint(finding, names) for finding, names in repeated_findings(tools)]
+    by_name = {t.tool: t for t in reversed(tools)}  # the first definition of a name
+    return [
+        _from_lint(finding, [by_name[name] for name in names], entry)
+        for finding, names in repeated_findings(tools)
+    ]
+
+
+def _children_down(result: Started, view: ServerView) -> list[DoctorFinding]:
+    """The gateway's children that cannot serve, as its `gateway_status` says (one that
+    Codex's PATH does not find is already a finding of its own)."""
+    known = view.lost_children
+    findings = []
+    for child in result.children:
+        name, state = str(child.get("name")), str(child.get("state"))
+        if state in CHILD_SERVING or name in known:
+            continue
+        error = child.get("last_error")
+        said = f"; last error: {error}" if error else ""
+        message = f"child {name!r}: {state}{said}; the gateway serves none of its tools"
+        fix = (
+            "log in to it with `codex-mcp-client login URL` (gateway_status names it)"
+            if state == "needs login"
+            else "start its command by hand to see why (its entry in the gateway's .mcp.json)"
+        )
+        down = DoctorFinding(
+            "lost", "gateway-child-down", message, SRC_GATEWAY_STATUS, fix, children=(name,)
+        )
+        findings.append(down)
+    return findings
 
 
 def _filter_findings(server: CodexServer, tools: Sequence[Any]) -> list[DoctorFinding]:

@@ -1,6 +1,8 @@
 """Start one server the way Codex does and list its tools, timing each step.
 
-Codex gives `initialize` and then the first `tools/list` each the entry's startup timeout
+Codex greets a server with `initialize`, or, opted in to 2026-07-28, with `server/discover`
+first and `initialize` when the server does not know it; it gives that, and then the first
+`tools/list`, each the entry's startup timeout
 (codex-rs/codex-mcp/src/rmcp_client.rs, `start_server_task`; 30 s unless set). Doctor waits
 longer (`wait`) to tell a server that is slow (and by how much: the fix is a number) from one
 that never answers. A stdio child gets only the environment Codex gives it (codex_launch);
@@ -23,16 +25,15 @@ from codex_mcp.client.oauth import OAuth
 from codex_mcp.client.oauth.errors import BearerTokenNeeded, NeedsLogin
 from codex_mcp.client.oauth.store import MemoryStore
 from codex_mcp.client.transports.stdio import StdioTransport
-from codex_mcp.codex_compat.client import codex_client_capabilities
+from codex_mcp.codex_compat.client import codex_client_options
 from codex_mcp.gateway.errors import normalize_exception, one_line
 
 from .codex_config import CodexServer, HttpEntry, StdioEntry
 from .codex_launch import find_command, not_found, server_environment
 
-#: What Codex's initialize says (rmcp_client.rs, `mcp_initialize_request_params`).
-CODEX_PROTOCOL_VERSION = "2025-06-18"
-CODEX_CLIENT_NAME = "codex-mcp-client"
 MAX_PAGES = 100
+#: Our gateway's own tool: the state of each child, asked after the listing of a gateway.
+GATEWAY_STATUS = "gateway_status"
 
 Outcome = Literal[
     "listed", "not startable", "exited", "too slow", "no answer", "needs login", "failed"
@@ -54,9 +55,11 @@ class Started:
     fix: str | None = None
     #: How it was started (the resolved command, or the URL).
     target: str = ""
-    #: The paths of the skills it serves (SEP-2640: `team/code-review`), when it declares
-    #: them; asked after Codex's steps, untimed (Codex itself does not list skills).
-    skills: list[str] = field(default_factory=list)
+    #: The skills it serves (SEP-2640), path (`team/code-review`) -> description, when it
+    #: declares them; asked after Codex's steps, untimed (Codex itself does not list skills).
+    skills: dict[str, str] = field(default_factory=dict)
+    #: For our gateway: what `gateway_status` says of each child (name, state, last_error).
+    children: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def seconds(self) -> float | None:
@@ -66,18 +69,27 @@ class Started:
 
 
 async def start_like_codex(
-    server: CodexServer, environ: Mapping[str, str], path: str, wait: float
+    server: CodexServer,
+    environ: Mapping[str, str],
+    path: str,
+    wait: float,
+    *,
+    gateway: bool = False,
 ) -> Started:
-    """`environ`: Codex's own environment (its PATH replaced by `path`)."""
+    """`environ`: Codex's own environment (its PATH replaced by `path`); `gateway`: the
+    entry is our gateway, whose children's states are asked too."""
     if isinstance(server.transport, HttpEntry):
         return await _start_http(server, server.transport, environ, wait)
     entry = server.transport
+    if server.refused is not None:
+        fix = 'set it to "2026-07-28" in the entry\'s env, or remove it'
+        return Started("not startable", error=server.refused, fix=fix, target=entry.command)
     prepared = stdio_transport(entry, environ, path)
     if isinstance(prepared, Started):
         return prepared
-    client = Client(prepared, **_codex_client(wait))
+    client = Client(prepared, **_codex_client(server, wait))
     target = prepared.command[0]
-    return await _list(client, server, wait, target=target, command=entry.command)
+    return await _list(client, server, wait, target=target, command=entry.command, gateway=gateway)
 
 
 def stdio_transport(
@@ -95,13 +107,11 @@ def stdio_transport(
     return StdioTransport([found, *entry.args], env=env, inherit_env=False, cwd=cwd)
 
 
-def _codex_client(wait: float) -> dict[str, Any]:
-    return {
-        "client_name": CODEX_CLIENT_NAME,
-        "protocol_version": CODEX_PROTOCOL_VERSION,
-        "capabilities": codex_client_capabilities(),
-        "timeout": wait,
-    }
+def _codex_client(server: CodexServer, wait: float) -> dict[str, Any]:
+    """What Codex says and which revision it tries first ("auto": server/discover, then
+    `initialize` when the server does not know it, on the same connection)."""
+    mode = "auto" if server.discovers_first else "legacy"
+    return {**codex_client_options(), "timeout": wait, "mode": mode}
 
 
 async def _start_http(
@@ -120,12 +130,18 @@ async def _start_http(
             return Started("not startable", error=error, fix=fix, target=entry.url)
         headers["Authorization"] = f"Bearer {token}"
     auth = None if "Authorization" in headers else OAuth(store=MemoryStore(), fallback=False)
-    client = Client.http(entry.url, headers=headers, auth=auth, **_codex_client(wait))
+    client = Client.http(entry.url, headers=headers, auth=auth, **_codex_client(server, wait))
     return await _list(client, server, wait, target=entry.url, command=None)
 
 
 async def _list(
-    client: Client, server: CodexServer, wait: float, *, target: str, command: str | None
+    client: Client,
+    server: CodexServer,
+    wait: float,
+    *,
+    target: str,
+    command: str | None,
+    gateway: bool = False,
 ) -> Started:
     began = time.monotonic()
     initialized: float | None = None
@@ -144,9 +160,10 @@ async def _list(
                     if not isinstance(cursor, str) or not cursor:
                         break
                 listed_at = time.monotonic()
-                skills = await client.skill_paths()
+                skills = await client.skill_descriptions()
+                children = await _children(client, tools) if gateway else []
         started = Started("listed", tools, initialized - began, listed_at - initialized)
-        started.target, started.skills = target, skills
+        started.target, started.skills, started.children = target, skills, children
         return started
     except TimeoutError:
         step = "initialize" if initialized is None else "tools/list"
@@ -168,6 +185,19 @@ async def _list(
         return Started("needs login", error=one_line(error), fix=fix, target=target)
     except Exception as error:  # whatever the server did, one line about it
         return _failed(error, server, target, command)
+
+
+async def _children(client: Client, tools: list[Any]) -> list[dict[str, Any]]:
+    """Each child's status as our gateway reports it (none when it has no status tool)."""
+    if not any(isinstance(t, dict) and t.get("name") == GATEWAY_STATUS for t in tools):
+        return []
+    try:
+        result = await client.request("tools/call", {"name": GATEWAY_STATUS, "arguments": {}})
+    except Exception:  # a gateway that cannot say: its listing is what there is to judge
+        return []
+    structured = result.get("structuredContent")
+    servers = structured.get("servers") if isinstance(structured, dict) else None
+    return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
 
 
 def _failed(error: Exception, server: CodexServer, target: str, command: str | None) -> Started:

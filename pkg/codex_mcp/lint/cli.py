@@ -24,7 +24,9 @@ from codex_mcp.codex_compat.check import (
     lint_servers,
     repeated_findings,
 )
+from codex_mcp.codex_compat.client import codex_client_options
 from codex_mcp.codex_compat.policy import APPROVAL_ADVICE
+from codex_mcp.core.log_names import printable
 from codex_mcp.gateway import asked_record
 from codex_mcp.gateway.config.json_file import ConfigError
 from codex_mcp.gateway.config.load import find_config, read_config
@@ -39,6 +41,8 @@ DEFAULT_TIMEOUT = 30.0
 #: A finding's line names at most this many tools, then says how many more.
 MAX_NAMED = 8
 MAX_PAGES = 100
+#: The longest text of a server's shown on one line of the table.
+SHOWN_CHARS = 2000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,26 +148,28 @@ def describe(target: StdioTarget | HttpTarget) -> str:
 
 
 async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, str]) -> Listing:
-    """Start (or reach) one server and read its raw tools/list, every page."""
+    """Start (or reach) one server, greet it as Codex does (a server may list some tools
+    only to a client that declares what Codex declares), and read its raw tools/list."""
     target = server.target
     budget = server.repair.schema_max_bytes
     started = time.monotonic()
     logged: list[object] = []
+    codex = {**codex_client_options(), "timeout": timeout}
     if isinstance(target, StdioTarget):
         client = Client.stdio(
             [target.command, *target.args],
             env=target.env,
             cwd=target.cwd,
-            timeout=timeout,
             logging_handler=logged.append,
+            **codex,
         )
     else:
         headers = target.resolved_headers(dict(environ))
         if target.transport == "sse":
-            client = Client.sse(target.url, headers=headers, timeout=timeout)
+            client = Client.sse(target.url, headers=headers, **codex)
         else:  # the user's login, as the gateway's child would use it
             auth = child_oauth(target, headers)
-            client = Client.http(target.url, headers=headers, timeout=timeout, auth=auth)
+            client = Client.http(target.url, headers=headers, auth=auth, **codex)
     try:
         async with asyncio.timeout(timeout), client:
             tools: list[Any] = []
@@ -177,7 +183,7 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
                 if not isinstance(cursor, str) or not cursor:
                     break
             seconds = time.monotonic() - started
-            skills = await client.skill_paths()  # after the timing: Codex lists no skills
+            skills = await client.skill_descriptions()  # after the timing: Codex lists none
         return Listing(
             server.name,
             tools,
@@ -186,7 +192,8 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             schema_max_bytes=budget,
             speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
             asked_in_calls=_asked_in_calls(server),
-            skills=skills,
+            skills=list(skills),
+            skill_descriptions=skills,
         )
     except TimeoutError:
         error = f"no tools/list within {timeout:g} s"
@@ -229,24 +236,47 @@ def _mark(tool: ToolReport) -> str:
     return "changed" if tool.status == "changed" else "ok"
 
 
+def _shown(text: str) -> str:
+    """What a server wrote, as a line may show it: control characters escaped."""
+    return printable(text, SHOWN_CHARS)
+
+
+def _named(names: Sequence[str]) -> str:
+    more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+    return f"[{', '.join(names[:MAX_NAMED])}{more}]"
+
+
 def render(report: LintReport, out: TextIO) -> None:
+    said_of: dict[tuple[str, str, str], list[str]] = {}  # a server finding -> its servers
     for server in report.servers:
-        head = f"{server.server}  ({server.target})"
+        for f in server.findings:
+            said_of.setdefault((f.severity, f.rule, f.message), []).append(server.server)
+    shared = {said: names for said, names in said_of.items() if len(names) > 1}
+    for server in report.servers:
+        head = _shown(f"{server.server}  ({server.target})")
         if server.error is not None:
-            print(f"{head}\n  LOST     could not list its tools: {server.error}\n", file=out)
+            error = _shown(server.error)
+            print(f"{head}\n  LOST     could not list its tools: {error}\n", file=out)
             continue
         print(f"{head}: {len(server.tools)} tool(s) in {server.seconds or 0:.2f} s", file=out)
         if server.skills:
-            print(f"  skills: {', '.join(server.skills)}", file=out)
+            print(_shown(f"  skills: {', '.join(server.skills)}"), file=out)
         for f in server.findings:
-            print(f"  {f.severity:<5} {f.rule}: {f.message}", file=out)
-        width = max((len(t.tool) for t in server.tools), default=4)
-        for tool in server.tools:
-            print(f"  {_mark(tool):<8} {tool.tool:<{width}}  {tool.codex_name or '-'}", file=out)
+            if (f.severity, f.rule, f.message) in shared:  # said once, below, for them all
+                print(f"  {f.severity:<5} {f.rule}: as for several servers (below)", file=out)
+            else:
+                print(_shown(f"  {f.severity:<5} {f.rule}: {f.message}"), file=out)
+        names = [_shown(t.tool) for t in server.tools]
+        width = max(map(len, names), default=4)
+        for tool, name in zip(server.tools, names, strict=True):
+            print(f"  {_mark(tool):<8} {name:<{width}}  {tool.codex_name or '-'}", file=out)
         for f, tools in repeated_findings(server.tools):  # a kind once, naming its tools
-            shown = ", ".join(tools[:MAX_NAMED])
-            more = f" and {len(tools) - MAX_NAMED} more" if len(tools) > MAX_NAMED else ""
-            print(f"  {f.severity:<5} {f.rule} [{shown}{more}]: {f.message}", file=out)
+            print(_shown(f"  {f.severity:<5} {f.rule} {_named(tools)}: {f.message}"), file=out)
+        print(file=out)
+    if shared:
+        print("Several servers:", file=out)
+        for (severity, rule, message), servers in shared.items():
+            print(_shown(f"  {severity:<5} {rule} {_named(servers)}: {message}"), file=out)
         print(file=out)
     n = report.summary()
     unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""

@@ -53,6 +53,8 @@ class PolicyConfig:
     default: Literal["allow", "deny"] = "allow"
     rules: tuple[Rule, ...] = ()
     hook: HookConfig | None = None
+    #: Where it was read (`--policy FILE`), for what is said of its rules later.
+    source: str = "policy"
 
 
 def load_policy(path: Path) -> PolicyConfig:
@@ -84,7 +86,7 @@ def parse_policy(document: Any, where: str = "policy") -> PolicyConfig:
         for i, each in enumerate(raw_rules)
     )
     hook = _hook(top["hook"], f"{where}: hook") if "hook" in top else None
-    return PolicyConfig(cast(Literal["allow", "deny"], default), rules, hook)
+    return PolicyConfig(cast(Literal["allow", "deny"], default), rules, hook, where)
 
 
 def _object(value: Any, where: str, keys: frozenset[str]) -> Mapping[str, Any]:

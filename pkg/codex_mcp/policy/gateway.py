@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.jsonrpc import INVALID_PARAMS
 from .config import entry_rules
-from .rules import Kind, Rule, Target
+from .rules import SEPARATOR, Kind, Rule, Target
 
 if TYPE_CHECKING:
     from ..core.context import RequestContext
     from ..core.errors import McpError
+    from ..core.server import ServerCore
     from ..gateway.provider import GatewayProvider
     from ..gateway.routing.catalog import Catalog
+    from .coverage import Coverage
 
-SEPARATOR = "__"  # gateway/routing/naming.py's; not imported, to keep this module light
 #: The codes a server answers "nothing at this URI" with (the older revisions' -32002 too).
 NOT_FOUND_CODES = (INVALID_PARAMS, -32002)
 
@@ -63,6 +64,16 @@ class GatewayNames:
         if route is None:
             return Target("resource", uri)
         return Target("resource", uri, route[0].name, route[1])
+
+    def servers(self) -> Sequence[str]:
+        return [server.name for server in self.gateway.config.enabled_servers]
+
+    async def inventory(self, core: ServerCore, coverage: Coverage) -> bool:
+        return False  # its children list in the background: checked as listings come
+
+    def up(self, ctx: RequestContext) -> Sequence[str]:
+        children = self.gateway.children(ctx.session, start=False)
+        return [child.name for child in children if child.connection is not None]
 
     def missing(self, error: McpError, target: Target) -> bool:
         """The child said nothing is at its own URI for the target (the protocol's

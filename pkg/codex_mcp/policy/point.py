@@ -27,6 +27,7 @@ from ..core.extensions import (
 from ..core.provider import ResourceNotFound, UnknownPrompt, UnknownTool
 from ..core.skills import NotADirectory, UnknownSkill
 from .caller import caller_of
+from .coverage import Coverage, folder_of
 from .decide import Policy
 from .rules import Action, Kind, Target, Verdict
 from .skills import SCHEME, holders
@@ -64,6 +65,8 @@ class PolicyPoint(Extension):
         self.core = core
         self.targets: Targets = targets or OwnNames()
         self._policy = policy
+        #: The file's rules that name items, still to be checked against what is listed.
+        self._coverage: Coverage | None = None
 
     @property
     def policy(self) -> Policy:
@@ -83,6 +86,24 @@ class PolicyPoint(Extension):
 
     async def aclose(self) -> None:
         await self.policy.close()
+
+    async def start(self) -> None:
+        """A rule of the policy file that names nothing the server could serve stops the
+        start with one line (coverage.py); behind a gateway, it is checked as its
+        children's listings come, and said once."""
+        config = self.policy.config
+        coverage = Coverage(config.rules, config.source, self.targets.servers())
+        if not coverage.pending:
+            return
+        from ..launch import StartupError
+
+        mistake = coverage.refuse_unknown_servers()
+        if mistake is None and await self.targets.inventory(self.core, coverage):
+            mistake = coverage.unmatched()
+        elif mistake is None:
+            self._coverage = coverage
+        if mistake is not None:
+            raise StartupError(mistake)
 
     # -- the decision ----------------------------------------------------------------------
     async def _target(
@@ -145,6 +166,8 @@ class PolicyPoint(Extension):
                 for each in (name, *holders(name, skills)):
                     asked.setdefault(each, len(asked))
         targets = [await self._target(kind, name, ctx, listed=True) for name in asked]
+        if self._coverage is not None:
+            self._seen(kind, key, targets, ctx)
         verdicts = await self._decide(targets, "list", ctx)
         return [
             item
@@ -152,6 +175,17 @@ class PolicyPoint(Extension):
             if isinstance(name, str)
             and all(verdicts[asked[each]].allowed for each in (name, *holders(name, skills)))
         ]
+
+    def _seen(self, kind: Kind, key: str, targets: list[Target], ctx: RequestContext) -> None:
+        """A listing came: the rules still unchecked are checked against what it held."""
+        coverage = self._coverage
+        assert coverage is not None
+        coverage.add(targets, patterns=key == "uriTemplate")
+        if ctx.method == "skills/list":  # a skill stands for the files in its folder too
+            coverage.add([folder_of(target) for target in targets], patterns=True)
+        coverage.seen(kind, self.targets.up(ctx))
+        if not coverage.pending:
+            self._coverage = None
 
     async def _decide(
         self, targets: list[Target], action: Action, ctx: RequestContext

@@ -11,6 +11,8 @@ Action = Literal["list", "call"]
 Effect = Literal["allow", "deny", "require"]
 
 KINDS: tuple[Kind, ...] = ("tool", "resource", "prompt")
+#: Between a gateway's server name and a child's tool or prompt (gateway/routing/naming.py's).
+SEPARATOR = "__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,31 @@ class Target:
     def own_name(self) -> str:
         return self.own or self.name
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name it goes by: the child's own, and as the user sees it, served
+        (`kid__rm`, `mem://kid/x`) and, a tool or prompt, without the server's prefix."""
+        if self.child is None:
+            return (self.name,)
+        if "://" in self.name:
+            return (self.own_name, self.name)
+        return (self.own_name, self.name, self.name.partition(SEPARATOR)[2] or self.name)
+
+    def named_by(self, patterns: tuple[str, ...]) -> bool:
+        """Does a rule's `tool` matcher name it: by the child's own name, or as the user sees
+        it (a URI as served; a tool or prompt as served when the pattern holds the `__`
+        between server and name, else as served without the server's prefix, so an own
+        name's pattern like `*_re*` is not matched against the prefix)."""
+        if self.child is None:
+            return _any(self.name, patterns)
+        if _any(self.own_name, patterns):
+            return True
+        if "://" in self.name:
+            return _any(self.name, patterns)
+        qualified = tuple(p for p in patterns if SEPARATOR in p)
+        short = tuple(p for p in patterns if SEPARATOR not in p)
+        return _any(self.name, qualified) or _any(self.names[2], short)
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -62,19 +89,28 @@ class Rule:
     scopes: frozenset[str] = field(default_factory=frozenset)
 
     def matches(self, caller: Caller, target: Target) -> bool:
-        if self.kinds and target.kind not in self.kinds:
-            return False
-        if self.child and not _any(target.child, self.child):
-            return False
-        if self.tool and not _any(target.own_name, self.tool):
-            return False
-        if self.unless_tool and _any(target.own_name, self.unless_tool):
-            return False
-        if self.name and not _any(target.name, self.name):
+        if not self.names(target):
             return False
         if self.principal and not _any(caller.principal, self.principal):
             return False
         return not (self.subject and not _any(caller.subject, self.subject))
+
+    def names(self, target: Target) -> bool:
+        """Is the rule about `target`, whoever asks (its kind, child and name matchers)?"""
+        if self.kinds and target.kind not in self.kinds:
+            return False
+        if self.child and not _any(target.child, self.child):
+            return False
+        if self.tool and not target.named_by(self.tool):
+            return False
+        if self.unless_tool and _any(target.own_name, self.unless_tool):
+            return False
+        return not (self.name and not _any(target.name, self.name))
+
+    @property
+    def names_items(self) -> bool:
+        """Does it name tools, resources, prompts or skills (not only kinds or callers)?"""
+        return bool(self.tool or self.name or self.child)
 
 
 def _any(value: str | None, patterns: tuple[str, ...]) -> bool:

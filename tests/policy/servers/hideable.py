@@ -1,6 +1,7 @@
 """A server for the hidden-as-unknown test: one open and one secret thing of every kind a
 request can name (a tool, a resource with a completable argument, a prompt with one, a skill
-with a file in a subfolder); the policy there hides every secret one."""
+with a file in a subfolder); the policy there hides every secret one. And a tool whose name
+a gateway serves repaired, for the rules by served names."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def open_tool() -> str:
 @server.tool()
 def secret_tool() -> str:
     return "called secret_tool"
+
+
+@server.tool(name="toggle-simulated-logging")
+def toggle() -> str:
+    """A name the gateway serves repaired (`kid__toggle_simulated_logging`)."""
+    return "called toggle-simulated-logging"
 
 
 @server.resource("mem://open", name="open")

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 import aiohttp
 
 from .endpoints import SECURE_RULE, get_json, insecure_reason, require_secure
-from .errors import OAuthError, shown
+from .errors import BearerTokenNeeded, OAuthError, shown
 
 log = logging.getLogger("codex_mcp.client.oauth")
 
@@ -189,11 +189,8 @@ async def discover(
     `fallback=False`) an error: the 401 was not an OAuth one we know how to answer."""
     require_secure(server_url, "the MCP server")
     prm = await protected_resource(http, server_url, metadata_url)
-    if prm is None and not fallback:
-        raise OAuthError(
-            f"{server_url} asks for authorization but publishes no OAuth resource metadata: "
-            "give it a token (headers, or bearer_token_env_var)"
-        )
+    if prm is None and not fallback:  # a 401 that no OAuth answers: a static token is wanted
+        raise BearerTokenNeeded(server_url)
     if prm is None:
         issuer = origin(server_url)
         server = await auth_server(http, issuer) or fallback_server(server_url)
