@@ -130,8 +130,8 @@ def _any(_path: Path_) -> bool:
     return True
 
 
-def _shared_2025(path: Path_) -> bool:
-    return path.sharing == "shared" and path.front == V2025
+def _front_2025(path: Path_) -> bool:
+    return path.front == V2025
 
 
 def _no_2025_tasks(path: Path_) -> bool:
@@ -149,9 +149,10 @@ ASKS = ("call with elicitation", "call with sampling", "call with roots")
 ASKED = ("elicitations", "samplings", "logs")
 DOCUMENTED: tuple[Difference, ...] = (
     Difference(
-        "capabilities", "examples", _shared_2025,
+        "capabilities", "examples", _front_2025,
         "the gateway declares what its children offer together: `tasks` for a 2025-11-25 "
-        "front because server-everything declares it",
+        "front because server-everything declares it, or because a per-session server may "
+        "(its child starts after `initialize`)",
         "Relaying: Tasks of 2025-11-25",
     ),
     Difference(
@@ -169,6 +170,12 @@ DOCUMENTED: tuple[Difference, ...] = (
     *(
         Difference(field, None, _shared_http_modern, UNROUTED, "Relaying: Which call")
         for field in (*ASKS, *ASKED)
+    ),
+    Difference(
+        "tool json_schema_2020_12_tool", "examples", _any,
+        "a member of anyOf/allOf without a type gets the type of the schema it constrains, so "
+        "Codex lowers nothing of the schema (the gateway's repair, decision 84)",
+        "Repairs",
     ),
     Difference(
         "progress", "everything", _http_per_session_modern,
