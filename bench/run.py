@@ -126,6 +126,7 @@ CASE_NAMES = frozenset(
         "stdio gateway large results",
         "HTTP echo, workers and Redis",
         "Redis round trip",
+        "Redis topologies",
         ECHO_LABEL,
         TM_LABEL,
         SOAK,
@@ -493,6 +494,16 @@ def main() -> int:
         block, table = scale_markdown(label, rows, report)
         if options.readme:  # specs/scale.md holds the scale figures; the README points there
             write_block(ROOT / "specs/scale.md", block, table)
+
+    if chosen("Redis topologies"):  # one Redis, Sentinel, a Cluster (the tests' servers)
+        from topology_case import LABEL, topology_case, topology_markdown
+
+        rows = topology_case(runs, calls, cap)
+        report["cases"][LABEL] = dict(rows)
+        print(f"\n## {LABEL}\n{format_table(rows)}", flush=True)
+        if options.readme and rows:
+            table = topology_markdown(rows, stamp(report))
+            write_block(ROOT / "specs/scale.md", "scale-topologies", table)
 
     with_sessions = [s for s in http_servers if s.sessions]
     for label, rows in session_cases(

@@ -54,16 +54,19 @@ def redis_server() -> Iterator[str | None]:
         process.wait(10)
 
 
-async def _commands(url: str) -> int:
-    """Commands Redis has run so far (INFO commandstats)."""
+async def _commands(urls: tuple[str, ...]) -> int:
+    """Commands the Redis servers at `urls` have run so far (INFO commandstats, summed)."""
     import redis.asyncio as redis
 
-    client = redis.Redis.from_url(url)
-    try:
-        stats = await client.info("commandstats")
-        return sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
-    finally:
-        await client.aclose()
+    total = 0
+    for url in urls:
+        client = redis.Redis.from_url(url)
+        try:
+            stats = await client.info("commandstats")
+            total += sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
+        finally:
+            await client.aclose()
+    return total
 
 
 #: A codex-mcp to measure: its name in the rows ("" for today's), the command that starts
@@ -168,7 +171,7 @@ def _workers(url: str, runs: int, calls: int, cap: float, targets: list[Target])
                     command = [*FLOOR, str(setup.workers), "{port}"]
                 command = [*command, "--log-level", "warning", *setup.options]
                 load = Load(url, setup, calls, cap)
-                results.setdefault((label, setup.name), []).append(_measure(command, env, load))
+                results.setdefault((label, setup.name), []).append(measure(command, env, load))
     floors = {setup.name: setup.floor_of for setup in setups}
     rows: Rows = []
     for (label, name), found in results.items():
@@ -195,9 +198,15 @@ class Load:
     setup: Setup
     calls: int
     cap: float
+    #: The data nodes whose commands count (one Redis: its own URL).
+    nodes: tuple[str, ...] = ()
+
+    @property
+    def counted(self) -> tuple[str, ...]:
+        return self.nodes or (self.redis_url,)
 
 
-def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, Any]:
+def measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, Any]:
     shared = "--redis-url" in command
     with contextlib.ExitStack() as servers:
         started = [
@@ -206,7 +215,7 @@ def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, A
         ]
         for mcp_url, _, _ in started:
             asyncio.run(_every_worker_ready(mcp_url.removesuffix("/mcp"), load.setup.workers))
-        before = asyncio.run(_commands(load.redis_url)) if shared else 0
+        before = asyncio.run(_commands(load.counted)) if shared else 0
 
         async def together() -> list[dict[str, Any]]:
             each: list[dict[str, Any]] = await asyncio.gather(
@@ -232,7 +241,7 @@ def _measure(command: list[str], env: dict[str, str], load: Load) -> dict[str, A
                 + figures["sequential_calls"]
                 + figures["concurrent_calls"]
             )
-            after = asyncio.run(_commands(load.redis_url))
+            after = asyncio.run(_commands(load.counted))
             figures["redis_cmds_per_call"] = (after - before) / made
         return figures
 
@@ -318,7 +327,7 @@ async def _round_trip(url: str) -> dict[str, Any]:
             loads.append(time.perf_counter() - started)
     finally:
         await client.aclose()
-    first, cached = await asyncio.to_thread(_first_and_cached, url)
+    first, cached = await asyncio.to_thread(first_and_cached, url)
     return {
         "redis_ping_us_p50": percentile(pings, 0.5) * 1e6,
         "session_load_us_p50": percentile(loads, 0.5) * 1e6,
@@ -327,7 +336,7 @@ async def _round_trip(url: str) -> dict[str, Any]:
     }
 
 
-def _first_and_cached(url: str) -> tuple[list[float], list[float]]:
+def first_and_cached(url: str) -> tuple[list[float], list[float]]:
     command = [*HTTP, "--redis-url", url]
     with http_server(command, None) as (a, _, _), http_server(command, None) as (b, _, _):
         return asyncio.run(_time_first_calls(a, b))

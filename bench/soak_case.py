@@ -1,19 +1,20 @@
-"""A soak at a bounded rate (issue 28): clients that open a session, make plain and streamed
-calls, and delete it, over and over, against one `codex-mcp-http` serving its built-in
-tools, with the server's RSS printed as it goes and once the load has stopped. A server that
-keeps what deleted sessions' streamed calls used grows here round after round.
+"""A soak in rounds at a bounded rate (issues 28 and 39): each round, `CLIENTS` sessions
+at a time make `CALLS_PER_SESSION` calls of about 4 KB each (nine in ten streamed: the tool
+reports progress, so the answer turns into SSE; the rest plain JSON) and are deleted;
+the server's RSS is read after each round. A server that keeps what delivered streams or
+deleted sessions held grows here round after round (issue 39: 74, 104, 130 ... 161 MB).
 
-The shape: `SOAK_RATE` operations a second (a call, or a session's initialize or DELETE),
-`STREAMED_SHARE` of the calls streamed (`sleep`, which reports progress, so the answer turns
-into SSE), the others plain (`echo`), `CALLS_PER_SESSION` calls per session, `CLIENTS`
-sessions at a time. 60 s with --quick, 120 s in a full run, `--soak-seconds 600` for the
-ten-minute form.
+The server is `codex-mcp-http --serve tests/memory/servers/rounds_server.py` (the tools of
+the memory rounds test), ours and `--baseline`'s alike. At most `SOAK_RATE` calls a second;
+rounds start until the soak's time is up (60 s with --quick, 120 s in a full run,
+`--soak-seconds 600` for the ten-minute form), a round already started runs to its end;
+then the server idles for 5 s, in which its session reaper hands back what the deleted
+sessions freed (decision 86).
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,16 @@ from typing import Any
 import aiohttp
 from harness import http_server
 
-LABEL = "HTTP soak, streamed and plain calls, sessions deleted"
-SOAK_RATE = 200.0
-STREAMED_SHARE = 0.10
-CALLS_PER_SESSION = 50
-CLIENTS = 20
-SAMPLE_SECONDS = 10.0
+LABEL = "HTTP soak, rounds of streamed and plain calls, sessions deleted"
+SERVER = Path(__file__).resolve().parents[1] / "tests/memory/servers/rounds_server.py"
+SOAK_RATE = 2000.0
+PLAIN_EVERY = 10  # one call in ten plain, the others streamed
+CALLS_PER_SESSION = 200
+CLIENTS = 50
+#: Sessions idle this long end: the reaper, which also hands freed memory back, runs every
+#: quarter of it (the default TTL, 1800 s, makes that every 30 s).
+SESSION_TTL = "8"
+IDLE_SAMPLES = 10  # RSS read every 0.5 s once the rounds are over; the least is reported
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 VERSION = "2025-06-18"
 Rows = list[tuple[str, dict[str, Any]]]
@@ -40,21 +45,16 @@ def rss_mb(pid: int) -> float:
 
 
 class Pacer:
-    """Hands out operation slots at `rate` a second, shared by every client."""
+    """Hands out call slots at `rate` a second at most, shared by every client."""
 
-    def __init__(self, rate: float, until: float) -> None:
+    def __init__(self, rate: float) -> None:
         self.interval = 1.0 / rate
         self.next = time.monotonic()
-        self.until = until
 
-    async def slot(self) -> bool:
-        """Wait for the next slot; False once the soak's time is up."""
+    async def slot(self) -> None:
         now = time.monotonic()
         self.next = max(self.next + self.interval, now)
-        if self.next >= self.until:
-            return False
         await asyncio.sleep(self.next - now)
-        return True
 
 
 class Tally:
@@ -65,7 +65,8 @@ class Tally:
         self.errors = 0
 
 
-async def _client(http: aiohttp.ClientSession, url: str, pacer: Pacer, tally: Tally) -> None:
+async def _session(http: aiohttp.ClientSession, url: str, pacer: Pacer, tally: Tally) -> None:
+    """Open a session, make its calls, delete it."""
     initialize = {
         "jsonrpc": "2.0",
         "id": 0,
@@ -76,93 +77,88 @@ async def _client(http: aiohttp.ClientSession, url: str, pacer: Pacer, tally: Ta
             "clientInfo": {"name": "soak", "version": "1"},
         },
     }
-    while await pacer.slot():
-        async with http.post(url, json=initialize, headers=HEADERS) as response:
-            await response.read()
-            if response.status != 200:
-                tally.errors += 1
-                continue
-            headers = {
-                **HEADERS,
-                "Mcp-Session-Id": response.headers["Mcp-Session-Id"],
-                "MCP-Protocol-Version": VERSION,
-            }
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        async with http.post(url, json=initialized, headers=headers) as response:
-            await response.read()
-        tally.sessions += 1
-        for n in range(1, CALLS_PER_SESSION + 1):
-            if not await pacer.slot():
-                break
-            streamed = random.random() < STREAMED_SHARE
-            name, arguments = (
-                ("sleep", {"seconds": 0.001}) if streamed else ("echo", {"message": "x"})
-            )
-            params = {"name": name, "arguments": arguments, "_meta": {"progressToken": n}}
-            call = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
-            async with http.post(url, json=call, headers=headers) as response:
-                body = await response.read()
-            if b'"result"' not in body:
-                tally.errors += 1
-            elif streamed:
-                tally.streamed += 1
-            else:
-                tally.plain += 1
+    async with http.post(url, json=initialize, headers=HEADERS) as response:
+        await response.read()
+        if response.status != 200:
+            tally.errors += 1
+            return
+        headers = {
+            **HEADERS,
+            "Mcp-Session-Id": response.headers["Mcp-Session-Id"],
+            "MCP-Protocol-Version": VERSION,
+        }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    async with http.post(url, json=initialized, headers=headers) as response:
+        await response.read()
+    tally.sessions += 1
+    for n in range(1, CALLS_PER_SESSION + 1):
         await pacer.slot()
-        async with http.delete(url, headers=headers) as response:
-            await response.read()
+        streamed = n % PLAIN_EVERY != 0
+        params = {
+            "name": "streamed" if streamed else "plain",
+            "arguments": {"n": n},
+            "_meta": {"progressToken": n},
+        }
+        call = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+        async with http.post(url, json=call, headers=headers) as response:
+            body = await response.read()
+        if b'"result"' not in body:
+            tally.errors += 1
+        elif streamed:
+            tally.streamed += 1
+        else:
+            tally.plain += 1
+    async with http.delete(url, headers=headers) as response:
+        await response.read()
 
 
 async def _soak(url: str, pid: int, seconds: float) -> dict[str, Any]:
-    started = time.monotonic()
-    pacer = Pacer(SOAK_RATE, started + seconds)
+    pacer = Pacer(SOAK_RATE)
     tally = Tally()
-    start = rss_mb(pid)
-    samples = [start]
-    print(
-        f"soak: {seconds:.0f} s at {SOAK_RATE:.0f} ops/s; RSS at start {start:.0f} MB", flush=True
-    )
-
-    async def sample() -> None:
-        while True:
-            await asyncio.sleep(SAMPLE_SECONDS)
-            samples.append(rss_mb(pid))
-            elapsed = time.monotonic() - started
-            print(
-                f"  {elapsed:5.0f} s: RSS {samples[-1]:.0f} MB, {tally.sessions} sessions, "
-                f"{tally.plain} plain and {tally.streamed} streamed calls",
-                flush=True,
-            )
-
-    sampler = asyncio.create_task(sample())
     connector = aiohttp.TCPConnector(limit=CLIENTS)
     async with aiohttp.ClientSession(connector=connector) as http:
-        await asyncio.gather(*(_client(http, url, pacer, tally) for _ in range(CLIENTS)))
-    sampler.cancel()
-    elapsed = time.monotonic() - started
-    end = rss_mb(pid)  # every session deleted
-    print(f"  end: RSS {end:.0f} MB, every session deleted", flush=True)
-    operations = tally.plain + tally.streamed + 2 * tally.sessions
+        await _session(http, url, pacer, Tally())  # what the first calls import and make
+        start = rss_mb(pid)
+        print(f"soak: {seconds:.0f} s of rounds; RSS after a first session {start:.1f} MB")
+        began = time.monotonic()
+        rounds: list[float] = []
+        while time.monotonic() - began < seconds:
+            await asyncio.gather(*(_session(http, url, pacer, tally) for _ in range(CLIENTS)))
+            rounds.append(rss_mb(pid))  # every session of the round deleted
+            elapsed = time.monotonic() - began
+            print(f"  round {len(rounds)} ({elapsed:.0f} s): RSS {rounds[-1]:.1f} MB", flush=True)
+    elapsed = time.monotonic() - began
+    idle = rounds[-1]
+    for _ in range(IDLE_SAMPLES):  # the session reaper's turn (every 2 s at this TTL)
+        await asyncio.sleep(0.5)
+        idle = min(idle, rss_mb(pid))
+    print(f"  idle {IDLE_SAMPLES / 2:.0f} s: RSS {idle:.1f} MB", flush=True)
+    second = rounds[1] if len(rounds) > 1 else rounds[0]
     return {
         "seconds": round(elapsed, 1),
-        "ops_per_s": round(operations / elapsed, 1),
-        "sessions": tally.sessions,
+        "calls_per_s": round((tally.plain + tally.streamed) / elapsed, 1),
+        "rounds": len(rounds),
         "streamed_calls": tally.streamed,
         "plain_calls": tally.plain,
         "errors": tally.errors,
         "rss_start_mb": round(start, 1),
-        "rss_peak_mb": round(max([*samples, end]), 1),
-        "rss_end_mb": round(end, 1),
-        "rss_growth_mb": round(end - start, 1),
+        "rss_round_1_mb": round(rounds[0], 1),
+        "rss_round_2_mb": round(second, 1),
+        "rss_end_mb": round(rounds[-1], 1),
+        "rss_peak_mb": round(max(rounds), 1),
+        "rss_idle_mb": round(idle, 1),
+        "end_over_round_2_pct": round(100 * (rounds[-1] / second - 1), 1),
+        "rss_rounds_mb": " ".join(f"{r:.0f}" for r in rounds),
     }
 
 
 def soak_case(seconds: float, servers: list[tuple[str, list[str], dict[str, str]]]) -> Rows:
     """One soak per server: (name, its HTTP command with `{port}`, its environment); ours,
-    and `--baseline`'s when given."""
+    and `--baseline`'s when given, each serving the rounds server's tools."""
     rows = []
     for name, command, env in servers:
         print(f"  {LABEL}: {name} ...", flush=True)
-        with http_server(command, env) as (url, pid, _):
+        serving = [*command, "--serve", str(SERVER), "--session-ttl", SESSION_TTL]
+        with http_server(serving, env) as (url, pid, _):
             rows.append((name, asyncio.run(_soak(url, pid, seconds))))
     return rows

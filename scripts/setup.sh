@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs codex-mcp for development from nothing: a virtualenv with the package and its
-# test tools, the npm peers the interop tests talk to, and nginx, redis-server and chromium
-# for the proxy, replica and status-page tests (as root with apt only; nobody else needs them).
+# test tools, the npm peers the interop tests talk to, and nginx, redis-server, valkey-server
+# and chromium for the proxy, replica and status-page tests (as root with apt only; nobody else needs them).
 # Each step says what it does and how long it took; a second run skips what is there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -48,6 +48,25 @@ if ! command -v redis-server >/dev/null 2>&1 && [ ! -x /usr/bin/redis-server ]; 
   step "installing redis-server (the replica tests)" apt_install "the replica tests" redis-server
   # The package starts a system-wide server; the tests start their own on a free port.
   if command -v systemctl >/dev/null 2>&1; then systemctl disable --now redis-server >/dev/null 2>&1 || true; fi
+fi
+# redis-cli (redis-tools) makes the tests' Redis Cluster (`--cluster create`); sentinels are
+# `redis-server --sentinel`, so no other package is needed for them.
+if ! command -v redis-cli >/dev/null 2>&1 && [ ! -x /usr/bin/redis-cli ]; then
+  step "installing redis-tools (the Cluster tests)" apt_install "the Cluster tests" redis-tools
+fi
+# valkey-server (and valkey-cli) for the same replica tests on Valkey. Debian 12 has it in
+# bookworm-backports only: that suite is added when apt knows no valkey-server (backports
+# are pinned low, so nothing else is taken from it).
+if ! command -v valkey-server >/dev/null 2>&1 && [ ! -x /usr/bin/valkey-server ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+    && ! apt-cache show valkey-server >/dev/null 2>&1 \
+    && grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
+    printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      > /etc/apt/sources.list.d/bookworm-backports.sources
+  fi
+  step "installing valkey-server (the replica tests on Valkey)" apt_install "the Valkey tests" valkey-server
+  # Like redis-server's package, it starts a system-wide server; the tests start their own.
+  if command -v systemctl >/dev/null 2>&1; then systemctl disable --now valkey-server >/dev/null 2>&1 || true; fi
 fi
 # Headless Chromium for the status page's browser test (tests/browser.py drives it).
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then

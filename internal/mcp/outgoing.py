@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from . import jsonrpc
@@ -84,7 +85,7 @@ class Requester:
     outbound: Outbound
     closed: bool
     notify: Callable[..., None]
-    _spawn: Callable[[Awaitable[Any]], None]
+    _spawn: Callable[..., None]
     _call_back: Callable[..., None]
 
     #: Our request ids step by this much (see `number_ids`): replicas sharing one session
@@ -200,7 +201,7 @@ class Requester:
             del self._outgoing[request_id]
             raise
         if delivery is not None:  # an outbound that writes later: its failure fails the request
-            self._spawn(self._fail_if_undelivered(delivery, request_id))
+            self._spawn(delivery, functools.partial(self._undelivered, request_id))
         return request_id
 
     def _prepare(
@@ -245,13 +246,10 @@ class Requester:
             CANCELLED, {"requestId": request_id, "reason": reason}, options.related_request_id
         )
 
-    async def _fail_if_undelivered(self, delivery: Awaitable[None], request_id: RequestId) -> None:
-        try:
-            await delivery
-        except Exception as exc:
-            pending = self._outgoing.pop(request_id, None)
-            if pending is not None:
-                pending.fail(exc)
+    def _undelivered(self, request_id: RequestId, exc: Exception) -> None:
+        pending = self._outgoing.pop(request_id, None)
+        if pending is not None:
+            pending.fail(exc)
 
     # -- answers -------------------------------------------------------------------
     def _on_response(self, message: JsonObject) -> None:

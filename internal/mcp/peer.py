@@ -353,7 +353,7 @@ class JsonRpcPeer(Requester):
             return False
         ctx.cancelled = True
         if ctx.task is not None:
-            ctx.task.cancel(reason if isinstance(reason, str) else None)
+            cancel(ctx.task, reason if isinstance(reason, str) else None)
         log.debug("request %r cancelled: %s", request_id, reason)
         return True
 
@@ -366,7 +366,7 @@ class JsonRpcPeer(Requester):
             return
         sent = self.outbound.send(message, related)
         if sent is not None:
-            self._spawn(_delivered(sent, message))
+            self._spawn(sent, functools.partial(_undelivered, message))
 
     def nothing_to_send(self, origin: Hashable) -> None:
         """A batch ended without a single answer: a transport waiting on `origin` may stop."""
@@ -414,7 +414,7 @@ class JsonRpcPeer(Requester):
             if pending:
                 for ctx in list(self._in_flight.values()):
                     if ctx.task is not None:
-                        ctx.task.cancel()
+                        cancel(ctx.task)
                 await asyncio.wait(pending, timeout=1.0)
 
     def close(self, error: Exception | None = None) -> None:
@@ -428,41 +428,61 @@ class JsonRpcPeer(Requester):
         for ctx in in_flight:
             ctx.cancelled = True
             if ctx.task is not None:
-                ctx.task.cancel()
+                cancel(ctx.task)
         self._fail_pending(error or self.closed_error())
         for task in list(self._background or ()):
             task.cancel()
 
-    def _spawn(self, work: Awaitable[Any]) -> None:
+    def _spawn(
+        self, work: Awaitable[Any], failed: Callable[[Exception], object] | None = None
+    ) -> None:
+        """Run `work` in the background, in a task of its own (no coroutine around it: one
+        cancelled before it ran would leave `work` never awaited); `failed` gets what it
+        raised."""
         task = asyncio.ensure_future(work)
         if self._background is None:
             self._background = set()
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        if failed is not None:
+            task.add_done_callback(functools.partial(_report_failure, failed))
 
     def _call_back(self, fn: Callable[..., object], *args: Any) -> None:
         """Run a user callback; an async one in the background; a failure is only logged."""
         try:
             result = fn(*args)
             if inspect.isawaitable(result):
-                self._spawn(_logged(result, fn, self.log_extra))
+                self._spawn(result, functools.partial(_callback_failed, fn, self.log_extra))
         except Exception:
             log.exception("callback %r failed", fn, extra=self.log_extra)
 
 
-async def _delivered(sent: Awaitable[None], message: Any) -> None:
-    try:
-        await sent
-    except Exception as exc:  # an answer or notification nobody waits on: log it
-        what = message.get("method", "answer") if isinstance(message, dict) else "batch"
-        log.debug("could not deliver %s: %s", what, exc)
+def cancel(task: asyncio.Task[Any] | Deferred, message: str | None = None) -> None:
+    """Cancel a request's task (or Deferred). On 3.11 a task may not have taken its first
+    step yet: cancelled then, the handler's coroutine it runs would be left never awaited
+    (and Python says so), so it is cancelled right after that step, as on 3.12+, where a
+    request's task takes its first step when it is made."""
+    if isinstance(task, asyncio.Task):
+        coro = task.get_coro()
+        if inspect.iscoroutine(coro) and inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+            task.get_loop().call_soon(task.cancel, message)
+            return
+    task.cancel(message)
 
 
-async def _logged(result: Awaitable[Any], fn: Any, extra: dict[str, str] | None) -> None:
-    try:
-        await result
-    except Exception:
-        log.exception("callback %r failed", fn, extra=extra)
+def _report_failure(failed: Callable[[Exception], object], task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and isinstance(exc := task.exception(), Exception):
+        failed(exc)
+
+
+def _undelivered(message: Any, exc: Exception) -> None:
+    """An answer or notification nobody waits on could not be written: logged."""
+    what = message.get("method", "answer") if isinstance(message, dict) else "batch"
+    log.debug("could not deliver %s: %s", what, exc)
+
+
+def _callback_failed(fn: Any, extra: dict[str, str] | None, exc: Exception) -> None:
+    log.error("callback %r failed", fn, exc_info=exc, extra=extra)
 
 
 def _invalid(request_id: Any, detail: str) -> JsonObject:

@@ -1,5 +1,5 @@
-"""Freed memory handed back to the operating system around a large message (glibc's
-`malloc_trim`; elsewhere a no-op): decision 45 says why."""
+"""Freed memory handed back to the operating system (glibc's `malloc_trim`; elsewhere a
+no-op): around a large message (decision 45), and after HTTP sessions end (decision 86)."""
 
 from __future__ import annotations
 

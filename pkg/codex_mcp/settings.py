@@ -288,12 +288,22 @@ class HttpOptions(ObserveOptions, SendingDefaults):
     )
     redis_url: str | None = setting(
         None,
-        "Keep sessions in this Redis (redis://host:port/db), shared by every process "
-        "and replica given the same URL, so any of them serves any request.",
+        "Keep sessions in this Redis (redis://host:port/db; the primary Sentinel names: "
+        "redis+sentinel://host:port[,host:port...]/SERVICE[/db]; a Cluster: "
+        "redis+cluster://host:port[,host:port...]), shared by every process and replica "
+        "given the same URL, so any of them serves any request.",
         SESSIONS,
         metavar="URL",
         shown="none: sessions live in this process",
         repr=False,  # it may carry a password
+    )
+    redis_wait: str = setting(
+        "sessions,tasks",
+        "With --redis-url: the writes that wait until a Redis replica holds them (WAIT), so "
+        "a failover cannot lose them once answered: any of sessions, tasks, events, or none "
+        "(waits only while the primary has a replica; not in a Cluster; see specs/scale.md).",
+        SESSIONS,
+        metavar="KINDS",
     )
     json_only: bool = setting(
         False,
@@ -393,11 +403,21 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         SECURITY,
         metavar="HOSTS",
     )
+    trusted_proxies: Sequence[str] = setting(
+        (),
+        "Reverse proxies (addresses or networks such as 10.0.0.0/8, comma-separated) whose "
+        "X-Forwarded-For names the client: the rightmost address in it not on this list is "
+        "the client's (its guessing bound, its name in the refusal and audit logs). From "
+        "any other peer the header is ignored.",
+        SECURITY,
+        metavar="ADDRESSES",
+        shown="none: the TCP peer is the client",
+    )
     auth_failures_per_minute: int = setting(
         10,
         "Wrong credentials (bearer tokens, OAuth tokens, logins) a client address may send "
         "a minute; past it, 429 with Retry-After and no verdict, the right one included. "
-        "Behind a proxy every client shares its address.",
+        "Behind a proxy, set --trusted-proxies, or its clients share its address.",
         SECURITY,
         metavar="N",
         ge=1,

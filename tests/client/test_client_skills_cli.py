@@ -10,6 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: Each test runs the CLI three times, each starting a server: 3 s at a load of 4.
+pytestmark = pytest.mark.slow
+
 CLI = [sys.executable, "-m", "codex_mcp.client.cli"]
 SKILLS_SERVER = str(Path(__file__).resolve().parents[1] / "server/servers/skills_server.py")
 LIBRARY_SERVER = str(Path(__file__).resolve().parents[1] / "server/servers/library_server.py")

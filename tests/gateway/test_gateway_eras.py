@@ -56,6 +56,7 @@ def _config(tmp_path: Path) -> Path:
     )
 
 
+@pytest.mark.slow  # a gateway, its child and the child's stateless lane: 3.1 s at a load of 4
 async def test_a_legacy_childs_question_is_a_round_for_a_modern_front(tmp_path: Path) -> None:
     asked: list[JsonObject] = []
 

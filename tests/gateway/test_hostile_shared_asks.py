@@ -25,6 +25,8 @@ from .gateway_helpers import PY, SERVERS, launch_http_gateway, status, stdio, st
 from .gateway_helpers import write_config as write
 
 ASKER = [PY, str(SERVERS / "sdk_asker.py")]
+#: The child is the official Python SDK's server (a real peer), behind a gateway process.
+pytestmark = pytest.mark.interop
 FIX = '"per_session": true'
 ROUNDS = 6
 
@@ -129,14 +131,16 @@ async def test_a_question_outside_any_call_reaches_no_session(serve: Any) -> Non
     url, _ = serve({"ask": asker()})
     a, b = Front(url, "A"), Front(url, "B")
     async with a.client, b.client:
+        held = asyncio.ensure_future(b.call("hold", seconds=60))  # until the test is done
         assert await a.call("ask_later", who="A", delay=1.0) == "scheduled"
-        held = asyncio.ensure_future(b.call("hold", seconds=4))
 
-        async def refused() -> bool:
-            return (await status(a.client))["ask"]["unrouted_messages"] >= 1
+        async def refused_during_a_call() -> bool:
+            return (await status(a.client))["ask"]["unrouted_in_calls"] >= 1
 
-        await until(refused, timeout=30, what="the background question refused")
-        assert await held == "held"
+        await until(refused_during_a_call, timeout=30, what="the background question refused")
+        assert not held.done(), "B's call was in flight when the question came"
+        held.cancel()
+        await asyncio.gather(held, return_exceptions=True)
         assert a.asked == [] and b.asked == []
         assert not [text for text in a.logs + b.logs if "Background" in str(text)]
 

@@ -116,6 +116,7 @@ def serve(tmp_path: Path) -> Any:
         stop(process)
 
 
+@pytest.mark.interop
 async def test_official_python_sdk_child_asks_in_calls_while_one_session_uses_it(
     serve: Any,
 ) -> None:

@@ -1,7 +1,8 @@
 """The README's gateway example under the real Codex, started as a user starts it: with a
 PATH that does not have the virtualenv (activation is the shell's; Codex passes its own PATH
 to the gateway, and the gateway to its children). As the README writes it (the time
-server's absolute path, in the virtualenv next to codex-mcp) the model gets the time tool;
+server's absolute path, where `pipx install` puts it; here the virtualenv's) the model gets
+the time tool;
 with the bare `mcp-server-time` it was written with before, the tool is missing, and
 `codex-mcp doctor` on the same Codex config names the fix: that absolute path."""
 
@@ -21,8 +22,8 @@ from gateway.codex_harness import CODEX, ToolCall, run_codex
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
-#: What the README writes where the reader's clone is.
-README_VENV_BIN = "/path/to/codex-mcp/.venv/bin"
+#: What the README writes where the reader's installed commands are (`pipx install`).
+README_BIN = "/home/you/.local/bin"
 NAMESPACE = "mcp__codex_mcp"
 TIME_TOOL = "time__get_current_time"
 #: The PATH Codex is started with, outside the virtualenv.
@@ -78,7 +79,7 @@ async def run_with(tmp_path: Path, time_server: dict[str, Any]) -> tuple[Path, A
 
 async def test_the_readme_example_serves_the_time_tool_under_codex(tmp_path: Path) -> None:
     time_server = readme_time_server()
-    assert time_server["command"] == f"{README_VENV_BIN}/mcp-server-time", time_server
+    assert time_server["command"] == f"{README_BIN}/mcp-server-time", time_server
     time_server["command"] = str(VENV_BIN / "mcp-server-time")
     _, run = await run_with(tmp_path, time_server)
     assert run.returncode == 0, run.output

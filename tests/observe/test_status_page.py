@@ -59,6 +59,7 @@ async def test_the_status_page_shows_sessions_and_a_child_that_is_down(tmp_path:
     print(f"status page screenshot: {shot}")
 
 
+@pytest.mark.slow  # a real chromium
 @needs_chromium
 async def test_a_browser_logs_in_with_the_token_and_sees_the_page(tmp_path: Path) -> None:
     """No header: the browser gets our login form, refuses a wrong token, takes the right

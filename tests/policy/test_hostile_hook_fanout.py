@@ -44,7 +44,9 @@ class CountingDecisionPoint:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/v1/data/mcp/allow", self.decide)
-        self.runner = web.AppRunner(app)
+        # A client that went away (a hook that gave up, a cancelled listing) ends its
+        # question here too, as a real decision point would not be kept waiting on.
+        self.runner = web.AppRunner(app, handler_cancellation=True)
         await self.runner.setup()
         await web.TCPSite(self.runner, "127.0.0.1", 0).start()
         self.url = f"http://127.0.0.1:{self.runner.addresses[0][1]}/v1/data/mcp/allow"

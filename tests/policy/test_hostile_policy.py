@@ -311,7 +311,9 @@ class DecisionPoint:
         app = web.Application()
         app.router.add_post("/{mode}", self.decide)
         app.router.add_post("/{mode}/{rest:.*}", self.decide)
-        self.runner = web.AppRunner(app)
+        # A client that went away (a hook that gave up, a cancelled listing) ends its
+        # question here too, as a real decision point would not be kept waiting on.
+        self.runner = web.AppRunner(app, handler_cancellation=True)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()

@@ -1,7 +1,8 @@
 """Fixtures for replicas sharing sessions through Redis: a real `redis-server` on a free
-loopback port, replicas as real `codex-mcp-http` subprocesses, and a real nginx in front of
-them. Tests skip when redis-server or nginx is not installed (scripts/setup.sh installs both
-when run as root). The helpers are in scale_setup.py."""
+loopback port (and valkey-server, and a Redis Cluster: topologies.py), replicas as real
+`codex-mcp-http` subprocesses, and a real nginx in front of them. Tests skip when a server
+or nginx is not installed (scripts/setup.sh installs them when run as root). The helpers are
+in scale_setup.py."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ from pathlib import Path
 
 import pytest
 from nginx_proxy import NginxProxies
-from scale_setup import REDIS, SHARED, HttpProcess, RedisServer, Replicas, wait_ready
+from scale_setup import SHARED, HttpProcess, RedisServer, Replicas, wait_ready
+from topologies import EVERY, backend, backend_params
 
 
-@pytest.fixture
-def redis_server() -> Iterator[RedisServer]:
-    if REDIS is None:
-        pytest.skip("redis-server not installed: apt-get install -y redis-server")
-    server = RedisServer()
-    yield server
-    server.stop()
+@pytest.fixture(params=backend_params(*EVERY))
+def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisServer]:
+    """Each Redis-backed test runs on one Redis, one Valkey and a three-node Cluster
+    (where installed); a module that needs one server's URL overrides this (ONE_SERVER)."""
+    with backend(request.param, tmp_path) as server:
+        yield server  # type: ignore[misc]
 
 
 @pytest.fixture

@@ -30,14 +30,19 @@ def _installed(name: str) -> str | None:
 
 
 REDIS = _installed("redis-server")
+#: Each server the Redis-backed tests run on, where installed (Valkey: Debian's valkey-server).
+SERVERS = {name: _installed(f"{name}-server") for name in ("redis", "valkey")}
+#: Its command-line client (`--cluster create`), by server binary.
+CLIS = {path: _installed(f"{name}-cli") for name, path in SERVERS.items() if path}
 
 
 class RedisServer:
-    """redis-server on a fixed loopback port, stoppable and restartable (empty: no
-    persistence, as a restarted cache would be)."""
+    """redis-server (or valkey-server) on a fixed loopback port, stoppable and restartable
+    (empty: no persistence, as a restarted cache would be)."""
 
-    def __init__(self, *args: str, port: int | None = None) -> None:
-        assert REDIS is not None
+    def __init__(self, *args: str, port: int | None = None, binary: str | None = None) -> None:
+        self.binary = binary or REDIS
+        assert self.binary is not None
         self.args = args  # more redis-server options, e.g. ("--requirepass", "secret")
         self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
@@ -45,10 +50,10 @@ class RedisServer:
         self.start()
 
     def start(self) -> None:
-        assert REDIS is not None
+        assert self.binary is not None
         self.process = subprocess.Popen(
             [
-                REDIS,
+                self.binary,
                 "--port",
                 str(self.port),
                 "--bind",
@@ -64,7 +69,19 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for_port(self.port, self.process, "redis-server")
+        wait_for_port(self.port, self.process, Path(self.binary).name)
+
+    def cli(self, *args: str) -> str:
+        """One command through the server's own client, answered as text."""
+        cli = CLIS[self.binary]  # type: ignore[index]
+        assert cli is not None
+        done = subprocess.run(
+            [cli, "-h", "127.0.0.1", "-p", str(self.port), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return done.stdout
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -156,8 +156,11 @@ async def test_calls_and_streams_through_a_redis_crash_and_a_killed_replica(
             for index, stream in enumerate(streams):
                 tag = {"count": 1, "tag": f"after-{index}"}
                 reply = call(9000 + index, "emit", tag)
-                async with http.post(b.url, json=reply, headers={**stream.session, **JSON_ONLY}):
-                    pass
+                async with http.post(
+                    b.url, json=reply, headers={**stream.session, **JSON_ONLY}
+                ) as response:
+                    said = [ln[:300] for ln in b.lines if "codex_mcp.scale" in ln][-4:]
+                    assert response.status == 200, (response.status, await response.text(), said)
             await until(lambda: all_got(streams), 20, streams)
         finally:
             load.stopping.set()

@@ -9,11 +9,21 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import aiohttp
 import pytest
 from http_process import ROOT, HttpProcess
 from scale_setup import REDIS, SHARED, RedisServer, free_port
+from topologies import ONE_SERVER, backend, backend_params
+
+
+@pytest.fixture(params=backend_params(*ONE_SERVER))
+def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RedisServer]:
+    """One server's URL (its keys are read here): Redis and Valkey, not the Cluster."""
+    with backend(request.param, tmp_path) as server:
+        yield server  # type: ignore[misc]
 
 
 def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:
@@ -43,12 +53,56 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize(
-    "url", ["http://127.0.0.1:6379/0", "redis://127.0.0.1:notaport/0", "redis://[::1/0"]
+    "url",
+    [
+        "http://127.0.0.1:6379/0",
+        "redis://127.0.0.1:notaport/0",
+        "redis://[::1/0",
+        "redis+sentinel://127.0.0.1:26379",  # no service
+        "redis+sentinel://127.0.0.1:26379/svc/zero",
+        "redis+sentinel://127.0.0.1:26379/svc/0/more",
+        "redis+sentinel://127.0.0.1:x/svc",
+        "redis+sentinel://:secret@127.0.0.1:26379,/svc",  # an empty host
+        "redis+cluster://127.0.0.1:7000/0",  # a Cluster has one database
+        "redis+replica://127.0.0.1:6379",
+        "rediss+cluster://[::1:7000",
+    ],
 )
 def test_not_a_redis_url_exits_with_one_line(url: str) -> None:
     done = run_to_exit(url)
     assert one_line(done).startswith("codex-mcp-http: --redis-url is not a Redis URL")
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "secret" not in done.stderr
+
+
+def test_an_unknown_wait_exits_with_one_line() -> None:
+    done = run_to_exit("redis://127.0.0.1:1/0", "--redis-wait", "sessions,everything")
+    assert one_line(done) == (
+        "codex-mcp-http: --redis-wait: unknown everything; "
+        "give any of sessions, tasks, events, or none"
+    )
+    assert done.returncode == 78
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis+sentinel://127.0.0.1:{port}/codex/0", "redis+cluster://127.0.0.1:{port}"],
+    ids=["sentinel", "cluster"],
+)
+async def test_sentinels_or_nodes_not_there_yet_leave_it_unready_saying_why(url: str) -> None:
+    """Nothing listens where the URL points: alive, not ready, the reason said (retrying
+    can fix it: the sentinels or the nodes may be starting)."""
+    url = url.format(port=free_port())
+    server = HttpProcess("--serve", SHARED, "--redis-url", url)
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"{server.base}/healthz") as response:
+                assert response.status == 200
+            status, body = await readiness(http, server.base)
+            assert status == 503 and body["status"] == "session store unreachable", body
+            assert server.process.poll() is None
+    finally:
+        server.stop()
 
 
 def test_workers_with_a_bad_url_stop_instead_of_restarting_for_ever() -> None:

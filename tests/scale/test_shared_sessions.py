@@ -61,6 +61,7 @@ def log_data(event: dict[str, str]) -> str:
     return str(json.loads(event["data"])["params"]["data"])
 
 
+@pytest.mark.slow  # a session's requests round two replicas and Redis: 4.5 s at a load of 4
 async def test_any_replica_serves_any_request_of_a_session(replicas: Replicas) -> None:
     a, b, c = replicas(3)
     async with aiohttp.ClientSession() as http:
@@ -86,6 +87,7 @@ async def test_any_replica_serves_any_request_of_a_session(replicas: Replicas) -
             assert (await post(http, replica.url, call(11, "whoami", {}), session))[0] == 404
 
 
+@pytest.mark.slow  # 3.6 s at a load of 4
 async def test_a_session_is_bound_to_its_credential_on_every_replica(
     replicas: Replicas, tmp_path: Path
 ) -> None:

@@ -201,8 +201,8 @@ async def test_a_restarting_worker_takes_no_connection_before_redis_answers_it(
         assert server.stop() == 0
 
 
-def _worker(supervisor: int, index: str) -> int:
-    """The pid of the supervisor's live worker number `index`."""
+def _worker(supervisor: int, index: str, missing_ok: bool = False) -> int:
+    """The pid of the supervisor's live worker number `index` (0 if `missing_ok` and none)."""
     for pid in _children(supervisor):
         try:
             environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
@@ -210,6 +210,8 @@ def _worker(supervisor: int, index: str) -> int:
             continue
         if f"CODEX_MCP_WORKER_INDEX={index}".encode() in environ and _running(pid):
             return pid
+    if missing_ok:
+        return 0
     raise AssertionError(f"no live worker {index}")
 
 
@@ -234,3 +236,70 @@ async def test_each_worker_enters_the_lifespan_once_and_exits_it_on_sigterm(
         assert server.stop() == 0
     left = [line for line in marks.read_text().splitlines() if line.startswith("exit")]
     assert sorted(left) == sorted(f"exit closed=True {pid}" for pid in workers)
+
+
+def _python_without_redis(root: Path) -> str:
+    """A real virtualenv holding every package of ours but the Redis client: each entry of
+    this venv's site-packages linked in, except redis (and its C parser)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    ours = Path(next(p for p in sys.path if p.endswith("site-packages")))
+    [theirs] = (root / "lib").glob("python3*/site-packages")
+    for entry in ours.iterdir():
+        if not entry.name.startswith(("redis", "hiredis")):
+            (theirs / entry.name).symlink_to(entry)
+    python = str(root / "bin/python")
+    found = subprocess.run([python, "-c", "import redis"], capture_output=True, timeout=30)
+    assert found.returncode != 0  # really missing
+    return python
+
+
+@pytest.mark.slow
+def test_workers_without_the_redis_client_stop_with_one_line(tmp_path: Path) -> None:
+    """Issue 39: `--workers 2 --redis-url` without the extra restarted its workers for ever,
+    saying "1 of 2 workers serving" while none was. It stops at once, as one process does."""
+    python = _python_without_redis(tmp_path / "venv")
+    command = [python, str(ROOT / "cmd/http"), "--workers", "2", "--port", "0"]
+    done = subprocess.run(
+        [*command, "--redis-url", "redis://127.0.0.1:1/0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert lines == ["codex-mcp-http: --redis-url needs the Redis client: "
+                     "pip install 'codex-mcp[redis]'"], done.stderr  # fmt: skip
+    single = subprocess.run(
+        [python, str(ROOT / "cmd/http"), "--port", "0", "--redis-url", "redis://127.0.0.1:1/0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (single.returncode, single.stderr.strip().splitlines()) == (done.returncode, lines)
+
+
+@pytest.mark.slow
+async def test_a_worker_that_never_listens_is_not_said_to_serve(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Worker 1 hangs before it listens while worker 0 dies on every start: the supervisor
+    counts only workers that listen, so it says none serves (it said "1 of 2")."""
+    marker, hang = tmp_path / "crash", tmp_path / "hang"
+    env = {**os.environ, "FLAKY_MARKER": str(marker), "FLAKY_HANG": str(hang)}
+    server = HttpProcess(
+        "--workers", "2", "--serve", FLAKY, "--redis-url", redis_server.url, env=env
+    )
+    try:
+        await until(lambda: server.stderr.count(SERVING) >= 2)
+        marker.write_text("0")
+        hang.write_text("1")
+        os.kill(_worker(server.pid, "1"), signal.SIGKILL)  # it comes back, and hangs
+        await until(lambda: "worker 1 exited" in server.stderr)
+        await until(lambda: _worker(server.pid, "1", missing_ok=True))
+        os.kill(_worker(server.pid, "0"), signal.SIGKILL)  # and dies on every restart
+        await until(lambda: server.stderr.count("worker 0 exited") >= 2, 30)
+        said = [line for line in server.lines if "worker 0 exited" in line]
+        assert all(line.rstrip().endswith("0 of 2 workers serving") for line in said), said
+    finally:
+        hang.unlink(missing_ok=True)
+        assert server.stop() == 0

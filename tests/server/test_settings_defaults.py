@@ -243,6 +243,26 @@ def test_help_reads_as_written_for_people(program: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("program", "commands"),
+    [
+        ("codex-mcp", ("--print-codex-config", "codex-mcp lint", "codex-mcp doctor", " -- CMD")),
+        ("codex-mcp-http", ("--print-codex-config", " -- CMD")),
+    ],
+)
+def test_help_leads_with_the_commands_people_look_for(
+    program: str, commands: tuple[str, ...]
+) -> None:
+    """Before the settings: the commands, one a line (issue 39: they were in the last lines)."""
+    text = subprocess.run(
+        [str(BIN / program), "--help"], capture_output=True, text=True, timeout=60
+    ).stdout
+    lead = text[: text.index("\noptions:")]
+    for command in commands:
+        assert command in lead, lead
+    assert lead.count("\n") <= 16, lead
+
+
+@pytest.mark.parametrize(
     ("program", "declaration"), [("codex-mcp", StdioDefaults), ("codex-mcp-http", HttpDefaults)]
 )
 def test_every_setting_is_on_the_help_with_its_default_and_variable(

@@ -59,11 +59,11 @@ def main(argv: list[str] | None = None) -> None:
 def _prepare(given: list[str]) -> Callable[[], object]:
     """Everything before serving (settings, imports, the core, the config): what then serves."""
     from ..settings import HttpDefaults
-    from .gateway import GATEWAY_HELP, gateway_core, intercept
+    from .gateway import GATEWAY_HELP, HTTP_USAGE, gateway_core, intercept
     from .options import parse
 
     args, gateway = intercept(given, "codex-mcp-http")
-    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP)
+    settings = parse(HttpDefaults, args, "codex-mcp-http", DESCRIPTION, GATEWAY_HELP, HTTP_USAGE)
     # Checked before anything starts (workers, a gateway's children): a refused
     # configuration is one line and nothing else.
     options, tokens = _checked_options(settings)
@@ -73,10 +73,12 @@ def _prepare(given: list[str]) -> Callable[[], object]:
 
         policy = checked_policy(settings, "codex-mcp-http")
     if settings.workers > 1:
+        from ..scale import require_redis_client
         from ..scale.workers import Supervisor, refuse_without_redis
         from .common import request_state_keys
 
         refuse_without_redis(settings.workers, settings.redis_url)
+        require_redis_client()
         supervisor = Supervisor(
             given,
             settings.workers,
@@ -116,8 +118,15 @@ def _prepare(given: list[str]) -> Callable[[], object]:
         workers_status=link.status if link is not None else None,
         operator_cookie_secret=link.key.encode() if link is not None and link.key else None,
     )
+    announce = announcer("codex-mcp-http")
+
+    def listening(url: str) -> None:
+        announce(url)
+        if link is not None:
+            link.listening()
+
     return lambda: run(
-        serve_http(core, config, on_listening=announcer("codex-mcp-http")),
+        serve_http(core, config, on_listening=listening),
         use_uvloop=settings.uvloop,
         prog="codex-mcp-http",
     )

@@ -54,11 +54,16 @@ def _help(field: dataclasses.Field[Any]) -> str:
 
 
 def build_parser(
-    declaration: type[Any], prog: str, description: str, epilog: str | None = None
+    declaration: type[Any],
+    prog: str,
+    description: str,
+    epilog: str | None = None,
+    usage: str | None = None,
 ) -> argparse.ArgumentParser:
+    """`usage`: the program's ways to run, one a line, as written (default: PROG [options])."""
     parser = OneLineErrors(
         prog=prog,
-        usage="%(prog)s [options]",
+        usage=usage or "%(prog)s [options]",
         description=description,
         epilog=f"{ENVIRONMENT_NOTE} {epilog or ''}".strip(),
         argument_default=argparse.SUPPRESS,  # only what is given; the environment fills the rest
@@ -167,17 +172,19 @@ def parse(
     prog: str,
     description: str,
     epilog: str | None = None,
+    usage: str | None = None,
 ) -> D:
     """Settings from `argv`, the environment and .env; a bad value exits with status 2
     and a message naming the flag and its variable, as argparse does for its own errors."""
     args = sys.argv[1:] if argv is None else argv
     given = plain_flags(declaration, args)
     if given is None:
-        given = vars(build_parser(declaration, prog, description, epilog).parse_args(args))
+        parser = build_parser(declaration, prog, description, epilog, usage)
+        given = vars(parser.parse_args(args))
     try:
         return read_settings(declaration, given)
     except SettingsError as exc:
-        parser = build_parser(declaration, prog, description, epilog)
+        parser = build_parser(declaration, prog, description, epilog, usage)
         parser.error("; ".join(_explain(name, message) for name, message in exc.problems))
 
 

@@ -23,13 +23,13 @@ def _settings(argv: list[str]) -> StdioDefaults:
     """The defaults when nothing is given or configured (no parsing at all: the usual
     start from a Codex config), else the full parse."""
     from ..settings import DEFAULTS, StdioDefaults, configured_by_environment
-    from .gateway import GATEWAY_HELP, STDIO_ONLY_HELP
+    from .gateway import GATEWAY_HELP, STDIO_USAGE
 
     if not argv and not configured_by_environment():
         return DEFAULTS
     from .options import parse
 
-    return parse(StdioDefaults, argv, "codex-mcp", DESCRIPTION, f"{GATEWAY_HELP} {STDIO_ONLY_HELP}")
+    return parse(StdioDefaults, argv, "codex-mcp", DESCRIPTION, GATEWAY_HELP, STDIO_USAGE)
 
 
 def main(argv: list[str] | None = None) -> None:

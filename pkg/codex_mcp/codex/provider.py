@@ -18,6 +18,7 @@ from codex_mcp.core.session import StatelessSession
 from ..observe.hooks import CodexTurnHooks
 from ..session_logs import SESSION, session_label
 from ..settings import HttpDefaults
+from . import nesting
 from .binary import find_codex
 from .bounds import CodexBounds
 from .calls import read_call, run_call
@@ -53,6 +54,9 @@ class CodexProvider(Provider, CodexTurnHooks):
         self.driver_options: dict[str, Any] = dict(driver_options or {})
         self.limit = AppServerLimit(max_app_servers)
         self._check: asyncio.Task[None] | None = None
+        #: How deep inside bridges' Codexes this one runs; too deep, every call is refused.
+        self.depth = nesting.depth()
+        self.refused = nesting.refusal(self.depth)
 
     @property
     def features(self) -> frozenset[str]:
@@ -65,6 +69,9 @@ class CodexProvider(Provider, CodexTurnHooks):
 
     # -- lifetime ------------------------------------------------------------------
     async def start(self) -> None:
+        if self.refused is not None:
+            log.warning("%s", self.refused.message)
+            return
         # Say at once whether there is a Codex to serve (the answer is cached for the
         # first session), without holding up the server.
         self._check = asyncio.get_running_loop().create_task(self._report_codex())
@@ -97,7 +104,8 @@ class CodexProvider(Provider, CodexTurnHooks):
         return codex
 
     async def _spawn(self) -> CodexDriver:
-        return await CodexDriver.spawn(env=self.env, **self.driver_options)
+        env = {**self.env, nesting.DEPTH_ENV: str(self.depth + 1)}
+        return await CodexDriver.spawn(env=env, **self.driver_options)
 
     # -- tools -----------------------------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
@@ -113,6 +121,8 @@ class CodexProvider(Provider, CodexTurnHooks):
     async def _call(self, name: str, arguments: JsonObject, ctx: RequestContext) -> JsonObject:
         # Checked before the session's app-server is started or asked: a call past the
         # bounds costs no process and reaches no Codex.
+        if self.refused is not None:
+            return error_result(self.refused)
         try:
             call = read_call(name, arguments, self.bounds, ctx.caller_scopes)
         except CodexError as exc:

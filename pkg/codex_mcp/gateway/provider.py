@@ -74,6 +74,8 @@ class GatewayProvider(Provider, RelayHooks):
         self.open_transport = open_transport
         #: Told when the configuration is replaced (a reload): the policy point rebinds.
         self.config_listeners: list[Callable[[], None]] = []
+        #: Told when what a child offers changes: pinning judges the catalog again.
+        self.change_listeners: list[Callable[[], None]] = []
         self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
@@ -623,6 +625,8 @@ class GatewayProvider(Provider, RelayHooks):
     def _changed(self) -> None:
         self.generation += 1
         self._catalog = None
+        for listener in self.change_listeners:
+            listener()
 
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         self._changed()

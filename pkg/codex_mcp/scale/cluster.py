@@ -60,10 +60,8 @@ class Cluster:
 
     # -- requestState ----------------------------------------------------------------------
     async def claim_nonce(self, nonce: str, expires_at: float) -> bool:
-        claimed = await self.store._call(
-            self.store.redis.set(key_of("nonce", nonce), b"1", nx=True, exat=int(expires_at))
-        )
-        return bool(claimed)
+        issued_at = expires_at - self.core.request_state_ttl
+        return await self.store.claim_nonce(nonce, expires_at, issued_at)
 
     # -- tasks (core.tasks.RemoteTasks) -------------------------------------------------------
     def _mirror(self, record: TaskRecord) -> None:
@@ -73,7 +71,7 @@ class Cluster:
 
     async def save(self, record: TaskRecord) -> None:
         self._mirror(record)
-        await self.store.written()
+        await self.store.written("tasks")  # before its handle goes out
 
     def _task_changed(self, record: TaskRecord) -> None:
         self._mirror(record)

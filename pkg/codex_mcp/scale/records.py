@@ -12,10 +12,28 @@ PREFIX = "codex-mcp:"
 
 
 def key_of(kind: str, name: str) -> str:
-    """`codex-mcp:<kind>:<name>`: a session's hash (s), events (e), counter (q) and
-    channel (ev), a resource's subscribers (sub), a replica's channel (node) and heartbeat
-    (alive), a task (t), a requestState nonce (nonce)."""
+    """`codex-mcp:<kind>:<name>`: a resource's subscribers (sub), a replica's channel
+    (node) and heartbeat (alive), a task (t). A session's keys: `Keys`."""
     return f"{PREFIX}{kind}:{name}"
+
+
+class Keys:
+    """Where a session's keys and channel, and the requestState nonces, are. On one Redis
+    (and Sentinel): `codex-mcp:<kind>:<sid>`, as always. In a Cluster (`tagged`) the
+    session id is a hash tag, `codex-mcp:<kind>:{<sid>}`, so a session's hash (s), events
+    (e), counter (q) and channel (ev) share a slot (its scripts and transactions touch
+    them together) and sessions spread over the nodes; the nonces and their epoch share
+    the slot of the tag `{nonce}`."""
+
+    def __init__(self, tagged: bool) -> None:
+        self.tagged = tagged
+        self.epoch = f"{PREFIX}{{nonce}}:epoch" if tagged else f"{PREFIX}epoch"
+
+    def session(self, kind: str, session_id: str) -> str:
+        return f"{PREFIX}{kind}:{{{session_id}}}" if self.tagged else f"{PREFIX}{kind}:{session_id}"
+
+    def nonce(self, nonce: str) -> str:
+        return f"{PREFIX}{{nonce}}:{nonce}" if self.tagged else f"{PREFIX}nonce:{nonce}"
 
 
 def entry_of(entry_id: bytes | str) -> tuple[int, int]:
@@ -56,4 +74,4 @@ def record_of(fields: dict[str, str]) -> SessionRecord:
     )
 
 
-__all__ = ["PREFIX", "entry_of", "fields_of", "key_of", "parse_published", "record_of"]
+__all__ = ["PREFIX", "Keys", "entry_of", "fields_of", "key_of", "parse_published", "record_of"]

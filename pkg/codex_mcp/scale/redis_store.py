@@ -7,19 +7,17 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import AuthenticationError, RedisError, ResponseError
-from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import AuthenticationError, ResponseError
 
 from ..core.jsonrpc import JsonObject
+from ..core.request_state import ExpiredRequestState
 from ..session_logs import session_label
 from ..transports.http.errors import StoreUnavailable
 from ..transports.http.store import (
@@ -29,17 +27,16 @@ from ..transports.http.store import (
     SessionRecord,
     StoredEvent,
 )
+from .backends import FAILURES, FORMS, Backend, parse_target
 from .bus import Bus
-from .records import PREFIX, entry_of, fields_of, key_of, parse_published, record_of
-from .writer import OrderedWriter
+from .records import PREFIX, Keys, entry_of, fields_of, key_of, parse_published, record_of
+from .writer import WAIT_TIMEOUT_MS, OrderedWriter
 
 log = logging.getLogger("codex_mcp.scale")
 
 BUS: Final = PREFIX + "bus"
 #: Request ids step by this much (see JsonRpcPeer.number_ids): at most 4095 replicas.
 STRIDE: Final = 4096
-#: Commands wait this long before the store counts as unreachable.
-COMMAND_TIMEOUT: Final = 2.0
 #: For this long after Redis came back, a session it lacks is asked of the other
 #: replicas (one holding it stores it again), each time for up to ASK_TIMEOUT.
 ASK_WINDOW: Final = 15.0
@@ -55,46 +52,50 @@ end
 """
 
 
-# KEYS: the session's hash, the live set, the bus.
-# ARGV: the TTL, the session id, its score in the live set ("": not initialized), the bus
-# message whose "r" is the hash's fields, "1" to publish it, our key prefix, and the
-# subscriptions the session dropped (a JSON list). Few arguments: packing each costs.
-_SAVE: Final = """
-local fields = cjson.decode(ARGV[4])['r']
-local flat = {}
-for name, value in pairs(fields) do
-  flat[#flat + 1] = name
-  flat[#flat + 1] = value
-end
-redis.call('HSET', KEYS[1], unpack(flat))
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-if ARGV[3] ~= '' then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-end
-for _, uri in ipairs(cjson.decode(fields['subs'])) do
-  redis.call('SADD', ARGV[6] .. 'sub:' .. uri, ARGV[2])
-end
-for _, uri in ipairs(cjson.decode(ARGV[7])) do
-  redis.call('SREM', ARGV[6] .. 'sub:' .. uri, ARGV[2])
-end
-if ARGV[5] == '1' then
-  redis.call('PUBLISH', KEYS[3], ARGV[4])
-end
-"""
+#: The kinds of writes that may wait for a replica (--redis-wait).
+WAIT_KINDS: Final = frozenset({"sessions", "tasks", "events"})
+#: Writes still wait this long (seconds) after the primary last had a replica.
+REPLICA_GRACE: Final = 30.0
+#: A write no replica acknowledged is logged at most this often (seconds).
+UNREPLICATED_EVERY: Final = 10.0
 
-# KEYS: the session's hash, events, counter; the live set; the bus.
-# ARGV: the session id, our key prefix, the bus message.
-_DELETE: Final = """
-local subs = redis.call('HGET', KEYS[1], 'subs')
-if subs then
-  for _, uri in ipairs(cjson.decode(subs)) do
-    redis.call('SREM', ARGV[2] .. 'sub:' .. uri, ARGV[1])
+# KEYS: the epoch, the nonce. ARGV: the nonce's expiry, the earliest its state can have
+# been issued (epoch seconds, the issuer's clock less the allowed skew); no ARGV: only make
+# sure the epoch is current. Returns 1 (claimed), 0 (claimed before), -1 (issued before the
+# epoch).
+# The epoch names the Redis process (run_id) holding the nonces, and since when it holds
+# them all. A failover puts another process there, which may lack nonces claimed just
+# before: its epoch starts when a replica of ours first sees it, and every state issued
+# before is refused there, used or not. With no epoch at all (a new Redis, or one that
+# restarted empty) nothing can predate the process: its epoch starts when it did.
+_CLAIM: Final = """
+local info = redis.call('INFO', 'server')
+local run_id = string.match(info, 'run_id:(%w+)')
+local epoch = redis.call('GET', KEYS[1])
+local since
+if epoch and string.sub(epoch, 1, #run_id) == run_id then
+  since = tonumber(string.sub(epoch, #run_id + 2))
+else
+  since = tonumber(redis.call('TIME')[1]) + 1
+  if not epoch then
+    since = since - tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
   end
+  redis.call('SET', KEYS[1], run_id .. ' ' .. since)
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('PUBLISH', KEYS[5], ARGV[3])
+if #ARGV == 0 then
+  return since
+end
+if tonumber(ARGV[2]) < since then
+  return -1
+end
+if redis.call('SET', KEYS[2], '1', 'NX', 'EXAT', ARGV[1]) then
+  return 1
+end
+return 0
 """
+#: How far the clocks of the replicas and of Redis may disagree (seconds): a state issued
+#: this close to its epoch's start is refused too.
+CLOCK_SKEW: Final = 0.5
 
 
 class RedisStore:
@@ -103,27 +104,37 @@ class RedisStore:
     shared = True
 
     def __init__(
-        self, url: str, *, replay_events: int, session_ttl: float, max_connections: int = 64
+        self,
+        url: str,
+        *,
+        replay_events: int,
+        session_ttl: float,
+        wait: str = "sessions,tasks",
+        max_connections: int = 64,
     ) -> None:
         self.url = url
-        #: The URL as logs and /readyz show it: no password.
-        self.shown_url = without_password(url)
         self.replay_events = max(1, replay_events)
         self.session_ttl = max(1, int(session_ttl))
-        # Blocking: a burst of more concurrent commands than connections waits for one
-        # (up to the command timeout) instead of failing, and marking the store down.
-        self.pool = BlockingConnectionPool.from_url(
-            url,
-            max_connections=max_connections,
-            timeout=COMMAND_TIMEOUT,
-            socket_timeout=COMMAND_TIMEOUT,
-            socket_connect_timeout=COMMAND_TIMEOUT,
-            # A pooled connection may predate a Redis restart: the first command on it
-            # finds it closed. Once more on a fresh connection, rather than a 503 (and a
-            # store marked down) while Redis is up.
-            retry=Retry(NoBackoff(), 1, (RedisConnectionError,)),
-        )
-        self.redis = Redis(connection_pool=self.pool)
+        kinds = {k.strip() for k in wait.split(",") if k.strip()} - {"none"}
+        if kinds - WAIT_KINDS:
+            raise ValueError(
+                f"--redis-wait: unknown {', '.join(sorted(kinds - WAIT_KINDS))}; "
+                "give any of sessions, tasks, events, or none"
+            )
+        try:
+            #: The URL as logs and /readyz show it: no password.
+            self.shown_url = without_password(url)
+            self.backend = Backend(parse_target(url), max_connections)
+        except ValueError as exc:
+            raise ValueError(f"--redis-url is not a Redis URL ({exc}); use {FORMS}") from None
+        self.keys = Keys(self.backend.tagged)
+        #: The kinds of writes that wait for a replica (while the primary has one).
+        self.wait = kinds if self.backend.can_wait else frozenset()
+        #: Replicas the primary had at the last heartbeat, and when it last had one.
+        self.replicas = 0
+        self._replica_seen = -REPLICA_GRACE
+        self._said_unreplicated = -UNREPLICATED_EVERY
+        self.redis = self.backend.redis
         self.available = False
         #: Set once this replica is numbered, listening on its channels and beating.
         self._connected = asyncio.Event()
@@ -134,24 +145,30 @@ class RedisStore:
         self.on_fatal: Callable[[str], None] = functools.partial(log.error, "%s")
         self.node = 0
         self.stride = STRIDE
-        # The bus's own connection, never retried: it must see a lost connection (Redis
-        # restarted, perhaps empty) to tell its listeners and mark the store down.
-        self.bus_pool = ConnectionPool.from_url(
-            url, socket_timeout=COMMAND_TIMEOUT * 4, socket_connect_timeout=COMMAND_TIMEOUT
-        )
-        self.bus = Bus(Redis(connection_pool=self.bus_pool), self.mark_down)
+        # The bus's own connections, never retried: they must see a lost connection (Redis
+        # restarted, perhaps empty, or failed over) to tell their listeners.
+        self.bus = Bus(self.backend, self.mark_down)
         self.writer = OrderedWriter(
-            self.redis, self.replay_events, self.session_ttl, self.mark_down
+            self.redis, self.keys, self.replay_events, self.session_ttl, self.mark_down
         )
+        self.writer.wait_for = self._wait_for
         self._monitor: asyncio.Task[None] | None = None
         self._handlers: ClusterHandlers | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._node_listeners: list[Any] = []
-        self._save = self.redis.register_script(_SAVE)
-        self._delete = self.redis.register_script(_DELETE)
+        self._claim = self.redis.register_script(_CLAIM)
         #: Sessions this replica asked the others about, after Redis came back.
         self._wanted: dict[str, asyncio.Future[SessionRecord]] = {}
         self._asking_until = 0.0
+
+    def _wait_for(self, kind: str) -> int:
+        """How many replicas a write of `kind` waits for now (0: none): while the primary
+        has one, or had one within REPLICA_GRACE (a replica cut off may yet be promoted:
+        waited for, up to the timeout, rather than written past)."""
+        if kind not in self.wait:
+            return 0
+        recent = time.monotonic() - self._replica_seen < REPLICA_GRACE
+        return 1 if self.replicas or recent else 0
 
     # -- lifetime and health ------------------------------------------------------------
     async def start(self, handlers: ClusterHandlers) -> None:
@@ -165,15 +182,21 @@ class RedisStore:
         """Number this replica, listen on its channels, then watch Redis."""
         delay = 0.25
         await self.bus.start()
+        heard: set[str] = set()  # each channel subscribed once, however many tries it takes
         while True:
             try:
+                await self.backend.start()
                 if not self.node:  # numbered once, however many tries it takes
                     count = await self.redis.incr(PREFIX + "nodes")
                     self.node = 1 + (int(count) - 1) % (STRIDE - 1)
-                await self.bus.subscribe(BUS, self._on_message)
-                await self.bus.subscribe(key_of("node", str(self.node)), self._on_message)
+                for channel in (BUS, key_of("node", str(self.node))):
+                    if channel not in heard:
+                        await self.bus.subscribe(channel, self._on_message)
+                        heard.add(channel)
+                await self._beat()  # the heartbeat starts before anything runs here
+                await self._claim(keys=(self.keys.epoch,))  # an epoch begun at a failover
                 break
-            except (RedisError, OSError, TimeoutError) as exc:
+            except (*FAILURES, TimeoutError) as exc:
                 if refused_credentials(exc):
                     self.on_fatal(
                         f"codex-mcp-http: Redis at {self.shown_url} refused the credentials "
@@ -183,7 +206,6 @@ class RedisStore:
                 self.mark_down(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
-        await self._beat()  # the heartbeat starts before anything runs here
         self.available = True
         self._connected.set()
         log.info("sessions on Redis %s as replica %d", self.shown_url, self.node)
@@ -193,7 +215,18 @@ class RedisStore:
         await self._connected.wait()
 
     async def _beat(self) -> None:
-        await self.redis.set(key_of("alive", str(self.node)), b"1", ex=HEARTBEAT_TTL)
+        """The heartbeat; with writes to wait for, also how many replicas the primary has."""
+        alive = key_of("alive", str(self.node))
+        if not self.wait:
+            await self.redis.set(alive, b"1", ex=HEARTBEAT_TTL)
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(alive, b"1", ex=HEARTBEAT_TTL)
+        pipe.execute_command("ROLE")
+        _, role = await pipe.execute()
+        self.replicas = len(role[2]) if role and role[0] in (b"master", "master") else 0
+        if self.replicas:
+            self._replica_seen = time.monotonic()
 
     async def replica_alive(self, node: int) -> bool:
         """Whether replica `node` beat its heart within HEARTBEAT_TTL."""
@@ -208,9 +241,7 @@ class RedisStore:
             if task is not None:
                 task.cancel()
         await self.bus.close()
-        for closing in (self.redis, self.pool, self.bus_pool):
-            with contextlib.suppress(Exception):
-                await closing.aclose()
+        await self.backend.close()
 
     def mark_down(self, exc: BaseException) -> None:
         self.problem = f"Redis at {self.shown_url}: {exc}"
@@ -228,14 +259,16 @@ class RedisStore:
         one of its calls ends with an error once the key is gone); doubles as the ping."""
         try:
             await self._beat()
-        except (RedisError, OSError) as exc:
+        except FAILURES as exc:
             self.mark_down(exc)
             return False
         if not self.available:
             if not self.bus.connected:
                 return False  # not ready until the bus is back too: it carries answers
+            await self.backend.fresh_connections()
             log.warning("Redis at %s is reachable again: serving", self.shown_url)
             self.available = True
+            self._replica_seen = -REPLICA_GRACE  # perhaps another primary: its own replicas
             self._asking_until = time.monotonic() + ASK_WINDOW
             self.spawn(self._recovered())
         return True
@@ -244,6 +277,7 @@ class RedisStore:
         """Redis came back, perhaps empty (a restart without persistence): keep new
         replicas' numbers clear of ours, and store again the sessions this one holds."""
         await self.redis.eval(_AT_LEAST, 1, PREFIX + "nodes", self.node)
+        await self._claim(keys=(self.keys.epoch,))
         if self._handlers is not None:
             self._handlers.recovered()
 
@@ -257,7 +291,7 @@ class RedisStore:
         """Await one command, turning a lost Redis into StoreUnavailable (503)."""
         try:
             return await work
-        except (RedisError, OSError) as exc:
+        except FAILURES as exc:
             self.mark_down(exc)
             raise StoreUnavailable(f"the session store (Redis) is unreachable: {exc}") from exc
 
@@ -267,7 +301,7 @@ class RedisStore:
         async def run() -> None:
             try:
                 await work
-            except (RedisError, OSError) as exc:
+            except FAILURES as exc:
                 self.mark_down(exc)
 
         task = asyncio.ensure_future(run())
@@ -276,7 +310,7 @@ class RedisStore:
 
     # -- sessions --------------------------------------------------------------------------
     async def load(self, session_id: str) -> SessionRecord | None:
-        fields = await self._call(self.redis.hgetall(key_of("s", session_id)))
+        fields = await self._call(self.redis.hgetall(self.keys.session("s", session_id)))
         if fields:
             return record_of({k.decode(): v.decode() for k, v in fields.items()})
         if time.monotonic() < self._asking_until:
@@ -313,34 +347,78 @@ class RedisStore:
         announce: bool = True,
     ) -> None:
         """Store the record (and forget the subscriptions it dropped), and, if `announce`,
-        tell the other replicas (their copies follow it): one command, one round trip."""
-        state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
-        args = (
-            max(1, int(ttl)),
-            session_id,
-            repr(time.time()) if record.initialized else "",
-            orjson.dumps(state),
-            "1" if announce else "",
-            PREFIX,
-            orjson.dumps(unsubscribed),
+        tell the other replicas (their copies follow it): one round trip (in a Cluster,
+        one more for the PUBLISH), which a new session's WAIT for a replica ends. Every key
+        but the session's hash is another's (the live set, the subscription sets): in a
+        Cluster they may be on other nodes, so no script or transaction spans them."""
+        hash_key = self.keys.session("s", session_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(hash_key, mapping=fields_of(record))
+        pipe.expire(hash_key, max(1, int(ttl)))
+        if record.initialized:
+            pipe.zadd(PREFIX + "live", {session_id: time.time()})
+        for uri in record.subscriptions:
+            pipe.sadd(key_of("sub", uri), session_id)
+        for uri in unsubscribed:
+            pipe.srem(key_of("sub", uri), session_id)
+        published = []
+        if announce:
+            state = {"t": "state", "s": session_id, "o": self.node, "r": fields_of(record)}
+            published.append((BUS, orjson.dumps(state)))
+        # A new session (saved before its id is given out) waits for a replica: a failover
+        # right after cannot lose a session its client was told of.
+        replicas = 0 if announce else self._wait_for("sessions")
+        results = await self._call(self._execute(pipe, published, replicas))
+        if replicas and results[-1] < replicas:
+            self._unreplicated("session", session_id)
+
+    async def _execute(
+        self, pipe: Any, published: list[tuple[str, bytes]], replicas: int = 0
+    ) -> list[Any]:
+        """Run `pipe` and publish (in a Cluster, where a pipeline cannot: one command more
+        each, after the pipeline), then WAIT for `replicas` (last: its answer is last)."""
+        if not self.backend.sharded:
+            for channel, message in published:
+                pipe.publish(channel, message)
+        if replicas:
+            pipe.wait(replicas, WAIT_TIMEOUT_MS)
+        results: list[Any] = await pipe.execute()
+        if self.backend.sharded:
+            for channel, message in published:
+                await self.redis.publish(channel, message)
+        return results
+
+    def _unreplicated(self, what: str, name: str) -> None:
+        if time.monotonic() - self._said_unreplicated < UNREPLICATED_EVERY:
+            return  # once in a while: a replica down makes every write say so
+        self._said_unreplicated = time.monotonic()
+        log.warning(
+            "no Redis replica acknowledged %s %s within %d ms: a failover now could lose it",
+            what,
+            name,
+            WAIT_TIMEOUT_MS,
         )
-        keys = (key_of("s", session_id), PREFIX + "live", BUS)
-        await self._call(self._save(keys=keys, args=args))
 
     async def delete(self, session_id: str) -> None:
-        """End the session in Redis, its subscriptions included, in one script (the
-        record is not loaded here to learn them), and tell every replica."""
+        """End the session in Redis, its subscriptions included (the record is not loaded
+        here to learn them: its hash says), and tell every replica."""
         end = orjson.dumps({"t": "end", "s": session_id, "o": self.node})
-        keys = [key_of(kind, session_id) for kind in ("s", "e", "q")]
-        await self._call(
-            self._delete(keys=[*keys, PREFIX + "live", BUS], args=[session_id, PREFIX, end])
-        )
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.keys.session("s", session_id), "subs")
+        pipe.delete(*(self.keys.session(kind, session_id) for kind in ("s", "e", "q")))
+        pipe.zrem(PREFIX + "live", session_id)
+        subs, *_ = await self._call(self._execute(pipe, [(BUS, end)]))
+        if subs:
+            pipe = self.redis.pipeline(transaction=False)
+            for uri in orjson.loads(subs):
+                pipe.srem(key_of("sub", uri), session_id)
+            await self._call(pipe.execute())
 
     def touch(self, session_id: str, ttl: float, initialized: bool) -> None:
         seconds = max(1, int(ttl))
         pipe = self.redis.pipeline(transaction=False)
         for kind in ("s", "e", "q"):
-            pipe.expire(key_of(kind, session_id), seconds)
+            pipe.expire(self.keys.session(kind, session_id), seconds)
         if initialized:
             pipe.zadd(PREFIX + "live", {session_id: time.time()})
         self.spawn(pipe.execute())
@@ -367,16 +445,33 @@ class RedisStore:
         """SET, in order with this replica's other writes."""
         self.writer.write("set", (key, value, ttl_ms))
 
-    async def written(self) -> None:
-        """Wait until every write queued so far is stored (raises StoreUnavailable)."""
-        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.writer.write("barrier", (barrier,))
-        await barrier
+    async def written(self, kind: str = "") -> None:
+        """Wait until every write queued so far is stored (raises StoreUnavailable), and,
+        when writes of `kind` wait for a replica, held by one."""
+        barrier: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.writer.write("barrier", (barrier, self._wait_for(kind)))
+        if not await barrier:
+            self._unreplicated(kind, "writes")
+
+    async def claim_nonce(self, nonce: str, expires_at: float, issued_at: float) -> bool:
+        """Accept a requestState nonce once across replicas, and across failovers: False
+        for a replay; ExpiredRequestState for a state issued before the Redis process
+        holding the nonces took over (it may lack a claim made before: see _CLAIM)."""
+        keys = (self.keys.epoch, self.keys.nonce(nonce))
+        # Its expiry is rounded up to the second: it was issued after `issued_at` - 1.
+        args = (int(expires_at), math.floor(issued_at) - 1 - CLOCK_SKEW)
+        claimed = await self._call(self._claim(keys=keys, args=args))
+        if claimed == -1:
+            raise ExpiredRequestState(
+                "it was issued before the session store (Redis) failed over or restarted; "
+                "start the request again"
+            )
+        return bool(claimed)
 
     async def events(self, session_id: str) -> tuple[list[StoredEvent], int]:
         pipe = self.redis.pipeline(transaction=True)
-        pipe.xrange(key_of("e", session_id))
-        pipe.get(key_of("q", session_id))
+        pipe.xrange(self.keys.session("e", session_id))
+        pipe.get(self.keys.session("q", session_id))
         entries, counter = await self._call(pipe.execute())
         found = [
             StoredEvent(
@@ -387,7 +482,7 @@ class RedisStore:
         return found, int(counter or 0)
 
     async def follow(self, session_id: str, callback: EventCallback) -> _Follow:
-        channel = key_of("ev", session_id)
+        channel = self.keys.session("ev", session_id)
 
         def listener(data: bytes | None) -> None:
             if data is None:
@@ -403,7 +498,9 @@ class RedisStore:
         return _Follow(self.bus, channel, listener)
 
     async def announce_reader(self, session_id: str, token: str) -> None:
-        await self._call(self.redis.publish(key_of("ev", session_id), b"R " + token.encode()))
+        channel, message = self.keys.session("ev", session_id), b"R " + token.encode()
+        publish = self.redis.spublish if self.backend.sharded else self.redis.publish
+        await self._call(publish(channel, message))
 
     # -- between replicas -------------------------------------------------------------------
     def send_to(self, node: int, session_id: str, message: JsonObject) -> None:

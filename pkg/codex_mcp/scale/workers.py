@@ -20,6 +20,7 @@ import orjson
 from ..core.request_state import generate_key
 from ..observe.workers import SharedMetrics
 from ..worker_process import CONFIG_ERROR_STATUS, WORKER_ENV, WORKER_LINK_ENV
+from .worker_link import LISTENING
 
 log = logging.getLogger("codex_mcp.workers")
 
@@ -83,8 +84,11 @@ class Supervisor:
         # passed down each worker's link (never through the shared store).
         self.key = generate_key().hex()
         self.children: dict[int, subprocess.Popen[bytes]] = {}
-        #: The write end of each worker's link: the worker exits when it closes.
-        self.links: dict[int, int] = {}
+        #: Our end of each worker's link: the worker exits when it closes, and says on it
+        #: when it listens.
+        self.links: dict[int, socket.socket] = {}
+        #: The workers that said they listen (and live): the only ones said to serve.
+        self.listening: set[int] = set()
         self.started: dict[int, float] = {}
         #: Per worker: quick deaths in a row, and when it may start again (if dead).
         self.failures: dict[int, int] = {}
@@ -110,33 +114,34 @@ class Supervisor:
             "--workers",
             "1",
         ]
-        read_end, write_end = os.pipe()
-        os.write(write_end, f"{self.key}\n".encode("ascii"))  # fits the pipe's buffer
-        os.set_blocking(write_end, False)  # a stopped worker never blocks the supervisor
+        ours, theirs = socket.socketpair()
+        ours.sendall(f"{self.key}\n".encode("ascii"))  # fits the socket's buffer
+        ours.setblocking(False)  # a stopped worker never blocks the supervisor
         env = {
             **os.environ,
             **self.metrics.env(),
             WORKER_ENV: str(index),
-            WORKER_LINK_ENV: str(read_end),
+            WORKER_LINK_ENV: str(theirs.fileno()),
         }
         try:
             self.children[index] = subprocess.Popen(
-                command, env=env, stdin=subprocess.DEVNULL, pass_fds=(read_end,)
+                command, env=env, stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),)
             )
         except BaseException:
-            os.close(write_end)
+            ours.close()
             raise
         finally:
-            os.close(read_end)
+            theirs.close()
         self._close_link(index)
-        self.links[index] = write_end
+        self.links[index] = ours
         self.started[index] = time.monotonic()
         self.restart_at.pop(index, None)
 
     def _close_link(self, index: int) -> None:
+        self.listening.discard(index)
         link = self.links.pop(index, None)
         if link is not None:
-            os.close(link)
+            link.close()
 
     def _say(self, line: str) -> None:
         print(f"codex-mcp-http: {line}", file=sys.stderr, flush=True)
@@ -181,7 +186,7 @@ class Supervisor:
     def _supervise(self) -> None:
         """One turn: note deaths, start what is due, tell the workers, wait a little."""
         now = time.monotonic()
-        changed = False
+        changed = self._hear_workers()
         for index, child in list(self.children.items()):
             code = child.poll()
             if code is None or index in self.restart_at:
@@ -210,8 +215,7 @@ class Supervisor:
                 changed = True
         if changed:
             self._tell_workers()
-        serving = self._serving()
-        if serving == 0:
+        if self._running() == 0:
             assert self.holder is not None
             if not self.standing_by:
                 self._say(f"no worker is serving: {self.reason}")
@@ -224,8 +228,23 @@ class Supervisor:
         self._end_standby()
         time.sleep(0.1)
 
-    def _serving(self) -> int:
+    def _running(self) -> int:
         return sum(1 for child in self.children.values() if child.poll() is None)
+
+    def _serving(self) -> int:
+        """Workers that said they listen, and live: a worker still starting (or hung before
+        it listens) is running, not serving."""
+        return sum(1 for i in self.listening if self.children[i].poll() is None)
+
+    def _hear_workers(self) -> bool:
+        """Note the workers that said they listen; True if one did."""
+        heard = False
+        for index, link in self.links.items():
+            with contextlib.suppress(OSError):  # nothing said (BlockingIOError), or gone
+                if LISTENING in link.recv(4096) and index not in self.listening:
+                    self.listening.add(index)
+                    heard = True
+        return heard
 
     def _tell_workers(self) -> None:
         """Each worker's /readyz says how many serve, and why not all (a JSON line down
@@ -236,8 +255,8 @@ class Supervisor:
             status["reason"] = self.reason
         line = orjson.dumps(status) + b"\n"
         for link in self.links.values():
-            with contextlib.suppress(OSError):  # a worker that just died, or a full pipe
-                os.write(link, line)
+            with contextlib.suppress(OSError):  # a worker that just died, or a full buffer
+                link.send(line)
 
     def _end_standby(self) -> None:
         """A worker is back: the port is theirs again (a fresh, unlistened reservation)."""

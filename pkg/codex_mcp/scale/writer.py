@@ -12,25 +12,30 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from redis.asyncio import Redis
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError
 
 from ..transports.http.errors import StoreUnavailable
-from .records import key_of
+from .backends import FAILURES
+from .records import Keys
+
+#: How long a write that waits for a replica (WAIT) waits before it goes on without one.
+WAIT_TIMEOUT_MS: Final = 250
 
 log = logging.getLogger("codex_mcp.scale")
 
-# KEYS: events, counter. ARGV: maxlen, ttl, channel, stream, seq (0: number it), final, data.
-# Numbering, storing and publishing in one script keeps the three in one order.
+# KEYS: events, counter, channel. ARGV: maxlen, ttl, stream, seq (0: number it), final, data.
+# Numbering, storing and publishing in one script keeps the three in one order. The channel
+# is a key too: in a Cluster it is the session's shard channel, in the same slot (SPUBLISH).
 _APPEND: Final = """
-local seq = ARGV[5]
+local seq = ARGV[4]
 if seq == '0' then
   seq = tostring(redis.call('INCR', KEYS[2]))
   redis.call('EXPIRE', KEYS[2], ARGV[2])
 end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*',
-  'k', ARGV[4], 's', seq, 'f', ARGV[6], 'd', ARGV[7])
+  'k', ARGV[3], 's', seq, 'f', ARGV[5], 'd', ARGV[6])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-redis.call('PUBLISH', ARGV[3], 'E ' .. id .. ' ' .. ARGV[4] .. ' ' .. seq .. ' ' .. ARGV[6] .. ' ' .. ARGV[7])
+redis.call('PUBLISH', KEYS[3], 'E ' .. id .. ' ' .. ARGV[3] .. ' ' .. seq .. ' ' .. ARGV[5] .. ' ' .. ARGV[6])
 return id
 """
 
@@ -39,13 +44,18 @@ class OrderedWriter:
     def __init__(
         self,
         redis: Redis,
+        keys: Keys,
         replay_events: int,
         session_ttl: int,
         mark_down: Callable[[BaseException], None],
     ) -> None:
         # EVALSHA, and the script loaded again when Redis says NOSCRIPT (it restarted): a
         # pipelined Script would ask SCRIPT EXISTS before every pipeline.
-        self._append_sha = hashlib.sha1(_APPEND.encode()).hexdigest()
+        self._append = _APPEND.replace("'PUBLISH'", "'SPUBLISH'") if keys.tagged else _APPEND
+        self._append_sha = hashlib.sha1(self._append.encode()).hexdigest()
+        self._keys = keys
+        #: How many replicas a write of a kind waits for now (set by the store).
+        self.wait_for: Callable[[str], int] = lambda _kind: 0
         self._redis = redis
         self._replay_events = replay_events
         self._session_ttl = session_ttl
@@ -64,14 +74,15 @@ class OrderedWriter:
 
     def _queue_append(self, pipe: Any, args: tuple[Any, ...]) -> None:
         session_id, stream, seq, data, final = args
+        keys = self._keys
         pipe.evalsha(
             self._append_sha,
-            2,
-            key_of("e", session_id),
-            key_of("q", session_id),
+            3,
+            keys.session("e", session_id),
+            keys.session("q", session_id),
+            keys.session("ev", session_id),
             self._replay_events,
             self._session_ttl,
-            key_of("ev", session_id),
             stream,
             seq,
             "1" if final else "0",
@@ -79,11 +90,14 @@ class OrderedWriter:
         )
 
     async def _drain(self) -> None:
-        """Every write, in order, a pipeline at a time."""
-        barriers: list[asyncio.Future[None]] = []
+        """Every write, in order, a pipeline at a time; when a barrier (or an event) in it
+        waits for a replica, the pipeline ends with WAIT, on the connection that wrote it."""
+        barriers: list[asyncio.Future[bool]] = []
         while self._writes:
             pipe = self._redis.pipeline(transaction=False)
             appends: list[tuple[int, tuple[Any, ...]]] = []  # (position, args)
+            published: list[tuple[Any, ...]] = []  # a Cluster's: after the pipeline
+            replicas = 0
             for _ in range(min(256, len(self._writes))):
                 kind, args = self._writes.popleft()
                 if kind == "append":
@@ -93,21 +107,31 @@ class OrderedWriter:
                     pipe.set(args[0], args[1], px=args[2])
                 elif kind == "barrier":
                     barriers.append(args[0])
+                    replicas = max(replicas, args[1])
+                elif self._keys.tagged:
+                    published.append(args)
                 else:
                     pipe.publish(*args)
+            if appends:
+                replicas = max(replicas, self.wait_for("events"))
+            if replicas:
+                pipe.wait(replicas, WAIT_TIMEOUT_MS)
             try:
                 results = await pipe.execute(raise_on_error=False)
                 await self._again_without_script(results, appends)
-            except (RedisError, OSError) as exc:
+                for channel, message in published:  # in order
+                    await self._redis.publish(channel, message)
+            except FAILURES as exc:
                 self._mark_down(exc)
                 log.warning("events lost while Redis is unreachable: %s", exc)
                 for barrier in barriers:
                     if not barrier.done():
                         barrier.set_exception(StoreUnavailable(str(exc)))
             else:
+                held = not replicas or results[-1] >= replicas
                 for barrier in barriers:
                     if not barrier.done():
-                        barrier.set_result(None)
+                        barrier.set_result(held)
             barriers.clear()
 
     async def _again_without_script(
@@ -123,7 +147,7 @@ class OrderedWriter:
             raise failed[0]
         if not refused:
             return
-        await self._redis.script_load(_APPEND)
+        await self._redis.script_load(self._append)
         pipe = self._redis.pipeline(transaction=False)
         for args in refused:
             self._queue_append(pipe, args)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 
 from codex_mcp import Context, Server
 
@@ -103,3 +104,16 @@ async def confirm_job(ctx: Context) -> str:
         "Go on?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="go"
     )
     return f"confirmed {answer.get('content', {}).get('ok')} in {PID}"
+
+
+@server.tool()
+def record(tag: str, wait_for: str = "") -> str:
+    """Appends `tag` and this process's pid to the file CODEX_MCP_TEST_RUNS names: each run
+    of the tool leaves a line (the tests' witness that nothing ran twice). With `wait_for`,
+    then waits (up to 60 s) until that file exists: a call the test holds in flight."""
+    with open(os.environ["CODEX_MCP_TEST_RUNS"], "a", encoding="utf-8") as runs:
+        runs.write(f"{tag} {PID}\n")
+    deadline = time.monotonic() + 60
+    while wait_for and not os.path.exists(wait_for) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a sync tool: its own thread
+    return tag

@@ -17,7 +17,9 @@ def shown(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _said(said: str | None) -> str:
+def in_their_words(said: str | None) -> str:
+    """What a refusing server said (its `error_description`, else its body's message), to
+    end our message with: escaped and short, as any outside text we print."""
     return f" (it said {shown(said)})" if said else ""
 
 
@@ -46,7 +48,7 @@ class BearerTokenNeeded(OAuthError):
 
     def __init__(self, url: str, said: str | None = None) -> None:
         super().__init__(
-            f"{url} wants a bearer token, not an OAuth login{_said(said)}: {GIVE_TOKEN}"
+            f"{url} wants a bearer token, not an OAuth login{in_their_words(said)}: {GIVE_TOKEN}"
         )
         self.url = url
 
@@ -75,7 +77,7 @@ class ScopeNeeded(OAuthError):
         scopes = " ".join(f"--scope {shlex.quote(scope)}" for scope in wanted)
         named = " ".join(shlex.quote(scope) for scope in missing) or "(unnamed)"
         super().__init__(
-            f"{url}: the token lacks scope {named}{_said(said)}: "
+            f"{url}: the token lacks scope {named}{in_their_words(said)}: "
             f"run `codex-mcp-client login {shlex.quote(url)} {scopes}`"
         )
         self.url = url

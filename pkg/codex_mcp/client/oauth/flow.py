@@ -27,6 +27,7 @@ from .errors import (
     NotAnOAuthServer,
     OAuthError,
     ScopeNeeded,
+    in_their_words,
     shown,
 )
 from .registration import ClientProfile, register
@@ -200,6 +201,7 @@ class OAuth:
                 raise OAuthError(
                     f"{self.server_url} refused the token for lack of scope "
                     f"{' '.join(challenge.scope or ()) or '(unnamed)'}, which it already has"
+                    + in_their_words(challenge.said)
                 )
             if self.authorizer is None and self.grant == "authorization_code":
                 # No browser here: name the login that would pass, and keep the scope for

@@ -70,7 +70,7 @@ class LegacySseTransport(Transport):
             headers = {**self.headers, "Accept": "text/event-stream"}
             async with self._http.get(self.url, headers=headers) as resp:
                 if resp.status >= 400:
-                    raise http_error(self.url, resp.status, resp.reason, await resp.read())
+                    raise await http_error(self.url, resp)
                 async for event in iter_sse(resp.content):
                     if event.event == "endpoint" and not endpoint.done():
                         endpoint.set_result(self._checked_endpoint(event.data.strip()))
@@ -123,7 +123,7 @@ class LegacySseTransport(Transport):
                 self._endpoint, data=jsonrpc.encode(message), headers=headers
             ) as resp:
                 if resp.status >= 400:
-                    raise http_error(self._endpoint, resp.status, resp.reason, await resp.read())
+                    raise await http_error(self._endpoint, resp)
 
     async def close(self) -> None:
         if self._closed:

@@ -24,9 +24,9 @@ from codex_mcp.core.routing_headers import (
 
 from ..errors import ConnectionClosed, SessionExpired, TransportError
 from ..oauth.challenge import Challenge, parse_challenge, with_body
-from ..oauth.errors import OAuthError
+from ..oauth.errors import OAuthError, in_their_words
 from .base import OnClosed, OnMessage, Transport
-from .http_errors import http_error, map_exceptions, redirect_refused
+from .http_errors import error_body, http_error, map_exceptions, redirect_refused
 from .sse import iter_sse
 
 if TYPE_CHECKING:
@@ -129,11 +129,7 @@ class StreamableHttpTransport(Transport):
         return kept
 
     def _stateless_headers(self, message: JsonObject, version: str) -> dict[str, str]:
-        headers = {**self.headers, "Accept": "application/json, text/event-stream"}
-        if self._authorization is not None:
-            headers["Authorization"] = self._authorization
-            if self.auth is not None:
-                headers.update(self.auth.proof_headers("POST", self.url))
+        headers = self._authorized("application/json, text/event-stream", "POST")
         headers[VERSION_HEADER] = version
         method = message.get("method")
         if not isinstance(method, str):
@@ -159,12 +155,16 @@ class StreamableHttpTransport(Transport):
             self._listener.cancel()
             self._listener = None
 
-    def _headers(self, accept: str, method: str = "POST") -> dict[str, str]:
+    def _authorized(self, accept: str, method: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
             if self.auth is not None:
                 headers.update(self.auth.proof_headers(method, self.url))
+        return headers
+
+    def _headers(self, accept: str, method: str = "POST") -> dict[str, str]:
+        headers = self._authorized(accept, method)
         if self._session_id is not None:
             headers[SESSION_HEADER] = self._session_id
         if self._protocol_version is not None:
@@ -202,7 +202,8 @@ class StreamableHttpTransport(Transport):
                 await self.auth.step_up(http, challenge, sent)
             else:
                 what = "the new token" if status == 401 else "the token, for lack of scope"
-                raise OAuthError(f"{self.url} refused {what} (HTTP {status})")
+                said = in_their_words(challenge.said)
+                raise OAuthError(f"{self.url} refused {what} (HTTP {status}){said}")
 
     async def _authorize(self, http: aiohttp.ClientSession) -> str | None:
         """Set the Authorization header the next request carries; returns it."""
@@ -236,13 +237,13 @@ class StreamableHttpTransport(Transport):
                 if self.auth is not None and resp.status in (401, 403):
                     challenge = parse_challenge(resp.headers.get("WWW-Authenticate"))
                     if resp.status == 401 or challenge.insufficient_scope:
-                        challenge = with_body(challenge, await resp.read())
+                        challenge = with_body(challenge, await error_body(resp))
                         return resp.status, challenge, resp.headers.get("DPoP-Nonce")
                 if stateless is not None and resp.status >= 400 and is_request:
-                    body = await resp.read()
+                    body = await error_body(resp)
                     if self._delivered_error(body, message.get("id")):
                         return None  # a stateless error answer (400, 404) to our request
-                    raise http_error(self.url, resp.status, resp.reason, body)
+                    raise await http_error(self.url, resp, body)
                 if resp.status == 404 and sent_session is not None:
                     raise SessionExpired()
                 if message.get("method") == "initialize" and SESSION_HEADER in resp.headers:
@@ -250,7 +251,7 @@ class StreamableHttpTransport(Transport):
                 if resp.status == 202 or (resp.status < 300 and not is_request):
                     return None
                 if resp.status >= 400:
-                    raise http_error(self.url, resp.status, resp.reason, await resp.read())
+                    raise await http_error(self.url, resp)
                 answered = await self._read_answer(resp, message.get("id"))
         if is_request and not answered:
             raise TransportError(

@@ -125,6 +125,9 @@ class Child:
         #: Who has sent it requests, and what it sent that no call claimed (the relay's
         #: attribution.py writes it).
         self.callers = Callers()
+        #: Its tools and skills not served because they changed since they were trusted
+        #: (or are new where nothing new is): (kind, its own name) -> why (specs/trust.md).
+        self.withheld: dict[tuple[str, str], str] = {}
         #: What we declare to the child: the front client's capabilities for a per-session
         #: child; for a shared one, what its entry says, else what Codex 0.171 declares.
         if capabilities is None:

@@ -30,6 +30,7 @@ from ..logins import child_oauth
 from .channel import LegacyChannel, StatelessChannel
 from .inflight import InFlight
 from .lifetime import Watchdog, die_with_parent, kill_group
+from .reaper import Lineage
 
 #: on_notification(method, params, origin, inflight): origin is the id of our request whose
 #: stream carried the notification (Streamable HTTP), or None; `inflight`, the connection's.
@@ -101,6 +102,8 @@ class Connection:
         #: A call can take the relay's hot path: an initialized stdio child, whose calls
         #: have no timeout of their own (HTTP's client re-establishes expired sessions).
         self.direct = False
+        #: What its process started, stopped with it (a stdio child's, once it runs).
+        self.lineage: Lineage | None = None
 
     @property
     def inflight(self) -> InFlight:
@@ -127,8 +130,10 @@ class Connection:
 
     async def close(self) -> None:
         """Stop the child: its session, its process (stdin closed, SIGTERM, SIGKILL), and
-        whatever it started in its process group."""
-        pid = self.pid
+        whatever it started, in its process group or not."""
+        pid, lineage = self.pid, self.lineage
+        if lineage is not None:
+            lineage.catch()
         with contextlib.suppress(Exception):
             # Ours: what is pending (the gateway's own listen on a 2026-07-28 child) fails
             # with it, without the session's warning about failed requests.
@@ -137,6 +142,8 @@ class Connection:
         if pid is not None:
             kill_group(pid)
             self.watchdog.forget(pid)
+        if lineage is not None:
+            await lineage.stop()
 
 
 #: How a user raises the cap on one child message, for the error that names it.
@@ -205,6 +212,7 @@ async def connect(
             await session.start()
             if connection.pid is not None:
                 watchdog.watch(connection.pid)
+                connection.lineage = Lineage(connection.pid)
             result = await _handshake(session, capabilities, handshake)
     except asyncio.CancelledError:
         await connection.close()

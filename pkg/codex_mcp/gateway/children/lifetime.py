@@ -16,6 +16,7 @@ from collections.abc import Callable
 log = logging.getLogger("codex_mcp.gateway")
 
 _PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER, PR_GET_CHILD_SUBREAPER = 36, 37
 
 # Reads "+PGID" and "-PGID" lines until end of file, then kills the groups still listed.
 # It ignores the signals a terminal or a supervisor sends to our process group.
@@ -49,23 +50,31 @@ def _load_prctl() -> Callable[..., int] | None:
     return prctl
 
 
-_prctl = _load_prctl()
+#: libc's prctl (Linux), else None.
+prctl = _load_prctl()
 
 
 def die_with_parent() -> Callable[[], None] | None:
     """A preexec_fn that has the kernel SIGKILL the child when this process dies (Linux),
     or None where the kernel cannot."""
-    if _prctl is None:
+    if prctl is None:
         return None
-    prctl = _prctl
+    set_option = prctl
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        set_option(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # we died between fork and prctl: nobody would kill it
             os.kill(os.getpid(), signal.SIGKILL)
 
     return preexec
+
+
+def adopt_orphans() -> None:
+    """Have orphans among our descendants come to us, not init (Linux): a child's `setsid`
+    or double-forked leftovers stay where reaper.py finds them."""
+    if prctl is not None:
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:

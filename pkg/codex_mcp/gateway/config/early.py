@@ -9,8 +9,8 @@ import os
 import subprocess
 from typing import TYPE_CHECKING
 
-from ..children.lifetime import die_with_parent
-from .load import child_environment
+from ..children.lifetime import adopt_orphans, die_with_parent
+from .load import CHILD_ENV, child_environment
 
 if TYPE_CHECKING:
     from .model import GatewayConfig, StdioTarget
@@ -20,7 +20,9 @@ _started: dict[str, tuple[tuple[object, ...], subprocess.Popen[bytes]]] = {}
 
 
 def _identity(target: StdioTarget, env: dict[str, str]) -> tuple[object, ...]:
-    return (target.command, target.args, target.cwd, tuple(sorted(env.items())))
+    """How it is started, but for its tag (each start has its own)."""
+    variables = tuple(sorted((k, v) for k, v in env.items() if k != CHILD_ENV))
+    return (target.command, target.args, target.cwd, variables)
 
 
 def _pidfds_work() -> bool:
@@ -39,6 +41,7 @@ def start_children(config: GatewayConfig) -> None:
     """Start the children the gateway would start at once (see the module's docstring)."""
     from .model import StdioTarget
 
+    adopt_orphans()  # first: an orphan of a child started now comes to us too
     if not _pidfds_work():  # the transport waits on a pidfd for an adopted child
         return
     for server in config.enabled_servers:

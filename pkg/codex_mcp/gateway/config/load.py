@@ -3,6 +3,7 @@ specs/gateway.md, "Where it is read from"); a bad file is one ConfigError line."
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -21,19 +22,22 @@ if TYPE_CHECKING:
 CONFIG_ENV = "CODEX_MCP_WRAPPER_CONFIG"
 SERVER_NAME_ENV = "MCP_WRAPPER_SERVER_NAME"
 #: Set in the environment of the gateway's children: a `codex-mcp` started by a gateway does
-#: not look for a config (it would find its parent's and start itself again, endlessly).
+#: not look for a config (it would find its parent's and start itself again, endlessly). Its
+#: value tells one started process from another (`<gateway pid>-<n>`): what a child starts
+#: inherits it, so the gateway knows whose an orphan is (children/reaper.py).
 CHILD_ENV = "CODEX_MCP_GATEWAY_CHILD"
+_started = itertools.count(1)
 CONFIG_FILENAME = ".mcp.json"
 
 
 def child_environment(extra: Mapping[str, str]) -> dict[str, str]:
     """A stdio child's environment: ours, without what selects our config (a child that is
-    a codex-mcp would serve it again), marked as a gateway's child, with the entry's own
-    `env` over it."""
+    a codex-mcp would serve it again), with the entry's own `env` over it, marked as a
+    gateway's child with a tag of its own."""
     inherited = {
         key: value for key, value in os.environ.items() if key not in (CONFIG_ENV, SERVER_NAME_ENV)
     }
-    return {**inherited, CHILD_ENV: "1", **extra}
+    return {**inherited, **extra, CHILD_ENV: f"{os.getpid()}-{next(_started)}"}
 
 
 def display_path(path: Path, home: Path | None = None) -> str:

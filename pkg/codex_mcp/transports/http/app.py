@@ -69,21 +69,20 @@ def open_store(config: HttpConfig) -> SessionStore:
     """Memory unless a Redis URL is configured (only then is the Redis client imported)."""
     if not config.redis_url:
         return MemoryStore()
-    try:
-        from ...scale.redis_store import RedisStore
-    except ImportError as exc:
-        raise SystemExit(
-            "--redis-url needs the Redis client: pip install 'codex-mcp[redis]'"
-        ) from exc
+    from ...scale import require_redis_client
+
+    require_redis_client()
+    from ...scale.redis_store import RedisStore
+
     try:
         return RedisStore(
-            config.redis_url, replay_events=config.replay_events, session_ttl=config.session_ttl
+            config.redis_url,
+            replay_events=config.replay_events,
+            session_ttl=config.session_ttl,
+            wait=config.redis_wait,
         )
-    except ValueError as exc:  # not a Redis URL: retrying cannot fix it
-        config_error(
-            f"codex-mcp-http: --redis-url is not a Redis URL ({exc}); "
-            "use redis://[:password@]host:port/db, rediss://... or unix:///path"
-        )
+    except ValueError as exc:  # not a Redis URL, or no such wait: retrying cannot fix it
+        config_error(f"codex-mcp-http: {exc}")
 
 
 def store_gate(store: SessionStore, max_body_bytes: int, storeless: frozenset[str]) -> Any:
@@ -166,7 +165,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     if store.shared:
         store.on_fatal = fatal  # type: ignore[attr-defined]
     # /metrics, the status page, and refusals noted (told each answer by the tracker).
-    observe_app(app, core, manager, config, tracker)
+    observe_app(app, core, manager, config, tracker, guard.client_address)
     if config.cors_origin:
         Cors(config.cors_origin, guard).install(app, admission.middleware)
     if guard.oauth is not None:

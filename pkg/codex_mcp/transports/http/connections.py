@@ -43,6 +43,19 @@ _PROBE: Final = "probe reserve"
 _NOTHING: Final = "nothing"
 
 
+def when_read(request: web.BaseRequest, callback: Callable[[], None]) -> None:
+    """Call `callback` once the client has read this request's response, which has ended,
+    to its end: when its next request begins on the same connection. An HTTP/1.1 client
+    reuses a connection only once it has read the response on it whole; a pipelined
+    request, sent before that, comes while this one is served and does not count. Never
+    called when that cannot be known: the connection closes first (a client may close it
+    with the end in its buffers, unread), or it is not one of ours (an in-process test
+    server)."""
+    connection = request.protocol
+    if isinstance(connection, GuardedConnection) and connection.transport is not None:
+        connection.on_read = callback
+
+
 def raw_response(status: str, message: str) -> bytes:
     """A complete HTTP/1.1 error response for a connection we close before aiohttp reads it."""
     body = error_body(message, TRANSPORT_ERROR)
@@ -154,6 +167,7 @@ class GuardedConnection(RequestHandler):
         "_unread",
         "admitted_headers",
         "limits",
+        "on_read",
         "slot",
     )
 
@@ -173,6 +187,8 @@ class GuardedConnection(RequestHandler):
         self._body_bytes = 0  # how much of it (and anything after it) has come since
         self._body_last = 0.0  # when its last bytes came
         self._linger_after_answer = False  # its body was cut: see finish_response
+        #: Told once the client has read the last response to its end (`when_read`).
+        self.on_read: Callable[[], None] | None = None
 
     @property
     def probe_only(self) -> bool:
@@ -191,7 +207,7 @@ class GuardedConnection(RequestHandler):
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.limits.release(self)
-        self._body = self._unread = None
+        self._body = self._unread = self.on_read = None
         if self._clock is not None:
             self._clock.cancel()
         super().connection_lost(exc)
@@ -201,6 +217,8 @@ class GuardedConnection(RequestHandler):
             pass
         elif self._state is _IDLE:
             self._wait_for_headers()  # the first bytes of the next request
+            if self.on_read is not None:
+                self._read()
         elif self._body is not None:
             self._body_last = now = self._loop.time()
             self._body_bytes += len(data)
@@ -209,6 +227,11 @@ class GuardedConnection(RequestHandler):
         if self._state is _DRAINING and self._unread is not None and self._unread.is_eof():
             self._unread = None  # the rest of that body has come: idle from here
             self._state = _IDLE
+
+    def _read(self) -> None:
+        on_read, self.on_read = self.on_read, None
+        if on_read is not None:
+            on_read()
 
     def handle_error(
         self,

@@ -37,6 +37,7 @@ class LegacySse:
         except Busy as exc:
             return busy_response(exc.status, str(exc))
         assert session.id is not None
+        session.streams.standalone.replayable = False  # 2024-11-05 has no event ids to resume
         queue = session.streams.attach(session.streams.standalone)
         ticker = Ticker(queue, self.config.keepalive_interval)
         response = web.StreamResponse(headers=sse.SSE_HEADERS)

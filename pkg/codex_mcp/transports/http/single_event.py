@@ -1,6 +1,7 @@
-"""GET /mcp/sse?request=<url-encoded JSON-RPC>: one `message` event with the answer, then close
-(seed 003). With an Mcp-Session-Id the request runs in that session, else in a throwaway one
-(specs/http.md, "Sessions"); a notification gets a stream with no event."""
+"""GET /mcp/sse?request=<url-encoded JSON-RPC>: one `message` event with the answer, then close,
+for a caller that can only GET (an EventSource, a URL in a browser). With an Mcp-Session-Id
+the request runs in that session, else in a throwaway one (specs/http.md, "Sessions"); a
+notification gets a stream with no event."""
 
 from __future__ import annotations
 

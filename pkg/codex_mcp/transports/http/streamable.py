@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -16,6 +17,7 @@ from ...core.versions import DEFAULT_HTTP_VERSION, V2025_11_25
 from . import sse
 from .admission import Admission
 from .config import HttpConfig
+from .connections import when_read
 from .errors import SESSION_NOT_FOUND, Busy, busy_response, error_body, error_response
 from .exchange import (
     SESSION_HEADER,
@@ -197,10 +199,13 @@ class StreamableHttp:
                 else:
                     await response.write(sse.event(item[1], item[0]))
                 item = backlog.pop(0) if backlog else await wait(queue, ticker)
+            carried_end = item is None and stream.finished and stream.queue is queue
             if item is None:
                 await _end_unanswered(response, session, stream)
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
+            if carried_end:  # its events are kept until the client has read it
+                when_read(request, partial(session.streams.forget, stream))
             return response
         except (ConnectionError, asyncio.CancelledError):
             # The client went away: by default the call keeps running and its events stay
@@ -339,15 +344,17 @@ class StreamableHttp:
                 await response.write(sse.retry_hint(1000, f"{stream.key}_{stream.seq}"))
             for event_id, data in missed:
                 await response.write(sse.event(data, event_id))
-            if stream.finished and stream is not streams.standalone:
-                return response
-            ticker = Ticker(queue, self.config.keepalive_interval)
-            while (item := await queue.get()) is not None:
-                if item is TICK:
-                    await response.write(sse.KEEPALIVE)  # also finds out if the client left
-                else:
-                    await response.write(sse.event(item[1], item[0]))
-            await _end_unanswered(response, session, stream)
+            if not stream.finished or stream is streams.standalone:
+                ticker = Ticker(queue, self.config.keepalive_interval)
+                while (item := await queue.get()) is not None:
+                    if item is TICK:
+                        await response.write(sse.KEEPALIVE)  # also finds out if the client left
+                    else:
+                        await response.write(sse.event(item[1], item[0]))
+                await _end_unanswered(response, session, stream)
+            if stream.finished and stream.queue is queue and stream is not streams.standalone:
+                await response.write_eof()  # the resumed stream's end
+                when_read(request, partial(streams.forget, stream))
         except (ConnectionError, asyncio.CancelledError):
             session.log.debug("GET stream closed by the client")
         finally:

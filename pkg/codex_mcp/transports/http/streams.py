@@ -211,6 +211,21 @@ class StreamSet:
         if stream is not self.standalone and not stream.replayable:
             self.by_key.pop(stream.key, None)
 
+    def forget(self, stream: Stream) -> None:
+        """Drop a finished stream and its events: the client read it to its end
+        (`connections.when_read`), so nothing of it is left to resume."""
+        self.by_key.pop(stream.key, None)
+        replay, key = self._replay, stream.key
+        if replay is None:
+            return
+        kept: deque[tuple[str, int, bytes]] = deque()
+        for event in replay:
+            if event[0] == key:
+                self._replay_bytes -= len(event[2]) + EVENT_OVERHEAD
+            else:
+                kept.append(event)
+        self._replay = kept or None  # an idle session holds no buffer
+
     def attach(self, stream: Stream) -> EventQueue[tuple[str, bytes] | None]:
         queue: EventQueue[tuple[str, bytes] | None] = EventQueue()
         if stream.queue is not None:
@@ -231,6 +246,8 @@ class StreamSet:
         return stream, missed
 
     def close_all(self) -> None:
+        """The session ended: end every reader, and let go of every event kept for them at
+        once (a deleted session's remains wait for the cyclic collector; its events do not)."""
         for queue in list(self.followers or ()):
             queue.put_nowait(None)
         self.followers = None
@@ -238,3 +255,6 @@ class StreamSet:
             if stream.queue is not None:
                 stream.queue.put_nowait(None)
                 stream.queue = None
+        self.by_key = {STANDALONE: self.standalone}
+        self._replay = None
+        self._replay_bytes = 0
