@@ -441,9 +441,11 @@ class GatewayProvider(Provider, RelayHooks):
         return await self._relay_call(route, arguments, ctx)
 
     def _down_server_of(self, name: str, catalog: Catalog) -> tuple[Child, str] | None:
-        """The child that is down and whose tool `name` would be, with the tool's name."""
+        """The child that is down and whose tool `name` would be, with the tool's name (a
+        dormant one is not down: its kept listing is what it offers, so `name` is unknown,
+        as a policy's hidden name is)."""
         for namespace, child in catalog.namespaces.items():
-            if child.connection is not None:
+            if child.connection is not None or child.dormant:
                 continue
             if self.passthrough:
                 return child, name
