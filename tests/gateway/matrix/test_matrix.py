@@ -60,7 +60,6 @@ def defect(
 #: What fails today, each named in words (issue 38's defects, and what the matrix found). A
 #: cell any entry holds for is a strict xfail: it must show a known difference.
 SKILLS = "skills extension declared with no child serving skills (issue 38)"
-AS_UNKNOWN = "a hidden name is refused 'Unknown tool/resource' while an unknown one of a lazy or idle child gets 'the server is idle' (-32603): hidden is told from unknown"
 IDLE_TASK = "an idle stop ends a child whose 2026-07-28 task the gateway follows: its task fails with an ERROR and a traceback"
 IDLE_LISTINGS = "a child idle-stopped under a 2026-07-28 front comes back without its prompts, resources, templates and skills (the SDK's always, ours in some runs)"
 HTTP_RELIST = "a 2026-07-28-only HTTP child restarted: its relisting met the old server shutting down, and its prompts and templates stay empty"
@@ -75,10 +74,6 @@ KNOWN_DEFECTS: tuple[Entry, ...] = (
     defect(SKILLS, "capability skills", "cell", "child=older sharing=per_session front=2025-06-18,2025-11-25", "True"),
     defect(SKILLS, "capability skills", "cell", "child=older lifecycle=lazy", "True", intermittent=True),
     defect(SKILLS, "capability skills", "cell", "child=older front=2026-07-28 sharing=per_session gateway=http", "True", intermittent=True),
-    *(
-        defect(AS_UNKNOWN, "hidden *", "*", f"lifecycle={when} policy=rules,hook {where}", "server is idle|'unknown': -32603", intermittent=flaky)
-        for when, where, flaky in (("idle", "", False), ("lazy", "sharing=shared", False), ("lazy", "sharing=per_session", True))
-    ),
     defect(IDLE_TASK, "stderr", "cell", "child=modern,both front=2026-07-28 lifecycle=idle", "codex_mcp.tasks: task .* failed|recent call last", intermittent=True),
     *(
         defect(IDLE_LISTINGS, field, child, "front=2026-07-28 lifecycle=idle transport=stdio " + where, intermittent=flaky)
