@@ -63,7 +63,7 @@ def call_tool(
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
-        raise _error(child, exc, tool) from None
+        raise child_error(child, exc, tool) from None
     # The answer cannot come before this: the request is written in a later loop turn.
     call.request_id = request_id
     inflight = call.inflight
@@ -131,7 +131,7 @@ class RelayedCall(Deferred):
         """The child answered with an error (or its connection closed): so does the front."""
         self.inflight.calls.pop(self.request_id, None)
         if raised_by_child(error):
-            error = _error(self.child, error, self.tool)
+            error = child_error(self.child, error, self.tool)
         self.reject(error)
 
     def cancel(self, msg: Any = None) -> bool:
@@ -198,7 +198,7 @@ async def request(
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
-        raise _error(child, exc, tool) from None
+        raise child_error(child, exc, tool) from None
     finally:
         inflight.calls.pop(request_id, None)
     if method != "tools/call":
@@ -246,7 +246,7 @@ def unavailable(child: Child, tool: str | None) -> McpError:
     return McpError(error["code"], error["message"], error["data"])
 
 
-def _error(child: Child, exc: McpClientError, tool: str | None) -> McpError:
+def child_error(child: Child, exc: McpClientError, tool: str | None) -> McpError:
     """The client's exception as the error the front client gets (errors.py, unless
     WRAPPER_ERROR_PASSTHROUGH); a login the server no longer takes puts the child into
     `needs login`, whatever the request was."""

@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from codex_mcp.client.errors import McpClientError
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonObject
@@ -20,6 +21,7 @@ from codex_mcp.core.subscriptions import LIST_FLAGS, Subscription
 
 from ..children.child import Child, Owner
 from ..children.connection import Connection
+from .calls import child_error
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -178,7 +180,10 @@ class ResourceSubscriptions:
             self._held(child, connection).follow()
             return
         method = "resources/subscribe" if subscribe else "resources/unsubscribe"
-        await session.request(method, {"uri": inner}, CallOptions(child.list_timeout))
+        try:
+            await session.request(method, {"uri": inner}, CallOptions(child.list_timeout))
+        except McpClientError as exc:  # the child's error, as every request's is told
+            raise child_error(child, exc, None) from None
 
     # -- 2026-07-28 listens ------------------------------------------------------------
     async def listen_started(
