@@ -116,8 +116,8 @@ class Extension:
         return result
 
     def ready(self, session: ServerSession) -> Awaitable[None] | None:
-        """What `initialize` waits for before it answers (None: nothing; it is answered on
-        the spot)."""
+        """What the handshake (`initialize`; a 2026-07-28 `server/discover`) waits for
+        before it answers (None: nothing; it is answered on the spot)."""
         return None
 
     # -- every request -----------------------------------------------------------------

@@ -88,6 +88,8 @@ class FrameDecoder:
             and not self._parts
             and not self._discarding_line
         ):
+            if data.find(b"\n") == len(data) - 1 and data[:1] == b"{" and len(data) <= self.max:
+                return [data[:-1]]  # one whole JSON object: a call or answer made alone
             return self._whole_lines(data)  # the usual chunk: whole lines, and a list
         return self._feed(data)
 

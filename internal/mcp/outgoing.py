@@ -192,10 +192,11 @@ class Requester:
             request_id, params = self._prepare(params, options)
             related = options.related_request_id
         self._outgoing[request_id] = waiter
+        message: JsonObject = {"jsonrpc": "2.0", "id": request_id, "method": waiter.method}
+        if params is not None:  # jsonrpc.request, inline: a relay's every call comes here
+            message["params"] = params
         try:
-            delivery = self.outbound.send(
-                jsonrpc.request(request_id, waiter.method, params), related
-            )
+            delivery = self.outbound.send(message, related)
         except BaseException:
             del self._outgoing[request_id]
             raise

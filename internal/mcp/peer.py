@@ -11,6 +11,8 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any
 
+import orjson
+
 from . import jsonrpc
 from .calls import (
     CANCELLED,
@@ -33,6 +35,7 @@ from .jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    PARSE_ERROR,
     JsonObject,
     RequestId,
     error_response,
@@ -114,9 +117,9 @@ class JsonRpcPeer(Requester):
     def receive_bytes(self, data: bytes | bytearray | memoryview, origin: Hashable = None) -> bool:
         """Decode one JSON text and handle it; malformed JSON gets a -32700 answer."""
         try:
-            message = jsonrpc.decode(data)
-        except McpError as exc:
-            self.send(error_response(None, exc.code, exc.message), origin)
+            message = orjson.loads(data)  # jsonrpc.decode, inline: this runs per message
+        except orjson.JSONDecodeError as exc:
+            self.send(error_response(None, PARSE_ERROR, f"Parse error: {exc}"), origin)
             return True
         if type(message) is dict:  # one message, the usual case: `receive` without a layer
             return self._receive_one(message, None, origin)

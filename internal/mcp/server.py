@@ -88,6 +88,8 @@ class ServerCore:
         self._composed = False
         #: The extensions told of sessions opening and ending.
         self._watchers: list[Extension] = []
+        #: The extensions a handshake waits for (`Extension.ready`).
+        self._gates: list[Extension] = []
         #: The method table the sessions dispatch by (composed from the extensions).
         self._methods: MethodTable = {**DEFAULT_METHODS, **STATELESS_ONLY}
         #: Methods not in the table: direct tool calls (methods/direct.py).
@@ -172,6 +174,7 @@ class ServerCore:
                     )
                 table[name] = entry
         table["initialize"] = _initialize_entry(table["initialize"], ordered)
+        self._gates = [e for e in ordered if overrides(e, "ready")]
         wrappers = [e for e in ordered if overrides(e, "request")]
 
         def wrapped(entry: MethodEntry, method: str | None) -> MethodEntry:
@@ -192,6 +195,11 @@ class ServerCore:
         self._watchers = [e for e in ordered if any(overrides(e, hook) for hook in hooks)]
         self._composed = True  # only now: a mistake above leaves nothing half composed
         self.refold()
+
+    def ready(self, session: ServerSession) -> list[Awaitable[None]]:
+        """What a handshake of `session` waits for before it is answered: `initialize`'s
+        (composed with it) and a 2026-07-28 `server/discover`'s."""
+        return [wait for gate in self._gates if (wait := gate.ready(session)) is not None]
 
     def refold(self) -> None:
         """Fold the extensions' operation interceptors around the provider again (one of them

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import free_port, sdk_command, start_server, stop_server, wait_for_line
+from client_helpers import (
+    EVERYTHING_MISSING,
+    everything_args,
+    free_port,
+    sdk_command,
+    start_server,
+    stop_server,
+    wait_for_line,
+)
 from codex_mcp.client import Client, RequestTimeout, SessionExpired, TransportError
 from servers.fake_http import FakeHttpServer
 
@@ -174,6 +182,28 @@ async def test_everything_streamable_http(everything_http_url: str) -> None:
             on_progress=progress.append,
         )
         assert not done.is_error and len(progress) == 2
+
+
+async def test_a_restarted_server_that_answers_400_for_its_lost_session_is_reinitialized() -> None:
+    """server-everything (the TypeScript SDK's examples) answers a session it does not know,
+    as after a restart, with 400 "No valid session ID provided", not the spec's 404: the
+    session is re-established all the same (it was the gateway's HTTP_RESTART defect)."""
+    if EVERYTHING_MISSING:
+        pytest.skip(EVERYTHING_MISSING)
+    port = free_port()
+    args, env = everything_args("streamableHttp"), {"PORT": str(port)}
+    proc = start_server(args, port, env)
+    try:
+        async with Client.http(f"http://127.0.0.1:{port}/mcp") as client:
+            assert (await client.call_tool("echo", {"message": "a"})).text == "Echo: a"
+            first = client.transport.session_id
+            # In a thread: the loop sees the old server's connection close, as it would.
+            await asyncio.to_thread(stop_server, proc)
+            proc = await asyncio.to_thread(start_server, args, port, env)
+            assert (await client.call_tool("echo", {"message": "b"})).text == "Echo: b"
+            assert client.transport.session_id not in (None, first)
+    finally:
+        stop_server(proc)
 
 
 @pytest.mark.slow

@@ -178,6 +178,30 @@ async def test_initialize_answers_with_what_extensions_add_after_what_they_wait_
     await core.aclose()
 
 
+async def test_a_2026_discover_waits_for_what_the_handshake_waits_for() -> None:
+    """server/discover is the 2026-07-28 handshake: it waits for `ready` as initialize does
+    (a gateway's children's first start, so what it declares is what they offer)."""
+    core = _core()
+    started = asyncio.Event()
+
+    class Waits(Extension):
+        def ready(self, session: Any) -> Awaitable[None] | None:
+            return None if started.is_set() else started.wait()
+
+    core.extend(Waits())
+    sent = Sent()
+    session = core.open_session(sent)
+    session.receive(_request(1, "server/discover", {"_meta": ENVELOPE}))
+    await asyncio.sleep(0.01)
+    assert sent == []  # waiting
+    started.set()
+    await _settle(sent, 1)
+    assert "tools" in sent.answer(1)["result"]["capabilities"]
+    session.receive(_request(2, "server/discover", {"_meta": ENVELOPE}))  # on the spot now
+    assert "tools" in sent.answer(2)["result"]["capabilities"]
+    await core.aclose()
+
+
 async def test_refold_takes_an_interceptor_in_or_out() -> None:
     core = _core()
 

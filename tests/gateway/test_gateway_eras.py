@@ -33,6 +33,7 @@ from .gateway_helpers import (
     gateway_env,
     launch_http,
     launch_http_gateway,
+    status,
     stdio,
     stop,
     until,
@@ -189,6 +190,43 @@ async def test_a_stateless_only_child_behind_a_legacy_front(tmp_path: Path) -> N
         tasked = await client.call_tool("mo__test_tool_with_task", {}, retries=0)
         assert tasked.text == "Hello, ada, from a task", tasked.text
         assert asked == ["What is your name?", "Delete f.txt?", "What is your name?"]
+
+
+async def test_a_stateless_only_childs_logs_reach_a_legacy_front(tmp_path: Path) -> None:
+    """A 2026-07-28-only child has no logging/setLevel: the legacy front's level goes in
+    each request's envelope, so its log messages reach the front, and nothing on stderr
+    says a setLevel failed (it was refused -32601, and the messages were lost)."""
+    logs: list[JsonObject] = []
+    errlog = Lines()
+    client = gateway(_modern_child(tmp_path), logging_handler=logs.append, errlog=errlog)
+    async with client:
+        await client.set_logging_level("info")
+        done = await client.call_tool("mo__test_tool_with_logging", {}, retries=0)
+        assert done.text == "Tool with logging executed successfully", done.text
+        await until(lambda: len(logs) >= 3, 10)
+    assert [entry["data"] for entry in logs] == [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ], logs
+    assert not [line for line in errlog.lines if "setLevel" in line], errlog.lines
+
+
+async def test_an_idle_stop_of_a_stateless_only_child_says_nothing(tmp_path: Path) -> None:
+    """The gateway's own listen on a 2026-07-28 child is pending when the child stops for
+    idleness: that close is the gateway's, and no warning says requests failed."""
+    config = write_config(tmp_path, {"mo": stdio(STATELESS_ONLY, idle_timeout_sec=0.5)})
+    errlog = Lines()
+    async with gateway(config, errlog=errlog) as client:
+        assert (await client.call_tool("mo__where", {}, retries=0)).text == "call"
+        await until(lambda: _idle(client), 30)
+        assert (await client.call_tool("mo__where", {}, retries=0)).text == "call"
+    said = [line for line in errlog.lines if "failed" in line or "WARNING" in line]
+    assert not said, said
+
+
+async def _idle(client: Client) -> bool:
+    return bool((await status(client))["mo"]["state"] == "idle")
 
 
 async def test_a_childs_task_is_its_callers_alone(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codex_mcp.client import Client
+from codex_mcp.client import Client, McpError
 from codex_mcp.client.subscription import Subscription
 
 from .gateway_helpers import (
@@ -22,7 +22,9 @@ from .gateway_helpers import (
     MISSING_NPM,
     PY,
     ROOT,
+    Lines,
     gateway,
+    launch_http,
     launch_http_gateway,
     stdio,
     stop,
@@ -247,3 +249,25 @@ async def test_a_2026_fronts_call_is_heard_on_its_listen_of_a_dual_revision_chil
             touched = await client.call_tool("kid__touch_watched_resource", {}, retries=0)
             assert "version" in touched.text, touched.text
             await next_update(events, uri)
+
+
+# -- a child that cannot be reached ------------------------------------------------------------
+
+
+async def test_a_subscribe_an_http_child_cannot_take_is_one_error_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """The child's server went away: the subscribe is answered with the gateway's error for
+    it, naming the server, and the gateway's stderr carries no unhandled error."""
+    process, url = launch_http("--serve", str(ROOT / "examples/everything_server.py"))
+    errlog = Lines()
+    try:
+        async with gateway(write_config(tmp_path, {"ex": {"url": url}}), errlog=errlog) as client:
+            await client.list_resources()
+            stop(process)
+            with pytest.raises(McpError) as refused:
+                await client.subscribe_resource(WATCHED.format("ex"))
+            assert "'ex'" in str(refused.value), refused.value
+    finally:
+        stop(process)
+    assert not [line for line in errlog.lines if "unhandled" in line or "Traceback" in line]

@@ -11,6 +11,7 @@ it comes up without the gateway being restarted. `codex-mcp lint URL` uses the s
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -310,3 +311,53 @@ async def test_a_login_lost_while_up_needs_a_login_then_comes_back(
         await until(lambda: _in_state(client, "remote", "ready"), timeout=30)
         token = (await client.call_tool("remote__whoami", {}, retries=0)).text
         assert token.removeprefix("token ") in fake.tokens
+
+
+class TaskMakingFake(RevokingFake):
+    """A 2025-11-25 server over OAuth whose one tool runs only as a task: it makes the task,
+    then starts revoking the login, so the gateway's tasks/result for it is refused."""
+
+    async def mcp(self, request: web.Request) -> web.Response:
+        if request.method != "POST" or self.revoking:
+            return await super().mcp(request)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        message = json.loads(await request.read())
+        if token not in self.tokens or "id" not in message:
+            return await super().mcp(request)  # its body is read again from aiohttp's copy
+        method, result = message["method"], {}
+        if method == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+                "serverInfo": {"name": "tasks", "version": "1"},
+            }
+        elif method == "tools/list":
+            tool = {"name": "slow", "inputSchema": {"type": "object"}}
+            result = {"tools": [{**tool, "execution": {"taskSupport": "required"}}]}
+        elif method == "tools/call":
+            task = {"taskId": "t-1", "status": "working", "createdAt": "2026-01-01T00:00:00Z"}
+            result = {"task": {**task, "lastUpdatedAt": task["createdAt"], "ttl": 60_000}}
+            self.revoking = True  # from its next request on, the login is gone
+        return web.json_response({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+async def test_a_login_lost_on_a_tasks_result_needs_a_login(
+    aiohttp_server: Any, tmp_path: Path
+) -> None:
+    """The gateway follows a task-required tool's task for a plain call: the child refuses
+    its tasks/result for want of a login. That is handled as on tools/call: the call fails
+    saying what to run, and the child is `needs login` (it stayed `ready` before)."""
+    fake = TaskMakingFake()
+    server = await aiohttp_server(fake.app(), host="127.0.0.1")
+    url = str(server.make_url("/mcp"))
+    store = tmp_path / "oauth"
+    auth = OAuth(store=TokenStore(store), authorizer=ReadRedirect())
+    async with Client.http(url, auth=auth) as client:
+        await client.list_tools()
+    config = write_config(tmp_path, {"remote": {"url": url}})
+    async with gateway(config, env={"CODEX_MCP_OAUTH_DIR": str(store)}) as client:
+        await until(lambda: _in_state(client, "remote", "ready"), timeout=30)
+        with pytest.raises(McpError) as refused:
+            await client.call_tool("remote__slow", {}, retries=0)
+        assert_needs_login(refused.value, url)
+        await until(lambda: _in_state(client, "remote", "needs login"), timeout=10)

@@ -15,12 +15,14 @@ import pytest
 from codex_mcp.client import Client, McpError
 
 from .gateway_helpers import (
+    BROKEN,
     CMD_MCP,
     EVERYTHING,
     MISSING_NPM,
     PY,
     ROOT,
     SERVERS,
+    Lines,
     gateway,
     launch_http_gateway,
     stdio,
@@ -29,6 +31,7 @@ from .gateway_helpers import (
 )
 
 MODERN = "2026-07-28"
+SKILLS = "io.modelcontextprotocol/skills"
 SDK_EVERYTHING = [PY, str(SERVERS / "sdk_everything.py")]
 ROOTS = [{"uri": "file:///work", "name": "work"}]
 LIST_ROOTS = "test_input_required_result_list_roots"
@@ -130,3 +133,36 @@ async def test_each_front_reaches_the_child_in_its_own_revision(tmp_path: Path) 
             assert stateless.text == "m [stateless 2026-07-28]", stateless.text
             session = await legacy.call_tool("era__echo", {"message": "l"}, retries=0)
             assert session.text.startswith("l [session 2025-"), session.text
+
+
+@pytest.mark.slow
+async def test_a_legacy_only_child_behind_a_2026_front_leaves_stderr_clean(
+    tmp_path: Path,
+) -> None:
+    """Learning that a child speaks only the legacy revision is no failure: nothing is said
+    of it on stderr (Codex shows those lines); before, each such child was logged as one
+    that "could not start" and was "not restarted"."""
+    lines = Lines()
+    config = write_config(tmp_path, {"old": stdio(BROKEN, "--tools", "echo")})
+    async with gateway(config, mode=MODERN, errlog=lines) as modern:
+        for _ in range(2):
+            echoed = await modern.call_tool("old__echo", {"message": "hi"}, retries=0)
+            assert "hi" in echoed.text, echoed.text
+    said = [line for line in lines.lines if " codex_mcp." in line]
+    assert not said, said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["legacy", MODERN])
+async def test_skills_are_declared_only_when_a_child_serves_them(tmp_path: Path, mode: str) -> None:
+    """A child that serves no skills, up, or `lazy` and known from its kept listing: no
+    skills extension is declared, to either revision (a 2026-07-28 front's discover once
+    declared it while the child was starting)."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    config = write_config(tmp_path, {"plain": stdio(BROKEN, "--tools", "echo")})
+    async with gateway(config, mode=mode, env=env) as client:
+        assert SKILLS not in client.server_capabilities.get("extensions", {})
+        await client.list_tools()
+    config = write_config(tmp_path, {"plain": stdio(BROKEN, "--tools", "echo", lazy=True)})
+    async with gateway(config, mode=mode, env=env) as client:
+        assert SKILLS not in client.server_capabilities.get("extensions", {})

@@ -121,6 +121,27 @@ async def test_an_idle_child_is_stopped_and_started_again_by_a_call(tmp_path: Pa
         assert again["sleepy"]["state"] == "ready" and again["sleepy"]["pid"] != pid
 
 
+async def test_a_name_an_idle_child_never_listed_is_unknown_as_anywhere(tmp_path: Path) -> None:
+    """Stopped for want of use, a child is not down: a tool its kept listing lacks is
+    "Unknown tool" (-32602) as it is while the child is up (a policy's hidden name is
+    refused so), not "the server is idle" (-32603), which told hidden from unknown."""
+    config = write_config(
+        tmp_path, {"sleepy": stdio(BROKEN, "--tools", "echo", idle_timeout_sec=0.5)}
+    )
+    async with gateway(config) as client:
+        with pytest.raises(McpError) as up:
+            await client.call_tool("sleepy__no_such_tool", {}, retries=0)
+
+        async def idle() -> bool:
+            return (await status(client))["sleepy"]["state"] == "idle"
+
+        await until(idle)
+        with pytest.raises(McpError) as dormant:
+            await client.call_tool("sleepy__no_such_tool", {}, retries=0)
+    assert (dormant.value.code, str(dormant.value)) == (up.value.code, str(up.value))
+    assert up.value.code == -32602 and "Unknown tool" in str(up.value)
+
+
 @pytest.mark.slow
 async def test_a_tool_the_kept_listing_lacks_is_found_in_the_live_one(tmp_path: Path) -> None:
     """The child gained a tool since its listing was kept (here from the gateway's own

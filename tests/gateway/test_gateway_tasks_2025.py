@@ -169,3 +169,24 @@ async def test_a_2026_front_calls_it_plainly(tmp_path: Path) -> None:
         assert client.session.stateless is not None
         result = await client.call_tool(TOOL, {"topic": "eras"}, timeout=60)
         assert "# Research Report: eras" in result.text, result.text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_per_session_child_offers_its_tasks_as_a_shared_one_does(
+    tmp_path: Path, transport: str
+) -> None:
+    """A per-session child is not up when its front initializes, and its tasks were never
+    seen: `tasks` is still declared to a 2025-11-25 front (its entry may offer them), a
+    task-augmented call makes one, and a plain call is answered by following the task
+    (both failed with "requires task augmentation" before, over stdio and HTTP)."""
+    config = write_config(tmp_path, {"everything": stdio(EVERYTHING, per_session=True)})
+    async with _front(transport, config) as client:
+        assert client.server_capabilities["tasks"]["requests"] == {"tools": {"call": {}}}
+        created = await client.request(
+            "tools/call", {"name": TOOL, "arguments": {"topic": "mine"}, "task": {}}
+        )
+        task_id = created["task"]["taskId"]
+        result = await client.request("tasks/result", {"taskId": task_id}, timeout=60)
+        assert "# Research Report: mine" in result["content"][0]["text"], result
+        plain = await client.call_tool(TOOL, {"topic": "plainly"}, timeout=60, retries=0)
+        assert "# Research Report: plainly" in plain.text, plain.text

@@ -46,6 +46,7 @@ BAD: dict[str, bytes | str | None] = {
     "deep_tools": '{"format": 1, "tools": ' + "[" * DEEP + "]" * DEEP + "}",
     "tools_string": '{"format": 1, "tools": "x"}',
     "format_string": '{"format": "1", "tools": []}',
+    "capabilities_list": '{"format": 1, "tools": [], "capabilities": ["tools"]}',
     "items": json.dumps(
         {
             "format": 1,

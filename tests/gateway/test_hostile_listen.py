@@ -74,11 +74,11 @@ def child(core: Any, name: str) -> Any:
     return next(c for c in core.provider.shared if c.name == name)
 
 
-def held(core: Any, name: str) -> Any:
-    """Where a 2026-07-28 front's listen on child `name` is held: the connection its
-    requests go to (the child's stateless lane: these children speak both revisions)."""
+def held(core: Any, name: str) -> dict[str, int]:
+    """What a 2026-07-28 front's listens hold on child `name`: on the connection its
+    requests go to (the child's lane: these children speak both revisions)."""
     kid = child(core, name)
-    return kid.stateless_lane or kid
+    return core.provider.subscriptions.held(kid.lane.connection or kid.connection)  # type: ignore[no-any-return]
 
 
 async def nothing_more(events: Subscription, seconds: float = 0.3) -> None:
@@ -99,8 +99,8 @@ async def test_an_update_reaches_a_listen_that_named_its_uri_and_no_other(gatewa
             b.listen(resource_uris=[outer("beta")]) as b_events,
         ):
             assert a_events.acknowledged["resourceSubscriptions"] == [outer("alpha")]
-            assert held(core, "alpha").subscriptions == {WATCHED: 1}
-            assert held(core, "beta").subscriptions == {WATCHED: 1}
+            assert held(core, "alpha") == {WATCHED: 1}
+            assert held(core, "beta") == {WATCHED: 1}
             await a.call_tool("alpha__touch")
             method, params = await a_events.next(10)
             assert method == "notifications/resources/updated"
@@ -126,12 +126,12 @@ async def test_uris_no_child_serves_are_followed_by_none(gateway: Any) -> None:
         async with client.listen(resource_uris=foreign) as events:
             assert sorted(events.acknowledged["resourceSubscriptions"]) == sorted(foreign)
             # alpha is asked to follow the URI it was named by, as a path under it, only
-            assert held(core, "beta").subscriptions == {}
-            assert WATCHED not in held(core, "alpha").subscriptions
+            assert held(core, "beta") == {}
+            assert WATCHED not in held(core, "alpha")
             await client.call_tool("alpha__touch")
             await client.call_tool("beta__touch")
             await nothing_more(events)
-        await until(lambda: all(not held(core, n).subscriptions for n in ("alpha", "beta")))
+        await until(lambda: all(not held(core, n) for n in ("alpha", "beta")))
         assert len(core.provider.subscriptions) == 0
 
 
@@ -148,14 +148,14 @@ async def test_malformed_listen_params_are_refused_or_ignored(gateway: Any) -> N
             subscription = Subscription(session, {"resourceSubscriptions": bad})
             async with subscription as events:
                 assert "resourceSubscriptions" not in events.acknowledged, bad
-                assert held(core, "alpha").subscriptions == {}
+                assert held(core, "alpha") == {}
         # More URIs than one listen may name: refused whole, nothing followed.
         many = [f"test://alpha/r{n}" for n in range(MAX_LISTEN_URIS)] + [outer("alpha")]
         with pytest.raises(McpError) as too_many:
             async with client.listen(resource_uris=many):
                 pass
         assert too_many.value.code == -32602
-        assert held(core, "alpha").subscriptions == {}
+        assert held(core, "alpha") == {}
         assert len(core.provider.subscriptions) == 0
 
 
@@ -165,7 +165,7 @@ async def test_listens_over_many_rounds_leave_nothing_held(gateway: Any) -> None
         await client.list_resources()
         for _ in range(30):
             async with client.listen(resource_uris=[outer("alpha"), outer("beta")]):
-                assert held(core, "alpha").subscriptions == {WATCHED: 1}
+                assert held(core, "alpha") == {WATCHED: 1}
         # A listen cancelled before its acknowledgement lets go too.
         for _ in range(10):
             opening = asyncio.ensure_future(
@@ -174,9 +174,7 @@ async def test_listens_over_many_rounds_leave_nothing_held(gateway: Any) -> None
             await asyncio.sleep(0)
             opening.cancel()
             await asyncio.gather(opening, return_exceptions=True)
-        await until(
-            lambda: not held(core, "alpha").subscriptions and not held(core, "beta").subscriptions
-        )
+        await until(lambda: not held(core, "alpha") and not held(core, "beta"))
         assert len(core.provider.subscriptions) == 0
         # ... and a new listen still works.
         async with client.listen(resource_uris=[outer("alpha")]) as events:
@@ -193,18 +191,18 @@ async def test_the_listens_the_gateway_follows_are_bounded(gateway: Any) -> None
         try:
             await asyncio.gather(*(listen.__aenter__() for listen in opened))
             assert len(core.provider.subscriptions) == MAX_LISTENS
-            assert held(core, "alpha").subscriptions == {WATCHED: MAX_LISTENS}
+            assert held(core, "alpha") == {WATCHED: MAX_LISTENS}
             with pytest.raises(McpError) as refused:
                 async with client.listen(resource_uris=[outer("beta")]):
                     pass
             assert "listens" in refused.value.message
-            assert held(core, "beta").subscriptions == {}
+            assert held(core, "beta") == {}
             # a listen that follows no resource is the core's alone, and still opens
             async with client.listen(tools=True) as events:
                 assert events.acknowledged == {"toolsListChanged": True}
         finally:
             await asyncio.gather(*(listen.__aexit__(None, None, None) for listen in opened))
-        await until(lambda: not held(core, "alpha").subscriptions)
+        await until(lambda: not held(core, "alpha"))
         assert len(core.provider.subscriptions) == 0
 
 
@@ -215,16 +213,16 @@ async def test_a_listen_from_before_a_restart_does_not_release_a_newer_one(gatew
         before = client.listen(resource_uris=[outer("alpha")])
         await before.__aenter__()
         try:
-            first = held(core, "alpha").connection
+            first = child(core, "alpha").lane.connection
             await first.session.aclose()  # the connection breaks: the next listen reopens it
-            await until(lambda: held(core, "alpha").connection is not first)
-            assert held(core, "alpha").subscriptions == {}  # and forgot what it followed
+            await until(lambda: child(core, "alpha").lane.connection is not first)
+            assert held(core, "alpha") == {}  # and forgot what it followed
             await client.list_resources()
             async with client.listen(resource_uris=[outer("alpha")]) as events:
-                assert held(core, "alpha").subscriptions == {WATCHED: 1}
+                assert held(core, "alpha") == {WATCHED: 1}
                 await before.__aexit__(None, None, None)
                 await until(lambda: len(core.provider.subscriptions) == 1)
-                assert held(core, "alpha").subscriptions == {WATCHED: 1}  # still the newer listen's
+                assert held(core, "alpha") == {WATCHED: 1}  # still the newer listen's
                 await client.call_tool("alpha__touch")
                 assert (await events.next(10))[1]["uri"] == outer("alpha")
         finally:

@@ -74,14 +74,14 @@ async def test_a_lane_that_dies_is_opened_again_and_stops_with_its_child(in_proc
     async with Client.memory(core, mode=MODERN) as modern, Client.memory(core) as legacy:
         assert (await modern.call_tool("dual__revision")).text == "stateless"
         assert (await legacy.call_tool("dual__revision")).text == "session"
-        first = child.stateless_lane
-        assert first is not None and first.connection is not None
-        await first.connection.session.aclose()  # it dies: not restarted on its own
-        await until(lambda: first.state == "failed")
+        first = child.lane.connection
+        assert first is not None
+        await first.session.aclose()  # it dies: not opened again on its own
+        await until(lambda: child.lane.connection is None)
         assert (await legacy.call_tool("dual__revision")).text == "session"
         assert (await modern.call_tool("dual__revision")).text == "stateless"
-        second = child.stateless_lane
-        assert second is not None and second is not first and second.state == "ready"
-        assert child.speaks_stateless is True
+        second = child.lane.connection
+        assert second is not None and second is not first and not second.session.closed
+        assert child.lane.speaks is True
         await child.stop()
-        assert second.state == "stopped" and child.stateless_lane is None
+        assert second.session.closed and child.lane.connection is None

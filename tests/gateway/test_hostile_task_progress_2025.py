@@ -157,21 +157,26 @@ async def test_routes_do_not_outlive_their_tasks_over_rounds(tmp_path: Path) -> 
     provider = core.provider  # the gateway (its policy is an extension of the core)
     await core.start()
     try:
-        tasks = provider.tasks_2025
+        tasks = provider.front_tasks
+
+        def routes() -> dict[Any, Any]:  # where the child's progress goes, by its token
+            connection = provider.shared[0].connection
+            return connection.inflight.progress if connection is not None else {}
+
         async with Client.memory(core, protocol_version=V) as client:
             for done in range(1, 4):
                 read = await _create(client, 1, seconds=0.05, progress=2)
                 cancelled = await _create(client, 2, seconds=30, progress=50)
                 heard_end = await _create(client, 3, seconds=0.05, progress=1)
-                assert len(tasks.progress_routes) == 3
+                assert len(routes()) == 3
                 await client.request("tasks/result", {"taskId": read}, timeout=30)
                 await client.request("tasks/cancel", {"taskId": cancelled}, timeout=30)
-                await until(lambda t=heard_end: tasks.handles[t].ended, 30)  # its status
-                assert tasks.progress_routes == {}
+                await until(lambda t=heard_end: tasks.handles.by_id[t].ended, 30)  # its status
+                assert routes() == {}
                 async with Client.memory(core, protocol_version=V) as other:
                     await _create(other, 4, seconds=30, progress=50)
-                    assert len(tasks.progress_routes) == 1
-                await until(lambda: not tasks.progress_routes, 30)
+                    assert len(routes()) == 1
+                await until(lambda: not routes(), 30)
                 # The closed session's task is gone with it; ours are kept a while after their end.
                 assert len(tasks.handles) == 3 * done
     finally:

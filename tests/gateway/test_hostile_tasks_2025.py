@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from codex_mcp.client import Client, McpError
-from codex_mcp.gateway.relay.tasks_2025 import MAX_TASKS_PER_SESSION, NOT_FOUND
+from codex_mcp.gateway.relay.front_tasks import NOT_FOUND
+from codex_mcp.gateway.relay.task_handles import MAX_TASKS_PER_SESSION
 
 from .gateway_helpers import (
     BROKEN,

@@ -32,6 +32,7 @@ from .gateway_helpers import (
     launch_http_gateway,
     stdio,
     stop,
+    until,
     write_config,
 )
 
@@ -168,6 +169,11 @@ async def test_server_everything_asks_in_calls_while_one_session_uses_it(serve: 
     a, b = SdkFront("A"), SdkFront("B")
     async with AsyncExitStack() as stack:
         first = await stack.enter_async_context(a.session(url))
+
+        async def asked_roots_at_start() -> bool:  # outside any call, before A used it: nobody's
+            return bool((await gateway_status(first))["everything"]["unrouted_messages"])
+
+        await until(asked_roots_at_start, 30)  # (on a loaded machine it once came in A's call)
         elicited = text_of(await first.call_tool("everything__trigger_elicitation_request", {}))
         assert "accept" in elicited, elicited
         sampled = await first.call_tool(

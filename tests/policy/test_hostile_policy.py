@@ -414,7 +414,7 @@ TASK_SERVER = Path(__file__).resolve().parents[1] / "gateway" / "servers" / "tas
 
 
 async def test_a_hidden_tool_gets_no_2025_task_through_the_gateway(tmp_path: Path) -> None:
-    """`params.task` on tools/call is its own way into the gateway (relay/tasks_2025.py):
+    """`params.task` on tools/call is its own way into the gateway (relay/front_tasks.py):
     a tool the policy hides is refused there too, no task made at the child; the same call
     to a visible tool makes one (so the refusal is not the path missing)."""
     policy = write_policy(

@@ -51,7 +51,22 @@ CACHEABLE: Final = frozenset(
 
 def discover(
     session: ServerSession, params: JsonObject, ctx: StatelessContext
-) -> Ready[JsonObject]:
+) -> Ready[JsonObject] | Awaitable[JsonObject]:
+    """What the server offers; after what the extensions' handshakes wait for (a gateway's
+    children's first start), as `initialize` is."""
+    waits = session.core.ready(session)
+    if waits:
+        return _discovered_after(waits, session)
+    return Ready(_discovered(session))
+
+
+async def _discovered_after(waits: list[Awaitable[None]], session: ServerSession) -> JsonObject:
+    for wait in waits:
+        await wait
+    return _discovered(session)
+
+
+def _discovered(session: ServerSession) -> JsonObject:
     core = session.core
     result: JsonObject = {
         # Only the versions spoken per request: a client puts one of these in `_meta`
@@ -61,7 +76,7 @@ def discover(
     }
     if core.instructions:
         result["instructions"] = core.instructions
-    return Ready(result)
+    return result
 
 
 #: method -> (handler, the provider feature it needs; None: always served)

@@ -9,7 +9,7 @@ import gc
 import logging
 import sys
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from codex_mcp.core.context import RequestContext
@@ -30,9 +30,9 @@ from ..codex_compat.client import RELAYED_CAPABILITIES, everything_relayed
 from ..observe.hooks import RelayHooks
 from .children.child import Child
 from .children.connection import Connection, OpenTransport
+from .children.inflight import InFlight
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
-from .children.revision import child_for, handshake_for
 from .config.env import STARTUP_BUDGET_ENV, GatewayEnv
 from .config.model import GatewayConfig, ServerConfig
 from .config.reload import ConfigWatcher
@@ -40,9 +40,9 @@ from .errors import NEEDS_LOGIN
 from .relay import attribution
 from .relay import calls as relay
 from .relay import skills as relay_skills
-from .relay.questions import check_client_can, for_front
+from .relay.front import FrontCall, check_client_can, front_of
+from .relay.front_tasks import TASK_STATUS, FrontTasks
 from .relay.subscriptions import ResourceSubscriptions
-from .relay.tasks_2025 import TASK_STATUS, Tasks2025
 from .routing.catalog import Catalog, build_catalog, outer_uri
 from .routing.naming import SEPARATOR
 from .routing.sessions import Owner, SessionChildren
@@ -82,7 +82,6 @@ class GatewayProvider(Provider, RelayHooks):
         self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
-        self.error_passthrough = self.env.error_passthrough
         self.watchdog = Watchdog()
         self.cache = ListingCache(self.env.cache_dir)
         #: Until then, a listing waits for children in their first start (STARTUP_BUDGET_ENV).
@@ -98,10 +97,10 @@ class GatewayProvider(Provider, RelayHooks):
         #: The first client session, and how many were ever opened (sole_session).
         self._first_session: weakref.ref[ServerSession] | None = None
         self._opened = 0
-        #: Bumped whenever a child's offer changes anywhere; catalogs are rebuilt on sight.
+        #: Bumped whenever a child's offer changes anywhere; catalogs are rebuilt on sight
+        #: (the shared one, kept while no per-session server is served, is dropped then).
         self.generation = 0
         self._catalog: Catalog | None = None
-        self._catalog_generation = -1
         self._warned: set[str] = set()
         self._shared_log_level: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -109,7 +108,7 @@ class GatewayProvider(Provider, RelayHooks):
         #: Children a reload replaced or removed, finishing their calls in flight.
         self._retiring: set[Child] = set()
         #: The 2025-11-25 tasks children make for front sessions (serve.py installs them).
-        self.tasks_2025 = Tasks2025(self)
+        self.front_tasks = FrontTasks(self)
         #: Front subscriptions to children's resources (legacy subscribe, 2026-07-28 listen).
         self.subscriptions = ResourceSubscriptions(self.spawn)
 
@@ -133,7 +132,7 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities = {k: v for k, v in declared.items() if k in RELAYED_CAPABILITIES}
         elif self.passthrough and server.client_capabilities is None:
             capabilities = everything_relayed()  # a wrapper hides nothing its client may have
-        child = Child(
+        return Child(
             server,
             host=self,
             env=self.env,
@@ -142,27 +141,29 @@ class GatewayProvider(Provider, RelayHooks):
             capabilities=capabilities,
             cache=self.cache,
             open_transport=self.open_transport,
-            handshake=handshake_for(owner),
+            outer_uri=None if self.passthrough else functools.partial(outer_uri, server.name),
         )
-        if not self.passthrough:
-            child.outer_uri = functools.partial(outer_uri, server.name)
-        return child
 
     # -- lifetime --------------------------------------------------------------
     @property
     def features(self) -> frozenset[str]:
-        """What the children offer; a child not up yet (or waiting for a login, or
-        per-session) may offer anything once it is."""
+        """What the children offer: as each that is up declares, and each not up yet (or
+        waiting for a login) declared when it was last up, in this gateway or the one that
+        kept its listing; one never seen, or a per-session one, may offer anything."""
         optional = ("resources", "prompts", "completions")
-        skills = relay_skills.features(self.shared)
-        if self.per_session.servers or any(
-            c.connection is None and c.state in ("idle", "starting", NEEDS_LOGIN)
-            for c in self.shared
-        ):
+        offers = []
+        for child in self.shared:
+            offer = child.connection.capabilities if child.connection is not None else None
+            if offer is None and child.state in ("idle", "starting", NEEDS_LOGIN):
+                offer = child.last_offer
+                if offer is None or self.per_session.servers:
+                    return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
+            if offer is not None:
+                offers.append(offer)
+        if self.per_session.servers:
             return frozenset(("tools", *optional, *relay_skills.ALL_FEATURES))
-        up = [c.connection.capabilities for c in self.shared if c.connection is not None]
-        offered = (k for k in optional if any(k in offer for offer in up))
-        return frozenset(("tools", *offered, *skills))
+        offered = (k for k in optional if any(k in offer for offer in offers))
+        return frozenset(("tools", *offered, *relay_skills.features(offers)))
 
     async def start(self) -> None:
         # What exists now (modules, config, the client's classes) lives as long as we do:
@@ -244,7 +245,7 @@ class GatewayProvider(Provider, RelayHooks):
             len(started) - len(restarted),
             ", ".join(c.name for c in started if c.name not in restarted) or "-",
         )  # fmt: skip
-        self.generation += 1
+        self._changed()
         for kind in ("tools", "resources", "prompts"):
             self.notify_list_changed(kind)
 
@@ -257,7 +258,7 @@ class GatewayProvider(Provider, RelayHooks):
                 continue
             fresh = self.shared[index] = self.make_child(child.server)
             self.spawn(self._retire(child))
-            self.generation += 1
+            self._changed()
             if not fresh.server.lazy:
                 fresh.start()
             log.warning("%s: started again (it had given up)", fresh.name)
@@ -268,9 +269,9 @@ class GatewayProvider(Provider, RelayHooks):
         try:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + RETIRE_GRACE_SECONDS
-            # Polled: `calls` is the relay's hot-path dict, and a signal on its emptying
-            # would cost every relayed call; a reload is rare.
-            while child.calls and loop.time() < deadline:  # noqa: ASYNC110
+            # Polled: the in-flight table is the relay's hot-path dict, and a signal on its
+            # emptying would cost every relayed call; a reload is rare.
+            while child.in_flight and loop.time() < deadline:  # noqa: ASYNC110
                 await asyncio.sleep(_RETIRE_POLL_SECONDS)
             await child.stop()
         finally:
@@ -316,9 +317,8 @@ class GatewayProvider(Provider, RelayHooks):
 
     def catalog(self, session: ServerSession) -> Catalog:
         if not self.per_session.servers:
-            if self._catalog is None or self._catalog_generation != self.generation:
+            if self._catalog is None:
                 self._catalog = self._build(self.shared)
-                self._catalog_generation = self.generation
             return self._catalog
         owner = self.per_session.owner(session)
         if owner is None:  # a closed session: what is shared
@@ -390,27 +390,36 @@ class GatewayProvider(Provider, RelayHooks):
     def call_tool(
         self, name: str, arguments: JsonObject, ctx: RequestContext
     ) -> Awaitable[JsonObject]:
-        catalog = self._catalog
-        if (
-            catalog is None
-            or self._catalog_generation != self.generation
-            or self.per_session.servers
-        ):
-            if name == STATUS_TOOL:  # before a catalog: building one starts per-session children
-                return Ready(
-                    status_result(self.children(ctx.session, start=False), self.per_session)
-                )
-            catalog = self.catalog(ctx.session)
-        route = catalog.routes.get(name)
-        if route is not None:  # the hot path: nothing else is looked at
-            if self.relay_observer is not None:
-                self.relay_observer.on_relay(route[0].name, route[1], ctx)
-            if route[0].task_required and route[1] in route[0].task_required:
-                return self.tasks_2025.follow(route[0], route[1], arguments, ctx)
-            return relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
-        if name == STATUS_TOOL:  # reserved: no child has it, and reporting starts nothing
+        catalog = self._catalog  # the shared catalog, while it is current
+        route = catalog.routes.get(name) if catalog is not None else None
+        if route is None:
+            return self._call_routed(name, arguments, ctx)
+        child, tool = route  # the hot path: nothing else is looked at
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(child.name, tool, ctx)
+        if tool in child.task_required:
+            return self.front_tasks.follow(child, tool, arguments, ctx)
+        return relay.call_tool(child, tool, arguments, ctx)
+
+    def _call_routed(
+        self, name: str, arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        if name == STATUS_TOOL:  # before a catalog: building one starts per-session children
             return Ready(status_result(self.children(ctx.session, start=False), self.per_session))
-        return self._call_after_listing(name, arguments, ctx)
+        route = self.catalog(ctx.session).routes.get(name)
+        if route is None:
+            return self._call_after_listing(name, arguments, ctx)
+        return self._relay_call(route, arguments, ctx)
+
+    def _relay_call(
+        self, route: tuple[Child, str], arguments: JsonObject, ctx: RequestContext
+    ) -> Awaitable[JsonObject]:
+        child, tool = route
+        if self.relay_observer is not None:
+            self.relay_observer.on_relay(child.name, tool, ctx)
+        if tool in child.task_required:
+            return self.front_tasks.follow(child, tool, arguments, ctx)
+        return relay.call_tool(child, tool, arguments, ctx)
 
     async def _call_after_listing(
         self, name: str, arguments: JsonObject, ctx: RequestContext
@@ -432,16 +441,14 @@ class GatewayProvider(Provider, RelayHooks):
             if down is not None:  # say why its tools are gone (a spawn error, a restart)
                 raise relay.unavailable(*down)
             raise UnknownTool(name)
-        if self.relay_observer is not None:
-            self.relay_observer.on_relay(route[0].name, route[1], ctx)
-        if route[1] in route[0].task_required:
-            return await self.tasks_2025.follow(route[0], route[1], arguments, ctx)
-        return await relay.call_tool(route[0], route[1], arguments, ctx, self.error_passthrough)
+        return await self._relay_call(route, arguments, ctx)
 
     def _down_server_of(self, name: str, catalog: Catalog) -> tuple[Child, str] | None:
-        """The child that is down and whose tool `name` would be, with the tool's name."""
+        """The child that is down and whose tool `name` would be, with the tool's name (a
+        dormant one is not down: its kept listing is what it offers, so `name` is unknown,
+        as a policy's hidden name is)."""
         for namespace, child in catalog.namespaces.items():
-            if child.connection is not None:
+            if child.connection is not None or child.dormant:
                 continue
             if self.passthrough:
                 return child, name
@@ -461,7 +468,7 @@ class GatewayProvider(Provider, RelayHooks):
         if route is None:
             raise UnknownPrompt(name)
         params: JsonObject = {"name": route[1], "arguments": arguments}
-        return await relay.request(route[0], "prompts/get", params, ctx, self.error_passthrough)
+        return await relay.request(route[0], "prompts/get", params, ctx)
 
     async def _prompt_route(self, name: str, ctx: RequestContext) -> tuple[Child, str] | None:
         route = self.catalog(ctx.session).prompt_routes.get(name)
@@ -479,9 +486,7 @@ class GatewayProvider(Provider, RelayHooks):
         if route is None:
             raise ResourceNotFound(uri)
         child, inner = route
-        result = await relay.request(
-            child, "resources/read", {"uri": inner}, ctx, self.error_passthrough
-        )
+        result = await relay.request(child, "resources/read", {"uri": inner}, ctx)
         contents = result.get("contents")
         return [
             {**item, "uri": outer_uri(child.name, item["uri"], self.passthrough)}
@@ -518,7 +523,7 @@ class GatewayProvider(Provider, RelayHooks):
             return  # the core's alone: shared children's list changes reach it there
         routes = self.catalog(ctx.session).resource_route
         await self.subscriptions.listen_started(
-            subscription, owner, routes, lambda child: child_for(child, ctx)
+            subscription, owner, routes, FrontCall.of(ctx).modern
         )
 
     def listen_ended(self, subscription: Subscription) -> None:
@@ -530,17 +535,34 @@ class GatewayProvider(Provider, RelayHooks):
     async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
         await self._listed("resources", ctx)
         children = self.children(ctx.session)
-        return await relay_skills.list_skills(children, ctx, self._outer, self.error_passthrough)
+        return await relay_skills.list_skills(children, ctx, self._outer)
 
     async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
         route = (await self._listed("resources", ctx)).resource_route(uri)
-        return await relay_skills.get_skill(route, uri, ctx, self._outer, self.error_passthrough)
+        return await relay_skills.get_skill(route, uri, ctx, self._outer)
 
     async def read_directory(self, uri: str, ctx: RequestContext) -> Sequence[JsonObject]:
         route = (await self._listed("resources", ctx)).resource_route(uri)
-        return await relay_skills.read_directory(
-            route, uri, ctx, self._outer, self.error_passthrough
-        )
+        return await relay_skills.read_directory(route, uri, ctx, self._outer)
+
+    async def skills_holding(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        """For the policy (policy/gateway.py): the SKILL.md URIs of the skills of the
+        children `uris` name, each listed live. A child not up (lazy, stopped for idleness,
+        restarting) is started and waited for first, as the request naming it would start
+        it, so what its skills hide is decided before it serves anything; None when one does
+        not come up or cannot list them (the request is refused)."""
+        catalog = self.catalog(ctx.session)
+        children = {route[0] for uri in uris if (route := catalog.resource_route(uri))}
+        modern = FrontCall.of(ctx).modern
+        found: set[str] = set()
+        for child in children:
+            try:
+                if await child.connection_for(modern) is None:
+                    return None
+                found |= await relay_skills.skill_uris(child, ctx, self._outer)
+            except McpError:
+                return None
+        return found
 
     def _outer(self, server: str, uri: str) -> str:
         return outer_uri(server, uri, self.passthrough)
@@ -567,9 +589,7 @@ class GatewayProvider(Provider, RelayHooks):
         params: JsonObject = {"ref": {**ref, key: inner}, "argument": argument}
         if context_arguments:
             params["context"] = {"arguments": context_arguments}
-        result = await relay.request(
-            child, "completion/complete", params, ctx, self.error_passthrough
-        )
+        result = await relay.request(child, "completion/complete", params, ctx)
         completion = result.get("completion")
         return completion if isinstance(completion, dict) else None
 
@@ -585,10 +605,13 @@ class GatewayProvider(Provider, RelayHooks):
         await asyncio.gather(*(self._set_level(c, lvl, ctx) for c, lvl in targets))
 
     async def _set_level(self, child: Child, level: str, ctx: RequestContext) -> None:
-        if child.connection is None or "logging" not in child.connection.capabilities:
+        connection = child.connection  # one spoken to in 2026-07-28 is told in each request
+        if connection is None or connection.session.stateless is not None:
+            return
+        if "logging" not in connection.capabilities:
             return
         try:
-            await relay.request(child, "logging/setLevel", {"level": level}, ctx, True)
+            await relay.request(child, "logging/setLevel", {"level": level}, ctx)
         except McpError as error:
             log.info(
                 "%s: logging/setLevel failed: %s",
@@ -604,10 +627,14 @@ class GatewayProvider(Provider, RelayHooks):
                 connection.session.notify("notifications/roots/list_changed")
 
     # -- what children send (ChildHost) ------------------------------------------
-    def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
+    def _changed(self) -> None:
         self.generation += 1
+        self._catalog = None
         for listener in self.change_listeners:
             listener()
+
+    def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
+        self._changed()
         self.subscriptions.follow_child(child)  # a 2026-07-28 child's own listen
         owner = child.owner
         for kind in kinds:
@@ -623,13 +650,13 @@ class GatewayProvider(Provider, RelayHooks):
             listener(child, connection, own)
 
     def child_notification(
-        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+        self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> None:
         if method == TASK_STATUS:
-            self.tasks_2025.child_status(child, params)
+            self.front_tasks.child_status(child, inflight, params)
             return
         if method == "notifications/progress":  # a 2025-11-25 task's, after the call that made it
-            self.tasks_2025.child_progress(child, params)
+            self.front_tasks.child_progress(inflight, params)
             return
         if method == "notifications/resources/updated":
             uri = params.get("uri")
@@ -638,14 +665,11 @@ class GatewayProvider(Provider, RelayHooks):
                 owner = child.owner
                 if owner is None:
                     self.notify_resource_updated(outer)
-                elif owner.session is not None:
-                    if outer in owner.session.subscriptions:
-                        owner.session.notify(method, {**params, "uri": outer})
-                    # and its listens: a 2026-07-28 front over stdio owns its children
-                    # through its one session, and follows resources by subscriptions/listen
-                    self.subscriptions.resource_updated(owner, outer)
-                else:  # a 2026-07-28 principal's child: to that principal's listens only
-                    self.subscriptions.resource_updated(owner, outer)
+                    return
+                if owner.session is not None and outer in owner.session.subscriptions:
+                    owner.session.notify(method, {**params, "uri": outer})
+                # and its owner's listens (a principal's, or a 2026-07-28 front's over stdio)
+                self.subscriptions.resource_updated(owner, outer)
             return
         level, data = params.get("level"), params.get("data")
         if level not in LOG_LEVELS:
@@ -653,7 +677,9 @@ class GatewayProvider(Provider, RelayHooks):
         logger = params.get("logger")
         if not self.passthrough:
             logger = f"{child.name}.{logger}" if isinstance(logger, str) else child.name
-        if call is not None:
+        entry = attribution.entry_for(child, inflight, origin, params, self.sole_session)
+        if entry is not None:
+            call = entry.ctx
             call.session.log(str(level), data, logger, related_request_id=call.request_id)
             return
         session = child.owner.session if child.owner is not None else self._sole_client(child)
@@ -665,11 +691,12 @@ class GatewayProvider(Provider, RelayHooks):
             log.debug("%s: a log message outside any call of %s", child.name, child.owner.label)
 
     async def child_request(
-        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+        self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> JsonObject:
-        params = await self.tasks_2025.front_params(child, params)  # a task's: by our id
-        if call is not None:  # asked as the front's revision asks (relay/questions.py)
-            return await for_front(call).put(child, call, method, params)
+        entry = attribution.entry_for(child, inflight, origin, params, self.sole_session)
+        params = await self.front_tasks.front_params(inflight, params)  # a task's: by our id
+        if entry is not None:  # asked as the front's revision asks (relay/front.py)
+            return await front_of(entry).put(child.name, method, params, entry)
         owner = child.owner
         session = self._sole_client(child) if owner is None else owner.session
         if session is None or session.closed:
@@ -681,13 +708,13 @@ class GatewayProvider(Provider, RelayHooks):
                 f"{method}: {owner.label} has no stream outside its calls "
                 "(send it while serving a request)",
             )
-        check_client_can(child, method, params, session.client_capabilities)
+        check_client_can(child.name, method, params, session.client_capabilities)
         return await session.request(method, params)
 
     def _sole_client(self, child: Child) -> ServerSession | None:
         """The one client session whatever a shared child says can be for: a stdio
         gateway's only one, or the session that alone has used the child (attribution)."""
-        return self.sole_session() or attribution.sole_caller(child)
+        return self.sole_session() or child.callers.sole
 
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)

@@ -59,5 +59,5 @@ def build_core(
     # reload may bring rules or drop them (the point folds its interceptors again).
     core.extend(PolicyPoint(core, Policy(PolicyConfig()), GatewayNames(provider)))
     provider.config_listeners.append(core.refold)
-    provider.tasks_2025.install(core)  # 2025-11-25 tasks: declared while a child offers them
+    provider.front_tasks.install(core)  # 2025-11-25 tasks: declared while a child offers them
     return core

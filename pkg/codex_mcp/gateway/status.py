@@ -44,9 +44,9 @@ def child_status(child: Child) -> dict[str, Any]:
         "last_error": child.last_error,
         "uptime_sec": round(time.monotonic() - child.up_since, 1) if child.up_since else None,
         "pid": child.connection.pid if child.connection is not None else None,
-        "unrouted_messages": child.unrouted,
-        "unrouted_in_calls": child.unrouted_in_calls,
-        "sessions": attribution.sessions_served(child),
+        "unrouted_messages": child.callers.unrouted,
+        "unrouted_in_calls": child.callers.unrouted_in_calls,
+        "sessions": attribution.sessions_served(child.callers),
         "withheld": [
             {"kind": kind, "name": name, "why": why}
             for (kind, name), why in sorted(child.withheld.items())

@@ -34,6 +34,11 @@ class GatewayNames:
             kept = self._rules = (config, entry_rules(config.servers))
         return kept[1]
 
+    async def skills(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        # The children those URIs name, listed live: one not up is started first (lazy,
+        # stopped for idleness), as the request naming it would start it.
+        return await self.gateway.skills_holding(uris, ctx)
+
     async def tool(self, name: str, ctx: RequestContext, *, listed: bool = False) -> Target:
         route = self.gateway.catalog(ctx.session).routes.get(name)
         if route is None and not listed:

@@ -115,22 +115,26 @@ class PolicyPoint(Extension):
             return await self.targets.prompt(name, ctx, listed=listed)
         return self.targets.resource(name, ctx)
 
-    async def _skills(self, kind: Kind, names: Sequence[str], ctx: RequestContext) -> set[str]:
-        """The served skills' SKILL.md URIs, when any of `names` could be in a skill."""
-        provider = self.core.provider
-        if kind != "resource" or "skills" not in provider.features:
+    async def _skills(
+        self, kind: Kind, names: Sequence[str], ctx: RequestContext
+    ) -> set[str] | None:
+        """The SKILL.md URIs of the served skills that may hold any of `names`; None when
+        they cannot be known (a gateway's child that does not come up): then no `skill://`
+        name is allowed."""
+        if kind != "resource" or "skills" not in self.core.provider.features:
             return set()
-        if not any(name.startswith(SCHEME) for name in names):
-            return set()
-        listed = await provider.list_skills(ctx)
-        return {uri for skill in listed if isinstance(uri := skill.get("uri"), str)}
+        wanted = [name for name in names if name.startswith(SCHEME)]
+        return await self.targets.skills(wanted, ctx) if wanted else set()
 
     async def allows(self, kind: Kind, name: str, ctx: RequestContext) -> Target | None:
         """What `name` stands for, when using it is allowed (a skill's file or folder: and
         its skills' SKILL.md too); None when it is not."""
         target = await self._target(kind, name, ctx)
         targets = [target]
-        for each in holders(name, await self._skills(kind, [name], ctx)):
+        skills = await self._skills(kind, [name], ctx)
+        if skills is None:
+            return None
+        for each in holders(name, skills):
             targets.append(await self._target(kind, each, ctx))
         verdicts = await self._decide(targets, "call", ctx)
         return target if all(verdict.allowed for verdict in verdicts) else None
@@ -152,7 +156,10 @@ class PolicyPoint(Extension):
         and (a skill's file or folder) by the SKILL.md of every skill holding it; a name
         several items share is asked once."""
         names = [item.get(key) for item in items]
-        skills = await self._skills(kind, [n for n in names if isinstance(n, str)], ctx)
+        known = await self._skills(kind, [n for n in names if isinstance(n, str)], ctx)
+        if known is None:  # what holds them cannot be known: no skill's file is shown
+            names = [None if isinstance(n, str) and n.startswith(SCHEME) else n for n in names]
+        skills = known or set()
         asked: dict[str, int] = {}
         for name in names:
             if isinstance(name, str):

@@ -33,6 +33,11 @@ class Targets(Protocol):
         for a hidden one, so the two cannot be told apart."""
         ...
 
+    async def skills(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        """The SKILL.md URIs of the served skills that may hold `uris` (`skill://` ones);
+        None when they cannot be known (a gateway's child that does not come up)."""
+        ...
+
     def servers(self) -> Sequence[str]:
         """The servers whose items are served (a gateway's configured children; none)."""
         ...
@@ -64,6 +69,10 @@ class OwnNames:
 
     def missing(self, error: McpError, target: Target) -> bool:
         return False  # the core's own errors: what a hidden one gets already
+
+    async def skills(self, uris: Sequence[str], ctx: RequestContext) -> set[str] | None:
+        listed = await ctx.session.core.provider.list_skills(ctx)  # all known at once
+        return {uri for skill in listed if isinstance(uri := skill.get("uri"), str)}
 
     def servers(self) -> Sequence[str]:
         return ()

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -244,8 +245,13 @@ class StreamableHttpTransport(Transport):
                     if self._delivered_error(body, message.get("id")):
                         return None  # a stateless error answer (400, 404) to our request
                     raise await http_error(self.url, resp, body)
-                if resp.status == 404 and sent_session is not None:
-                    raise SessionExpired()
+                if resp.status in (400, 404) and sent_session is not None:
+                    body = await error_body(resp)
+                    if resp.status == 404 or _names_a_lost_session(body):
+                        raise SessionExpired(
+                            f"the server no longer knows this session (HTTP {resp.status})"
+                        )
+                    raise await http_error(self.url, resp, body)
                 if message.get("method") == "initialize" and SESSION_HEADER in resp.headers:
                     self._session_id = resp.headers[SESSION_HEADER]
                 if resp.status == 202 or (resp.status < 300 and not is_request):
@@ -405,3 +411,18 @@ def _header_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return encode_header_value(str(value))
+
+
+#: What a 400 says of a session the server does not know (a restarted TypeScript-SDK server:
+#: "No valid session ID provided", "Server not initialized"; the spec's answer is 404).
+_LOST_SESSION = re.compile(r"(?i)session|not initialized")
+
+
+def _names_a_lost_session(body: bytes) -> bool:
+    """Whether a 400 to a request that carried our session refuses that session."""
+    with contextlib.suppress(McpError):
+        decoded = jsonrpc.decode(body)
+        error = decoded.get("error") if isinstance(decoded, dict) else None
+        if isinstance(error, dict):
+            return _LOST_SESSION.search(str(error.get("message"))) is not None
+    return False

@@ -1,6 +1,7 @@
-"""Child: one child server under supervision (starts, restarts, logins, idle stops) and its
-cached listings (specs/gateway.md, "Supervision"). The relay sends the calls; what the child
-asks of the client goes to its host."""
+"""Child: one child server under supervision (starts, restarts, logins, idle stops), its
+cached listings (specs/gateway.md, "Supervision") and the connection each front revision
+reaches it by. The relay sends the requests; what the child sends goes to its host, with
+the connection's in-flight table to tell which call it belongs to."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from codex_mcp.client.session import RequestHandler
 from codex_mcp.codex_compat.client import codex_client_capabilities
-from codex_mcp.core.context import RequestContext
 from codex_mcp.core.flow import Flow
 from codex_mcp.core.inbound import Inbound
 from codex_mcp.core.jsonrpc import JsonObject
@@ -28,6 +28,8 @@ from ..config.reload import POLL_SECONDS, file_signature
 from ..errors import NEEDS_LOGIN, cannot_run, login_command, one_line
 from ..logins import login_file
 from .connection import Connection, Handshake, OpenTransport, StartFailed, connect
+from .inflight import Callers, InFlight
+from .lane import Lane
 from .lifetime import Watchdog
 from .listing_cache import ListingCache
 from .states import Event, State, next_state
@@ -48,8 +50,6 @@ LISTINGS: dict[str, tuple[str, ListKind]] = {
 }
 #: A child up this long has its backoff reset: its next death is a fresh failure.
 _STABLE_SECONDS = 10.0
-#: The `_meta` key that ties a message to a 2025-11-25 task (relay/tasks_2025.py).
-_RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 class ChildHost(Protocol):
@@ -68,13 +68,14 @@ class ChildHost(Protocol):
         it. `own`: the child lists its tools on it (else a second connection, its lane)."""
 
     def child_notification(
-        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+        self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> None:
-        """A notification to relay (logging, resources/updated); `call` is the front request
-        it belongs to, when known."""
+        """A notification to relay (logging, resources/updated, progress, a task's status);
+        `origin` is the id of our request whose stream carried it (HTTP), else None;
+        `inflight`, the table of the connection it came by."""
 
     async def child_request(
-        self, child: Child, method: str, params: JsonObject, call: RequestContext | None
+        self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> JsonObject:
         """A request from the child to the client (sampling, elicitation, roots)."""
 
@@ -107,34 +108,31 @@ class Child:
         capabilities: JsonObject | None = None,
         cache: ListingCache | None = None,
         open_transport: OpenTransport | None = None,
-        handshake: Handshake = "initialize",
+        outer_uri: Callable[[str], str] | None = None,
     ) -> None:
         self.server = server
-        #: The revision it is spoken to in, and the one it speaks to 2026-07-28 fronts when
-        #: that is not the same: whether it can (None: not asked yet), and over which
-        #: connection (children/revision.py).
-        self.handshake = handshake
-        self.speaks_stateless: bool | None = None
-        self.stateless_lane: Child | None = None
+        #: How it is first spoken to: `server/discover` first when every front it serves
+        #: speaks 2026-07-28 (a principal's own child has no session: its callers are all
+        #: 2026-07-28 requests), else `initialize` first (connection_for).
+        self.handshake: Handshake = (
+            "discover" if owner is not None and owner.session is None else "initialize"
+        )
         self.name = server.name
+        #: Its second connection, for its 2026-07-28 fronts when it was greeted with
+        #: `initialize` (lane.py).
+        self.lane = Lane(self.name, lambda: self._connect("discover-only"))
         self.host = host
         self.env = env
         self.watchdog = watchdog
         #: The session or principal this child serves alone (per-session children), else
         #: None (shared).
         self.owner = owner
-        #: Messages it sent that no call could be tied to, so no client was given them;
-        #: of those, the ones sent while calls were in flight (it needs per_session).
-        self.unrouted = 0
-        self.unrouted_in_calls = 0
+        #: Who has sent it requests, and what it sent that no call claimed (the relay's
+        #: attribution.py writes it).
+        self.callers = Callers()
         #: Its tools and skills not served because they changed since they were trusted
         #: (or are new where nothing new is): (kind, its own name) -> why (specs/trust.md).
         self.withheld: dict[tuple[str, str], str] = {}
-        #: The last client session that sent it a request, and whether any other (or a
-        #: 2026-07-28 caller) ever did: while one session alone has, an unmarked message
-        #: during its only call is that call's (relay/attribution.py).
-        self.caller: ServerSession | None = None
-        self.callers_mixed = False
         #: What we declare to the child: the front client's capabilities for a per-session
         #: child; for a shared one, what its entry says, else what Codex 0.171 declares.
         if capabilities is None:
@@ -148,31 +146,24 @@ class Child:
         #: The normalized error of its last failure (its message: last_error).
         self.last_error_data: JsonObject | None = None
         self.up_since: float | None = None
-        #: Our requests to the child that are in flight -> the front request they serve.
-        self.calls: dict[Hashable, RequestContext] = {}
-        #: How to end such a call for an input-required round of its 2026-07-28 front call.
-        self.interrupts: dict[Hashable, Callable[[BaseException], None]] = {}
         self.tools: list[ToolEntry] = []
         #: Its tools that run only as 2025-11-25 tasks (the gateway follows their task for
-        #: a front that calls them plainly), and the child's task ids -> the front request
-        #: waiting on each (relay/tasks_2025.py): what the child sends about one goes there.
+        #: a front that calls them plainly), by the listing served (current_tools).
         self.task_required: frozenset[str] = frozenset()
-        self.task_calls: dict[str, RequestContext] = {}
-        #: Its tasks a front session holds that have not ended: it is not idle meanwhile.
-        self.open_tasks = 0
         self.cache = cache
         self._open_transport = open_transport
         #: The last good tool listing kept on disk (raw, and prepared): served while the
         #: child has not listed yet in this gateway (it starts, or is not started yet).
-        self._cached_raw = cache.load(server, capabilities) if cache is not None else None
+        kept = cache.load(server, capabilities) if cache is not None else None
+        self._cached_raw = kept.tools if kept is not None else None
         self.cached_tools = prepare_tools(server, self._cached_raw or [])
+        #: What it declared when it was last up (or when its kept listing was made).
+        self.last_offer = self._saved_offer = kept.capabilities if kept is not None else None
         #: Has it been up since the gateway started?
         self.was_up = False
-        #: Front subscriptions to each of the child's resource URIs (forwarded once).
-        self.subscriptions: dict[str, int] = {}
         #: The child's resource URI as the fronts know it (relay/calls.py rewrites the links
         #: in its tool results with it); None when URIs pass unchanged (passthrough).
-        self.outer_uri: Callable[[str], str] | None = None
+        self.outer_uri = outer_uri
         self.lists: dict[str, list[JsonObject] | None] = dict.fromkeys(LISTINGS)
         self.startup_timeout = server.startup_timeout_sec or DEFAULT_STARTUP_TIMEOUT
         self.list_timeout = server.tools_list_timeout_sec or env.tools_list_timeout
@@ -195,12 +186,11 @@ class Child:
         self._closed: asyncio.Future[Exception] | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._stopping = False
-        #: Calls sent to it so far (the idle watch's sign of use).
-        self.activity = 0
         #: Stopped for want of use (`idle_timeout_sec`): back to idle, listing kept.
         self._dozing = False
         #: A call came while it was being stopped so: started again once it is down.
         self._wake = False
+        self._served_tools(self.cached_tools)
 
     # -- lifetime --------------------------------------------------------------
     def start(self) -> None:
@@ -274,9 +264,7 @@ class Child:
         connection, self.connection = self.connection, None
         if connection is not None:
             await connection.close()
-        lane, self.stateless_lane = self.stateless_lane, None
-        if lane is not None:
-            await lane.stop()
+        await self.lane.close()
         if self._supervisor is not None:
             await asyncio.gather(self._supervisor, return_exceptions=True)
         self._go("stop")
@@ -291,12 +279,12 @@ class Child:
         """Stop the child once it has had no call for `limit` seconds (its listing stays
         served, and the next call starts it again)."""
         loop = asyncio.get_running_loop()
-        seen, quiet_since = self.activity, loop.time()
+        seen, quiet_since = self._activity, loop.time()
         while True:
             await asyncio.sleep(max(limit / 4, 0.05))
             now = loop.time()
-            if self.calls or self.open_tasks or self.activity != seen:
-                seen, quiet_since = self.activity, now
+            if self._activity != seen or any(t.busy for t in self._inflight):
+                seen, quiet_since = self._activity, now
             elif now - quiet_since >= limit:
                 break
         log.info("%s: no call for %g s; stopped until the next one", self.name, limit)
@@ -307,6 +295,20 @@ class Child:
         self._up.clear()
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(ConnectionError("idle"))
+
+    @property
+    def _inflight(self) -> list[InFlight]:
+        """The in-flight tables of its connections (its own, and its lane's)."""
+        return [c.session.inflight for c in (self.connection, self.lane.connection) if c]
+
+    @property
+    def _activity(self) -> int:
+        return sum(table.activity for table in self._inflight)
+
+    @property
+    def in_flight(self) -> bool:
+        """Requests of ours are waiting for its answers."""
+        return any(table.calls for table in self._inflight)
 
     async def wait_settled(self, timeout: float) -> None:
         """Until the first start attempt ended (up or failed), at most `timeout` seconds."""
@@ -381,14 +383,19 @@ class Child:
             await asyncio.sleep(delay)
             self.restarts += 1
 
-    async def _connect(self) -> Connection:
+    async def _connect(self, lane: Handshake | None = None) -> Connection:
+        """A connection to the child: its own (whose end `_closed` tells), or with `lane`,
+        its lane, greeted as `lane` says."""
         closed: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
-        self._closed = closed
 
         def on_closed(exc: Exception) -> None:
-            if not closed.done():
+            if lane is not None:
+                self.lane.closed()
+            elif not closed.done():
                 closed.set_result(exc)
 
+        if lane is None:
+            self._closed = closed
         connection = await connect(
             self.server,
             watchdog=self.watchdog,
@@ -400,50 +407,40 @@ class Child:
             max_message_bytes=self.env.max_message_bytes,
             open_transport=self._open_transport,
             read_gate=self.host.flow.writable,
-            handshake=self.handshake,
+            handshake=lane or self.handshake,
         )
         session = connection.session
         session.before_resend = connection.admitted
-        session.on_reinitialized = lambda _result: self._reinitialized(connection)
-        self.host.child_connected(self, connection, True)
+        own = lane is None
+        session.on_reinitialized = lambda _result: self._reinitialized(connection, own)
+        self.host.child_connected(self, connection, own)
         return connection
 
-    def _reinitialized(self, connection: Connection) -> None:
+    def _reinitialized(self, connection: Connection, own: bool) -> None:
         """Its HTTP session expired and the client began a new one: perhaps with another
-        process of the server, so its listings are made again, and the host told."""
-        if self.connection is not connection:
-            return
-        for kind, items in self.lists.items():
-            if items is not None:
-                self._missed.add(kind)  # clients listed it: tell them when it is in again
-            self.lists[kind] = None
-        self.host.child_connected(self, connection, True)
-        for kind in LISTINGS:
-            self._fetch(kind)
-
-    def sibling(self, server: ServerConfig, host: ChildHost, handshake: Handshake) -> Child:
-        """Another connection to this child's server, for the same owner, spoken to as
-        `handshake` says (its listings are not kept on disk: this child's are)."""
-        sibling = Child(
-            server,
-            host=host,
-            env=self.env,
-            watchdog=self.watchdog,
-            owner=self.owner,
-            capabilities=self.client_capabilities,
-            open_transport=self._open_transport,
-            handshake=handshake,
-        )
-        sibling.outer_uri = self.outer_uri
-        return sibling
+        process of the server, so (on its own connection) its listings are made again, and
+        the host is told."""
+        if own:
+            if self.connection is not connection:
+                return
+            for kind, items in self.lists.items():
+                if items is not None:
+                    self._missed.add(kind)  # clients listed it: tell them when it is in again
+                self.lists[kind] = None
+        self.host.child_connected(self, connection, own)
+        if own:
+            for kind in LISTINGS:
+                self._fetch(kind)
 
     def _request_handlers(self) -> dict[str, RequestHandler]:
         """The child's requests to its client (sampling, elicitation, roots) go to the host,
         with the front request they belong to when that is known."""
 
         async def ask_host(params: JsonObject, ctx: Inbound) -> JsonObject:
-            front = self.call_for(ctx.related_request_id, params)
-            return await self.host.child_request(self, ctx.method, params, front)
+            inflight = ctx.peer.inflight  # type: ignore[attr-defined]  # a ChildSession
+            return await self.host.child_request(
+                self, ctx.method, params, ctx.related_request_id, inflight
+            )
 
         return dict.fromkeys(CLIENT_CAPABILITY_FOR, ask_host)
 
@@ -482,6 +479,7 @@ class Child:
     async def _serve(self, connection: Connection) -> int | None:
         """Up until it dies (or we stop it); returns its exit code when known."""
         self.connection = connection
+        self.last_offer = connection.capabilities
         self._go("up")
         self.was_up = True
         self.up_since = time.monotonic()
@@ -504,6 +502,7 @@ class Child:
         self.connection = None
         for task in list(self._fetches.values()):
             task.cancel()
+        await self.lane.close()
         if self._stopping:
             return None
         # Still running when its connection broke: we cut it (or it closed its stdout).
@@ -538,7 +537,6 @@ class Child:
             self.lists[kind] = None
         self.tools = []
         self.cached_tools = []
-        self.subscriptions.clear()
 
     # -- listings --------------------------------------------------------------
     @property
@@ -559,7 +557,7 @@ class Child:
     @property
     def busy(self) -> bool:
         """A call, its start or a listing in flight: whoever waits on it is not idle."""
-        return bool(self.calls) or self.state == "starting" or bool(self._fetches)
+        return self.in_flight or self.state == "starting" or bool(self._fetches)
 
     async def listing(
         self, kind: str, timeout: float | None = None, *, live: bool = False
@@ -635,13 +633,14 @@ class Child:
         replaced = False
         if kind == "tools":
             self.tools = prepare_tools(self.server, items)
-            self.task_required = frozenset(
-                entry.name for entry in self.tools if task_support(entry.definition) == "required"
-            )
+            self._served_tools(self.tools)
             replaced = bool(self.cached_tools) and self.cached_tools != self.tools
             if good:
-                if self.cache is not None and items != self._cached_raw:
-                    self.cache.save(self.server, self.client_capabilities, items)
+                offered = connection.capabilities
+                kept_changed = items != self._cached_raw or offered != self._saved_offer
+                if self.cache is not None and kept_changed:
+                    self.cache.save(self.server, self.client_capabilities, items, offered)
+                    self._saved_offer = offered
                 self._cached_raw, self.cached_tools = items, self.tools
         # Catalogs are rebuilt either way; clients hear of it when they saw the old listing
         # (or listed without it).
@@ -649,8 +648,15 @@ class Child:
         self._missed.discard(kind)
         self.host.child_changed(self, [LISTINGS[kind][1]] if tell else [])
 
+    def _served_tools(self, tools: list[ToolEntry]) -> None:
+        self.task_required = frozenset(
+            entry.name for entry in tools if task_support(entry.definition) == "required"
+        )
+
     # -- what the child sends ---------------------------------------------------
-    def _on_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
+    def _on_notification(
+        self, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
+    ) -> None:
         if method.endswith("/list_changed"):
             for kind, (_, offer) in LISTINGS.items():
                 if method != f"notifications/{offer}/list_changed":
@@ -658,40 +664,44 @@ class Child:
                 if self.lists[kind] is not None:
                     self._missed.add(kind)  # clients listed it: tell them it changed
                 self._fetch(kind)
-        elif method in (
-            "notifications/message",
-            "notifications/resources/updated",
-            "notifications/tasks/status",
-        ):
-            self.host.child_notification(self, method, params, self.call_for(origin, params))
-        elif method == "notifications/progress":  # a task's outlives its call: the host's
-            self.host.child_notification(self, method, params, None)
+        elif method in _RELAYED:
+            self.host.child_notification(self, method, params, origin, inflight)
         elif method != "notifications/cancelled":
             log.debug("%s: notification %s ignored", self.name, method)
 
-    def call_for(self, origin: Hashable, params: JsonObject | None = None) -> RequestContext | None:
-        """The front request a message from the child belongs to, when that can be told
-        (specs/gateway.md, "Relaying": Which call)."""
-        if origin is not None:
-            return self.calls.get(origin)
-        meta = params.get("_meta") if params is not None else None
-        if isinstance(meta, dict):
-            token = meta.get("progressToken")
-            if isinstance(token, Hashable) and token in self.calls:
-                return self.calls[token]
-            related = meta.get(_RELATED_TASK) if self.task_calls else None
-            task_id = related.get("taskId") if isinstance(related, dict) else None
-            if isinstance(task_id, str) and task_id in self.task_calls:
-                return self.task_calls[task_id]
-        if self.is_stdio and len(self.calls) == 1:
-            call = next(iter(self.calls.values()))
-            if (
-                self.owner is not None
-                or (not self.callers_mixed and call.peer is self.caller)
-                or call.session is self.host.sole_session()
-            ):
-                return call
-        return None
+    # -- its revision for each front ----------------------------------------------
+    @property
+    def may_open_lane(self) -> bool:
+        """Might a 2026-07-28 front be served in 2026-07-28 over its lane (it was greeted
+        with `initialize`, and is not known to refuse it)?"""
+        if self.lane.speaks is False or self.handshake != "initialize":
+            return False
+        connection = self.connection
+        return connection is None or connection.session.stateless is None
+
+    async def connection_for(self, modern: bool) -> Connection | None:
+        """Where a front request goes (the child started now if it is down; None when it
+        does not come up in time): its connection, or for a 2026-07-28 (`modern`) front
+        that `may_open_lane`, its lane."""
+        if self.connection is None:
+            self.start()
+            if not await self.wait_up(self.startup_timeout):
+                return None
+        connection = self.connection
+        if connection is None or not modern or not self.may_open_lane:
+            return connection
+        return await self.lane.open(connection, lambda: self.connection)
+
+
+#: What the child sends that its host relays (a task's progress outlives its call).
+_RELAYED = frozenset(
+    {
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/tasks/status",
+        "notifications/progress",
+    }
+)
 
 
 def declares_tasks(capabilities: JsonObject) -> bool:

@@ -27,19 +27,21 @@ from ..config.load import child_environment
 from ..config.model import ServerConfig, StdioTarget
 from ..errors import exited_error, normalize_exception, spawn_error
 from ..logins import child_oauth
+from .channel import LegacyChannel, StatelessChannel
+from .inflight import InFlight
 from .lifetime import Watchdog, die_with_parent, kill_group
 from .reaper import Lineage
 
-#: on_notification(method, params, origin): origin is the id of our request whose stream
-#: carried the notification (Streamable HTTP), or None.
-NotificationSink = Callable[[str, JsonObject, Hashable], None]
+#: on_notification(method, params, origin, inflight): origin is the id of our request whose
+#: stream carried the notification (Streamable HTTP), or None; `inflight`, the connection's.
+NotificationSink = Callable[[str, JsonObject, Hashable, InFlight], None]
 
 #: The transport to a child other than what its entry says (a test's in-memory server).
 OpenTransport = Callable[[ServerConfig], Transport]
 
 CLIENT_INFO = {"name": "codex-mcp-gateway", "version": __version__}
 
-#: How a child is first spoken to (children/revision.py chooses): `initialize`, then
+#: How a child is first spoken to (child.py chooses): `initialize`, then
 #: `server/discover` if that is refused; `server/discover`, then `initialize` if that is
 #: refused; or `server/discover` alone (a child refusing it fails to start).
 Handshake = Literal["initialize", "discover", "discover-only"]
@@ -57,12 +59,15 @@ class StartFailed(Exception):
 class ChildSession(ClientSession):
     """A ClientSession whose notifications go, with their origin, to the gateway."""
 
-    def __init__(self, transport: Transport, on_notification: NotificationSink) -> None:
+    def __init__(
+        self, transport: Transport, on_notification: NotificationSink, inflight: InFlight
+    ) -> None:
         super().__init__(transport)
         self._sink = on_notification
+        self.inflight = inflight
 
     def handle_notification(self, method: str, params: JsonObject, origin: Hashable) -> None:
-        self._sink(method, params, origin)
+        self._sink(method, params, origin, self.inflight)
 
     def receive(self, message: Any, origin: Hashable = None) -> bool:
         """A relay's hot path: the child's result for one of our requests (an id we minted,
@@ -90,17 +95,21 @@ Gate = Callable[[str, JsonObject], Awaitable[JsonObject | None]]
 
 
 class Connection:
-    """A started, initialized child: its session and what it said at initialize."""
+    """A started, initialized child: its session, what it said at initialize, and the
+    channel requests reach it through (its revision hidden: channel.py)."""
 
     def __init__(self, session: ChildSession, transport: Transport, watchdog: Watchdog) -> None:
         self.session = session
         self.transport = transport
         self.watchdog = watchdog
         self.capabilities: JsonObject = {}
+        self.channel = LegacyChannel("", session, session.inflight)
+        #: A call can take the relay's hot path: an initialized stdio child, whose calls
+        #: have no timeout of their own (HTTP's client re-establishes expired sessions).
+        self.direct = False
         #: While set, each front request waits for it and is decided by it before it reaches
         #: the child, and none takes the relay's hot path (`direct` is False meanwhile).
         self.gate: Gate | None = None
-        self.direct = True
         #: What its process started, stopped with it (a stdio child's, once it runs).
         self.lineage: Lineage | None = None
 
@@ -108,6 +117,10 @@ class Connection:
         """None: a front request may be sent on it now; else the answer it gets instead."""
         gate = self.gate
         return None if gate is None else await gate(method, params or {})
+
+    @property
+    def inflight(self) -> InFlight:
+        return self.session.inflight
 
     @property
     def pid(self) -> int | None:
@@ -135,6 +148,9 @@ class Connection:
         if lineage is not None:
             lineage.catch()
         with contextlib.suppress(Exception):
+            # Ours: what is pending (the gateway's own listen on a 2026-07-28 child) fails
+            # with it, without the session's warning about failed requests.
+            self.session.close(ConnectionClosed("the gateway closed the connection"))
             await self.session.aclose()
         if pid is not None:
             kill_group(pid)
@@ -201,7 +217,7 @@ async def connect(
         transport = make_transport(server, max_message_bytes=max_message_bytes)
     if isinstance(transport, StdioTransport):
         transport.read_gate = read_gate
-    session = ChildSession(transport, on_notification)
+    session = ChildSession(transport, on_notification, InFlight())
     session.request_handlers.update(handlers)
     connection = Connection(session, transport, watchdog)
     try:
@@ -218,6 +234,13 @@ async def connect(
         await connection.close()
         raise StartFailed(_start_error(server, connection, exc, timeout)) from exc
     connection.capabilities = result.capabilities
+    kind = LegacyChannel if session.stateless is None else StatelessChannel
+    connection.channel = kind(server.name, session, session.inflight)
+    connection.direct = (
+        kind is LegacyChannel
+        and isinstance(server.target, StdioTarget)
+        and server.tool_timeout_sec is None
+    )
     session.on_closed = on_closed
     if session.closed:  # it died right after the handshake: report it like any death
         on_closed(session.closed_error())

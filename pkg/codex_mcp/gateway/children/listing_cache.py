@@ -1,4 +1,5 @@
-"""Each child's last good tool listing, kept on disk so the next gateway serves it at once
+"""Each child's last good tool listing, and what it declared then, kept on disk so the next
+gateway serves the listing at once and declares what the child offers before it is up
 (specs/gateway.md, "Serving": The first list is complete). Reading or writing it never fails
 the gateway."""
 
@@ -50,6 +51,14 @@ def cache_key(server: ServerConfig, capabilities: JsonObject) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Kept:
+    tools: list[JsonObject]
+    #: The capabilities the child declared when it listed them (None: a file from before
+    #: they were kept).
+    capabilities: JsonObject | None = None
+
+
 class ListingCache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -57,12 +66,12 @@ class ListingCache:
     def path(self, server: ServerConfig, capabilities: JsonObject) -> Path:
         return self.directory / f"{cache_key(server, capabilities)}.json"
 
-    def load(self, server: ServerConfig, capabilities: JsonObject) -> list[JsonObject] | None:
+    def load(self, server: ServerConfig, capabilities: JsonObject) -> Kept | None:
         """The child's last good listing, or None (none kept, or an unusable one: said once)."""
         path = self.path(server, capabilities)
         try:
             document = read_json_file(path, max_bytes=MAX_CACHE_BYTES, max_depth=_MAX_DEPTH)
-            return _tools_of(document)
+            return _kept_of(document)
         except FileNotFoundError:
             return None
         except JsonFileError as error:
@@ -73,7 +82,13 @@ class ListingCache:
             )  # fmt: skip
             return None
 
-    def save(self, server: ServerConfig, capabilities: JsonObject, tools: list[JsonObject]) -> None:
+    def save(
+        self,
+        server: ServerConfig,
+        capabilities: JsonObject,
+        tools: list[JsonObject],
+        offered: JsonObject | None = None,
+    ) -> None:
         """Replace the child's entry (atomically: a reader sees the old or the new one)."""
         path = self.path(server, capabilities)
         try:
@@ -84,8 +99,11 @@ class ListingCache:
             return
         try:
             kept = [tool for tool in tools if _usable(tool)]  # what load would refuse
+            document: JsonObject = {"format": _FORMAT, "tools": kept}
+            if offered is not None:
+                document["capabilities"] = offered
             with os.fdopen(fd, "wb") as file:
-                file.write(orjson.dumps({"format": _FORMAT, "tools": kept}))
+                file.write(orjson.dumps(document))
             os.replace(temporary, path)
         except (OSError, TypeError, ValueError) as error:  # orjson's encode error is a TypeError
             log.debug("%s: listing not cached: %s", server.name, error)
@@ -102,8 +120,8 @@ def _usable(tool: Any) -> bool:
     )
 
 
-def _tools_of(document: Any) -> list[JsonObject]:
-    """The tool list of a kept listing, every value type-checked (JsonFileError: not one)."""
+def _kept_of(document: Any) -> Kept:
+    """A kept listing, every value type-checked (JsonFileError: not one)."""
     if not isinstance(document, dict):
         raise JsonFileError(f"not an object: {type(document).__name__}")
     if document.get("format") != _FORMAT:
@@ -113,4 +131,7 @@ def _tools_of(document: Any) -> list[JsonObject]:
         raise JsonFileError('"tools" is not a list')
     if not all(_usable(tool) for tool in tools):
         raise JsonFileError("a tool in it is not an object with a name")
-    return tools
+    capabilities = document.get("capabilities")
+    if capabilities is not None and not isinstance(capabilities, dict):
+        raise JsonFileError('"capabilities" is not an object')
+    return Kept(tools, capabilities)

@@ -1,5 +1,6 @@
-"""A front request sent on to its child and answered from the child's answer (`calls.py`),
-with what the 2026-07-28 revision adds: the envelope (`envelope.py`), a 2026-07-28-only
-child's rounds (`stateless.py`) and tasks (`tasks.py`), and the child's questions put to the
-client as the front's revision asks them (`questions.py`). It imports the children below
-it, never the routing or the gateway's top."""
+"""A front request sent on to its child and answered from the child's answer: the front
+request built once (`front.py`), the hot path and the one awaited request (`calls.py`), which
+call a child's message belongs to (`attribution.py`), 2025-11-25 tasks (`front_tasks.py`, its
+handle table `task_handles.py`), subscriptions and listens (`subscriptions.py`), skills
+(`skills.py`). A child's revision is its channel's (children/channel.py). It imports the
+children below it, never the routing or the gateway's top."""

@@ -1,20 +1,24 @@
-"""Whose a shared child's unmarked message is: the one client session that ever sent it a
-request, while there is one; and what the gateway says when it cannot tell
-(specs/gateway.md, "Relaying": Which call)."""
+"""Which front request a child's message belongs to: the one its connection names (its
+stream, progress token or related task), else for a stdio child with one call in flight,
+that call when it can only be that call's; whose a shared child's unmarked message is (the
+one client session that ever sent it a request, while there is one); and what the gateway
+says when it cannot tell (specs/gateway.md, "Relaying": Which call)."""
 
 from __future__ import annotations
 
 import logging
-import weakref
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.errors import McpError
-from codex_mcp.core.jsonrpc import INTERNAL_ERROR
+from codex_mcp.core.jsonrpc import INTERNAL_ERROR, JsonObject
+from codex_mcp.core.versions import Revision
 
 from .. import asked_record
 from ..children.child import Child
+from ..children.inflight import Callers, Entry, InFlight
 
 if TYPE_CHECKING:
     from codex_mcp.core.session import ServerSession
@@ -25,27 +29,42 @@ log = logging.getLogger("codex_mcp.gateway")
 PER_SESSION_FIX = '"per_session": true'
 
 
-def note_caller(child: Child, ctx: RequestContext) -> None:
-    """`ctx`'s session sends `child` a request (called when it is not the child's last
+def note_caller(callers: Callers, ctx: RequestContext) -> None:
+    """`ctx`'s session sends the child a request (called when it is not the child's last
     caller, or not a legacy session's request). A second session, or a 2026-07-28 caller
     (whose requests share no session), ends attribution for the child's life: work that an
     earlier call of another session left in the child may speak during any later call."""
-    if child.caller is not None or type(ctx) is not RequestContext:
-        child.callers_mixed = True
-    child.caller = ctx.peer
+    if callers.last is not None or ctx.revision is not Revision.LEGACY:
+        callers.mixed = True
+    callers.last = ctx.peer
 
 
-def sole_caller(child: Child) -> ServerSession | None:
-    """The client session that alone has ever sent `child` a request, if one has: what
-    the child says outside a call, or during several of that session's calls, is its."""
-    return None if child.callers_mixed else child.caller
+def entry_for(
+    child: Child,
+    inflight: InFlight,
+    origin: Hashable,
+    params: JsonObject | None,
+    sole_session: Callable[[], ServerSession | None],
+) -> Entry | None:
+    """The in-flight request a message the child sent on this connection belongs to, when
+    that can be told. Over stdio nothing marks an SDK server's question: while one call is in
+    flight it is that call's if the child is the call's client's alone (per-session), if
+    one session alone has ever used it, or if the gateway serves one session (stdio)."""
+    entry = inflight.entry_for(origin, params)
+    if entry is not None or not child.is_stdio or len(inflight.calls) != 1:
+        return entry
+    only = next(iter(inflight.calls.values()))
+    ctx = only.ctx
+    if child.owner is not None or child.callers.sole is ctx.peer or ctx.session is sole_session():
+        return only
+    return None
 
 
-def sessions_served(child: Child) -> str:
+def sessions_served(callers: Callers) -> str:
     """`none`, `one` or `several`: how many client sessions have sent the child requests."""
-    if child.callers_mixed:
+    if callers.mixed:
         return "several"
-    return "none" if child.caller is None else "one"
+    return "none" if callers.last is None else "one"
 
 
 def _entry(child: Child, config: Path | None) -> str:
@@ -74,7 +93,7 @@ def _outside_calls(child: Child, config: Path | None) -> str:
 def refusal(child: Child, method: str) -> McpError:
     """The error a shared child's unattributed request gets. Short, the fix first: the child
     usually turns it into its call's error, which is cut to one line on the way back."""
-    if child.calls:
+    if child.in_flight:
         fix = f"set {PER_SESSION_FIX} in the .mcp.json entry of {child.name!r}"
         why = "it asked during a call its stdio pipe does not name, and several sessions use it"
     else:
@@ -90,16 +109,16 @@ def unrouted(child: Child, kind: str, what: str, config: Path | None) -> None:
     claims: counted (gateway_status), the first during calls and the first outside them
     logged as a warning with the fix, and each kind seen during calls recorded for
     `codex-mcp lint` (asked_record)."""
-    child.unrouted += 1
-    if child.calls:
-        child.unrouted_in_calls += 1
-        first, why = child.unrouted_in_calls == 1, _during_call(child, config)
-        seen = _recorded.setdefault(child, set())
-        if kind not in seen and child.cache is not None:
-            seen.add(kind)
+    callers = child.callers
+    callers.unrouted += 1
+    if child.in_flight:
+        callers.unrouted_in_calls += 1
+        first, why = callers.unrouted_in_calls == 1, _during_call(child, config)
+        if kind not in callers.recorded and child.cache is not None:
+            callers.recorded.add(kind)
             asked_record.record(child.server, kind, child.cache.directory)
     else:
-        first = child.unrouted - child.unrouted_in_calls == 1
+        first = callers.unrouted - callers.unrouted_in_calls == 1
         why = _outside_calls(child, config)
     log.log(
         logging.WARNING if first else logging.DEBUG,
@@ -108,10 +127,6 @@ def unrouted(child: Child, kind: str, what: str, config: Path | None) -> None:
         what,
         why,
     )
-
-
-#: The kinds each child's record has been given in this process (written once each).
-_recorded: weakref.WeakKeyDictionary[Child, set[str]] = weakref.WeakKeyDictionary()
 
 
 def advice(unrouted: int, in_calls: int) -> str | None:

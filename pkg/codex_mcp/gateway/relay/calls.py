@@ -1,109 +1,105 @@
 """Requests relayed to a child, each tied to the front request that caused it (specs/gateway.md,
-"Relaying")."""
+"Relaying"): the hot path of a tools/call (`RelayedCall`), and `request`, the one wait on a
+child (through its channel, whatever revision either end speaks) and the one error mapping,
+for every other request."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from codex_mcp.client.errors import McpClientError
-from codex_mcp.client.session import ClientSession
 from codex_mcp.codex_compat.repair import normalize_result
-from codex_mcp.core.calls import PROGRESS, CallOptions, ProgressCallback
+from codex_mcp.core.calls import CallOptions, ProgressCallback
 from codex_mcp.core.context import RequestContext
 from codex_mcp.core.deferred import Deferred
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import JsonObject
 from codex_mcp.core.request_meta import ENVELOPE_KEYS
+from codex_mcp.core.versions import Revision
 
-from ..children import revision
+from ..children.channel import TASK_REQUEST_TIMEOUT
 from ..children.child import Child
+from ..children.connection import ChildSession, Connection
+from ..children.inflight import InFlight
 from ..errors import crashed_error, login_command, normalize_exception, raised_by_child
-from . import stateless
 from .attribution import note_caller
-from .questions import call_with_handoff
+from .front import FrontCall, ModernFront, call_with_handoff, progress_relay
 
-#: Told the child and the progress token of a request to it; returns what its pending
-#: request does with the progress (the route relays it).
-ProgressRoute = Callable[[Child, Hashable], ProgressCallback]
+LEGACY = Revision.LEGACY
+#: Told the connection and the progress token of a request to it; returns what the request
+#: does with the progress (the route relays it).
+ProgressRoute = Callable[[Connection, Hashable], ProgressCallback]
 
 
 def call_tool(
-    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext, passthrough: bool
+    child: Child, tool: str, arguments: JsonObject, ctx: RequestContext
 ) -> Awaitable[JsonObject]:
-    """tools/call on the child. The hot path (a stdio child that is up, no per-call timeout)
-    sends at once and answers the front request from the child's answer as it is read: no
-    task, no future, no loop turn between (core/deferred.py), one `RelayedCall` per call."""
-    child.activity += 1
+    """tools/call on the child. The hot path (a stdio child up and initialized, no per-call
+    timeout: `Connection.direct`; a legacy front, or a 2026-07-28 one that can neither get a
+    task nor reach the child in its own revision) sends at once and answers the front
+    request from the child's answer as it is read: no task, no future, no loop turn between
+    (core/deferred.py), one object per call."""
     connection = child.connection
-    legacy_front = type(ctx) is RequestContext  # no 2026-07-28 envelope: no task, no rounds
-    if not legacy_front or ctx.peer is not child.caller:
-        note_caller(child, ctx)
     params = {"name": tool, "arguments": arguments}
-    if (
-        not legacy_front
-        and ctx.can_create_task
-        and (connection is None or connection.session.stateless is None)
-    ):
-        # A 2026-07-28 front that declared tasks: a question from the child makes it one.
-        work = request(child, "tools/call", params, ctx, passthrough, tool)
-        return call_with_handoff(work, ctx)  # type: ignore[arg-type]
-    if not legacy_front and revision.may_speak_stateless(child):
-        # A 2026-07-28 front, and a child that may speak it too: asked in 2026-07-28.
-        return request(child, "tools/call", params, ctx, passthrough, tool)
+    legacy = ctx.revision is LEGACY
     if (
         connection is None
-        or not connection.direct  # held: pinning has not compared its tools yet
-        or child.call_timeout is not None
-        or not child.is_stdio
+        or not connection.direct
+        or not (legacy or not (ctx.can_create_task or child.may_open_lane))
     ):
-        return request(child, "tools/call", params, ctx, passthrough, tool)
+        return _awaited(child, connection, params, FrontCall.of(ctx))
+    if not legacy or ctx.peer is not child.callers.last:
+        note_caller(child.callers, ctx)
     session = connection.session
-    if session.stateless is not None:  # 2026-07-28 only: rounds and tasks to see through
-        return request(child, "tools/call", params, ctx, passthrough, tool)
-    call = RelayedCall(child, session, tool, ctx, passthrough)
+    call = RelayedCall(child, session, tool, ctx)
     meta = ctx.meta
     options = None
     if meta is not None:  # its progress token becomes ours; the rest of _meta goes along
-        token = meta.get("progressToken")
-        if token is not None:
-            call.on_progress = _progress_relay(ctx)
+        call.on_progress = progress_relay(ctx)
         options = CallOptions(on_progress=call.on_progress, meta=_forwarded_meta(meta))
     try:
         request_id = session.request_for(call, params, options)
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
-        raise _error(child, exc, tool, passthrough) from None
+        raise child_error(child, exc, tool) from None
     # The answer cannot come before this: the request is written in a later loop turn.
     call.request_id = request_id
-    child.calls[request_id] = ctx
-    if not legacy_front and getattr(ctx, "rounds", None) is not None:
-        child.interrupts[request_id] = call.abort  # a 2026-07-28 call that may need a round
+    inflight = call.inflight
+    inflight.activity += 1
+    inflight.calls[request_id] = call
     return call
+
+
+def _awaited(
+    child: Child, connection: Connection | None, params: JsonObject, front: FrontCall
+) -> Awaitable[JsonObject]:
+    """tools/call off the hot path (`request`); for a 2026-07-28 front that may get a task,
+    one when a legacy child asks it something (call_with_handoff)."""
+    work = request(child, "tools/call", params, front, params["name"])
+    legacy_child = connection is None or connection.session.stateless is None
+    if isinstance(front, ModernFront) and front.may_become_task and legacy_child:
+        return call_with_handoff(work, front)
+    return work
 
 
 class RelayedCall(Deferred):
     """One tools/call relayed on the hot path, all in one object: the front request's
     answer (a Deferred the core answers from), what waits for the child's answer (the
-    client session's `Waiter`), and what cancelling it does to the child's call."""
+    client session's `Waiter`), its in-flight entry (children/inflight.Entry), and what
+    cancelling it does to the child's call."""
 
-    __slots__ = ("child", "ctx", "on_progress", "passthrough", "request_id", "session", "tool")
+    __slots__ = ("child", "ctx", "inflight", "on_progress", "request_id", "session", "tool")
 
     #: As a Waiter: the child's method, and never settled before its answer (a cancelled
     #: call is taken off the session's list at once).
     method = "tools/call"
     settled = False
+    #: Our id for the child's call, once it is sent.
+    request_id: Any
 
-    def __init__(
-        self,
-        child: Child,
-        session: ClientSession,
-        tool: str,
-        ctx: RequestContext,
-        passthrough: bool,
-    ) -> None:
+    def __init__(self, child: Child, session: ChildSession, tool: str, ctx: RequestContext) -> None:
         # Deferred.__init__, inline (one call less per relayed call).
         self._settle = self._outcome = self._finished = self.on_cancel = None
         self.cancelled = False
@@ -111,29 +107,31 @@ class RelayedCall(Deferred):
         self.session = session
         self.tool = tool
         self.ctx = ctx
-        self.passthrough = passthrough
-        self.request_id: Any = None
         self.on_progress: ProgressCallback | None = None
+        self.inflight: InFlight = session.inflight
 
     def succeed(self, result: JsonObject) -> None:
-        """The child answered: answer the front request."""
-        child = self.child
-        child.calls.pop(self.request_id, None)
-        if child.interrupts:
-            child.interrupts.pop(self.request_id, None)
+        """The child answered: answer the front request (Deferred._finish, inline: the
+        core's answer is sent from here)."""
+        self.inflight.calls.pop(self.request_id, None)
         if "is_error" in result or "structured_content" in result:
             result = normalize_result(result)  # Rust (serde) servers' snake case
-        if child.outer_uri is not None:
-            outer_links(result, child.outer_uri)
-        self._finish(result, None)
+        outer = self.child.outer_uri
+        if outer is not None:
+            outer_links(result, outer)
+        settle = self._settle
+        if settle is None or self._finished is not None or self._outcome is not None:
+            self._finish(result, None)  # awaited, or not bound yet: the general way
+            return
+        self._outcome = (result, None)
+        self._settle = self.on_cancel = None  # no cycles left
+        settle(result, None)
 
     def fail(self, error: Exception) -> None:
         """The child answered with an error (or its connection closed): so does the front."""
-        child = self.child
-        child.calls.pop(self.request_id, None)
-        child.interrupts.pop(self.request_id, None)
+        self.inflight.calls.pop(self.request_id, None)
         if raised_by_child(error):
-            error = _error(child, error, self.tool, self.passthrough)
+            error = child_error(self.child, error, self.tool)
         self.reject(error)
 
     def cancel(self, msg: Any = None) -> bool:
@@ -143,15 +141,13 @@ class RelayedCall(Deferred):
         self._abandon()
         return super().cancel(msg)
 
-    def abort(self, question: BaseException) -> None:
+    def interrupt(self, question: BaseException) -> None:
         """An input-required round for the front call: the child's call ends with it."""
         self._abandon()
         self.reject(question)
 
     def _abandon(self) -> None:
-        child = self.child
-        child.interrupts.pop(self.request_id, None)
-        if child.calls.pop(self.request_id, None) is not None:
+        if self.inflight.calls.pop(self.request_id, None) is not None:
             self.session.abandon(self.request_id)
 
 
@@ -159,79 +155,57 @@ async def request(
     child: Child,
     method: str,
     params: JsonObject,
-    ctx: RequestContext,
-    passthrough: bool,
+    front: FrontCall | RequestContext,
     tool: str | None = None,
     *,
     progress_route: ProgressRoute | None = None,
+    on: Connection | None = None,
 ) -> JsonObject:
     """A request to the child on behalf of a front request, awaited: `tools/call` off the
-    hot path (a child that is starting, a per-call timeout, HTTP, whose client
-    re-establishes an expired session; its result's snake-case fixed), and the others
-    (resources/read, prompts/get, ...), bounded by the child's list timeout.
-    `progress_route`, given, is told the child and the token its progress will carry, and
-    relays it instead (a task's outlives the call: relay/tasks_2025.py)."""
-    child.activity += 1
-    if type(ctx) is not RequestContext or ctx.peer is not child.caller:
-        note_caller(child, ctx)
-    connection = child.connection
-    if connection is None:  # down, or not started yet: a per-session child starts now
-        child.start()
-        if not await child.wait_up(child.startup_timeout) or child.connection is None:
-            raise unavailable(child, tool)
-        connection = child.connection
-    if type(ctx) is not RequestContext and revision.may_speak_stateless(child):
-        lane = await revision.child_for(child, ctx)  # the revision of this front
-        if lane is not child and lane.connection is not None:
-            child, connection = lane, lane.connection
-            child.activity += 1
+    hot path (its result's snake case fixed, its links named as the fronts know them), and
+    every other request; on the connection the front's revision reaches the child by
+    (started now if it is down), or `on` (the one a task lives on). Bounded by the child's
+    call timeout (tools/call, tasks/result), its list timeout, or for tasks/get and
+    tasks/cancel TASK_REQUEST_TIMEOUT. `progress_route`, given, is told the token the child's
+    progress will carry and relays it instead (a task's outlives the call)."""
+    if not isinstance(front, FrontCall):
+        front = FrontCall.of(front)
+    ctx = front.ctx
+    if front.modern or ctx.peer is not child.callers.last:
+        note_caller(child.callers, ctx)
+    connection = on or await child.connection_for(front.modern)
+    if connection is None:
+        raise unavailable(child, tool)
     if connection.gate is not None:  # held (pinning: until its tools are compared)
         answered = await connection.admitted(method, params)
         if answered is not None:
             return answered
     session = connection.session
+    inflight = session.inflight
+    inflight.activity += 1
     request_id = session.new_request_id()
-    calls = child.calls
-    calls[request_id] = ctx
-    is_call = method == "tools/call"
-    on_progress: ProgressCallback | None = (
-        None if ctx.progress_token is None else _progress_relay(ctx)
-    )
-    if on_progress is not None and progress_route is not None:
-        on_progress = progress_route(child, request_id)
-    options = CallOptions(
-        child.call_timeout if is_call else child.list_timeout,
-        on_progress,
-        None if ctx.meta is None else _forwarded_meta(ctx.meta),
-        request_id=request_id,
-    )
-    task = asyncio.current_task()
-    questions: list[BaseException] = []
-    if task is not None and getattr(ctx, "rounds", None) is not None:
-
-        def abort(question: BaseException) -> None:
-            questions.append(question)
-            task.cancel()
-
-        child.interrupts[request_id] = abort
+    if method.startswith("tasks/"):  # about a task: its progress keeps its call's token
+        timeout = child.call_timeout if method == "tasks/result" else TASK_REQUEST_TIMEOUT
+        options = CallOptions(timeout, request_id=request_id)
+    else:
+        on_progress = front.progress()
+        if on_progress is not None and progress_route is not None:
+            on_progress = progress_route(connection, request_id)
+        meta = None if ctx.meta is None else _forwarded_meta(ctx.meta)
+        timeout = child.call_timeout if method == "tools/call" else child.list_timeout
+        options = CallOptions(timeout, on_progress, meta, request_id=request_id)
+    inflight.calls[request_id] = front
     try:
-        if session.stateless is None:
-            result = await session.request(method, params, options)
-        else:
-            result = await stateless.request(child, session, method, params, options, ctx)
-    except asyncio.CancelledError:
-        if not questions or task is None:
-            raise
-        task.uncancel()
-        raise questions[0] from None
+        result: JsonObject = await front.wait(
+            connection.channel.request(method, params, options, front)
+        )
     except McpClientError as exc:
         if not raised_by_child(exc):
             raise
-        raise _error(child, exc, tool, passthrough) from None
+        raise child_error(child, exc, tool) from None
     finally:
-        calls.pop(request_id, None)
-        child.interrupts.pop(request_id, None)
-    if not is_call:
+        inflight.calls.pop(request_id, None)
+    if method != "tools/call":
         return result
     if child.outer_uri is not None:
         outer_links(result, child.outer_uri)
@@ -276,27 +250,20 @@ def unavailable(child: Child, tool: str | None) -> McpError:
     return McpError(error["code"], error["message"], error["data"])
 
 
-def _error(child: Child, exc: McpClientError, tool: str | None, passthrough: bool) -> McpError:
-    """The client's exception as the error the front client gets (errors.py)."""
+def child_error(child: Child, exc: McpClientError, tool: str | None) -> McpError:
+    """The client's exception as the error the front client gets (errors.py, unless
+    WRAPPER_ERROR_PASSTHROUGH); a login the server no longer takes puts the child into
+    `needs login`, whatever the request was."""
+    passthrough = child.env.error_passthrough
     error = normalize_exception(exc, server=child.name, tool=tool, passthrough=passthrough)
     if login_command(error) is not None:
         child.login_lost(error)  # revoked, or its refresh refused: it waits for a new one
     return McpError(error["code"], error["message"], error.get("data"))
 
 
-def _progress_relay(ctx: RequestContext) -> Callable[[JsonObject], None]:
-    token = ctx.progress_token
-
-    def relay(params: JsonObject) -> None:
-        if not ctx.cancelled and not ctx.in_task:  # a task's call was answered long ago
-            ctx.peer.notify(PROGRESS, {**params, "progressToken": token}, ctx.request_id)
-
-    return relay
-
-
 def _forwarded_meta(meta: JsonObject) -> JsonObject | None:
     """The front request's `_meta`, without its progress token (the child gets ours) and
-    without a 2026-07-28 envelope: the child speaks the era it was started in, and its
+    without a 2026-07-28 envelope: the child speaks the revision it was greeted in, and its
     rounds, tasks and questions are ours to translate for the front client."""
     if "progressToken" not in meta and ENVELOPE_KEYS.isdisjoint(meta):
         return meta

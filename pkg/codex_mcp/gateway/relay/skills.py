@@ -37,18 +37,23 @@ MAX_PAGES = 100
 def skills_settings(child: Child) -> JsonObject | None:
     """The Skills extension settings a child that is up declares, or None."""
     connection = child.connection
-    extensions = connection.capabilities.get("extensions") if connection is not None else None
+    return _settings(connection.capabilities) if connection is not None else None
+
+
+def _settings(capabilities: JsonObject) -> JsonObject | None:
+    extensions = capabilities.get("extensions")
     settings = extensions.get(SKILLS_EXTENSION) if isinstance(extensions, dict) else None
     return settings if isinstance(settings, dict) else None
 
 
-#: What a gateway declares while a child may still offer skills (not up yet): all of it.
+#: What a gateway declares while a child may still offer skills (not known yet): all of it.
 ALL_FEATURES = ("skills", "directories")
 
 
-def features(children: Sequence[Child]) -> tuple[str, ...]:
-    """ "skills" when a child that is up serves skills, "directories" when one reads them."""
-    declared = [settings for c in children if (settings := skills_settings(c)) is not None]
+def features(offers: Sequence[JsonObject]) -> tuple[str, ...]:
+    """ "skills" when a child (by what it declares) serves skills, "directories" when one
+    reads them."""
+    declared = [settings for offer in offers if (settings := _settings(offer)) is not None]
     found: tuple[str, ...] = ("skills",) if declared else ()
     if any(settings.get("directoryRead") is True for settings in declared):
         found += ("directories",)
@@ -56,7 +61,7 @@ def features(children: Sequence[Child]) -> tuple[str, ...]:
 
 
 async def list_skills(
-    children: Sequence[Child], ctx: RequestContext, outer: Outer, error_passthrough: bool
+    children: Sequence[Child], ctx: RequestContext, outer: Outer
 ) -> list[JsonObject]:
     found: list[JsonObject] = []
     seen: set[str] = set()
@@ -64,7 +69,7 @@ async def list_skills(
         if skills_settings(child) is None:
             continue
         try:
-            entries = await _every_page(child, ctx, error_passthrough)
+            entries = await _every_page(child, ctx)
         except McpError as error:
             log.warning("%s: skills/list failed: %s", child.name, error.message)
             continue
@@ -78,13 +83,20 @@ async def list_skills(
     return found
 
 
-async def get_skill(
-    route: Route, uri: str, ctx: RequestContext, outer: Outer, error_passthrough: bool
-) -> JsonObject:
+async def skill_uris(child: Child, ctx: RequestContext, outer: Outer) -> set[str]:
+    """The SKILL.md URIs (as served) of `child`'s skills, listed live (its error raised: the
+    policy decides a skill's files by them, and refuses when they cannot be known)."""
+    if skills_settings(child) is None:
+        return set()
+    entries = (_outer_entry(child.name, raw, outer) for raw in await _every_page(child, ctx))
+    return {entry["uri"] for entry in entries if entry is not None}
+
+
+async def get_skill(route: Route, uri: str, ctx: RequestContext, outer: Outer) -> JsonObject:
     if route is None or skills_settings(route[0]) is None:
         raise UnknownSkill(uri)
     child, inner = route
-    result = await relay.request(child, "skills/get", {"uri": inner}, ctx, error_passthrough)
+    result = await relay.request(child, "skills/get", {"uri": inner}, ctx)
     entry = _outer_entry(child.name, result.get("skill"), outer)
     if entry is None or entry["uri"] != uri or not _loadable(entry):
         raise McpError(
@@ -94,7 +106,7 @@ async def get_skill(
 
 
 async def read_directory(
-    route: Route, uri: str, ctx: RequestContext, outer: Outer, error_passthrough: bool
+    route: Route, uri: str, ctx: RequestContext, outer: Outer
 ) -> list[JsonObject]:
     settings = skills_settings(route[0]) if route is not None else None
     if route is None or settings is None or settings.get("directoryRead") is not True:
@@ -104,9 +116,7 @@ async def read_directory(
     cursor: Any = None
     for _page in range(MAX_PAGES):
         params: JsonObject = {"uri": inner, **({"cursor": cursor} if cursor else {})}
-        result = await relay.request(
-            child, "resources/directory/read", params, ctx, error_passthrough
-        )
+        result = await relay.request(child, "resources/directory/read", params, ctx)
         items = result.get("resources")
         for item in items if isinstance(items, list) else ():
             if isinstance(item, dict) and isinstance(item.get("uri"), str):
@@ -117,13 +127,13 @@ async def read_directory(
     return children
 
 
-async def _every_page(child: Child, ctx: RequestContext, error_passthrough: bool) -> list[Any]:
+async def _every_page(child: Child, ctx: RequestContext) -> list[Any]:
     entries: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
     for _page in range(MAX_PAGES):
         params: JsonObject = {"cursor": cursor} if cursor else {}
-        result = await relay.request(child, "skills/list", params, ctx, error_passthrough)
+        result = await relay.request(child, "skills/list", params, ctx)
         skills = result.get("skills")
         entries.extend(skills if isinstance(skills, list) else ())
         next_cursor = result.get("nextCursor")

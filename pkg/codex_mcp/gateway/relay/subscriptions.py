@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from codex_mcp.client.errors import McpClientError
 from codex_mcp.core.calls import CallOptions
 from codex_mcp.core.errors import McpError
 from codex_mcp.core.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonObject
@@ -20,6 +21,7 @@ from codex_mcp.core.subscriptions import LIST_FLAGS, Subscription
 
 from ..children.child import Child, Owner
 from ..children.connection import Connection
+from .calls import child_error
 
 log = logging.getLogger("codex_mcp.gateway")
 
@@ -47,17 +49,21 @@ class _Listen:
 
 
 class _ChildListen:
-    """A 2026-07-28-only child's own listen: one request following the lists it offers to
-    change (so its `list_changed` reaches the gateway as a legacy child's does) and every
-    URI fronts hold on it (`child.subscriptions`), sent again when that filter changes."""
+    """A child's subscriptions on one of its connections: how many fronts follow each of its
+    URIs (each is subscribed on the child once), and for a connection spoken to in
+    2026-07-28, its own listen: one request following the lists the child offers to change
+    (so its `list_changed` reaches the gateway as a legacy child's does) and every URI held,
+    sent again when that filter changes."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, name: str, connection: Connection) -> None:
+        self.name = name
         self.connection = connection
+        self.counts: dict[str, int] = {}
         self.task: asyncio.Task[JsonObject] | None = None
         self.sent: JsonObject | None = None
 
-    def follow(self, child: Child) -> None:
-        wanted = _filter(self.connection, child)
+    def follow(self) -> None:
+        wanted = self._filter()
         if wanted == self.sent and self.task is not None and not self.task.done():
             return
         if self.task is not None:
@@ -70,24 +76,22 @@ class _ChildListen:
             "subscriptions/listen", {"notifications": wanted}, CallOptions()
         )
         self.task = asyncio.ensure_future(listen)
-        self.task.add_done_callback(lambda task: _ended(child, task))
+        self.task.add_done_callback(self._ended)
 
+    def _filter(self) -> JsonObject:
+        wanted: JsonObject = {}
+        for flag, kind in LIST_FLAGS.items():
+            offer = self.connection.capabilities.get(kind)
+            if isinstance(offer, dict) and offer.get("listChanged"):
+                wanted[flag] = True
+        if self.counts:
+            wanted["resourceSubscriptions"] = sorted(self.counts)
+        return wanted
 
-def _filter(connection: Connection, child: Child) -> JsonObject:
-    wanted: JsonObject = {}
-    for flag, kind in LIST_FLAGS.items():
-        offer = connection.capabilities.get(kind)
-        if isinstance(offer, dict) and offer.get("listChanged"):
-            wanted[flag] = True
-    uris = sorted(child.subscriptions)
-    if uris:
-        wanted["resourceSubscriptions"] = uris
-    return wanted
-
-
-def _ended(child: Child, task: asyncio.Task[JsonObject]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.info("%s: its subscriptions/listen ended: %s", child.name, task.exception())
+    def _ended(self, task: asyncio.Task[JsonObject]) -> None:
+        error = None if task.cancelled() else task.exception()
+        if error is not None and not self.connection.session.closed:
+            log.info("%s: its subscriptions/listen ended: %s", self.name, error)
 
 
 class ResourceSubscriptions:
@@ -98,78 +102,88 @@ class ResourceSubscriptions:
         self._listens: dict[Subscription, _Listen] = {}
         #: A per-session owner's open listens (where its children's events go).
         self._by_owner: dict[Owner, set[Subscription]] = {}
-        self._child_listens: weakref.WeakKeyDictionary[Connection, _ChildListen] = (
-            weakref.WeakKeyDictionary()
-        )
+        #: Per connection to a child: what fronts follow on it (a restarted child forgot
+        #: what the last one held).
+        self._on: weakref.WeakKeyDictionary[Connection, _ChildListen] = weakref.WeakKeyDictionary()
 
     def __len__(self) -> int:
         return len(self._listens)
 
+    def held(self, connection: Connection | None) -> dict[str, int]:
+        """How many fronts follow each URI held on `connection`."""
+        held = self._on.get(connection) if connection is not None else None
+        return dict(held.counts) if held is not None else {}
+
     # -- one child URI, held by any number of fronts ---------------------------------
-    async def acquire(self, child: Child, inner: str) -> Connection | None:
-        """One more front follows `inner` on `child`; the first is subscribed on the child.
-        The connection it holds it on; None when the child cannot be subscribed to (down,
-        or no `resources.subscribe`)."""
-        connection = child.connection
+    def _held(self, child: Child, connection: Connection) -> _ChildListen:
+        held = self._on.get(connection)
+        if held is None:
+            held = self._on[connection] = _ChildListen(child.name, connection)
+        return held
+
+    async def acquire(
+        self, child: Child, inner: str, connection: Connection | None = None
+    ) -> Connection | None:
+        """One more front follows `inner` on `child` (on `connection`, by default its own);
+        the first is subscribed on the child. The connection it holds it on; None when the
+        child cannot be subscribed to (down, or no `resources.subscribe`)."""
+        connection = connection or child.connection
         if connection is None or not _can_subscribe(connection):
             return None
-        count = child.subscriptions.get(inner, 0)
-        if count == 0 and len(child.subscriptions) >= MAX_CHILD_URIS:
+        counts = self._held(child, connection).counts
+        count = counts.get(inner, 0)
+        if count == 0 and len(counts) >= MAX_CHILD_URIS:
             raise McpError(
                 INVALID_REQUEST,
                 f"too many resource subscriptions on {child.name!r} (at most {MAX_CHILD_URIS})",
             )
-        child.subscriptions[inner] = count + 1
+        counts[inner] = count + 1
         if count == 0:
             try:
                 await self._send(child, connection, inner, subscribe=True)
             except BaseException:
-                self._drop(child, inner)
+                if counts.get(inner, 0) > 1:
+                    counts[inner] -= 1
+                else:
+                    counts.pop(inner, None)
                 raise
         return connection
 
-    def release(self, child: Child, inner: str) -> Awaitable[None] | None:
+    def release(
+        self, child: Child, inner: str, connection: Connection | None = None
+    ) -> Awaitable[None] | None:
         """One front less follows `inner`; the last one's going unsubscribes on the child
         (returned, to await or run in the background)."""
-        count = child.subscriptions.get(inner, 0)
-        if count == 0:  # never held, or the child restarted since (its subscriptions went)
+        connection = connection or child.connection
+        held = self._on.get(connection) if connection is not None else None
+        count = held.counts.get(inner, 0) if held is not None else 0
+        if held is None or connection is None or count == 0:  # never held, or restarted since
             return None
         if count > 1:
-            child.subscriptions[inner] = count - 1
+            held.counts[inner] = count - 1
             return None
-        del child.subscriptions[inner]
-        connection = child.connection
-        if connection is None:
-            return None
+        del held.counts[inner]
         return self._send(child, connection, inner, subscribe=False)
-
-    def _drop(self, child: Child, inner: str) -> None:
-        count = child.subscriptions.get(inner, 0)
-        if count > 1:
-            child.subscriptions[inner] = count - 1
-        else:
-            child.subscriptions.pop(inner, None)
 
     def follow_child(self, child: Child) -> None:
         """A child spoken to in 2026-07-28 is up (or listed again): its listen follows what
         it offers to change, and the URIs held on it (opened once per connection)."""
         connection = child.connection
-        if connection is None or connection.session.stateless is None:
-            return
-        follower = self._child_listens.get(connection)
-        if follower is None:
-            follower = self._child_listens[connection] = _ChildListen(connection)
-        follower.follow(child)
+        if connection is not None and connection.session.stateless is not None:
+            self._held(child, connection).follow()
 
     async def _send(
         self, child: Child, connection: Connection, inner: str, *, subscribe: bool
     ) -> None:
         session = connection.session
         if session.stateless is not None:  # 2026-07-28 only: no resources/subscribe there
-            self.follow_child(child)
+            self._held(child, connection).follow()
             return
         method = "resources/subscribe" if subscribe else "resources/unsubscribe"
-        await session.request(method, {"uri": inner}, CallOptions(child.list_timeout))
+        try:
+            await session.request(method, {"uri": inner}, CallOptions(child.list_timeout))
+        except McpClientError as exc:  # the child's error, as every request's is told
+            raise child_error(child, exc, None) from None
 
     # -- 2026-07-28 listens ------------------------------------------------------------
     async def listen_started(
@@ -177,12 +191,12 @@ class ResourceSubscriptions:
         subscription: Subscription,
         owner: Owner | None,
         route_of: Callable[[str], Route | None],
-        served_by: Callable[[Child], Awaitable[Child]],
+        modern: bool,
     ) -> None:
         """Subscribe on the children serving the listen's URIs (URIs no child serves are
-        followed by nobody: nothing will come for them). `served_by` is where the front's
-        requests to a child go (its own revision's connection: children/revision.py): the
-        listen is held there, on the process the front's calls change."""
+        followed by nobody: nothing will come for them). The listen is held where the
+        front's requests to a child go (Child.connection_for: for a 2026-07-28 front, a
+        dual-revision child's lane), on the process the front's calls change."""
         if len(subscription.resources) > MAX_LISTEN_URIS:
             raise McpError(
                 INVALID_PARAMS,
@@ -202,8 +216,8 @@ class ResourceSubscriptions:
                 continue
             child, inner = route
             try:
-                child = await served_by(child)
-                held = await self.acquire(child, inner)
+                connection = await child.connection_for(modern)
+                held = await self.acquire(child, inner, connection) if connection else None
             except McpError as error:  # refused: the listen goes on for the others
                 log.info("%s: subscribing to %s failed: %s", child.name, inner, error.message)
                 continue
@@ -225,9 +239,9 @@ class ResourceSubscriptions:
                 if not mine:
                     del self._by_owner[owner]
         for child, inner, connection in entry.held:
-            if child.connection is not connection:
+            if connection.session.closed:
                 continue  # restarted (or stopped) since: it holds nothing of ours
-            going = self.release(child, inner)
+            going = self.release(child, inner, connection)
             if going is not None:
                 self._spawn(_quietly(child, inner, going))
 
@@ -255,6 +269,3 @@ async def _quietly(child: Child, inner: str, going: Awaitable[None]) -> None:
         await going
     except Exception as error:  # the child is gone or refuses: nothing left to undo
         log.debug("%s: unsubscribing from %s failed: %s", child.name, inner, error)
-
-
-__all__ = ["MAX_CHILD_URIS", "MAX_LISTENS", "MAX_LISTEN_URIS", "ResourceSubscriptions"]
