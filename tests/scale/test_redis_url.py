@@ -26,7 +26,7 @@ def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Red
         yield server  # type: ignore[misc]
 
 
-def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:
+def run_to_exit(url: str, *more: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -41,7 +41,7 @@ def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
     )
 
 

@@ -78,16 +78,31 @@ sentinel monitor codex 127.0.0.1 {primary} 2
 sentinel down-after-milliseconds codex 1000
 sentinel failover-timeout codex 10000
 sentinel parallel-syncs codex 1
-"""
+{auth}"""
 
 
 class SentinelGroup:
-    """A primary, its replica, and three sentinels watching them as service `codex`."""
+    """A primary, its replica, and three sentinels watching them as service `codex`; with
+    `password` the data nodes require it, with `sentinel_password` the sentinels require
+    theirs (each its own `requirepass`, which they also use with each other)."""
 
-    def __init__(self, root: Path, binary: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        binary: str,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+    ) -> None:
         root.mkdir(parents=True, exist_ok=True)
         self.binary = binary
-        here = ("--dir", str(root))  # a full sync writes an RDB file there
+        self.sentinel_password = sentinel_password
+        here: tuple[str, ...] = ("--dir", str(root))  # a full sync writes an RDB file there
+        auth = ""
+        if password:
+            here += ("--requirepass", password, "--masterauth", password)
+            auth += f"sentinel auth-pass codex {password}\n"
+        if sentinel_password:
+            auth += f"requirepass {sentinel_password}\n"
         self.primary = RedisServer(*here, binary=binary)
         self.replica = RedisServer(
             *here, "--replicaof", "127.0.0.1", str(self.primary.port), binary=binary
@@ -97,7 +112,9 @@ class SentinelGroup:
         for index in range(3):
             port = free_port()
             conf = root / f"sentinel-{index}.conf"  # sentinel rewrites it: its own file
-            conf.write_text(SENTINEL_CONF.format(port=port, dir=root, primary=self.primary.port))
+            conf.write_text(
+                SENTINEL_CONF.format(port=port, dir=root, primary=self.primary.port, auth=auth)
+            )
             process = subprocess.Popen(
                 [binary, str(conf), "--sentinel"],
                 stdout=subprocess.DEVNULL,
@@ -113,7 +130,14 @@ class SentinelGroup:
         until_sync(self._settled, 30, "the replica in sync and known to three sentinels")
 
     def _ask(self, port: int, *args: str) -> str:
-        return self.primary.cli("-p", str(port), *args)  # -p given again: the sentinel's
+        auth = ("-a", self.sentinel_password) if self.sentinel_password else ()
+        cli = CLIS[self.binary]
+        assert cli is not None
+        done = subprocess.run(
+            [cli, "--no-auth-warning", "-h", "127.0.0.1", "-p", str(port), *auth, *args],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        return done.stdout
 
     def _settled(self) -> bool:
         synced = "master_link_status:up" in self.replica.cli("info", "replication")

@@ -11,10 +11,8 @@ import math
 import time
 from collections.abc import Callable
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from redis.exceptions import AuthenticationError, ResponseError
 
 from ..core.jsonrpc import JsonObject
 from ..core.request_state import ExpiredRequestState
@@ -27,7 +25,15 @@ from ..transports.http.store import (
     SessionRecord,
     StoredEvent,
 )
-from .backends import FAILURES, FORMS, Backend, parse_target
+from .backends import (
+    FAILURES,
+    FORMS,
+    Backend,
+    SentinelsRefused,
+    parse_target,
+    refused_credentials,
+    without_password,
+)
 from .bus import Bus
 from .records import PREFIX, Keys, entry_of, fields_of, key_of, parse_published, record_of
 from .writer import WAIT_TIMEOUT_MS, OrderedWriter
@@ -122,9 +128,10 @@ class RedisStore:
                 "give any of sessions, tasks, events, or none"
             )
         try:
+            target = parse_target(url)
             #: The URL as logs and /readyz show it: no password.
             self.shown_url = without_password(url)
-            self.backend = Backend(parse_target(url), max_connections)
+            self.backend = Backend(target, max_connections)
         except ValueError as exc:
             raise ValueError(f"--redis-url is not a Redis URL ({exc}); use {FORMS}") from None
         self.keys = Keys(self.backend.tagged)
@@ -197,6 +204,13 @@ class RedisStore:
                 await self._claim(keys=(self.keys.epoch,))  # an epoch begun at a failover
                 break
             except (*FAILURES, TimeoutError) as exc:
+                if isinstance(exc, SentinelsRefused):
+                    self.on_fatal(
+                        f"codex-mcp-http: the sentinels of {self.shown_url} refused their "
+                        f"credentials ({exc}): fix --redis-url's sentinel_password= (and "
+                        "sentinel_username=); its user and password are the data nodes'"
+                    )
+                    return
                 if refused_credentials(exc):
                     self.on_fatal(
                         f"codex-mcp-http: Redis at {self.shown_url} refused the credentials "
@@ -551,22 +565,6 @@ class _Follow:
 
     def close(self) -> None:
         self._bus.unsubscribe(self._channel, self._listener)
-
-
-def refused_credentials(exc: BaseException) -> bool:
-    """Redis refused the URL's user or password (or wants one): retrying cannot help."""
-    if isinstance(exc, ResponseError) and str(exc).startswith(("NOAUTH", "WRONGPASS")):
-        return True
-    return isinstance(exc, AuthenticationError)
-
-
-def without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + host))
 
 
 __all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]
