@@ -80,6 +80,5 @@ def test_a_password_refused_exits_with_one_line_naming_what_to_fix(
     line = one_line(done)
     assert done.returncode == 78, done.stderr
     assert "refused" in line and fix in line, line
-    print(line)
     for secret in ("p@ss", "p%40ss", "p+ss", "wrong-one"):
         assert secret not in done.stderr, done.stderr

@@ -1,6 +1,7 @@
 """Redis the way operators run it, on loopback ports, started with the package's own
-binaries: a Cluster (`--cluster-enabled`, then `<cli> --cluster create`) and a primary with
-a replica under three sentinels (`<server> --sentinel`). Each has RedisServer's shape
+binaries (redis-server and redis-cli, or valkey-server and valkey-cli): a Cluster
+(`--cluster-enabled`, then `<cli> --cluster create`) and a primary with a replica under
+three sentinels (`<server> --sentinel`). Each has RedisServer's shape
 (`url`, `stop`, `start`, `kill`) so the scale tests run on it unchanged."""
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ class ClusterServer:
     """`size` primaries (each with `replicas` replicas) in one Cluster. A restart keeps the
     topology (each node's nodes.conf) and loses the data, as a restarted cache does."""
 
-    def __init__(self, root: Path, binary: str, size: int = 3, replicas: int = 0) -> None:
+    def __init__(
+        self, root: Path, binary: str, size: int = 3, replicas: int = 0, args: tuple[str, ...] = ()
+    ) -> None:
         root.mkdir(parents=True, exist_ok=True)
+        self.size, self.replicas = size, replicas
         self.nodes: list[RedisServer] = []
         for _ in range(size * (1 + replicas)):
             port = free_port()
@@ -33,7 +37,8 @@ class ClusterServer:
             # A node that misses answering for this long is failing (the cluster refuses
             # commands meanwhile): 1 s flapped on a loaded 2-core machine.
             timing = ("--cluster-node-timeout", "5000", "--dir", str(root))
-            self.nodes.append(RedisServer(*cluster, *timing, port=port, binary=binary))
+            timing += ("--repl-diskless-sync-delay", "0")  # a replica syncs at once
+            self.nodes.append(RedisServer(*cluster, *timing, *args, port=port, binary=binary))
         cli = CLIS[binary]
         assert cli is not None, f"no client for {binary}"
         addresses = [f"127.0.0.1:{n.port}" for n in self.nodes]
@@ -47,6 +52,14 @@ class ClusterServer:
             lambda: all("cluster_state:ok" in n.cli("cluster", "info") for n in self.nodes),
             30,
             "the cluster reporting cluster_state:ok on every node",
+        )
+        until_sync(
+            lambda: (
+                sum("master_link_status:up" in n.cli("info", "replication") for n in self.nodes)
+                == self.size * self.replicas
+            ),
+            30,
+            "every replica in sync with its primary",
         )
 
     def stop(self) -> None:
@@ -165,33 +178,44 @@ class SentinelGroup:
             server.stop()
 
 
-#: The backends of the Redis-backed scale tests: one Redis, one Valkey, a Cluster.
-EVERY: Final = ("redis", "valkey", "cluster")
+#: The Clusters the tests run on: Redis's and Valkey's, each with its own binaries.
+CLUSTERS: Final = ("cluster", "valkey-cluster")
+#: The backends of the Redis-backed scale tests: one Redis, one Valkey, and the Clusters.
+EVERY: Final = ("redis", "valkey", *CLUSTERS)
 #: Those with one server's URL (for tests that read its keys, or take its URL apart).
 ONE_SERVER: Final = ("redis", "valkey")
+
+
+def server_of(name: str) -> str | None:
+    """The server binary of a backend (`valkey-cluster`: valkey-server), if installed."""
+    return SERVERS["valkey" if name.startswith("valkey") else "redis"]
 
 
 def backend_params(*names: str) -> list[Any]:
     """pytest params over the backends, each skipped where its binary is missing."""
     params = []
     for name in names:
-        binary = SERVERS["redis" if name == "cluster" else name]
         why = f"{name}: its server is not installed (scripts/setup.sh installs it)"
-        marks = [] if binary else [pytest.mark.skip(why)]
-        if name == "cluster":
+        marks = [] if server_of(name) else [pytest.mark.skip(why)]
+        if name in CLUSTERS:
             marks.append(pytest.mark.slow)  # three nodes and `--cluster create`: ~2.5 s
         params.append(pytest.param(name, id=name, marks=marks))
     return params
 
 
 @contextlib.contextmanager
-def backend(name: str, root: Path) -> Iterator[RedisServer | ClusterServer]:
-    if name == "cluster":
-        binary = SERVERS["redis"]
-        assert binary is not None
-        server: RedisServer | ClusterServer = ClusterServer(root / "cluster", binary)
+def backend(
+    name: str, root: Path, *args: str, replicas: int = 0
+) -> Iterator[RedisServer | ClusterServer]:
+    """The backend `name` (more server options in `args`; a Cluster's primaries each with
+    `replicas` replicas), stopped after."""
+    binary = server_of(name)
+    assert binary is not None
+    server: RedisServer | ClusterServer
+    if name in CLUSTERS:
+        server = ClusterServer(root / name, binary, replicas=replicas, args=args)
     else:
-        server = RedisServer(binary=SERVERS[name])
+        server = RedisServer(*args, binary=binary)
     try:
         yield server
     finally:

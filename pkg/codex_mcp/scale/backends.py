@@ -7,9 +7,11 @@ events travel by sharded pub/sub). specs/scale.md, "Sentinel and Cluster"."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import unquote
@@ -177,6 +179,14 @@ class SentinelsRefused(AuthenticationError):
     """No sentinel answered, and some refused the URL's sentinel_username/password."""
 
 
+class Unsupported(RedisError):
+    """A Redis we cannot run on (a Cluster of Redis 6): the server stops, saying why."""
+
+
+def _replicas_in(role: Any) -> int:
+    return len(role[2]) if role and role[0] in (b"master", "master") else 0
+
+
 def refused_credentials(exc: BaseException) -> bool:
     """Redis refused the URL's user or password (or wants one): retrying cannot help."""
     if isinstance(exc, ResponseError) and str(exc).startswith(("NOAUTH", "WRONGPASS")):
@@ -211,9 +221,6 @@ class Backend:
         self.target = target
         self.kind = target.kind
         self.sharded = self.tagged = target.kind == "cluster"
-        # Can a write wait for a replica (WAIT on the connection that wrote)? Not through
-        # the Cluster client, which sends WAIT to a node of its own choosing.
-        self.can_wait = target.kind != "cluster"
         timeouts: dict[str, Any] = {
             "socket_timeout": COMMAND_TIMEOUT,
             "socket_connect_timeout": COMMAND_TIMEOUT,
@@ -262,6 +269,7 @@ class Backend:
         )  # fmt: skip
         self._closing.append(self.redis)
         self._node_kwargs = {"ssl": target.tls, **auth}
+        self._checked = False  # sharded pub/sub, once
 
     def line_name(self, channel: str) -> str:
         """Which pub/sub connection holds `channel`: "" (the general one), or in a Cluster
@@ -287,12 +295,68 @@ class Backend:
         return client
 
     async def start(self) -> None:
-        """Learn the Cluster's slots, again (raises while it cannot be reached); make sure
-        the sentinels take their credentials (SentinelsRefused when none does)."""
+        """Learn the Cluster's slots, again (raises while it cannot be reached; Unsupported
+        for a Cluster without sharded pub/sub); make sure the sentinels take their
+        credentials (SentinelsRefused when none does)."""
         if self.kind == "cluster":
             await self.redis.initialize()
+            if not self._checked:
+                await self._sharded_pubsub()
+                self._checked = True
         elif self.kind == "sentinel":
             await self._sentinels_accept()
+
+    async def _sharded_pubsub(self) -> None:
+        """A session's events travel by SPUBLISH (Redis 7 and later, Valkey): a primary
+        without it (Redis 6) is refused at start rather than failing every append. Each
+        primary is asked to SPUBLISH on a channel of its own slots (no one listens)."""
+        for node in self.redis.get_primaries():
+            channels = (f"codex-mcp:probe:{{{n}}}" for n in range(1000))
+            mine = (c for c in channels if self.redis.get_node_from_key(c).name == node.name)
+            channel = next(mine, None)  # None: the node serves no slot
+            try:
+                if channel is not None:
+                    await self.redis.spublish(channel, b"")
+            except ResponseError as exc:
+                if "unknown command" not in str(exc):
+                    raise
+                info = await self.redis.execute_command("INFO", "server", target_nodes=node)
+                valkey = info.get("valkey_version")
+                runs = f"Valkey {valkey}" if valkey else f"Redis {info.get('redis_version')}"
+                raise Unsupported(
+                    f"the Redis Cluster node {node.name} runs {runs} without sharded pub/sub "
+                    "(SPUBLISH), by which a Cluster's session events travel: use Redis 7 or "
+                    "later, or Valkey; or this Redis through Sentinel or as one server"
+                ) from None
+
+    async def replica_counts(self) -> dict[str, int]:
+        """How many replicas each primary has now (ROLE), by node name ("": the one)."""
+        if self.kind != "cluster":
+            return {"": _replicas_in(await self.redis.execute_command("ROLE"))}
+        nodes = self.redis.get_primaries()
+        roles = await asyncio.gather(
+            *(self.redis.execute_command("ROLE", target_nodes=node) for node in nodes)
+        )
+        return {node.name: _replicas_in(role) for node, role in zip(nodes, roles, strict=True)}
+
+    def queue_waits(
+        self, pipe: Any, keys: Sequence[str], replicated: Callable[[str], bool], timeout_ms: int
+    ) -> int:
+        """Append `WAIT 1 timeout_ms` to `pipe` for each primary that takes one of `keys`
+        and is `replicated`, on the connection that writes them: one server's and
+        Sentinel's pipeline is one connection; a Cluster's sends each node's commands on
+        one connection of that node, and a WAIT named for that node after them (the
+        Cluster client would send a plain WAIT to a node of its own choosing)."""
+        if self.kind != "cluster":
+            if not keys or not replicated(""):
+                return 0
+            pipe.wait(1, timeout_ms)
+            return 1
+        nodes = {node.name: node for node in map(self.redis.get_node_from_key, keys)}
+        waited = [node for name, node in nodes.items() if replicated(name)]
+        for node in waited:
+            pipe.execute_command("WAIT", 1, timeout_ms, target_nodes=node)
+        return len(waited)
 
     async def _sentinels_accept(self) -> None:
         """redis-py's discovery counts a sentinel refusing the credentials as one that did
@@ -326,6 +390,6 @@ class Backend:
 
 
 __all__ = [
-    "COMMAND_TIMEOUT", "FAILURES", "FORMS", "Backend", "SentinelsRefused", "Target",
+    "COMMAND_TIMEOUT", "FAILURES", "FORMS", "Backend", "SentinelsRefused", "Target", "Unsupported",
     "parse_target", "refused_credentials", "without_password",
 ]  # fmt: skip
