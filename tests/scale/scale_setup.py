@@ -100,6 +100,15 @@ class RedisServer:
 
 Replicas = Callable[..., list[HttpProcess]]
 
+
+class Trio(list[HttpProcess]):
+    """Three replicas, and the Redis (or Cluster) they share (conftest.trio)."""
+
+    def __init__(self, server: RedisServer, replicas: list[HttpProcess]) -> None:
+        super().__init__(replicas)
+        self.server = server
+
+
 #: What a replica logs once it is connected to Redis and serves (it listens before).
 SERVING = "sessions on Redis"
 

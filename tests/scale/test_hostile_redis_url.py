@@ -70,6 +70,25 @@ def test_a_database_that_is_no_number_redis_takes_is_refused(url: str) -> None:
     assert "database" in refusal(url) or "ASCII" in refusal(url)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:notaport/0",
+        "redis://[::1/0",
+        "redis+sentinel://127.0.0.1:26379",  # no service
+        "redis+sentinel://127.0.0.1:26379/svc/zero",
+        "redis+sentinel://127.0.0.1:26379/svc/0/more",
+        "redis+sentinel://127.0.0.1:x/svc",
+        "redis+cluster://127.0.0.1:7000/0",  # a Cluster has one database
+        "redis+replica://127.0.0.1:6379",
+        "rediss+cluster://[::1:7000",
+        "127.0.0.1:6379",
+    ],
+)
+def test_what_is_not_a_redis_url_is_refused(url: str) -> None:
+    refusal(url)
+
+
 def test_ipv6_hosts_in_brackets_are_read() -> None:
     target = parse_target("redis+sentinel://[::1]:26379,[::1]:26380,[fe80::1%25eth0]/svc/2")
     assert target.nodes == (("::1", 26379), ("::1", 26380), ("fe80::1%eth0", 26379))

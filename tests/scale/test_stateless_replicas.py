@@ -10,7 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from scale_setup import Replicas
+from scale_setup import Replicas, Trio
 
 VERSION = "io.modelcontextprotocol/protocolVersion"
 TASKS = "io.modelcontextprotocol/tasks"
@@ -141,8 +141,8 @@ async def test_a_request_state_is_accepted_once_across_replicas(replicas: Replic
         assert replayed["error"]["data"] == {"reason": "replayed"}
 
 
-async def test_a_listen_stream_hears_what_another_replica_does(replicas: Replicas) -> None:
-    a, b = replicas(2)
+async def test_a_listen_stream_hears_what_another_replica_does(trio: Trio) -> None:
+    a, b, _ = trio
     async with aiohttp.ClientSession() as http:
         made = (
             await post(http, b.url, request(1, "tools/call", name="job", arguments={"seconds": 1}))
