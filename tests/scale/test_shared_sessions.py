@@ -10,7 +10,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import Trio
 from http_helpers import (
     JSON,
     SSE_ONLY,
@@ -22,7 +21,7 @@ from http_helpers import (
     open_session,
     text_of,
 )
-from scale_setup import Replicas
+from scale_setup import Replicas, Trio
 from support.polling import until
 
 JSON_ONLY = {"Accept": "application/json"}
