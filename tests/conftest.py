@@ -20,14 +20,19 @@ ROOT = Path(__file__).resolve().parents[1]
 # real one in tests (a listing cached by one run would change what the next one sees).
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="codex-mcp-test-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+# Nor its state directory: every gateway pins what it serves in a trust lock there.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="codex-mcp-test-state-")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], True)
 
 
 @pytest.fixture(autouse=True)
 def _own_cache_directory(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each test starts with an empty cache directory (its gateways inherit it)."""
+    """Each test starts with an empty cache directory and an empty state directory (its
+    gateways inherit them)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ our servers (one place for the config skeleton, the start and the wait)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 from support.processes import free_port as free_port
 
+#: The nginx configuration we ship (deploy/nginx), which tests run as it is.
+SHIPPED = Path(__file__).resolve().parents[1] / "deploy/nginx/codex-mcp.conf"
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 
 _CONF = """
@@ -36,6 +39,20 @@ def upstream(name: str, bases: list[str], options: str = "") -> str:
     """An `upstream` block over base URLs (http://host:port)."""
     servers = "".join(f"    server {b.removeprefix('http://')}{options};\n" for b in bases)
     return f"  upstream {name} {{\n{servers}  }}\n"
+
+
+def shipped_config(bases: list[str]) -> str:
+    """The shipped file with only its replica lines (ours: base URLs http://host:port) and its
+    port (a {port} on 127.0.0.1) replaced."""
+    text = SHIPPED.read_text()
+    servers = "".join(
+        f"    server {b.removeprefix('http://')} max_fails=1 fail_timeout=10s;\n" for b in bases
+    )
+    text, count = re.subn(r"(    server 127\.0\.0\.1:800\d [^\n]*\n)+", servers, text)
+    assert count == 1
+    text, count = re.subn(r"listen 8000;", "listen 127.0.0.1:{port};", text)
+    assert count == 1
+    return text
 
 
 class NginxProxies:

@@ -96,10 +96,7 @@ class CompositeProvider(Provider):
 
     # -- tools -----------------------------------------------------------------
     async def list_tools(self, ctx: RequestContext) -> Sequence[JsonObject]:
-        listings = await self._each(
-            "listing tools", ctx, [p.list_tools(ctx) for p in self.providers]
-        )
-        merged, self._tools = _merge(self.providers, listings, "name")
+        merged, self._tools = await self._listed("tools", "name", ctx)
         return merged
 
     def call_tool(
@@ -121,10 +118,7 @@ class CompositeProvider(Provider):
 
     # -- prompts ---------------------------------------------------------------
     async def list_prompts(self, ctx: RequestContext) -> Sequence[JsonObject]:
-        listings = await self._each(
-            "listing prompts", ctx, [p.list_prompts(ctx) for p in self.providers]
-        )
-        merged, self._prompts = _merge(self.providers, listings, "name")
+        merged, self._prompts = await self._listed("prompts", "name", ctx)
         return merged
 
     async def get_prompt(
@@ -139,19 +133,11 @@ class CompositeProvider(Provider):
 
     # -- resources -------------------------------------------------------------
     async def list_resources(self, ctx: RequestContext) -> Sequence[JsonObject]:
-        listings = await self._each(
-            "listing resources", ctx, [p.list_resources(ctx) for p in self.providers]
-        )
-        merged, self._resources = _merge(self.providers, listings, "uri")
+        merged, self._resources = await self._listed("resources", "uri", ctx)
         return merged
 
     async def list_resource_templates(self, ctx: RequestContext) -> Sequence[JsonObject]:
-        listings = await self._each(
-            "listing resource templates",
-            ctx,
-            [p.list_resource_templates(ctx) for p in self.providers],
-        )
-        merged, index = _merge(self.providers, listings, "uriTemplate")
+        merged, index = await self._listed("resource_templates", "uriTemplate", ctx)
         self._templates = list(index.items())
         return merged
 
@@ -184,10 +170,7 @@ class CompositeProvider(Provider):
 
     # -- skills ----------------------------------------------------------------
     async def list_skills(self, ctx: RequestContext) -> Sequence[JsonObject]:
-        listings = await self._each(
-            "listing skills", ctx, [p.list_skills(ctx) for p in self.providers]
-        )
-        merged, _index = _merge(self.providers, listings, "uri")
+        merged, _index = await self._listed("skills", "uri", ctx)
         return merged
 
     async def get_skill(self, uri: str, ctx: RequestContext) -> JsonObject:
@@ -237,6 +220,14 @@ class CompositeProvider(Provider):
         return (self._resources or {}).get(uri)
 
     # -- helpers ---------------------------------------------------------------
+    async def _listed(
+        self, kind: str, key: str, ctx: RequestContext
+    ) -> tuple[list[JsonObject], dict[str, Provider]]:
+        """Every provider's `list_<kind>` at once, merged by `key` (with its index)."""
+        calls = [getattr(p, f"list_{kind}")(ctx) for p in self.providers]
+        listings = await self._each(f"listing {kind.replace('_', ' ')}", ctx, calls)
+        return _merge(self.providers, listings, key)
+
     async def _each(
         self, what: str, ctx: RequestContext, calls: list[Coroutine[Any, Any, Any]]
     ) -> list[Sequence[JsonObject] | None]:

@@ -5,6 +5,7 @@ and every HttpConfig alike: each refusal a StartupError saying what to do
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -50,6 +51,34 @@ def refuse_unsafe(config: HttpOptions, bearer_tokens: Sequence[str]) -> None:
             )
     for origin in config.cors_origin:
         refuse_cors_origin(origin.strip())
+    trusted_networks(config.trusted_proxies)
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(entries: Sequence[str]) -> tuple[Network, ...]:
+    """`--trusted-proxies`: addresses or networks, none of them every address (each client
+    could then name any address it likes as its own)."""
+    networks = []
+    for entry in (each.strip() for each in entries):
+        try:
+            network = ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            if entry != "*":
+                raise StartupError(
+                    f"--trusted-proxies {entry!r} is not an address or network; write e.g. "
+                    "--trusted-proxies 127.0.0.1,::1,10.0.0.0/24"
+                ) from None
+            network = None
+        if network is None or network.prefixlen == 0:
+            raise StartupError(
+                f"--trusted-proxies {entry!r} trusts every address, so any client could name "
+                "its own in X-Forwarded-For; list your proxies, e.g. --trusted-proxies "
+                "127.0.0.1,10.0.0.0/24"
+            )
+        networks.append(network)
+    return tuple(networks)
 
 
 def check_oauth(config: HttpOptions) -> None:
@@ -67,18 +96,23 @@ def check_oauth(config: HttpOptions) -> None:
 
 def checked_url(value: str, flag_name: str) -> URL:
     """`value` as an http(s) URL, https unless on loopback."""
+    url = _http_url(value)
+    if url is None:
+        raise StartupError(f"{flag_name} {value!r} is not an http(s) URL")
+    if url.scheme == "http" and not is_loopback_host(url.host or ""):
+        raise StartupError(f"{flag_name} {value!r}: use https (plain http only on loopback)")
+    return url
+
+
+def _http_url(value: str) -> URL | None:
+    """`value` as a URL with a host and the http(s) scheme; None when it is not one."""
     from yarl import URL
 
     try:
         url = URL(value)
-        host = url.host
+        return url if url.host is not None and url.scheme in ("http", "https") else None
     except ValueError:
-        host = None
-    if host is None or url.scheme not in ("http", "https"):
-        raise StartupError(f"{flag_name} {value!r} is not an http(s) URL")
-    if url.scheme == "http" and not is_loopback_host(host):
-        raise StartupError(f"{flag_name} {value!r}: use https (plain http only on loopback)")
-    return url
+        return None
 
 
 def parse_tool_scopes(entries: list[str]) -> list[tuple[str, frozenset[str]]]:
@@ -108,16 +142,9 @@ def refuse_cors_origin(origin: str) -> None:
             "--cors-origin * is not supported: it would let a page from every origin call "
             "this server; list each origin that may, e.g. https://app.example.com"
         )
-    from yarl import URL
-
-    try:
-        url = URL(origin)
-        host = url.host
-    except ValueError:
-        host = None
+    url = _http_url(origin)
     if (
-        host is None
-        or url.scheme not in ("http", "https")
+        url is None
         or url.raw_path not in ("", "/")
         or url.raw_query_string
         or url.raw_fragment

@@ -403,11 +403,21 @@ class HttpOptions(ObserveOptions, SendingDefaults):
         SECURITY,
         metavar="HOSTS",
     )
+    trusted_proxies: Sequence[str] = setting(
+        (),
+        "Reverse proxies (addresses or networks such as 10.0.0.0/8, comma-separated) whose "
+        "X-Forwarded-For names the client: the rightmost address in it not on this list is "
+        "the client's (its guessing bound, its name in the refusal and audit logs). From "
+        "any other peer the header is ignored.",
+        SECURITY,
+        metavar="ADDRESSES",
+        shown="none: the TCP peer is the client",
+    )
     auth_failures_per_minute: int = setting(
         10,
         "Wrong credentials (bearer tokens, OAuth tokens, logins) a client address may send "
         "a minute; past it, 429 with Retry-After and no verdict, the right one included. "
-        "Behind a proxy every client shares its address.",
+        "Behind a proxy, set --trusted-proxies, or its clients share its address.",
         SECURITY,
         metavar="N",
         ge=1,

@@ -88,7 +88,10 @@ def test_each_server_named_with_its_fix(tmp_path: Path) -> None:
 def test_json_shape(tmp_path: Path) -> None:
     config = write_codex_config(tmp_path / "codex", broken_entry("brk", "--tools", "echo"))
     document = doctor(tmp_path, "--config", str(config), "--json").json()
-    assert set(document) == {"schema", "config", "path", "exitCode", "summary", "servers"}
+    assert set(document) == {
+        "schema", "config", "path", "exitCode", "summary", "servers", "mcpSkills",
+    }  # fmt: skip
+    assert document["mcpSkills"] == []  # none synced into Codex's folder (tests/trust)
     assert document["schema"] == "codex-mcp-doctor/1"
     assert document["config"] == str(config)
     assert set(document["path"]) == {"value", "origin"}

@@ -59,7 +59,7 @@ FULL: dict[str, Any] = {
             "enabled_tools": ["a"], "disabled_tools": ["b"],
             "tools": {"t": {"hidden": False, "rename": "r", "description": "d",
                             "annotations": {"readOnlyHint": True, "title": "x"}}},
-            "client_capabilities": {"sampling": {}},
+            "client_capabilities": {"sampling": {}}, "pinning": "locked",
         },
         "b": {
             "url": "http://127.0.0.1:1/mcp", "headers": {"H": "v"},
@@ -68,7 +68,8 @@ FULL: dict[str, Any] = {
         },
     },
     "gateway": {"max_session_children": 3, "max_session_children_per_principal": 1,
-                "principal_idle_sec": 2},
+                "principal_idle_sec": 2, "pinning": "off", "lock_file": "lock.json",
+                "skills_sync": True},
 }  # fmt: skip
 
 #: What a hostile or careless writer puts where something else belongs. The big numbers and

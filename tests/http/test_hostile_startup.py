@@ -184,6 +184,30 @@ def test_a_cors_origin_that_is_no_single_origin_stops_the_start(origin: str, sai
     assert "--cors-origin" in line and said in line, line
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (("--trusted-proxies", "nginx.internal"), {}, "'nginx.internal' is not an address"),
+        (("--trusted-proxies", "127.0.0.1,10.0.0.0/33"), {}, "'10.0.0.0/33' is not an address"),
+        (("--trusted-proxies", "0.0.0.0/0"), {}, "every address"),
+        (("--trusted-proxies", "*"), {}, "every address"),
+        ((), {"CODEX_MCP_TRUSTED_PROXIES": "127.0.0.1,::/0"}, "every address"),
+    ],
+)
+def test_a_trusted_proxy_that_is_no_address_or_every_address_stops_the_start(
+    args: tuple[str, ...], env: dict[str, str], said: str, tmp_path: Path
+) -> None:
+    """Believing every address's X-Forwarded-For would let each client choose its own
+    (its guessing bound, its name in the logs): name the proxies."""
+    line = _one_line(_start("--bearer-token", "t", *args, env=env, cwd=tmp_path))
+    assert "--trusted-proxies" in line and said in line, line
+
+
+def test_a_forwarded_host_that_is_no_host_stops_the_start() -> None:
+    line = _one_line(_start("--forwarded-hosts", "bad host!"))
+    assert "--forwarded-hosts" in line and "'bad host!'" in line, line
+
+
 @pytest.mark.slow
 def test_the_library_refuses_what_the_console_script_refuses(tmp_path: Path) -> None:
     """`server.run("http", ...)` and HttpConfig take the same checks: one line, no traceback."""

@@ -5,31 +5,19 @@ replicas, and a session whose replica dies goes on on another."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 from typing import Any
 
 import aiohttp
 import pytest
 from http_helpers import call, open_session, text_of
-from http_process import ROOT
+from nginx_proxy import shipped_config
 from scale_setup import Replicas
-
-SHIPPED = ROOT / "deploy/nginx/codex-mcp.conf"
 
 
 def rendered(replicas: list[Any]) -> str:
     """The shipped file with our replicas and a {port} to listen on."""
-    text = SHIPPED.read_text()
-    servers = "".join(
-        f"    server {r.base.removeprefix('http://')} max_fails=1 fail_timeout=10s;\n"
-        for r in replicas
-    )
-    text, count = re.subn(r"(    server 127\.0\.0\.1:800\d [^\n]*\n)+", servers, text)
-    assert count == 1
-    text, count = re.subn(r"listen 8000;", "listen 127.0.0.1:{port};", text)
-    assert count == 1
-    return text
+    return shipped_config([r.base for r in replicas])
 
 
 async def whoami(http: aiohttp.ClientSession, url: str, session: dict[str, str], n: int) -> str:

@@ -7,6 +7,7 @@ unanswered when one came in the same burst as the call's result, issue 32)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import orjson
 import pytest
 from codex_mcp.core.framing import FrameDecoder
 from codex_mcp.core.jsonrpc import notification
+from codex_mcp.core.list_changed import LIST_CHANGED_DELAY
 from codex_mcp.transports.stdio import StdioOutbound
 from support.polling import until
 from support.processes import StdioServer
@@ -33,7 +35,12 @@ def server() -> Iterator[StdioServer]:
 
 def call(server: StdioServer, request_id: int, tool: str, **arguments: Any) -> list[Any]:
     """Call `tool`; what the server sent until its answer, the answer last."""
-    server.request(request_id, "tools/call", {"name": tool, "arguments": arguments})
+    return ask(server, request_id, "tools/call", {"name": tool, "arguments": arguments})
+
+
+def ask(server: StdioServer, request_id: int, method: str, params: Any = None) -> list[Any]:
+    """Send a request; what the server sent until its answer, the answer last."""
+    server.request(request_id, method, params)
     seen = []
     while True:
         message = server.read(timeout=30)
@@ -46,19 +53,56 @@ def changes(messages: list[Any]) -> int:
     return sum(m.get("method") == CHANGED for m in messages)
 
 
-@pytest.mark.parametrize("tool", ["burst", "burst_in_thread"])
-def test_a_burst_of_changes_is_announced_before_the_answer_and_once_after(
-    server: StdioServer, tool: str
+def test_a_burst_on_the_loop_is_announced_before_the_answer_and_once_after(
+    server: StdioServer,
 ) -> None:
-    seen = call(server, 1, tool, count=200)
+    """200 changes made in one step of the loop (a tool that never awaits): the delay's timer
+    cannot run among them, so whatever the machine's load the first is announced at once,
+    before the answer, and the other 199 are exactly one more notification (before the answer
+    when the loop gets to the timer before the answer's write, else right after it)."""
+    seen = call(server, 1, "burst", count=200)
     assert "200 added" in str(seen[-1]["result"]), seen[-1]
-    assert changes(seen) == 1, seen  # the first change, at once: before the answer
-    # The 199 changes after it, once the delay is over: one notification, not 199.
-    assert server.read(timeout=10)["method"] == CHANGED
+    assert changes(seen[:1]) == 1, seen  # the first change, at once: before the answer
+    if changes(seen) == 1:
+        assert server.read(timeout=10)["method"] == CHANGED
+    else:
+        assert changes(seen) == 2, seen
     quiet = call(server, 2, "noop")
     assert changes(quiet) == 0, quiet
-    listed = server.call(3, "tools/list")["result"]["tools"]
+    listed = ask(server, 3, "tools/list")[-1]["result"]["tools"]
     assert {f"added_{n}" for n in range(1, 201)} <= {t["name"] for t in listed}
+
+
+def test_a_burst_from_a_thread_is_announced_before_the_answer_and_folded(
+    server: StdioServer,
+) -> None:
+    """200 changes from a worker thread, each handed to the loop: the loop runs between them,
+    so a burst longer than the delay is announced once per delay it spans (decision 72: at
+    most one per LIST_CHANGED_DELAY), never once per change. The first is announced before
+    the answer; after the answer at most one more (the delay the last change fell in)."""
+    started = time.monotonic()
+    seen = call(server, 1, "burst_in_thread", count=200)
+    answered = time.monotonic()
+    assert "200 added" in str(seen[-1]["result"]), seen[-1]
+    before = changes(seen)
+    assert before >= 1 and seen[0]["method"] == CHANGED, seen
+    if answered - started < LIST_CHANGED_DELAY:
+        # The burst fit in the first delay (the unloaded case): the other 199 changes are
+        # one notification when it is over, after the answer.
+        assert before == 1, seen
+        assert server.read(timeout=10)["method"] == CHANGED
+        after = 1 + changes(call(server, 2, "noop"))
+    else:
+        after = changes(call(server, 2, "noop"))
+    listed = ask(server, 3, "tools/list")
+    after += changes(listed)
+    span = time.monotonic() - started  # every notification counted was sent within it
+    assert after <= 1, (before, after)
+    # Notifications at least LIST_CHANGED_DELAY apart, within `span`: the fold, by time.
+    assert before + after <= 1 + span / LIST_CHANGED_DELAY, (before, after, span)
+    assert {f"added_{n}" for n in range(1, 201)} <= {
+        t["name"] for t in listed[-1]["result"]["tools"]
+    }
 
 
 def test_no_change_is_left_unannounced(server: StdioServer) -> None:

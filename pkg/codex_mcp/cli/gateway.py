@@ -45,7 +45,11 @@ STDIO_USAGE = """codex-mcp [options]               serve MCP on stdio (the gatew
        codex-mcp -- CMD [ARGS...]        wrap one server (a gateway of one)
        codex-mcp lint [-- CMD ... | URL | FILE] [--json] [--fix]
                                          how Codex will see a server's tools
-       codex-mcp doctor [--json]         what Codex will see of its config.toml"""
+       codex-mcp doctor [--json]         what Codex will see of its config.toml
+       codex-mcp trust [--accept NAME | --accept-all | --reject [NAME]]
+                                         what changed in the servers' tools and skills
+                                         since they were trusted (specs/trust.md)
+       codex-mcp skills sync [--dry-run] write their skills into Codex's skills folder"""
 HTTP_USAGE = """codex-mcp-http [options]            serve MCP over HTTP (the gateway: below)
        codex-mcp-http --print-codex-config [options]
                                            print the entry for ~/.codex/config.toml
@@ -63,6 +67,14 @@ def intercept(argv: list[str], prog: str) -> tuple[list[str], GatewayConfig | No
         from ..doctor.cli import main as doctor
 
         raise SystemExit(doctor(argv[1:]))
+    if prog == "codex-mcp" and argv[:1] == ["trust"]:
+        from ..trust.cli import main as trust
+
+        raise SystemExit(trust(argv[1:]))
+    if prog == "codex-mcp" and argv[:2] == ["skills", "sync"]:
+        from ..trust.skills_cli import main as skills_sync
+
+        raise SystemExit(skills_sync(argv[2:]))
     own, command = _split(argv)
     if PRINT_CONFIG in own:
         own = [arg for arg in own if arg != PRINT_CONFIG]
@@ -120,7 +132,11 @@ def gateway_core(config: GatewayConfig, max_message_bytes: int | None = None) ->
         env = dataclasses.replace(env, max_message_bytes=max_message_bytes)
     if env.debug:
         logging.getLogger().setLevel(logging.DEBUG)
-    return build_core(config, env)
+    core = build_core(config, env)
+    from ..trust.point import install as pinning
+
+    pinning(core)  # tool definitions and skills pinned (specs/trust.md)
+    return core
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str] | None]:

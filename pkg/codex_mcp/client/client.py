@@ -21,7 +21,7 @@ from . import telemetry as _telemetry
 from .approval import Approval, check_approval
 from .elicitation import with_defaults
 from .errors import McpClientError, is_retryable
-from .paging import every_page, page_of
+from .paging import listing
 from .session import ClientSession, NotificationHandler, ProgressHandler, RequestHandler
 from .skills import SkillFeatures
 from .stateless import StatelessProfile, stateless_capabilities
@@ -300,7 +300,7 @@ class Client(StatelessFeatures, SkillFeatures):
         if cache and cursor is None and self._tool_cache is not None:
             tools = self._tool_cache
         else:
-            page = await self._list_all("tools/list", "tools", cursor, timeout)
+            page = await self._list("tools/list", "tools", cursor, True, timeout)
             items = list(page)
             learn = getattr(self.transport, "learn_tools", None)
             if self.is_stateless and learn is not None:
@@ -501,17 +501,7 @@ class Client(StatelessFeatures, SkillFeatures):
     async def _list(
         self, method: str, key: str, cursor: str | None, all_pages: bool, timeout: float | None
     ) -> Page[JsonObject]:
-        if all_pages:
-            return await self._list_all(method, key, cursor, timeout)
-        raw = await self.session.request(
-            method, {"cursor": cursor} if cursor else None, timeout=timeout
-        )
-        return page_of(raw, key)
-
-    async def _list_all(
-        self, method: str, key: str, cursor: str | None, timeout: float | None
-    ) -> Page[JsonObject]:
-        return await every_page(self.session, method, key, cursor, timeout)
+        return await listing(self.session, method, key, cursor, timeout, all_pages=all_pages)
 
     # -- roots and notifications -------------------------------------------------
     def _list_roots(self, _params: JsonObject) -> JsonObject:

@@ -24,25 +24,40 @@ async def every_page(
     cursor: str | None = None,
     timeout: float | None = None,
     max_pages: int = MAX_PAGES,
+    *,
+    params: JsonObject | None = None,
 ) -> Page[JsonObject]:
-    """Every page of a listing from `cursor`, with the last page's raw result. A cursor
-    seen before ends it (next_cursor None); so does the `max_pages`th page, with the
-    cursor to go on from as next_cursor."""
+    """Every page of a listing from `cursor` (`params`: the request's others), with the last
+    page's raw result. A cursor seen before ends it (next_cursor None); so does the
+    `max_pages`th page, with the cursor to go on from as next_cursor."""
     items: list[JsonObject] = []
     seen: set[str] = set()
-    raw: JsonObject = {}
-    pages = 0
     while True:
-        raw = await session.request(method, {"cursor": cursor} if cursor else None, timeout=timeout)
-        page = page_of(raw, key)
+        page = await listing(session, method, key, cursor, timeout, params)
         items.extend(page)
         cursor = page.next_cursor
-        pages += 1
         if not cursor or cursor in seen:  # a server repeating a cursor would loop forever
-            return Page(items, None, raw)
-        if pages >= max_pages:
-            return Page(items, cursor, raw)
+            return Page(items, None, page.raw)
         seen.add(cursor)
+        if len(seen) >= max_pages:
+            return Page(items, cursor, page.raw)
+
+
+async def listing(
+    session: ClientSession,
+    method: str,
+    key: str,
+    cursor: str | None,
+    timeout: float | None,
+    params: JsonObject | None = None,
+    *,
+    all_pages: bool = False,
+) -> Page[JsonObject]:
+    """One page of a listing from `cursor`, or every page from there with `all_pages`."""
+    if all_pages:
+        return await every_page(session, method, key, cursor, timeout, params=params)
+    asked = {**(params or {}), "cursor": cursor} if cursor else params
+    return page_of(await session.request(method, asked, timeout=timeout), key)
 
 
 def page_of(raw: JsonObject, key: str) -> Page[JsonObject]:

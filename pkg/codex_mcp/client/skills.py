@@ -24,7 +24,7 @@ from codex_mcp.core.skills import (
 )
 
 from .errors import McpClientError
-from .paging import every_page, page_of
+from .paging import listing, page_of
 from .session import ClientSession
 from .types import Page
 
@@ -150,15 +150,14 @@ class SkillFeatures:
         out of the page (it may not be loaded), and a skill listed twice is kept once;
         `raw` keeps what the server sent (the last page's)."""
         self._require_skills()
-        if all_pages:
-            page = await every_page(
-                self.session, "skills/list", "skills", cursor, SKILL_REQUEST_TIMEOUT
-            )
-        else:
-            raw = await self.session.request(
-                "skills/list", {"cursor": cursor} if cursor else {}, timeout=SKILL_REQUEST_TIMEOUT
-            )
-            page = page_of(raw, "skills")
+        page = await listing(
+            self.session,
+            "skills/list",
+            "skills",
+            cursor,
+            SKILL_REQUEST_TIMEOUT,
+            all_pages=all_pages,
+        )
         skills: list[Skill] = []
         seen: set[str] = set()
         for item in page:
@@ -171,14 +170,10 @@ class SkillFeatures:
                 skills.append(skill)
         return Page(skills, page.next_cursor, page.raw)
 
-    async def skill_paths(self) -> list[str]:
-        """The `<skill-path>`s of the skills the server lists (`team/code-review`), or
-        none when it declares no skills or its listing fails: for reports (doctor, lint)
-        that show skills beside what they are about."""
-        return list(await self.skill_descriptions())
-
     async def skill_descriptions(self) -> dict[str, str]:
-        """`skill_paths`, each with its description (what a host shows its model)."""
+        """The `<skill-path>`s of the skills the server lists (`team/code-review`), each
+        with its description (what a host shows its model); none when it declares no skills
+        or its listing fails: for reports (doctor, lint) that show skills."""
         if self.skills_settings() is None:
             return {}
         try:

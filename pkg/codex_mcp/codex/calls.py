@@ -143,15 +143,3 @@ async def run_call(
     except CodexError as exc:
         return error_result(exc)
     return tool_result(result)
-
-
-async def call_tool(
-    driver: CodexDriver, name: str, arguments: JsonObject, ctx: RequestContext
-) -> JsonObject:
-    """The CallToolResult of one call, without bounds. Raises UnknownTool for other names
-    (a -32602)."""
-    try:
-        call = read_call(name, arguments)
-    except CodexError as exc:
-        return error_result(exc)
-    return await run_call(driver, call, ctx)

@@ -55,8 +55,8 @@ class AppServerConnection(Protocol):
 
 
 class _WatchedTransport(Transport):
-    """Passes everything through and also reports the end of the connection to us, not only
-    to the session (which fails its pending requests but has no callback of its own)."""
+    """Passes everything through and also reports the end of the connection to us: when the
+    transport has seen the process go (the session's `on_closed` fires as closing begins)."""
 
     def __init__(self, inner: Transport, on_gone: Callable[[BaseException | None], None]) -> None:
         self.inner = inner

@@ -76,12 +76,10 @@ def _turn_completed(params: JsonObject) -> JsonObject:
         return {"type": "turn_aborted", "turn_id": turn.get("id"), "reason": "interrupted"}
     if status == "failed":
         return {"type": "error", "message": protocol.turn_error_message(turn)}
-    texts = [protocol.agent_message_text(item) for item in turn.get("items") or []]
-    final = [text for text in texts if text is not None]
     return {
         "type": "task_complete",
         "turn_id": turn.get("id"),
-        "last_agent_message": final[-1] if final else None,
+        "last_agent_message": protocol.final_message(turn),
         "duration_ms": turn.get("durationMs"),
     }
 

@@ -233,6 +233,12 @@ def agent_message_text(item: Any) -> str | None:
     return None
 
 
+def final_message(turn: JsonObject) -> str | None:
+    """The last agent message among a completed turn's items."""
+    texts = [agent_message_text(item) for item in turn.get("items") or []]
+    return next((text for text in reversed(texts) if text is not None), None)
+
+
 def turn_error_message(turn: JsonObject) -> str:
     error = turn.get("error")
     if not isinstance(error, dict):

@@ -243,9 +243,8 @@ class TurnRun:
         status = turn.get("status")
         turn_id = str(turn.get("id") or self.turn_id or "")
         if status == "completed":
-            texts = [protocol.agent_message_text(item) for item in turn.get("items") or []]
-            final = [text for text in texts if text is not None]
-            content = final[-1] if final else (self._last_message or "")
+            final = protocol.final_message(turn)
+            content = final if final is not None else (self._last_message or "")
             return TurnResult(self.thread_id, turn_id, content)
         error: CodexError
         if status == "interrupted" and self._refusal is not None:

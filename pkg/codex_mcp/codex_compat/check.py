@@ -24,7 +24,7 @@ from .schema import codex_parameters
 
 Severity = Literal["lost", "warn", "info"]
 #: "duplicate": a second definition of a name, which Codex skips (the first is shown).
-Status = Literal["kept", "changed", "duplicate", "dropped", "lost with its server"]
+Status = Literal["kept", "changed", "duplicate", "dropped", "lost with its server", "withheld"]
 
 SRC_DEFINITION = "codex-rs/codex-mcp/src/rmcp_client.rs (rmcp Tool deserialization)"
 SRC_SCHEMA = "codex-rs/tools/src/json_schema.rs: parse_tool_input_schema, sanitize_json_schema"
@@ -35,6 +35,7 @@ SRC_SANITIZE = "codex-rs/codex-mcp/src/mcp/mod.rs: sanitize_responses_api_tool_n
 SRC_APPROVAL = "codex-rs/core/src/mcp_tool_call.rs: requires_mcp_tool_approval"
 SRC_RESULT = "codex-rs/protocol/src/models.rs: CallToolResult::as_function_call_output_payload"
 SRC_GATEWAY_ROUTING = "codex-mcp gateway, not Codex: specs/gateway.md, Relaying (Which call)"
+SRC_PINNING = "codex-mcp gateway, not Codex: specs/trust.md, Pinning"
 SRC_STARTUP = "codex-rs/codex-mcp/src/rmcp_client.rs (timed out handshaking; startup_timeout_sec)"
 SRC_POISONING = (
     "codex-rs/tools/src/mcp_tool.rs: parse_mcp_tool (the description, whole, to the model)"
@@ -78,7 +79,7 @@ class ToolReport:
 
     @property
     def lost(self) -> bool:
-        return self.status in ("dropped", "lost with its server")
+        return self.status in ("dropped", "lost with its server", "withheld")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,10 +108,12 @@ class Listing:
     #: What a gateway sharing it saw it send during calls and could not tie to one
     #: (gateway/asked_record.py): its questions' methods, "logging".
     asked_in_calls: Sequence[str] = ()
-    #: The paths of the skills it serves (SEP-2640; specs/skills.md).
-    skills: Sequence[str] = ()
-    #: Their descriptions (what Codex would show the model), by path.
+    #: The paths of the skills it serves (SEP-2640; specs/skills.md), each with its
+    #: description (what Codex would show the model).
     skill_descriptions: Mapping[str, str] = field(default_factory=dict)
+    #: The tools a gateway serving it would withhold, changed since they were trusted
+    #: (specs/trust.md): the tool's name -> why.
+    withheld: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -219,7 +222,7 @@ def _lint_server(
     listing: Listing, names: dict[tuple[str, str], CodexName], permissions: Permissions
 ) -> ServerReport:
     report = ServerReport(listing.server, listing.target, seconds=listing.seconds)
-    report.skills = list(listing.skills)
+    report.skills = list(listing.skill_descriptions)
     _startup(listing, report)
     for path, description in listing.skill_descriptions.items():
         report.findings += [
@@ -274,6 +277,10 @@ def _lint_server(
         )
         if broken:  # what else Codex would do, once the server is readable (for --fix)
             linted.status, linted.codex_name = "lost with its server", None
+        elif name in listing.withheld:
+            linted.status, linted.codex_name = "withheld", None
+            message = f"{listing.withheld[name]}: the gateway does not serve it"
+            linted.findings.append(Finding("withheld", "lost", message, SRC_PINNING))
         report.tools.append(linted)
     return report
 

@@ -112,6 +112,9 @@ def main(
     report = asyncio.run(
         _doctor(config, servers, env, chosen.value, chosen.origin, options.max_wait)
     )
+    from ..trust.report import synced_skills  # what `codex-mcp skills sync` wrote there
+
+    report.mcp_skills = synced_skills(path.parent)
     if options.json:
         json.dump(report.to_json(), out, indent=2)
         out.write("\n")

@@ -7,11 +7,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from codex_mcp.core.log_names import printable as escaped
+from codex_mcp.lint.cli import named
 
 from .report import DoctorFinding, DoctorReport, ServerView, ToolView
-
-#: A line naming more tools than this says how many more.
-MAX_NAMED = 8
 
 
 def printable(text: str) -> str:
@@ -37,6 +35,9 @@ def render(report: DoctorReport, out: TextIO) -> None:
         line += f"; {not_started} server(s) Codex cannot use"
     if summary["gatewayChildrenLost"]:
         line += f"; {summary['gatewayChildrenLost']} gateway child server(s) Codex will not get"
+    if report.mcp_skills:
+        shown = ", ".join(printable(f"{name} ({where})") for name, where in report.mcp_skills)
+        print(f"MCP skills Codex lists (codex-mcp skills sync): {shown}", file=out)
     print(line, file=out)
 
 
@@ -48,9 +49,7 @@ def _server(server: ServerView, out: TextIO) -> None:
     else:
         print(f"{head}: {server.status.upper()}", file=out)
     if server.skills:
-        shown = ", ".join(printable(path) for path in server.skills[:MAX_NAMED])
-        more = len(server.skills) - MAX_NAMED
-        print(f"  skills: {shown}{f' and {more} more' if more > 0 else ''}", file=out)
+        print(f"  skills: {named([printable(path) for path in server.skills])}", file=out)
     names = [printable(t.tool) for t in server.tools]
     width = max(map(len, names), default=0)
     for tool, name in zip(server.tools, names, strict=True):
@@ -61,18 +60,16 @@ def _server(server: ServerView, out: TextIO) -> None:
 
 
 def _mark(tool: ToolView) -> str:
+    if tool.status == "withheld":
+        return "WITHHELD"
     if tool.lost:
         return "LOST"
     return {"kept": "ok", "changed": "changed", "filtered": "hidden"}.get(tool.status, tool.status)
 
 
 def _finding(finding: DoctorFinding, out: TextIO) -> None:
-    named = ""
-    if finding.tools:
-        shown = ", ".join(finding.tools[:MAX_NAMED])
-        more = len(finding.tools) - MAX_NAMED
-        named = f" [{shown}{f' and {more} more' if more > 0 else ''}]"
-    line = f"  {finding.severity:<5} {finding.rule}{named}: {finding.message}"
+    tools = f" [{named(finding.tools)}]" if finding.tools else ""
+    line = f"  {finding.severity:<5} {finding.rule}{tools}: {finding.message}"
     print(printable(line), file=out)
     if finding.fix:
         print(printable(f"        fix: {finding.fix}"), file=out)

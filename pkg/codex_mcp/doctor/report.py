@@ -48,9 +48,10 @@ SRC_GATEWAY_STATUS = "codex-mcp gateway: its gateway_status tool (specs/gateway.
 FIRST_TURN_SEC = 1.0
 #: A gateway child in one of these states serves (or will serve) its tools.
 CHILD_SERVING = frozenset({"ready", "starting", "idle", "not started", "stopped"})
-#: What Codex makes of one tool (ToolView.status). Tool pinning will add a state here for a
-#: tool the gateway withholds because its definition changed since it was trusted.
-ToolStatus = Literal["kept", "changed", "dropped", "lost with its server", "filtered"]
+SRC_TRUST = "codex-mcp gateway: pinning (specs/trust.md), as its gateway_status says"
+#: What Codex makes of one tool (ToolView.status); `withheld`: the gateway does not serve it,
+#: its definition changed since it was trusted (specs/trust.md).
+ToolStatus = Literal["kept", "changed", "dropped", "lost with its server", "filtered", "withheld"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ class ToolView:
 
     @property
     def lost(self) -> bool:
-        return self.status in ("dropped", "lost with its server")
+        return self.status in ("dropped", "lost with its server", "withheld")
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "codexName": self.codex_name, "status": self.status}
@@ -131,6 +132,8 @@ class DoctorReport:
     path: str
     path_origin: str
     servers: list[ServerView]
+    #: The MCP skills Codex lists from its skills folder: (its name, `server/path`).
+    mcp_skills: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -162,6 +165,7 @@ class DoctorReport:
             "exitCode": self.exit_code,
             "summary": self.summary(),
             "servers": [s.to_json() for s in self.servers],
+            "mcpSkills": [{"name": name, "from": where} for name, where in self.mcp_skills],
         }
 
 
@@ -216,6 +220,7 @@ def build_report(
             view.findings += _grouped(report.tools, entry)
         view.findings += _filter_findings(server, result.tools)
         view.findings += _children_down(result, view)
+        view.findings += _withheld(result, view)
     return DoctorReport(config, path, path_origin, list(views.values()))
 
 
@@ -347,6 +352,23 @@ def _children_down(result: Started, view: ServerView) -> list[DoctorFinding]:
         )
         findings.append(down)
     return findings
+
+
+def _withheld(result: Started, view: ServerView) -> list[DoctorFinding]:
+    """The gateway's tools it does not serve because they changed since they were trusted
+    (its `gateway_status` says which, and why): Codex will not see them until accepted."""
+    named = []
+    for child in result.children:
+        for item in child.get("withheld") or ():
+            if isinstance(item, dict) and item.get("kind") == "tool":
+                named.append(f"{child.get('name')}/{item.get('name')}")
+                view.tools.append(ToolView(named[-1], None, "withheld"))
+    if not named:
+        return []
+    from codex_mcp.trust.report import FIX  # pinning's words (a deferred use)
+
+    message = "changed since it was trusted (or new where pinning is locked): not served"
+    return [DoctorFinding("lost", "withheld", message, SRC_TRUST, FIX, tuple(named))]
 
 
 def _filter_findings(server: CodexServer, tools: Sequence[Any]) -> list[DoctorFinding]:

@@ -27,11 +27,11 @@ from codex_mcp.client.oauth.store import MemoryStore
 from codex_mcp.client.transports.stdio import StdioTransport
 from codex_mcp.codex_compat.client import codex_client_options
 from codex_mcp.gateway.errors import normalize_exception, one_line
+from codex_mcp.lint.cli import raw_tools
 
 from .codex_config import CodexServer, HttpEntry, StdioEntry
 from .codex_launch import find_command, not_found, server_environment
 
-MAX_PAGES = 100
 #: Our gateway's own tool: the state of each child, asked after the listing of a gateway.
 GATEWAY_STATUS = "gateway_status"
 
@@ -149,16 +149,7 @@ async def _list(
         async with asyncio.timeout(wait):
             async with client:
                 initialized = time.monotonic()
-                tools: list[Any] = []
-                cursor = None
-                for _ in range(MAX_PAGES):
-                    params: dict[str, Any] = {"cursor": cursor} if cursor else {}
-                    page = await client.request("tools/list", params, timeout=wait)
-                    listed = page.get("tools")
-                    tools += listed if isinstance(listed, list) else []
-                    cursor = page.get("nextCursor")
-                    if not isinstance(cursor, str) or not cursor:
-                        break
+                tools = await raw_tools(client, wait)
                 listed_at = time.monotonic()
                 skills = await client.skill_descriptions()
                 children = await _children(client, tools) if gateway else []

@@ -74,6 +74,8 @@ class GatewayProvider(Provider, RelayHooks):
         self.open_transport = open_transport
         #: Told when the configuration is replaced (a reload): the policy point rebinds.
         self.config_listeners: list[Callable[[], None]] = []
+        #: Told when what a child offers changes: pinning judges the catalog again.
+        self.change_listeners: list[Callable[[], None]] = []
         self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
@@ -601,6 +603,8 @@ class GatewayProvider(Provider, RelayHooks):
     # -- what children send (ChildHost) ------------------------------------------
     def child_changed(self, child: Child, kinds: Sequence[ListKind]) -> None:
         self.generation += 1
+        for listener in self.change_listeners:
+            listener()
         self.subscriptions.follow_child(child)  # a 2026-07-28 child's own listen
         owner = child.owner
         for kind in kinds:

@@ -47,6 +47,10 @@ def child_status(child: Child) -> dict[str, Any]:
         "unrouted_messages": child.unrouted,
         "unrouted_in_calls": child.unrouted_in_calls,
         "sessions": attribution.sessions_served(child),
+        "withheld": [
+            {"kind": kind, "name": name, "why": why}
+            for (kind, name), why in sorted(child.withheld.items())
+        ],
     }
 
 
@@ -69,6 +73,7 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
                     "unrouted_messages": 0,
                     "unrouted_in_calls": 0,
                     "sessions": "none",
+                    "withheld": [],
                 }
             )
     for entry in servers:
@@ -80,6 +85,7 @@ def status_result(children: Sequence[Child], per_session: SessionChildren) -> Js
         + (f", up {s['uptime_sec']:g} s" if s["uptime_sec"] is not None else "")
         + (f"; last error: {s['last_error']}" if s["last_error"] else "")
         + (f"; {s['advice']}" if s.get("advice") else "")
+        + "".join(f"; withheld: {w['why']}: run `codex-mcp trust`" for w in s["withheld"])
         for s in servers
     ]
     structured: JsonObject = {"servers": servers}

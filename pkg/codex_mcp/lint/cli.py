@@ -30,7 +30,7 @@ from codex_mcp.core.log_names import printable
 from codex_mcp.gateway import asked_record
 from codex_mcp.gateway.config.json_file import ConfigError
 from codex_mcp.gateway.config.load import find_config, read_config
-from codex_mcp.gateway.config.model import HttpTarget, ServerConfig, StdioTarget
+from codex_mcp.gateway.config.model import GatewayConfig, HttpTarget, ServerConfig, StdioTarget
 from codex_mcp.gateway.config.parse import derive_name
 from codex_mcp.gateway.errors import normalize_exception, one_line
 from codex_mcp.gateway.logins import child_oauth
@@ -92,7 +92,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[ServerConfig]:
+def _servers(
+    options: argparse.Namespace, environ: Mapping[str, str]
+) -> tuple[GatewayConfig, list[ServerConfig]]:
+    """The servers to lint, and the configuration they come from (whose trust lock says
+    what a gateway serving them would withhold; a URL or a command is a wrapped server's)."""
+    servers = _targets(options, environ)
+    if isinstance(servers, GatewayConfig):
+        return servers, _chosen(servers, options)
+    return GatewayConfig(None, tuple(servers), passthrough=True), servers
+
+
+def _targets(
+    options: argparse.Namespace, environ: Mapping[str, str]
+) -> GatewayConfig | list[ServerConfig]:
     target: list[str] = options.target
     if not target:
         path = find_config(Path.cwd(), environ)
@@ -100,7 +113,7 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
             raise ConfigError(
                 "no .mcp.json found (and no target given): give a command after --, a URL, or a config file"
             )
-        return _from_config(path, options, environ)
+        return _from_config(path, environ)
     first = target[0]
     if first.startswith(("http://", "https://")) and len(target) == 1:
         headers = dict(_header(h) for h in options.header)
@@ -114,23 +127,25 @@ def _servers(options: argparse.Namespace, environ: Mapping[str, str]) -> list[Se
     if len(target) == 1 and first.endswith(".json"):
         if not Path(first).is_file():
             raise ConfigError(f"{first}: no such file")
-        return _from_config(Path(first), options, environ)
+        return _from_config(Path(first), environ)
     stdio = StdioTarget(first, tuple(target[1:]))
     raw = {"command": first, "args": list(target[1:])}
     return [ServerConfig(options.name or derive_name(stdio), stdio, where="--", raw=raw)]
 
 
-def _from_config(
-    path: Path, options: argparse.Namespace, environ: Mapping[str, str]
-) -> list[ServerConfig]:
+def _from_config(path: Path, environ: Mapping[str, str]) -> GatewayConfig:
     config = read_config(path, environ)
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    return config
+
+
+def _chosen(config: GatewayConfig, options: argparse.Namespace) -> list[ServerConfig]:
     if not options.server:
         return list(config.enabled_servers)
     unknown = sorted(set(options.server) - {s.name for s in config.servers})
     if unknown:
-        raise ConfigError(f"{path}: no server named {', '.join(unknown)}")
+        raise ConfigError(f"{config.path}: no server named {', '.join(unknown)}")
     return [s for s in config.servers if s.name in options.server]
 
 
@@ -172,16 +187,7 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             client = Client.http(target.url, headers=headers, auth=auth, **codex)
     try:
         async with asyncio.timeout(timeout), client:
-            tools: list[Any] = []
-            cursor = None
-            for _ in range(MAX_PAGES):
-                page = await client.request(
-                    "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
-                )
-                tools += page.get("tools") or []
-                cursor = page.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
+            tools = await raw_tools(client, timeout)
             seconds = time.monotonic() - started
             skills = await client.skill_descriptions()  # after the timing: Codex lists none
         return Listing(
@@ -192,7 +198,6 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
             schema_max_bytes=budget,
             speaks_outside_calls=_speaks_outside_calls(server, client, bool(logged)),
             asked_in_calls=_asked_in_calls(server),
-            skills=list(skills),
             skill_descriptions=skills,
         )
     except TimeoutError:
@@ -201,6 +206,23 @@ async def collect(server: ServerConfig, timeout: float, environ: Mapping[str, st
         command = target.command if isinstance(target, StdioTarget) else None
         error = normalize_exception(exc, server=server.name, command=command)["message"]
     return Listing(server.name, error=error, target=describe(target), schema_max_bytes=budget)
+
+
+async def raw_tools(client: Client, timeout: float) -> list[Any]:
+    """Every page of tools/list as the server sent it, MAX_PAGES at most (lint and doctor
+    judge the items as they are)."""
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await client.request(
+            "tools/list", {"cursor": cursor} if cursor else {}, timeout=timeout
+        )
+        listed = page.get("tools")
+        tools += listed if isinstance(listed, list) else []
+        cursor = page.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            return tools
+    return tools
 
 
 def _speaks_outside_calls(server: ServerConfig, client: Client, logged: bool) -> str | None:
@@ -222,13 +244,27 @@ def _asked_in_calls(server: ServerConfig) -> list[str]:
 
 
 async def lint(
-    servers: Sequence[ServerConfig], timeout: float, environ: Mapping[str, str]
+    servers: Sequence[ServerConfig],
+    timeout: float,
+    environ: Mapping[str, str],
+    config: GatewayConfig | None = None,
 ) -> LintReport:
     listings = await asyncio.gather(*(collect(s, timeout, environ) for s in servers))
+    if config is not None:  # what a gateway serving them would withhold (specs/trust.md)
+        from codex_mcp.trust.report import withheld_tools
+
+        listings = [
+            replace(listing, withheld=withheld_tools(config, server, listing.tools))
+            if listing.error is None
+            else listing
+            for server, listing in zip(servers, listings, strict=True)
+        ]
     return lint_servers(listings)
 
 
 def _mark(tool: ToolReport) -> str:
+    if tool.status == "withheld":
+        return "WITHHELD"
     if tool.lost:
         return "LOST"
     if any(f.severity == "warn" for f in tool.findings):
@@ -241,9 +277,10 @@ def _shown(text: str) -> str:
     return printable(text, SHOWN_CHARS)
 
 
-def _named(names: Sequence[str]) -> str:
+def named(names: Sequence[str]) -> str:
+    """The first MAX_NAMED of `names`, then how many more (lint's and doctor's lines)."""
     more = f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
-    return f"[{', '.join(names[:MAX_NAMED])}{more}]"
+    return f"{', '.join(names[:MAX_NAMED])}{more}"
 
 
 def render(report: LintReport, out: TextIO) -> None:
@@ -271,12 +308,12 @@ def render(report: LintReport, out: TextIO) -> None:
         for tool, name in zip(server.tools, names, strict=True):
             print(f"  {_mark(tool):<8} {name:<{width}}  {tool.codex_name or '-'}", file=out)
         for f, tools in repeated_findings(server.tools):  # a kind once, naming its tools
-            print(_shown(f"  {f.severity:<5} {f.rule} {_named(tools)}: {f.message}"), file=out)
+            print(_shown(f"  {f.severity:<5} {f.rule} [{named(tools)}]: {f.message}"), file=out)
         print(file=out)
     if shared:
         print("Several servers:", file=out)
         for (severity, rule, message), servers in shared.items():
-            print(_shown(f"  {severity:<5} {rule} {_named(servers)}: {message}"), file=out)
+            print(_shown(f"  {severity:<5} {rule} [{named(servers)}]: {message}"), file=out)
         print(file=out)
     n = report.summary()
     unreachable = f"; {n['unreachable']} server(s) could not be listed" if n["unreachable"] else ""
@@ -297,7 +334,7 @@ def main(
     env = os.environ if environ is None else environ
     options = _parser().parse_args(argv)
     try:
-        servers = _servers(options, env)
+        config, servers = _servers(options, env)
     except ConfigError as error:
         print(f"codex-mcp lint: {error}", file=sys.stderr)
         return 2
@@ -306,7 +343,7 @@ def main(
             replace(s, repair=replace(s.repair, schema_max_bytes=options.schema_max_bytes))
             for s in servers
         ]
-    report = asyncio.run(lint(servers, options.timeout, env))
+    report = asyncio.run(lint(servers, options.timeout, env, config))
     plan = fix_plan(report, {s.name: s.raw for s in servers}) if options.fix else None
     if options.json:
         document = report.to_json()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -51,9 +52,20 @@ PROBES = ("/healthz", "/readyz")
 SESSION_NOT_FOUND = -32001
 
 
+#: Who a request comes from (transports/http/client_address.py, behind a trusted proxy).
+ClientAddress = Callable[[web.Request], str | None]
+
+
 class RefusalLog:
-    def __init__(self, audit: AuditLog | None = None, burst: int = 20, window: float = 10.0):
+    def __init__(
+        self,
+        audit: AuditLog | None = None,
+        client_address: ClientAddress | None = None,
+        burst: int = 20,
+        window: float = 10.0,
+    ):
         self.audit = audit
+        self.client_address: ClientAddress = client_address or (lambda request: request.remote)
         self.burst = burst
         self.window = window
         self._window_start = 0.0
@@ -65,7 +77,7 @@ class RefusalLog:
         """Log, count (by status and `kind`, one of REASONS) and audit a refusal."""
         # Everything here but the status came from outside (the path URL-decoded, a
         # reason that may quote a header): each goes through `printable`.
-        client = printable(request.remote)
+        client = printable(self.client_address(request))
         method, path, reason = printable(request.method), printable(request.path), printable(reason)
         self._counts.get(str(status), kind if kind in REASONS else "other").inc()
         if self.audit is not None:

@@ -100,6 +100,12 @@ def _sessions(sessions: list[dict[str, Any]] | None) -> str:
     )
 
 
+def _withheld(withheld: list[dict[str, str]] | None) -> str:
+    """What pinning keeps from Codex (specs/trust.md), and what to run."""
+    said = "; ".join(w["why"] for w in withheld or ())
+    return f"{said}: run `codex-mcp trust`" if said else ""
+
+
 def _children(children: list[dict[str, Any]] | None) -> str:
     if children is None:
         return ""
@@ -109,11 +115,13 @@ def _children(children: list[dict[str, Any]] | None) -> str:
         f'<td class="state {_e(c["state"])}">{_e(c["state"])}</td>'
         f"<td>{_e(c['tools'])}</td><td>{_e(c['restarts'])}</td>"
         f"<td>{_e(_duration(c['uptime_sec']))}</td><td>{_e(c['last_error'] or '')}</td>"
+        f'<td data-test="withheld">{_e(_withheld(c.get("withheld")))}</td>'
         f"<td><pre>{_e(c.get('stderr_tail') or '')}</pre></td></tr>"
         for c in children
     )
     return (
         "<h2>Gateway children</h2><table><tr><th>Server</th><th>State</th><th>Tools</th>"
-        "<th>Restarts</th><th>Up</th><th>Last error</th><th>stderr (tail)</th></tr>"
+        "<th>Restarts</th><th>Up</th><th>Last error</th><th>Withheld</th>"
+        "<th>stderr (tail)</th></tr>"
         f"{rows}</table>"
     )

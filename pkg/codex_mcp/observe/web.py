@@ -13,7 +13,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from .enable import Observed, observe
-from .refusals import RefusalLog
+from .refusals import ClientAddress, RefusalLog
 from .state import ServerState
 from .status_page import PAGE_HEADERS, render
 from .workers import MULTIPROC_ENV
@@ -35,11 +35,12 @@ def observe_app(
     manager: Any,
     config: HttpConfig,
     tracker: Any = None,
+    client_address: ClientAddress | None = None,
 ) -> Observed | None:
-    """Add /metrics and / to `app`, and note its refused requests: `tracker` (the app's
-    first middleware, connections.RequestTracker) tells each answer when given, else a
-    middleware of ours does; with --public-metrics a middleware answers /metrics before
-    the guard."""
+    """Add /metrics and / to `app`, and note its refused requests (from `client_address`,
+    default the TCP peer): `tracker` (the app's first middleware, connections.RequestTracker)
+    tells each answer when given, else a middleware of ours does; with --public-metrics a
+    middleware answers /metrics before the guard."""
     observed = observe(
         core,
         metrics=config.metrics,
@@ -51,7 +52,7 @@ def observe_app(
     observed.state.manager = manager
     if observed.sessions is not None:
         observed.sessions.watch_manager(manager)
-    refusals = RefusalLog(observed.audit)
+    refusals = RefusalLog(observed.audit, client_address)
     prefix = config.prefix
     metrics_path = f"{prefix}/metrics"
     scrape, status_page = pages(observed.state)

@@ -1,7 +1,7 @@
 """Our examples server (examples/everything_server.py) speaking 2026-07-28 only, over stdio:
 `initialize` is refused as a 2026-07-28-only server refuses it, with -32022 and the versions
 it speaks (`--refuse`, the default), or is not there at all (`--stateless`: -32601, a server
-that never had a handshake); over stdio, or Streamable HTTP with `--http`. Its tools make tasks, ask with input-required rounds, and ask
+that never had a handshake); over stdio, or Streamable HTTP with `--http` (`--port=N`). Its tools make tasks, ask with input-required rounds, and ask
 inside tasks: what a gateway in front of it must carry to a client of either era."""
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ if __name__ == "__main__":
     server.tool(read_only=True, task="optional")(where)
     server.tool(read_only=True, task="required")(long_job)
     server.core.extend(NoHandshake())
-    if "--http" in sys.argv[1:]:  # Streamable HTTP on a free port of 127.0.0.1
-        server.run("http", port=0)
+    if "--http" in sys.argv[1:]:  # Streamable HTTP on 127.0.0.1, a free port or --port=N
+        ports = [a.removeprefix("--port=") for a in sys.argv[1:] if a.startswith("--port=")]
+        server.run("http", port=int(ports[0]) if ports else 0)
     else:
         server.run()

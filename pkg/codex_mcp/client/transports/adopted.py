@@ -37,12 +37,6 @@ class AdoptedProcess:
         if self._popen.returncode is None:
             self._popen.send_signal(sig)
 
-    def terminate(self) -> None:
-        self.send_signal(15)
-
-    def kill(self) -> None:
-        self.send_signal(9)
-
     def _watch_exit(self) -> None:
         loop = asyncio.get_running_loop()
         try:

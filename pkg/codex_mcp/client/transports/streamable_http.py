@@ -129,11 +129,7 @@ class StreamableHttpTransport(Transport):
         return kept
 
     def _stateless_headers(self, message: JsonObject, version: str) -> dict[str, str]:
-        headers = {**self.headers, "Accept": "application/json, text/event-stream"}
-        if self._authorization is not None:
-            headers["Authorization"] = self._authorization
-            if self.auth is not None:
-                headers.update(self.auth.proof_headers("POST", self.url))
+        headers = self._authorized("application/json, text/event-stream", "POST")
         headers[VERSION_HEADER] = version
         method = message.get("method")
         if not isinstance(method, str):
@@ -159,12 +155,16 @@ class StreamableHttpTransport(Transport):
             self._listener.cancel()
             self._listener = None
 
-    def _headers(self, accept: str, method: str = "POST") -> dict[str, str]:
+    def _authorized(self, accept: str, method: str) -> dict[str, str]:
         headers = {**self.headers, "Accept": accept}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
             if self.auth is not None:
                 headers.update(self.auth.proof_headers(method, self.url))
+        return headers
+
+    def _headers(self, accept: str, method: str = "POST") -> dict[str, str]:
+        headers = self._authorized(accept, method)
         if self._session_id is not None:
             headers[SESSION_HEADER] = self._session_id
         if self._protocol_version is not None:

@@ -122,6 +122,9 @@ class Child:
         #: of those, the ones sent while calls were in flight (it needs per_session).
         self.unrouted = 0
         self.unrouted_in_calls = 0
+        #: Its tools and skills not served because they changed since they were trusted
+        #: (or are new where nothing new is): (kind, its own name) -> why (specs/trust.md).
+        self.withheld: dict[tuple[str, str], str] = {}
         #: The last client session that sent it a request, and whether any other (or a
         #: 2026-07-28 caller) ever did: while one session alone has, an unmarked message
         #: during its only call is that call's (relay/attribution.py).

@@ -12,6 +12,10 @@ from codex_mcp.codex_compat.config import RepairConfig, ToolSettings
 
 Transport = Literal["stdio", "http", "sse"]
 RestartPolicy = Literal["on-failure", "always", "never"]
+#: How tool definitions and skills are pinned (specs/trust.md): recorded the first time they
+#: are served and withheld once changed; nothing served that the lock lacks; no pinning.
+Pinning = Literal["on-first-use", "locked", "off"]
+PINNING_MODES: tuple[Pinning, ...] = ("on-first-use", "locked", "off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,8 @@ class ServerConfig:
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     tools: dict[str, ToolSettings] = field(default_factory=dict)
+    #: This server's pinning (None: the gateway's `pinning`).
+    pinning: Pinning | None = None
     #: The entry as written (variables not expanded), to print it back (`lint --fix`).
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -119,6 +125,16 @@ class GatewayConfig:
     warnings: tuple[str, ...] = ()
     #: `codex-mcp -- <server> <args...>`: one child, served under its own tool names.
     passthrough: bool = False
+    #: Every server's pinning unless its entry says otherwise (specs/trust.md).
+    pinning: Pinning = "on-first-use"
+    #: The trust lock, when the file names one (`gateway.lock_file`, relative to the file's
+    #: folder: a team commits it); None: one in the state directory (trust/lock.py).
+    lock_file: Path | None = None
+    #: The gateway writes the skills it serves into Codex's skills folder while it runs.
+    skills_sync: bool = False
+
+    def pinning_of(self, server: ServerConfig) -> Pinning:
+        return server.pinning or self.pinning
 
     def server(self, name: str) -> ServerConfig | None:
         return next((s for s in self.servers if s.name == name), None)

@@ -20,9 +20,11 @@ from codex_mcp.codex_compat.names import sanitize as sanitize_name
 
 from .json_file import ConfigError
 from .model import (
+    PINNING_MODES,
     GatewayConfig,
     HttpTarget,
     OAuthConfig,
+    Pinning,
     RestartConfig,
     RestartPolicy,
     ServerConfig,
@@ -68,6 +70,7 @@ def parse_document(
     warnings: list[str] = []
     base_dir = path.parent if path is not None else None
     max_children = per_principal = idle = None
+    trust: dict[str, Any] = {}
     entries: list[tuple[str, Any, str | None]]
     if isinstance(document, list):
         entries = [(f"[{i}]", entry, None) for i, entry in enumerate(document)]
@@ -90,6 +93,7 @@ def parse_document(
                     minimum=1,
                 )
                 idle = options.number("principal_idle_sec", "principalIdleSec")
+                trust = _trust_options(options, base_dir)
                 warnings += [f"{source}: gateway: unknown key {k!r}" for k in options.unknown()]
             warnings += [
                 f"{source}: unknown top-level key {key!r} (ignored)"
@@ -115,7 +119,34 @@ def parse_document(
         per_principal,
         idle if idle else None,
         warnings=tuple(warnings),
+        **trust,
     )
+
+
+def _trust_options(options: Fields, base_dir: Path | None) -> dict[str, Any]:
+    """`gateway.pinning`, `gateway.lock_file` (relative to the file's folder) and
+    `gateway.skills_sync` (specs/trust.md), as GatewayConfig's fields."""
+    found: dict[str, Any] = {}
+    pinning = _pinning(options)
+    if pinning is not None:
+        found["pinning"] = pinning
+    lock_file = options.string("lock_file", "lockFile")
+    if lock_file is not None:
+        if not lock_file.strip() or "\0" in lock_file:
+            raise options.error("lock_file", "must name a file")
+        path = Path(os.path.expanduser(lock_file))
+        found["lock_file"] = path if path.is_absolute() or base_dir is None else base_dir / path
+    sync = options.boolean("skills_sync", "skillsSync")
+    if sync is not None:
+        found["skills_sync"] = sync
+    return found
+
+
+def _pinning(fields: Fields) -> Pinning | None:
+    mode = fields.string("pinning")
+    if mode is not None and mode not in PINNING_MODES:
+        raise fields.error("pinning", f"must be one of {', '.join(PINNING_MODES)}, not {mode!r}")
+    return cast(Pinning, mode)
 
 
 def _map_entries(key: str, value: Any, source: str) -> list[tuple[str, Any, str | None]]:
@@ -196,6 +227,7 @@ def parse_server(
         enabled_tools=fields.string_list("enabled_tools", "enabledTools", "includeTools"),
         disabled_tools=fields.string_list("disabled_tools", "disabledTools", "excludeTools") or (),
         tools=_tools(fields),
+        pinning=_pinning(fields),
         raw=raw,
     )
     unknown = [key for key in fields.unknown() if key not in _FOREIGN_KEYS]

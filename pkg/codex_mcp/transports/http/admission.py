@@ -124,7 +124,7 @@ class Admission:
             return refusal(login.form(403, "Log in from this server's own form."), "origin")
         # The attempt is taken before the body is read: logins sent together, their
         # bodies held back, get no more verdicts than logins sent one by one.
-        attempt = self.guard.guessing.attempt(request.remote)
+        attempt = self.guard.guessing.attempt(self.guard.client_address(request))
         if attempt.wait:
             said = f"Too many failed logins from here: try again in {attempt.wait} s."
             locked = login.form(429, said, {"Retry-After": str(attempt.wait)})

@@ -165,7 +165,7 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     if store.shared:
         store.on_fatal = fatal  # type: ignore[attr-defined]
     # /metrics, the status page, and refusals noted (told each answer by the tracker).
-    observe_app(app, core, manager, config, tracker)
+    observe_app(app, core, manager, config, tracker, guard.client_address)
     if config.cors_origin:
         Cors(config.cors_origin, guard).install(app, admission.middleware)
     if guard.oauth is not None:

@@ -12,7 +12,10 @@ from typing import Final, NamedTuple
 from aiohttp import web
 from yarl import URL
 
+from ...launch import StartupError
 from ...loopback import is_loopback_host
+from ...settings import flag
+from .client_address import ClientAddresses
 from .config import HttpConfig
 from .errors import TokenRefused, error_response, refusal
 from .guessing import Attempt, GuessingLimit, locked_out
@@ -53,7 +56,7 @@ def _configured_hosts(entries: list[str], setting: str) -> list[Host] | None:
             return None
         host = parse_host(entry)
         if host is None:
-            raise ValueError(f"{setting}: {entry!r} is not a host or host:port")
+            raise StartupError(f"{flag(setting)} {entry!r} is not a host or host:port")
         hosts.append(host)
     return hosts
 
@@ -112,7 +115,9 @@ class Guard:
         self.oauth = ResourceServer(config) if config.oauth_issuer else None
         #: Origins whose pages may call us (cors.py): their Origin passes here too.
         self.cors_origins = {o.strip().lower().rstrip("/") for o in config.cors_origin}
-        #: Wrong credentials per client address (the TCP peer's: request.remote).
+        #: Who a request comes from: the TCP peer, or the client a trusted proxy names.
+        self.client_address = ClientAddresses(config.trusted_proxies)
+        #: Wrong credentials per client address.
         self.guessing = GuessingLimit(config.auth_failures_per_minute)
 
     def trusted_forward(self, request: web.Request) -> Host | None:
@@ -229,14 +234,18 @@ class Guard:
         guessing = self.guessing
         # A locked address is answered before its token is looked at, so that neither the
         # answer nor its time tells a right token from a wrong one.
-        wait = 0 if guessing.quiet else guessing.wait(request.remote)
+        quiet = guessing.quiet  # then nobody is locked: who is asking matters not yet
+        client = None if quiet else self.client_address(request)
+        wait = 0 if quiet else guessing.wait(client)
         if wait:
             return None, None, locked_out(wait)
         if self._token_digests:
             fingerprint = self._static(token)
             if fingerprint is not None:  # compared at once: no attempt needs holding
                 return fingerprint, None, None
-        return await self.admit_token(token, guessing.attempt(request.remote))
+        if quiet:
+            client = self.client_address(request)
+        return await self.admit_token(token, guessing.attempt(client))
 
     async def admit_token(
         self, token: str, attempt: Attempt
