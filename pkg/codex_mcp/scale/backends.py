@@ -194,6 +194,21 @@ def refused_credentials(exc: BaseException) -> bool:
     return isinstance(exc, AuthenticationError)
 
 
+def unfixable(exc: BaseException, shown_url: str) -> str | None:
+    """What to say of an error retrying cannot fix (the server stops), or None."""
+    if isinstance(exc, Unsupported):
+        return str(exc)
+    if isinstance(exc, SentinelsRefused):
+        return (
+            f"the sentinels of {shown_url} refused their credentials ({exc}): fix --redis-url's "
+            "sentinel_password= (and sentinel_username=); its user and password are the data "
+            "nodes'"
+        )
+    if refused_credentials(exc):
+        return f"Redis at {shown_url} refused the credentials of --redis-url ({exc}): fix its user and password"
+    return None
+
+
 def without_password(url: str) -> str:
     """The URL as logs and /readyz show it: its password, and every option whose name says
     password (redis-py's `?password=`, `sentinel_password=`), as `***` (read as
@@ -391,5 +406,5 @@ class Backend:
 
 __all__ = [
     "COMMAND_TIMEOUT", "FAILURES", "FORMS", "Backend", "SentinelsRefused", "Target", "Unsupported",
-    "parse_target", "refused_credentials", "without_password",
+    "parse_target", "unfixable", "without_password",
 ]  # fmt: skip

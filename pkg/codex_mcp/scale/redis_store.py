@@ -29,10 +29,8 @@ from .backends import (
     FAILURES,
     FORMS,
     Backend,
-    SentinelsRefused,
-    Unsupported,
     parse_target,
-    refused_credentials,
+    unfixable,
     without_password,
 )
 from .bus import Bus
@@ -180,21 +178,9 @@ class RedisStore:
                 await self._claim(keys=(self.keys.epoch,))  # an epoch begun at a failover
                 break
             except (*FAILURES, TimeoutError) as exc:
-                if isinstance(exc, Unsupported):
-                    self.on_fatal(f"codex-mcp-http: {exc}")
-                    return
-                if isinstance(exc, SentinelsRefused):
-                    self.on_fatal(
-                        f"codex-mcp-http: the sentinels of {self.shown_url} refused their "
-                        f"credentials ({exc}): fix --redis-url's sentinel_password= (and "
-                        "sentinel_username=); its user and password are the data nodes'"
-                    )
-                    return
-                if refused_credentials(exc):
-                    self.on_fatal(
-                        f"codex-mcp-http: Redis at {self.shown_url} refused the credentials "
-                        f"of --redis-url ({exc}): fix its user and password"
-                    )
+                fatal = unfixable(exc, self.shown_url)
+                if fatal is not None:
+                    self.on_fatal(f"codex-mcp-http: {fatal}")
                     return
                 self.mark_down(exc)
                 await asyncio.sleep(delay)
