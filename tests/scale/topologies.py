@@ -195,8 +195,10 @@ def backend_params(*names: str) -> list[Any]:
     """pytest params over the backends, each skipped where its binary is missing."""
     params = []
     for name in names:
-        why = f"{name}: its server is not installed (scripts/setup.sh installs it)"
-        marks = [] if server_of(name) else [pytest.mark.skip(why)]
+        binary = server_of(name)
+        there = binary and (name not in CLUSTERS or CLIS.get(binary))  # and its cli
+        why = f"{name}: its server or cli is not installed (scripts/setup.sh installs them)"
+        marks = [] if there else [pytest.mark.skip(why)]
         if name in CLUSTERS:
             marks.append(pytest.mark.slow)  # three nodes and `--cluster create`: ~2.5 s
         params.append(pytest.param(name, id=name, marks=marks))
