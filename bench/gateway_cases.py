@@ -1,4 +1,5 @@
-"""The gateway's large-payload case of the benchmark suite (bench/run.py): results of 1, 10 and
+"""The gateway's cases of the benchmark suite (bench/run.py) beyond the echo case every server
+runs: the echo case again on one core, and results of 1, 10 and
 50 MB from the same child (our server's `blob` tool) called directly, through the relay floor
 and through codex-mcp as a gateway, in one run. What counts is that each is linear in the
 size: `x_per_mb_largest` is the time per MB of the largest result over that of the smallest
@@ -11,16 +12,18 @@ child's peak RSS (each one's VmHWM, added) once N MB results were relayed, and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
 from codex_mcp.bench import stdio_load
 from codex_mcp.bench.stats import sample_process
+from harness import ECHO, medians
 
 MB = 1_000_000
 #: Calls timed at each size (after one that warms up), fewer for the larger ones.
@@ -94,4 +97,72 @@ def large_results(servers: Sequence[tuple[str, list[str], dict[str, str]]], *, q
         largest = sizes[-1]
         for _, figures in rows:
             figures["x_relay_floor_time"] = figures[f"ms_{largest}mb"] / floor[f"ms_{largest}mb"]
+    return rows
+
+
+#: The echo case with the load generator, the relay (or nothing: "direct") and its child on
+#: one core: issue 38 asks the gateway for 0.9 of the relay floor's throughput there.
+ONE_CORE = "stdio gateway echo on one core"
+
+
+@contextlib.contextmanager
+def on_one_core() -> Iterator[None]:
+    """This process, and what it starts meanwhile, on one core (its last allowed one)."""
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def one_core(
+    servers: Sequence[tuple[str, list[str], dict[str, str]]], *, rounds: int, calls: int = 20000
+) -> Rows:
+    """Each (name, command, env) server's echo throughput with the three processes taking turns
+    on one core, the servers run in turn, round after round (a change of the machine's load
+    then falls on all alike). `core_cpu_us_per_call` is what all three spend per call (the
+    load generator's CPU, the relay's and its child's); `x_relay_floor` and
+    `x_relay_floor_cpu` are the medians of each round's ratio to the relay floor's throughput
+    and CPU per call (the floor's over the row's): other work on the machine takes turns on
+    that core too, and moves the CPU less than the throughput. `x_relay_floor_server_cpu`
+    leaves the load generator out (the relay's and its child's CPU alone: their throughput
+    on a core of their own, the load generator on another)."""
+    runs: list[dict[str, dict[str, Any]]] = []
+    with on_one_core():
+        for _ in range(rounds):
+            done: dict[str, dict[str, Any]] = {}
+            for name, command, env in servers:
+                print(f"  {ONE_CORE}: {name} ...", file=sys.stderr, flush=True)
+                try:
+                    figures = asyncio.run(
+                        stdio_load.measure(
+                            command, params=ECHO, sequential=100, calls=calls, env=env
+                        )
+                    )
+                except Exception as exc:  # reported, not fatal, like every other case
+                    print(f"    skipped {name}: {exc}", file=sys.stderr)
+                    continue
+                figures["core_cpu_us_per_call"] = (
+                    figures["cpu_us_per_call"] + figures["client_cpu_us_per_call"]
+                )
+                done[name] = figures
+            runs.append(done)
+    rows: Rows = []
+    for name, _, _ in servers:
+        each = [done[name] for done in runs if name in done]
+        if not each:
+            continue
+        figures = medians(each)
+        pairs = [
+            (done[name], done["relay floor"]) for done in runs if {name, "relay floor"} <= set(done)
+        ]
+        if pairs:
+            figures["x_relay_floor"] = statistics.median(
+                row["throughput_per_s"] / floor["throughput_per_s"] for row, floor in pairs
+            )
+            for key, by in (("x_relay_floor_cpu", "core_cpu_us_per_call"),
+                            ("x_relay_floor_server_cpu", "cpu_us_per_call")):  # fmt: skip
+                figures[key] = statistics.median(floor[by] / row[by] for row, floor in pairs)
+        rows.append((name, figures))
     return rows

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import socket
 import statistics
 import subprocess
@@ -17,6 +16,7 @@ from typing import Any
 
 import aiohttp
 from codex_mcp.bench import http_load, stdio_load
+from codex_mcp.bench.stats import schedstat_seconds
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -124,14 +124,8 @@ def cold_starts(
 def cpu_ms(pid: int) -> float | None:
     """The CPU a process has used so far (all its threads), to the nanosecond (/proc's
     schedstat; its stat counts 10 ms ticks); None off Linux."""
-    total = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
-                total += int(stat.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return total / 1e6
+    seconds = schedstat_seconds(pid)
+    return None if seconds is None else seconds * 1000
 
 
 async def _stdio_cold_start(command: list[str], env: dict[str, str]) -> tuple[float, float | None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gateway_cases import ONE_CORE
 from harness import stamp
 from observation_case import LABEL as OBSERVATION
 from session_cases import ECHO_LABEL, TM_LABEL
@@ -165,6 +166,15 @@ def _large(rows: Rows) -> str:
     )
 
 
+def _one_core(rows: Rows) -> str:
+    f = rows.get("codex-mcp gateway", {})
+    return (
+        f"{_cell(f.get('x_relay_floor'), '.2f')} of the relay floor's throughput "
+        f"({_cell(f.get('x_relay_floor_cpu'), '.2f')} by the CPU the three processes spend per "
+        "call)"
+    )
+
+
 def _added_us(rows: Rows, name: str, key: str) -> str:
     """A row's added cost, in signed microseconds (`+55 µs`)."""
     return _cell(rows.get(name, {}).get(key), "+,.0f", " µs")
@@ -203,6 +213,7 @@ ALSO: list[tuple[str, str, Callable[[Rows], str]]] = [
     ("also-http-list", "HTTP tools/list, 1,000 tools", _http_list),
     ("also-progress", "progress over SSE", _progress),
     ("also-gateway-large", "stdio gateway large results", _large),
+    ("also-gateway-one-core", ONE_CORE, _one_core),
     ("gateway-added", "stdio gateway echo", _gateway_added),
     ("also-observation", OBSERVATION, _observation),
     ("also-session-per-call", ECHO_LABEL, _session_per_call),

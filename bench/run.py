@@ -31,7 +31,7 @@ from typing import Any
 
 from codex_mcp.bench import http_load, stdio_load
 from codex_mcp.bench.cli import format_table
-from gateway_cases import large_results
+from gateway_cases import ONE_CORE, large_results, one_core
 from harness import (
     BENCH,
     ECHO,
@@ -123,6 +123,7 @@ CASE_NAMES = frozenset(
         "HTTP 1000 concurrent sessions",
         "progress over SSE",
         "stdio gateway echo",
+        ONE_CORE,
         "stdio gateway large results",
         "HTTP echo, workers and Redis",
         "Redis round trip",
@@ -449,6 +450,14 @@ def main() -> int:
         report["cases"][label] = dict(rows)
         print(f"\n## {label}\n{format_table(rows)}", flush=True)
 
+    if chosen(ONE_CORE):
+        pinned = [(s.name, s.stdio or [], env_with(s)) for s in gateway_servers]
+        rows = one_core(
+            [p for p in pinned if "fastmcp" not in p[0]], rounds=5 if options.quick else 9
+        )
+        report["cases"][ONE_CORE] = dict(rows)
+        print(f"\n## {ONE_CORE}\n{format_table(rows)}", flush=True)
+
     if chosen("stdio gateway large results"):
         label = "stdio gateway large results"
         large = [(s.name, s.stdio or [], s.env) for s in gateway_servers if "fastmcp" not in s.name]
@@ -553,6 +562,24 @@ def main() -> int:
             lambda v: v >= 0.5,
         ),
         (
+            "gateway on one core: throughput >= 0.9 of the relay floor's",
+            report["cases"].get(ONE_CORE, {}).get("codex-mcp gateway", {}).get("x_relay_floor"),
+            lambda v: v >= 0.9,
+        ),
+        (
+            "  (by the CPU of all three per call)",
+            report["cases"].get(ONE_CORE, {}).get("codex-mcp gateway", {}).get("x_relay_floor_cpu"),
+            lambda v: v >= 0.9,
+        ),
+        (
+            "  (by the CPU of the relay and its child alone)",
+            report["cases"]
+            .get(ONE_CORE, {})
+            .get("codex-mcp gateway", {})
+            .get("x_relay_floor_server_cpu"),
+            lambda v: v >= 0.9,
+        ),
+        (
             "  (the relay floor's share of direct, for scale)",
             report["cases"]
             .get("stdio gateway echo", {})
@@ -588,7 +615,7 @@ def print_before_after(report: dict[str, Any], before: str) -> None:
     keys = (
         "throughput_per_s", "requests_per_s", "sessions_per_s", "p50_ms", "p99_ms",
         "x_floor_throughput", "x_floor_p50", "cpu_us_per_call", "cpu_us_per_request",
-        "added_p50_us", "x_relay_floor", "ms_1mb", "ms_10mb", "ms_50mb", "x_per_mb_largest",
+        "added_p50_us", "x_relay_floor", "x_relay_floor_cpu", "x_relay_floor_server_cpu", "core_cpu_us_per_call", "ms_1mb", "ms_10mb", "ms_50mb", "x_per_mb_largest",
         "cold_start_ms", "x_floor_cold_start", "cold_start_cpu_ms", "x_floor_cold_start_cpu", "rss_mb", "rss_kb_per_idle_session",
     )  # fmt: skip
     gateway_before = before.replace("codex-mcp", "codex-mcp gateway", 1)

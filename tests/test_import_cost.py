@@ -5,7 +5,9 @@ every module they imported during their whole life (lazy imports included).
 - the core imports no transport, no service library and no gateway;
 - `codex-mcp` (stdio) imports no aiohttp, Redis client, Prometheus, OpenTelemetry, JWT
   library, pydantic-settings or gateway (it looks for a `.mcp.json`, which takes the
-  gateway's small config finder only);
+  gateway's small config finder only), no policy without one and no Mcp-Param header
+  checks (HTTP's);
+- no command runs ctypes.util (its find_library runs `ldconfig -p` in a subprocess);
 - a stdio gateway of stdio children imports no aiohttp, Redis client, Prometheus or
   OpenTelemetry;
 - both commands import and set up with the garbage collector paused, and serve with it
@@ -14,7 +16,8 @@ every module they imported during their whole life (lazy imports included).
 - `codex-mcp-http` without --redis-url, OAuth or a gateway config imports no Redis client,
   no gateway, no OpenTelemetry, no JWT library and, with only flags given, no
   pydantic-settings; until /metrics is first scraped, no prometheus_client (its counters
-  are plain numbers until then).
+  are plain numbers until then); without --policy, --oauth-tool-scope or --server-card,
+  neither the policy nor the server card.
 
 Written as package-prefix rules (support.imports), with the entry modules read from the
 installed console scripts and the config finder from the gateway's public names, so moving a
@@ -55,6 +58,8 @@ def gateway_finder() -> set[str]:
 
 #: What no server needs unless asked for it.
 SERVICES = ("aiohttp", "redis", "prometheus_client", "opentelemetry")
+#: What no command needs to start: find_library's subprocess; the policy, with no rules.
+NEVER_AT_START = ("ctypes.util", "codex_mcp.policy")
 NO_AUTH = ("jwt", "cryptography")
 NO_SETTINGS_MODEL = ("pydantic_settings",)
 
@@ -173,8 +178,10 @@ def test_the_stdio_server_imports_no_service_library_or_gateway(
         *SERVICES,
         *NO_AUTH,
         *NO_SETTINGS_MODEL,
+        *NEVER_AT_START,
         "codex_mcp.gateway",
         "codex_mcp.transports.http",
+        "codex_mcp.core.routing_headers",
         "codex_mcp.scale",
     )
     assert loaded(imported, forbidden, gateway_finder) == []
@@ -186,7 +193,7 @@ def test_a_stdio_gateway_of_stdio_children_imports_no_service_library(
     child = [sys.executable, str(ROOT / "cmd/mcp")]
     imported = _stdio_run([str(ROOT / "cmd/mcp"), "--", *child], tmp_path)
     assert loaded(imported, ["codex_mcp.gateway"], gateway_finder)  # it is a gateway
-    assert loaded(imported, (*SERVICES, *NO_SETTINGS_MODEL), set()) == []
+    assert loaded(imported, (*SERVICES, *NO_SETTINGS_MODEL, "ctypes.util"), set()) == []
 
 
 def test_a_plain_http_server_imports_no_redis_gateway_tracing_auth_or_prometheus(
@@ -203,6 +210,8 @@ def test_a_plain_http_server_imports_no_redis_gateway_tracing_auth_or_prometheus
         "prometheus_client",  # and so no Prometheus-backed metrics module of ours
         *NO_AUTH,
         *NO_SETTINGS_MODEL,
+        *NEVER_AT_START,
+        "codex_mcp.core.server_card",
     )
     assert loaded(imported, forbidden, gateway_finder) == []
 

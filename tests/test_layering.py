@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -199,9 +200,11 @@ def _every_import(path: Path, package: str) -> set[str]:
     return found
 
 
+@functools.cache
 def _serving_graph() -> dict[str, set[str]]:
     """Module -> the modules of the gateway and lint it imports (packages' __init__ left
-    out: theirs are docstrings, or the gateway's lazy public names)."""
+    out: theirs are docstrings, or the gateway's lazy public names). Parsed once: every
+    test reads it, some once per module."""
     packages = {n for n, p in SERVING_MODULES.items() if p.name == "__init__.py"}
     return {
         name: {

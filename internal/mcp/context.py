@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 CALLER_SCOPES: Final[ContextVar[frozenset[str] | None]] = ContextVar(
     "codex_mcp_caller_scopes", default=None
 )
+#: The OAuth subject of the request's token, set beside CALLER_SCOPES; None without OAuth.
+CALLER_SUBJECT: Final[ContextVar[str | None]] = ContextVar("codex_mcp_caller_subject", default=None)
 
 
 class RequestContext(Inbound):

@@ -24,7 +24,6 @@ from .provider import Provider
 from .ready import Ready
 from .request_meta import TASKS_EXTENSION
 from .request_state import DEFAULT_TTL_SECONDS, RequestStateCodec, generate_key
-from .routing_headers import ParamHeader, param_headers
 from .session import Outbound, ServerSession, StatelessSession
 from .skills import SKILLS_EXTENSION, skills_settings
 from .subscriptions import SubscriptionHub
@@ -32,6 +31,7 @@ from .tasks import TaskRecord, TaskStore
 
 if TYPE_CHECKING:
     from .context import RequestContext
+    from .routing_headers import ParamHeader
 
 CacheScope = Literal["public", "private"]
 #: Makes the server's lifespan: entered once when the server starts, exited when it stops;
@@ -371,6 +371,9 @@ class ServerCore:
         cached = self._param_headers.get(tool)
         if cached is not None and cached[0] is schema:
             return cached[1]
+        # Only a 2026-07-28 call over HTTP has these headers: stdio never loads their module.
+        from .routing_headers import param_headers
+
         try:
             found = param_headers(schema)
         except ValueError as exc:

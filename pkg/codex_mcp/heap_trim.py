@@ -3,31 +3,33 @@ no-op): around a large message (decision 45), and after HTTP sessions end (decis
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import sys
 from collections.abc import Callable
+from functools import cache
 
 #: Messages from this size up are followed by a trim (a few hundred µs against the tens of
 #: milliseconds such a message costs to parse).
 LARGE_MESSAGE = 4 * 1024 * 1024
 
 
-def _load_trim() -> Callable[[int], int] | None:
+@cache
+def _trim() -> Callable[[int], int] | None:
+    """glibc's malloc_trim, looked up at the first trim: ctypes and its search were ~5 ms
+    of every start (ctypes.util.find_library runs `ldconfig -p` in a subprocess), for a
+    trim most processes never make. The interpreter's own symbols hold libc's."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-        trim: Callable[[int], int] = libc.malloc_trim
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):  # not glibc
         return None
     return trim
 
 
-_trim = _load_trim()
-
-
 def release_free_memory() -> None:
     """Return the heap's free pages to the OS (glibc), or nothing."""
-    if _trim is not None:
-        _trim(0)
+    trim = _trim()
+    if trim is not None:
+        trim(0)

@@ -8,9 +8,9 @@ import operator
 import os
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, ClassVar, Final, Literal, TypeVar, dataclass_transform
 
 #: `trace` and `warn` are RUST_LOG's words (the Rust codex-mcp-server took its level from RUST_LOG).
 LogLevel = Literal["trace", "debug", "info", "warn", "warning", "error", "critical"]
@@ -50,12 +50,57 @@ def setting(
     return field(default=default, repr=repr, metadata=info)
 
 
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(field,))
+class Declared:
+    """A frozen record of settings, a dataclass of the fields declared in its class body:
+    made from keywords, compared, hashed and shown field by field, as
+    `@dataclass(frozen=True)` would. The dataclass writes and compiles six functions per
+    class, over some sixty fields, at every start (~40M instructions, a tenth of a stdio
+    start: specs/performance.md); these read the fields instead, on objects made once."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # set by dataclass(), below
+
+    def __init_subclass__(cls) -> None:
+        dataclass(init=False, repr=False, eq=False)(cls)  # the fields only: nothing written
+
+    def __init__(self, **given: Any) -> None:
+        for each in fields(self):
+            if each.name in given:
+                value = given.pop(each.name)
+            else:
+                value = each.default if each.default_factory is MISSING else each.default_factory()
+            object.__setattr__(self, each.name, value)
+        if given:
+            raise TypeError(f"{type(self).__name__} has no setting {next(iter(given))!r}")
+        post_init = getattr(self, "__post_init__", None)
+        if post_init is not None:
+            post_init()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, each.name) for each in fields(self) if each.compare)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = (f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{type(self).__qualname__}({', '.join(shown)})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
 # ObserveOptions, CommonDefaults, SendingDefaults and HttpOptions are groups of fields
-# the settings are built from, never made themselves: no __init__, __repr__ or __eq__ of
-# their own (the settings built from them make theirs, over every field), which were
-# some 2 ms of every start to write and compile.
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class ObserveOptions:
+# the settings are built from, never made themselves.
+class ObserveOptions(Declared):
     """What both servers report, and where (codex_mcp.observe)."""
 
     audit_log: Path | None = setting(
@@ -78,8 +123,7 @@ CodexApproval = Literal["auto", "untrusted", "on-request", "on-failure", "never"
 _SHARED: Final = "beyond loopback, or with OAuth or --bearer-token-file"
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class CodexBoundsOptions:
+class CodexBoundsOptions(Declared):
     """The most a `codex` call may ask for (codex_mcp.codex.bounds)."""
 
     codex_max_sandbox: CodexSandbox = setting(
@@ -124,7 +168,6 @@ class CodexBoundsOptions:
     )
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
 class CommonDefaults(ObserveOptions, CodexBoundsOptions):
     """What both servers take."""
 
@@ -198,8 +241,7 @@ class CommonDefaults(ObserveOptions, CodexBoundsOptions):
     )
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
-class SendingDefaults:
+class SendingDefaults(Declared):
     """How much may wait for one client that reads slowly (specs/isolation.md)."""
 
     send_buffer_bytes: int = setting(
@@ -212,7 +254,6 @@ class SendingDefaults:
     )
 
 
-@dataclass(frozen=True)
 class StdioDefaults(CommonDefaults, SendingDefaults):
     """`codex-mcp`, the stdio server."""
 
@@ -241,7 +282,6 @@ class StdioDefaults(CommonDefaults, SendingDefaults):
 DEFAULTS: Final = StdioDefaults()
 
 
-@dataclass(frozen=True, init=False, repr=False, eq=False)
 class HttpOptions(ObserveOptions, SendingDefaults):
     """How the HTTP transport behaves (transports/http/config.py adds the bearer tokens)."""
 
@@ -479,7 +519,6 @@ class HttpOptions(ObserveOptions, SendingDefaults):
     )
 
 
-@dataclass(frozen=True)
 class HttpDefaults(HttpOptions, CommonDefaults):
     """`codex-mcp-http`: the transport's options, plus where tokens and logs come from."""
 

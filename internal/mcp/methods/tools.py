@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING
 
 from ..jsonrpc import JsonObject, invalid_params
 from ..provider import require_str
-from ..routing_headers import check_param_headers
 from .pagination import paginate
 from .table import MethodTable, concurrent
 
@@ -54,6 +53,8 @@ async def _call_with_headers(
 ) -> JsonObject:
     annotated = await session.core.param_headers(require_str(params, "name"), ctx)
     if annotated:
+        from ..routing_headers import check_param_headers  # loaded by the HTTP transport
+
         check_param_headers(headers, annotated, params.get("arguments"))
     return await call_tool(session, params, ctx)
 

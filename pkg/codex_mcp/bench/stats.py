@@ -89,9 +89,26 @@ def _sample_one(pid: int) -> ProcessSample | None:
     except (OSError, KeyError, IndexError, ValueError):
         return None
     ticks = os.sysconf("SC_CLK_TCK")
-    # utime, stime, cutime, cstime are fields 14-17 (1-based) of /proc/PID/stat.
-    cpu = sum(int(value) for value in fields[11:15]) / ticks
+    # utime, stime, cutime, cstime are fields 14-17 (1-based) of /proc/PID/stat: the
+    # reaped children's from there, the process's own to the nanosecond when schedstat
+    # has it (stat counts 10 ms ticks: 5% of a phase of 0.2 s).
+    own = schedstat_seconds(pid)
+    if own is None:
+        own = sum(int(value) for value in fields[11:13]) / ticks
+    cpu = own + sum(int(value) for value in fields[13:15]) / ticks
     return ProcessSample(cpu, rss_kb * 1024, peak_kb * 1024)
+
+
+def schedstat_seconds(pid: int) -> float | None:
+    """The CPU a live process's threads have run, from their schedstat."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as stat:
+                total += int(stat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
 
 
 def sample_process(pid: int) -> ProcessSample | None:

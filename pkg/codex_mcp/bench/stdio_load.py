@@ -90,7 +90,7 @@ async def measure(
 
         latency = await timed_one_at_a_time(call, sequential, deadline)
         before = sample_process(peer.process.pid)
-        started = time.perf_counter()
+        started, client_cpu = time.perf_counter(), time.process_time()
         sent, answered = min(in_flight, calls), 0
         for _ in range(sent):
             peer.send(method, params)
@@ -103,6 +103,7 @@ async def measure(
             if progress is not None and answered % 1000 == 0:
                 progress(answered, calls)
         elapsed = time.perf_counter() - started
+        client_cpu = time.process_time() - client_cpu
         after = sample_process(peer.process.pid)
         return {
             "cold_start_ms": cold_start * 1000,
@@ -111,6 +112,7 @@ async def measure(
             "pipelined_calls": answered,
             "in_flight": in_flight,
             "cpu_us_per_call": cpu_us_per(before, after, answered),
+            "client_cpu_us_per_call": client_cpu / answered * 1e6,
             "rss_mb": after.rss_bytes / 1e6 if after else None,
         }
     finally:

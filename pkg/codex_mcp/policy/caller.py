@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from ..core.context import CALLER_SCOPES
+from ..core.context import CALLER_SCOPES, CALLER_SUBJECT
 from ..core.log_names import session_label
 from ..session_logs import principal_of_fingerprint
 from .rules import Caller
@@ -15,10 +14,6 @@ if TYPE_CHECKING:
 
     from ..core.context import RequestContext
     from ..transports.http.oauth import Grant
-
-#: The OAuth subject of the request's token, set by the HTTP admission next to
-#: CALLER_SCOPES (the handler's task copies both); None without OAuth.
-CALLER_SUBJECT: Final[ContextVar[str | None]] = ContextVar("codex_mcp_caller_subject", default=None)
 
 #: A credential's fingerprint as rules and logs name it: `sha256:` and its first 16 hex
 #: digits, never the token (the audit log's form, one definition).

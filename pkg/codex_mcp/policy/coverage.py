@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from difflib import get_close_matches
 from fnmatch import fnmatchcase
 
 from .rules import KINDS, SEPARATOR, Kind, Rule, Target
@@ -150,6 +149,8 @@ def _shown(patterns: tuple[str, ...]) -> str:
 
 
 def _near(asked: Iterable[str], names: Sequence[str]) -> str:
+    from difflib import get_close_matches  # only for a rule that names nothing: a mistake
+
     found: dict[str, None] = {}
     for pattern in asked:
         found.update(dict.fromkeys(get_close_matches(pattern, names, n=3, cutoff=0.6)))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import logging
 import os
 import signal
@@ -42,8 +41,8 @@ exit 0
 def _load_prctl() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    try:  # the interpreter's own symbols hold libc's (find_library runs `ldconfig -p`)
+        libc = ctypes.CDLL(None, use_errno=True)
         prctl: Callable[..., int] = libc.prctl
     except (OSError, AttributeError):
         return None

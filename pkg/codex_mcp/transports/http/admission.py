@@ -9,14 +9,12 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from ...core.context import CALLER_SCOPES
-from ...policy.caller import CALLER_SUBJECT, caller_of_grant
+from ...core.context import CALLER_SCOPES, CALLER_SUBJECT
 from .config import HttpConfig
 from .errors import REFUSAL_REASON, refusal
 from .oauth import GRANT_KEY, Grant
 from .operator_login import OperatorLogin
 from .security import CREDENTIAL_KEY, OPEN_PATH_SUFFIXES, Guard
-from .server_card import card_path
 
 if TYPE_CHECKING:
     from ...policy import Policy
@@ -52,7 +50,11 @@ class Admission:
         self.status_path = f"{prefix}/"
         #: The server card (--server-card): public, like the OAuth metadata, but on the Host
         #: check, since the URL it names comes from the Host.
-        self.card_path = card_path(config) if config.server_card else None
+        self.card_path = None
+        if config.server_card:  # a draft extension, off by default: loaded when on
+            from .server_card import card_path
+
+            self.card_path = card_path(config)
         #: The browser login to the operator's pages, when they exist behind a credential.
         self.login = (
             OperatorLogin(prefix, config.operator_cookie_secret, self.guard.static_fingerprints)
@@ -197,6 +199,8 @@ class Admission:
         missing = self.oauth.missing_for(grant, message)
         policy = self.policy() if self.policy is not None else None
         if policy is not None:
+            from ...policy.caller import caller_of_grant
+
             for each in message if isinstance(message, list) else [message]:
                 name = _called_tool(each)
                 if name is not None:

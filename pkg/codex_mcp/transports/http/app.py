@@ -9,7 +9,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -37,11 +37,13 @@ from .legacy_sse import LegacySse
 from .manager import SessionManager
 from .oauth import RESOURCE_SERVER_KEY
 from .security import OPEN_PATH_SUFFIXES
-from .server_card import ServerCardRoute
 from .sessions import Capacity
 from .single_event import SingleEventSse
 from .store import MemoryStore, SessionStore
 from .streamable import StreamableHttp
+
+if TYPE_CHECKING:
+    from ...policy import Policy
 
 log = logging.getLogger("codex_mcp.http")
 
@@ -122,6 +124,13 @@ async def _id_in_body(request: web.Request, max_body_bytes: int) -> Any:
     return message["id"] if type(message) is dict and is_request(message) else None
 
 
+def _policy_of(core: ServerCore) -> Policy | None:
+    """The policy deciding for `core`, asked for a call under OAuth (admission.py)."""
+    from ...policy.install import policy_of
+
+    return policy_of(core)
+
+
 UNREACHABLE = "The session store (Redis) is unreachable; try again shortly"
 #: Said once at start by a replica on Redis with no keys configured (specs/isolation.md).
 REPLICAS_WITHOUT_KEYS = (
@@ -134,10 +143,11 @@ REPLICAS_WITHOUT_KEYS = (
 
 def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Application:
     config = config or HttpConfig()
-    from ...policy.install import policy_of, require_tool_scopes
+    if config.oauth_tool_scope:  # the policy's modules load only when there is one
+        from ...policy.install import require_tool_scopes
 
-    require_tool_scopes(core, config.oauth_tool_scope)
-    admission = Admission(config, policy=lambda: policy_of(core))
+        require_tool_scopes(core, config.oauth_tool_scope)
+    admission = Admission(config, policy=lambda: _policy_of(core))
     guard = admission.guard
     store = open_store(config)
     tracker = RequestTracker()
@@ -180,6 +190,8 @@ def create_app(core: ServerCore, config: HttpConfig | None = None) -> web.Applic
     app.router.add_post(f"{prefix}/messages", legacy.post)
     app.router.add_post(f"{prefix}/messages/", legacy.post)
     if config.server_card:
+        from .server_card import ServerCardRoute
+
         ServerCardRoute(core, config, guard).add_routes(app)
 
     async def healthz(request: web.Request) -> web.Response:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ...exposure import refuse_unsafe
 from ...settings import HttpOptions
 
 
-@dataclass(frozen=True)
 class HttpConfig(HttpOptions):
+    """The transport's options (a frozen record, as the settings are) and what only a
+    running server knows."""
+
     #: Accepted bearer tokens; empty means no authentication.
     bearer_tokens: Sequence[str] = dataclasses.field(default=(), repr=False)
     #: Listen with SO_REUSEPORT (a worker of `codex-mcp-http --workers N`).
