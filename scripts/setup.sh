@@ -68,6 +68,11 @@ if ! command -v valkey-server >/dev/null 2>&1 && [ ! -x /usr/bin/valkey-server ]
   # Like redis-server's package, it starts a system-wide server; the tests start their own.
   if command -v systemctl >/dev/null 2>&1; then systemctl disable --now valkey-server >/dev/null 2>&1 || true; fi
 fi
+# valkey-cli (valkey-tools, which valkey-server depends on) makes the tests' Valkey Cluster.
+if command -v valkey-server >/dev/null 2>&1 && ! command -v valkey-cli >/dev/null 2>&1 \
+  && [ ! -x /usr/bin/valkey-cli ]; then
+  step "installing valkey-tools (the Cluster tests on Valkey)" apt_install "the Valkey Cluster tests" valkey-tools
+fi
 # Headless Chromium for the status page's browser test (tests/browser.py drives it).
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   step "installing chromium (the status page's browser test)" apt_install "the browser test" chromium

@@ -7,12 +7,13 @@ in scale_setup.py."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from nginx_proxy import NginxProxies
-from scale_setup import SHARED, HttpProcess, RedisServer, Replicas, wait_ready
-from topologies import EVERY, backend, backend_params
+from scale_setup import SHARED, HttpProcess, RedisServer, Replicas, Trio, wait_ready
+from topologies import EVERY, ONE_SERVER, backend, backend_params
 
 
 @pytest.fixture(params=backend_params(*EVERY))
@@ -44,6 +45,39 @@ def replicas(redis_server: RedisServer) -> Iterator[Replicas]:
     for server in started:
         if server.process.poll() is None:
             server.stop()
+
+
+def _trio(name: str, root: Path) -> Iterator[Trio]:
+    with backend(name, root) as server:
+        args = ("--serve", SHARED, "--redis-url", server.url)
+        with ThreadPoolExecutor(3) as starting:  # the 2 cores start two at once
+            started = list(starting.map(lambda _: HttpProcess(*args), range(3)))
+        try:
+            for replica in started:
+                wait_ready(replica)
+            yield Trio(server, started)  # type: ignore[arg-type]
+        finally:
+            for replica in started:
+                replica.stop()
+
+
+@pytest.fixture(scope="session", params=backend_params(*EVERY))
+def trio(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Trio]:
+    """Three plain replicas (no option) started once per backend for the whole run, for the
+    tests that do nothing to a replica but serve sessions of their own: a replica's start is
+    most of such a test's time (0.5 s, and 2 s and more on a loaded machine). A test that
+    stops, kills or configures replicas, or counts what Redis is asked, starts its own."""
+    yield from _trio(request.param, tmp_path_factory.mktemp("trio"))
+
+
+@pytest.fixture(scope="session", params=backend_params(*ONE_SERVER))
+def trio_on_one_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Trio]:
+    """`trio` on one Redis or Valkey (for tests that read its keys with a plain client)."""
+    yield from _trio(request.param, tmp_path_factory.mktemp("trio"))
 
 
 @pytest.fixture

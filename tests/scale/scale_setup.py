@@ -75,8 +75,11 @@ class RedisServer:
         """One command through the server's own client, answered as text."""
         cli = CLIS[self.binary]  # type: ignore[index]
         assert cli is not None
+        auth: tuple[str, ...] = ()
+        if "--requirepass" in self.args:
+            auth = ("--no-auth-warning", "-a", self.args[self.args.index("--requirepass") + 1])
         done = subprocess.run(
-            [cli, "-h", "127.0.0.1", "-p", str(self.port), *args],
+            [cli, "-h", "127.0.0.1", "-p", str(self.port), *auth, *args],
             capture_output=True,
             text=True,
             timeout=30,
@@ -96,6 +99,15 @@ class RedisServer:
 
 
 Replicas = Callable[..., list[HttpProcess]]
+
+
+class Trio(list[HttpProcess]):
+    """Three replicas, and the Redis (or Cluster) they share (conftest.trio)."""
+
+    def __init__(self, server: RedisServer, replicas: list[HttpProcess]) -> None:
+        super().__init__(replicas)
+        self.server = server
+
 
 #: What a replica logs once it is connected to Redis and serves (it listens before).
 SERVING = "sessions on Redis"

@@ -13,7 +13,7 @@ import pytest
 import redis.asyncio as redis
 from codex_mcp.scale.redis_store import RedisStore
 from http_helpers import SSE_ONLY, call, open_session
-from scale_setup import RedisServer, Replicas
+from scale_setup import RedisServer, Replicas, Trio
 from test_shared_sessions import JSON_ONLY, data_events, log_data, post
 from topologies import ONE_SERVER, backend, backend_params
 
@@ -31,10 +31,10 @@ async def commands(client: Any) -> dict[str, int]:
 
 
 async def test_events_use_evalsha_and_survive_a_flushed_script_cache(
-    replicas: Replicas, redis_server: RedisServer
+    trio_on_one_server: Trio,
 ) -> None:
-    (a,) = replicas(1)
-    client = redis.Redis.from_url(redis_server.url)
+    a = trio_on_one_server[0]
+    client = redis.Redis.from_url(trio_on_one_server.server.url)
     try:
         async with aiohttp.ClientSession() as http:
             session = await open_session(http, a.url)
@@ -53,11 +53,10 @@ async def test_events_use_evalsha_and_survive_a_flushed_script_cache(
 
 
 async def test_ending_a_session_does_not_load_it_and_forgets_its_subscriptions(
-    replicas: Replicas, redis_server: RedisServer
+    trio_on_one_server: Trio,
 ) -> None:
-
-    a, b = replicas(2)
-    client = redis.Redis.from_url(redis_server.url)
+    a, b, _ = trio_on_one_server
+    client = redis.Redis.from_url(trio_on_one_server.server.url)
     try:
         async with aiohttp.ClientSession() as http:
             session = await open_session(http, a.url)

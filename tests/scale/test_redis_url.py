@@ -26,7 +26,7 @@ def redis_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Red
         yield server  # type: ignore[misc]
 
 
-def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:
+def run_to_exit(url: str, *more: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -41,7 +41,7 @@ def run_to_exit(url: str, *more: str) -> subprocess.CompletedProcess[str]:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
     )
 
 
@@ -56,19 +56,11 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
     "url",
     [
         "http://127.0.0.1:6379/0",
-        "redis://127.0.0.1:notaport/0",
-        "redis://[::1/0",
-        "redis+sentinel://127.0.0.1:26379",  # no service
-        "redis+sentinel://127.0.0.1:26379/svc/zero",
-        "redis+sentinel://127.0.0.1:26379/svc/0/more",
-        "redis+sentinel://127.0.0.1:x/svc",
         "redis+sentinel://:secret@127.0.0.1:26379,/svc",  # an empty host
-        "redis+cluster://127.0.0.1:7000/0",  # a Cluster has one database
-        "redis+replica://127.0.0.1:6379",
-        "rediss+cluster://[::1:7000",
     ],
 )
 def test_not_a_redis_url_exits_with_one_line(url: str) -> None:
+    """The start-up line (each case of what is refused: test_hostile_redis_url.py)."""
     done = run_to_exit(url)
     assert one_line(done).startswith("codex-mcp-http: --redis-url is not a Redis URL")
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -105,6 +97,7 @@ async def test_sentinels_or_nodes_not_there_yet_leave_it_unready_saying_why(url:
         server.stop()
 
 
+@pytest.mark.slow  # a supervisor and its workers: 2-4 s of Python starting on a loaded machine
 def test_workers_with_a_bad_url_stop_instead_of_restarting_for_ever() -> None:
     done = run_to_exit("http://127.0.0.1:6379/0", "--workers", "2")
     assert done.returncode == 78, done.stderr  # EX_CONFIG: restarting cannot fix it

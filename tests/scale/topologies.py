@@ -1,6 +1,7 @@
 """Redis the way operators run it, on loopback ports, started with the package's own
-binaries: a Cluster (`--cluster-enabled`, then `<cli> --cluster create`) and a primary with
-a replica under three sentinels (`<server> --sentinel`). Each has RedisServer's shape
+binaries (redis-server and redis-cli, or valkey-server and valkey-cli): a Cluster
+(`--cluster-enabled`, then `<cli> --cluster create`) and a primary with a replica under
+three sentinels (`<server> --sentinel`). Each has RedisServer's shape
 (`url`, `stop`, `start`, `kill`) so the scale tests run on it unchanged."""
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ class ClusterServer:
     """`size` primaries (each with `replicas` replicas) in one Cluster. A restart keeps the
     topology (each node's nodes.conf) and loses the data, as a restarted cache does."""
 
-    def __init__(self, root: Path, binary: str, size: int = 3, replicas: int = 0) -> None:
+    def __init__(
+        self, root: Path, binary: str, size: int = 3, replicas: int = 0, args: tuple[str, ...] = ()
+    ) -> None:
         root.mkdir(parents=True, exist_ok=True)
+        self.size, self.replicas = size, replicas
         self.nodes: list[RedisServer] = []
         for _ in range(size * (1 + replicas)):
             port = free_port()
@@ -33,7 +37,8 @@ class ClusterServer:
             # A node that misses answering for this long is failing (the cluster refuses
             # commands meanwhile): 1 s flapped on a loaded 2-core machine.
             timing = ("--cluster-node-timeout", "5000", "--dir", str(root))
-            self.nodes.append(RedisServer(*cluster, *timing, port=port, binary=binary))
+            timing += ("--repl-diskless-sync-delay", "0")  # a replica syncs at once
+            self.nodes.append(RedisServer(*cluster, *timing, *args, port=port, binary=binary))
         cli = CLIS[binary]
         assert cli is not None, f"no client for {binary}"
         addresses = [f"127.0.0.1:{n.port}" for n in self.nodes]
@@ -47,6 +52,14 @@ class ClusterServer:
             lambda: all("cluster_state:ok" in n.cli("cluster", "info") for n in self.nodes),
             30,
             "the cluster reporting cluster_state:ok on every node",
+        )
+        until_sync(
+            lambda: (
+                sum("master_link_status:up" in n.cli("info", "replication") for n in self.nodes)
+                == self.size * self.replicas
+            ),
+            30,
+            "every replica in sync with its primary",
         )
 
     def stop(self) -> None:
@@ -78,16 +91,31 @@ sentinel monitor codex 127.0.0.1 {primary} 2
 sentinel down-after-milliseconds codex 1000
 sentinel failover-timeout codex 10000
 sentinel parallel-syncs codex 1
-"""
+{auth}"""
 
 
 class SentinelGroup:
-    """A primary, its replica, and three sentinels watching them as service `codex`."""
+    """A primary, its replica, and three sentinels watching them as service `codex`; with
+    `password` the data nodes require it, with `sentinel_password` the sentinels require
+    theirs (each its own `requirepass`, which they also use with each other)."""
 
-    def __init__(self, root: Path, binary: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        binary: str,
+        password: str | None = None,
+        sentinel_password: str | None = None,
+    ) -> None:
         root.mkdir(parents=True, exist_ok=True)
         self.binary = binary
-        here = ("--dir", str(root))  # a full sync writes an RDB file there
+        self.sentinel_password = sentinel_password
+        here: tuple[str, ...] = ("--dir", str(root))  # a full sync writes an RDB file there
+        auth = ""
+        if password:
+            here += ("--requirepass", password, "--masterauth", password)
+            auth += f"sentinel auth-pass codex {password}\n"
+        if sentinel_password:
+            auth += f"requirepass {sentinel_password}\n"
         self.primary = RedisServer(*here, binary=binary)
         self.replica = RedisServer(
             *here, "--replicaof", "127.0.0.1", str(self.primary.port), binary=binary
@@ -97,7 +125,9 @@ class SentinelGroup:
         for index in range(3):
             port = free_port()
             conf = root / f"sentinel-{index}.conf"  # sentinel rewrites it: its own file
-            conf.write_text(SENTINEL_CONF.format(port=port, dir=root, primary=self.primary.port))
+            conf.write_text(
+                SENTINEL_CONF.format(port=port, dir=root, primary=self.primary.port, auth=auth)
+            )
             process = subprocess.Popen(
                 [binary, str(conf), "--sentinel"],
                 stdout=subprocess.DEVNULL,
@@ -113,7 +143,14 @@ class SentinelGroup:
         until_sync(self._settled, 30, "the replica in sync and known to three sentinels")
 
     def _ask(self, port: int, *args: str) -> str:
-        return self.primary.cli("-p", str(port), *args)  # -p given again: the sentinel's
+        auth = ("-a", self.sentinel_password) if self.sentinel_password else ()
+        cli = CLIS[self.binary]
+        assert cli is not None
+        done = subprocess.run(
+            [cli, "--no-auth-warning", "-h", "127.0.0.1", "-p", str(port), *auth, *args],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        return done.stdout
 
     def _settled(self) -> bool:
         synced = "master_link_status:up" in self.replica.cli("info", "replication")
@@ -141,33 +178,46 @@ class SentinelGroup:
             server.stop()
 
 
-#: The backends of the Redis-backed scale tests: one Redis, one Valkey, a Cluster.
-EVERY: Final = ("redis", "valkey", "cluster")
+#: The Clusters the tests run on: Redis's and Valkey's, each with its own binaries.
+CLUSTERS: Final = ("cluster", "valkey-cluster")
+#: The backends of the Redis-backed scale tests: one Redis, one Valkey, and the Clusters.
+EVERY: Final = ("redis", "valkey", *CLUSTERS)
 #: Those with one server's URL (for tests that read its keys, or take its URL apart).
 ONE_SERVER: Final = ("redis", "valkey")
+
+
+def server_of(name: str) -> str | None:
+    """The server binary of a backend (`valkey-cluster`: valkey-server), if installed."""
+    return SERVERS["valkey" if name.startswith("valkey") else "redis"]
 
 
 def backend_params(*names: str) -> list[Any]:
     """pytest params over the backends, each skipped where its binary is missing."""
     params = []
     for name in names:
-        binary = SERVERS["redis" if name == "cluster" else name]
-        why = f"{name}: its server is not installed (scripts/setup.sh installs it)"
-        marks = [] if binary else [pytest.mark.skip(why)]
-        if name == "cluster":
+        binary = server_of(name)
+        there = binary and (name not in CLUSTERS or CLIS.get(binary))  # and its cli
+        why = f"{name}: its server or cli is not installed (scripts/setup.sh installs them)"
+        marks = [] if there else [pytest.mark.skip(why)]
+        if name in CLUSTERS:
             marks.append(pytest.mark.slow)  # three nodes and `--cluster create`: ~2.5 s
         params.append(pytest.param(name, id=name, marks=marks))
     return params
 
 
 @contextlib.contextmanager
-def backend(name: str, root: Path) -> Iterator[RedisServer | ClusterServer]:
-    if name == "cluster":
-        binary = SERVERS["redis"]
-        assert binary is not None
-        server: RedisServer | ClusterServer = ClusterServer(root / "cluster", binary)
+def backend(
+    name: str, root: Path, *args: str, replicas: int = 0
+) -> Iterator[RedisServer | ClusterServer]:
+    """The backend `name` (more server options in `args`; a Cluster's primaries each with
+    `replicas` replicas), stopped after."""
+    binary = server_of(name)
+    assert binary is not None
+    server: RedisServer | ClusterServer
+    if name in CLUSTERS:
+        server = ClusterServer(root / name, binary, replicas=replicas, args=args)
     else:
-        server = RedisServer(binary=SERVERS[name])
+        server = RedisServer(*args, binary=binary)
     try:
         yield server
     finally:

@@ -9,12 +9,10 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import orjson
-from redis.exceptions import AuthenticationError, ResponseError
 
 from ..core.jsonrpc import JsonObject
 from ..core.request_state import ExpiredRequestState
@@ -27,10 +25,18 @@ from ..transports.http.store import (
     SessionRecord,
     StoredEvent,
 )
-from .backends import FAILURES, FORMS, Backend, parse_target
+from .backends import (
+    FAILURES,
+    FORMS,
+    Backend,
+    parse_target,
+    unfixable,
+    without_password,
+)
 from .bus import Bus
 from .records import PREFIX, Keys, entry_of, fields_of, key_of, parse_published, record_of
-from .writer import WAIT_TIMEOUT_MS, OrderedWriter
+from .replication import Replication, wait_kinds
+from .writer import OrderedWriter
 
 log = logging.getLogger("codex_mcp.scale")
 
@@ -50,14 +56,6 @@ if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1])
 end
 """
-
-
-#: The kinds of writes that may wait for a replica (--redis-wait).
-WAIT_KINDS: Final = frozenset({"sessions", "tasks", "events"})
-#: Writes still wait this long (seconds) after the primary last had a replica.
-REPLICA_GRACE: Final = 30.0
-#: A write no replica acknowledged is logged at most this often (seconds).
-UNREPLICATED_EVERY: Final = 10.0
 
 # KEYS: the epoch, the nonce. ARGV: the nonce's expiry, the earliest its state can have
 # been issued (epoch seconds, the issuer's clock less the allowed skew); no ARGV: only make
@@ -115,25 +113,17 @@ class RedisStore:
         self.url = url
         self.replay_events = max(1, replay_events)
         self.session_ttl = max(1, int(session_ttl))
-        kinds = {k.strip() for k in wait.split(",") if k.strip()} - {"none"}
-        if kinds - WAIT_KINDS:
-            raise ValueError(
-                f"--redis-wait: unknown {', '.join(sorted(kinds - WAIT_KINDS))}; "
-                "give any of sessions, tasks, events, or none"
-            )
+        kinds = wait_kinds(wait)
         try:
+            target = parse_target(url)
             #: The URL as logs and /readyz show it: no password.
             self.shown_url = without_password(url)
-            self.backend = Backend(parse_target(url), max_connections)
+            self.backend = Backend(target, max_connections)
         except ValueError as exc:
             raise ValueError(f"--redis-url is not a Redis URL ({exc}); use {FORMS}") from None
         self.keys = Keys(self.backend.tagged)
-        #: The kinds of writes that wait for a replica (while the primary has one).
-        self.wait = kinds if self.backend.can_wait else frozenset()
-        #: Replicas the primary had at the last heartbeat, and when it last had one.
-        self.replicas = 0
-        self._replica_seen = -REPLICA_GRACE
-        self._said_unreplicated = -UNREPLICATED_EVERY
+        #: The kinds of writes that wait for a replica, and the primaries' replicas.
+        self.replication = Replication(self.backend, kinds)
         self.redis = self.backend.redis
         self.available = False
         #: Set once this replica is numbered, listening on its channels and beating.
@@ -149,9 +139,9 @@ class RedisStore:
         # restarted, perhaps empty, or failed over) to tell their listeners.
         self.bus = Bus(self.backend, self.mark_down)
         self.writer = OrderedWriter(
-            self.redis, self.keys, self.replay_events, self.session_ttl, self.mark_down
-        )
-        self.writer.wait_for = self._wait_for
+            self.redis, self.keys, self.replay_events, self.session_ttl, self.mark_down,
+            self.replication,
+        )  # fmt: skip
         self._monitor: asyncio.Task[None] | None = None
         self._handlers: ClusterHandlers | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -160,15 +150,6 @@ class RedisStore:
         #: Sessions this replica asked the others about, after Redis came back.
         self._wanted: dict[str, asyncio.Future[SessionRecord]] = {}
         self._asking_until = 0.0
-
-    def _wait_for(self, kind: str) -> int:
-        """How many replicas a write of `kind` waits for now (0: none): while the primary
-        has one, or had one within REPLICA_GRACE (a replica cut off may yet be promoted:
-        waited for, up to the timeout, rather than written past)."""
-        if kind not in self.wait:
-            return 0
-        recent = time.monotonic() - self._replica_seen < REPLICA_GRACE
-        return 1 if self.replicas or recent else 0
 
     # -- lifetime and health ------------------------------------------------------------
     async def start(self, handlers: ClusterHandlers) -> None:
@@ -197,11 +178,9 @@ class RedisStore:
                 await self._claim(keys=(self.keys.epoch,))  # an epoch begun at a failover
                 break
             except (*FAILURES, TimeoutError) as exc:
-                if refused_credentials(exc):
-                    self.on_fatal(
-                        f"codex-mcp-http: Redis at {self.shown_url} refused the credentials "
-                        f"of --redis-url ({exc}): fix its user and password"
-                    )
+                fatal = unfixable(exc, self.shown_url)
+                if fatal is not None:
+                    self.on_fatal(f"codex-mcp-http: {fatal}")
                     return
                 self.mark_down(exc)
                 await asyncio.sleep(delay)
@@ -215,18 +194,9 @@ class RedisStore:
         await self._connected.wait()
 
     async def _beat(self) -> None:
-        """The heartbeat; with writes to wait for, also how many replicas the primary has."""
-        alive = key_of("alive", str(self.node))
-        if not self.wait:
-            await self.redis.set(alive, b"1", ex=HEARTBEAT_TTL)
-            return
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.set(alive, b"1", ex=HEARTBEAT_TTL)
-        pipe.execute_command("ROLE")
-        _, role = await pipe.execute()
-        self.replicas = len(role[2]) if role and role[0] in (b"master", "master") else 0
-        if self.replicas:
-            self._replica_seen = time.monotonic()
+        """The heartbeat; with writes to wait for, also how many replicas each primary has."""
+        await self.redis.set(key_of("alive", str(self.node)), b"1", ex=HEARTBEAT_TTL)
+        await self.replication.observe()
 
     async def replica_alive(self, node: int) -> bool:
         """Whether replica `node` beat its heart within HEARTBEAT_TTL."""
@@ -268,7 +238,7 @@ class RedisStore:
             await self.backend.fresh_connections()
             log.warning("Redis at %s is reachable again: serving", self.shown_url)
             self.available = True
-            self._replica_seen = -REPLICA_GRACE  # perhaps another primary: its own replicas
+            self.replication.forget()
             self._asking_until = time.monotonic() + ASK_WINDOW
             self.spawn(self._recovered())
         return True
@@ -367,37 +337,29 @@ class RedisStore:
             published.append((BUS, orjson.dumps(state)))
         # A new session (saved before its id is given out) waits for a replica: a failover
         # right after cannot lose a session its client was told of.
-        replicas = 0 if announce else self._wait_for("sessions")
-        results = await self._call(self._execute(pipe, published, replicas))
-        if replicas and results[-1] < replicas:
-            self._unreplicated("session", session_id)
+        waits = not announce and self.replication.waits("sessions")
+        results, waited = await self._call(self._execute(pipe, published, waits, [hash_key]))
+        self.replication.held(results, waited, "session", session_label(session_id))
 
     async def _execute(
-        self, pipe: Any, published: list[tuple[str, bytes]], replicas: int = 0
-    ) -> list[Any]:
+        self,
+        pipe: Any,
+        published: list[tuple[str, bytes]],
+        waits: bool = False,
+        written: Sequence[str] = (),
+    ) -> tuple[list[Any], int]:
         """Run `pipe` and publish (in a Cluster, where a pipeline cannot: one command more
-        each, after the pipeline), then WAIT for `replicas` (last: its answer is last)."""
+        each, after the pipeline), then, if it `waits`, WAIT on the primaries of `written`
+        (last: their answers are last). Returns the results and how many WAITs ended them."""
         if not self.backend.sharded:
             for channel, message in published:
                 pipe.publish(channel, message)
-        if replicas:
-            pipe.wait(replicas, WAIT_TIMEOUT_MS)
+        waited = self.replication.wait_on(pipe, written) if waits else 0
         results: list[Any] = await pipe.execute()
         if self.backend.sharded:
             for channel, message in published:
                 await self.redis.publish(channel, message)
-        return results
-
-    def _unreplicated(self, what: str, name: str) -> None:
-        if time.monotonic() - self._said_unreplicated < UNREPLICATED_EVERY:
-            return  # once in a while: a replica down makes every write say so
-        self._said_unreplicated = time.monotonic()
-        log.warning(
-            "no Redis replica acknowledged %s %s within %d ms: a failover now could lose it",
-            what,
-            name,
-            WAIT_TIMEOUT_MS,
-        )
+        return results, waited
 
     async def delete(self, session_id: str) -> None:
         """End the session in Redis, its subscriptions included (the record is not loaded
@@ -407,7 +369,7 @@ class RedisStore:
         pipe.hget(self.keys.session("s", session_id), "subs")
         pipe.delete(*(self.keys.session(kind, session_id) for kind in ("s", "e", "q")))
         pipe.zrem(PREFIX + "live", session_id)
-        subs, *_ = await self._call(self._execute(pipe, [(BUS, end)]))
+        (subs, *_), _ = await self._call(self._execute(pipe, [(BUS, end)]))
         if subs:
             pipe = self.redis.pipeline(transaction=False)
             for uri in orjson.loads(subs):
@@ -449,9 +411,8 @@ class RedisStore:
         """Wait until every write queued so far is stored (raises StoreUnavailable), and,
         when writes of `kind` wait for a replica, held by one."""
         barrier: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.writer.write("barrier", (barrier, self._wait_for(kind)))
-        if not await barrier:
-            self._unreplicated(kind, "writes")
+        self.writer.write("barrier", (barrier, kind))
+        await barrier
 
     async def claim_nonce(self, nonce: str, expires_at: float, issued_at: float) -> bool:
         """Accept a requestState nonce once across replicas, and across failovers: False
@@ -551,22 +512,6 @@ class _Follow:
 
     def close(self) -> None:
         self._bus.unsubscribe(self._channel, self._listener)
-
-
-def refused_credentials(exc: BaseException) -> bool:
-    """Redis refused the URL's user or password (or wants one): retrying cannot help."""
-    if isinstance(exc, ResponseError) and str(exc).startswith(("NOAUTH", "WRONGPASS")):
-        return True
-    return isinstance(exc, AuthenticationError)
-
-
-def without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + host))
 
 
 __all__ = ["BUS", "PREFIX", "STRIDE", "RedisStore"]

@@ -17,9 +17,7 @@ from redis.exceptions import NoScriptError
 from ..transports.http.errors import StoreUnavailable
 from .backends import FAILURES
 from .records import Keys
-
-#: How long a write that waits for a replica (WAIT) waits before it goes on without one.
-WAIT_TIMEOUT_MS: Final = 250
+from .replication import Replication
 
 log = logging.getLogger("codex_mcp.scale")
 
@@ -48,14 +46,14 @@ class OrderedWriter:
         replay_events: int,
         session_ttl: int,
         mark_down: Callable[[BaseException], None],
+        replication: Replication,
     ) -> None:
         # EVALSHA, and the script loaded again when Redis says NOSCRIPT (it restarted): a
         # pipelined Script would ask SCRIPT EXISTS before every pipeline.
         self._append = _APPEND.replace("'PUBLISH'", "'SPUBLISH'") if keys.tagged else _APPEND
         self._append_sha = hashlib.sha1(self._append.encode()).hexdigest()
         self._keys = keys
-        #: How many replicas a write of a kind waits for now (set by the store).
-        self.wait_for: Callable[[str], int] = lambda _kind: 0
+        self._replication = replication
         self._redis = redis
         self._replay_events = replay_events
         self._session_ttl = session_ttl
@@ -91,31 +89,34 @@ class OrderedWriter:
 
     async def _drain(self) -> None:
         """Every write, in order, a pipeline at a time; when a barrier (or an event) in it
-        waits for a replica, the pipeline ends with WAIT, on the connection that wrote it."""
+        waits for a replica, the pipeline ends with WAIT on each primary it wrote to, on
+        the connection that wrote there."""
         barriers: list[asyncio.Future[bool]] = []
         while self._writes:
             pipe = self._redis.pipeline(transaction=False)
             appends: list[tuple[int, tuple[Any, ...]]] = []  # (position, args)
             published: list[tuple[Any, ...]] = []  # a Cluster's: after the pipeline
-            replicas = 0
+            written: list[str] = []  # the keys it writes
+            waiting: set[str] = set()  # the kinds of writes that wait for a replica
             for _ in range(min(256, len(self._writes))):
                 kind, args = self._writes.popleft()
                 if kind == "append":
                     appends.append((len(pipe), args))
                     self._queue_append(pipe, args)
+                    written.append(self._keys.session("e", args[0]))
+                    waiting.add("events")
                 elif kind == "set":
                     pipe.set(args[0], args[1], px=args[2])
+                    written.append(args[0])
                 elif kind == "barrier":
                     barriers.append(args[0])
-                    replicas = max(replicas, args[1])
+                    waiting.add(args[1])
                 elif self._keys.tagged:
                     published.append(args)
                 else:
                     pipe.publish(*args)
-            if appends:
-                replicas = max(replicas, self.wait_for("events"))
-            if replicas:
-                pipe.wait(replicas, WAIT_TIMEOUT_MS)
+            waiting = {kind for kind in waiting if self._replication.waits(kind)}
+            waited = self._replication.wait_on(pipe, written) if waiting else 0
             try:
                 results = await pipe.execute(raise_on_error=False)
                 await self._again_without_script(results, appends)
@@ -128,7 +129,8 @@ class OrderedWriter:
                     if not barrier.done():
                         barrier.set_exception(StoreUnavailable(str(exc)))
             else:
-                held = not replicas or results[-1] >= replicas
+                what = ", ".join(sorted(waiting))
+                held = self._replication.held(results, waited, "writes of", what)
                 for barrier in barriers:
                     if not barrier.done():
                         barrier.set_result(held)
