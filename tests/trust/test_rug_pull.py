@@ -21,11 +21,12 @@ from typing import Any
 import aiohttp
 import pytest
 from codex_mcp.client import Client
+from codex_mcp.core.errors import McpError
 from codex_mcp.trust.lock import LockFile
 from gateway.gateway_helpers import Lines, gateway, gateway_env, status
 from support.polling import until
 
-from trust.trust_helpers import SCRIPTED, scripted_config, write_script
+from trust.trust_helpers import SCRIPTED, runs, scripted_config, write_script
 
 MODERN = "2026-07-28"
 SCHEMA = {
@@ -110,6 +111,56 @@ async def test_a_changed_description_is_withheld_until_trusted(tmp_path: Path, m
 
         await until(served, timeout=20, what="the accepted tool served")
         assert (await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)).text == "3"
+
+
+async def test_a_call_the_instant_a_restarted_child_is_back_never_reaches_it(
+    tmp_path: Path,
+) -> None:
+    """The restart window: the child comes back with a changed `add` and is slow to list its
+    tools. A call sent the moment it is up, before any listing, waits for its tools to be
+    compared with the lock, and is refused: the child never runs it."""
+    script = write_script(tmp_path / "calc.json", tools=[ADD])
+    config = scripted_config(tmp_path, {"calc": script}, env={"SCRIPTED_SERVER_LIST_DELAY": "1"})
+    async with gateway(config) as client:
+        assert (await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)).text == "3"
+        old = (await status(client))["calc"]["pid"]
+        write_script(script, tools=[POISONED])
+        os.kill(old, signal.SIGKILL)
+        await until(lambda: _up_again(client, old), timeout=30, every=0.01, what="calc back")
+        refused = await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
+        assert refused.is_error, refused
+        assert "description of tool 'add' (server 'calc') changed" in refused.text
+        assert "codex-mcp trust" in refused.text
+        assert len(runs(script)) == 1, runs(script)  # the first call only
+        assert "calc__add" not in await _descriptions(client)
+        assert len(runs(script)) == 1
+
+
+async def test_a_child_too_slow_to_list_is_not_called(tmp_path: Path) -> None:
+    """A child started again (after an idle stop: its kept listing still routes the call)
+    that does not list its tools within its start timeout: the call gets an error saying its
+    definitions were not compared (try again), and is never sent to it."""
+    script = write_script(tmp_path / "calc.json", tools=[ADD])
+    config = scripted_config(
+        tmp_path,
+        {"calc": script},
+        env={"SCRIPTED_SERVER_LIST_DELAY": "2"},
+        entry={"startup_timeout_sec": 1, "tools_list_timeout_sec": 10, "idle_timeout_sec": 3},
+    )
+    async with gateway(config) as client:
+
+        async def listed() -> bool:
+            return "calc__add" in await _descriptions(client)
+
+        await until(listed, timeout=20, what="calc listed")
+
+        async def idle() -> bool:
+            return (await status(client))["calc"]["state"] == "idle"
+
+        await until(idle, timeout=20, what="calc stopped for idleness")
+        with pytest.raises(McpError, match="not compared with the trust lock within 1 s"):
+            await client.call_tool("calc__add", {"a": 1, "b": 2}, retries=0)
+        assert runs(script) == []
 
 
 def _pending_recorded() -> bool:

@@ -5,9 +5,11 @@ change is accepted (specs/trust.md)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from codex_mcp.client import Client
@@ -72,6 +74,67 @@ async def test_the_gateway_withholds_a_changed_skill_until_trusted(tmp_path: Pat
             return await _skills(client) == ["skill://team/review/SKILL.md"]
 
         await until(back, timeout=20, what="the accepted skill listed")
+
+
+def _listed_as(version: dict[str, Any]) -> list[dict[str, Any]]:
+    """The resources a skill's entry lists for `version`'s files (their digests and sizes)."""
+    return [
+        {
+            "uri": uri,
+            "digest": "sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+            "size": len(text.encode()),
+        }
+        for uri, text in version["files"].items()
+    ]
+
+
+async def _refused(attempt: Any) -> None:
+    with pytest.raises((McpError, McpClientError), match="changed since it was trusted"):
+        await attempt
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("served", ["changed", "lying"])
+async def test_a_changed_skill_file_is_refused_though_no_listing_saw_it(
+    tmp_path: Path, served: str
+) -> None:
+    """A skill pinned by an earlier run; this run's child serves another steps.md, and the
+    file is read (and the skill got) before anything lists skills: refused, decided by the
+    pin whatever the child did since. `lying`: the child's listing still gives the trusted
+    digests, and only the file it serves differs."""
+    script = write_script(tmp_path / "s.json", skills=[V1])
+    config = scripted_config(tmp_path, {"team": script})
+    async with gateway(config) as client:  # the first run pins the skill
+        assert await _skills(client) == ["skill://team/review/SKILL.md"]
+    v2 = {**V2, "resources": _listed_as(V1)} if served == "lying" else V2
+    write_script(script, skills=[v2])
+    async with gateway(config) as client:
+        await _refused(
+            client.session.request("resources/read", {"uri": "skill://team/review/steps.md"})
+        )
+        if served == "changed":
+            await _refused(client.get_skill("skill://team/review/SKILL.md"))
+        else:  # the entry is the trusted one; its SKILL.md is too
+            assert (await client.get_skill("skill://team/review/SKILL.md")).uri.endswith("SKILL.md")
+        read = await client.session.request(
+            "resources/read", {"uri": "skill://team/review/SKILL.md"}
+        )
+        assert read["contents"][0]["text"].startswith("---\nname: review")
+        # Restarted with the trusted skill again: served.
+        write_script(script, skills=[V1])
+        old = (await status(client))["team"]["pid"]
+        os.kill(old, signal.SIGKILL)
+
+        async def served_again() -> bool:
+            try:
+                await client.session.request(
+                    "resources/read", {"uri": "skill://team/review/steps.md"}
+                )
+            except (McpError, McpClientError):
+                return False
+            return True
+
+        await until(served_again, timeout=30, what="the trusted file served again")
 
 
 async def test_skills_sync_keeps_the_trusted_copy_until_the_change_is_accepted(

@@ -39,16 +39,29 @@ def write_script(
 
 
 def scripted_config(
-    folder: Path, scripts: dict[str, Path], *, watch: bool = False, **gateway: Any
+    folder: Path,
+    scripts: dict[str, Path],
+    *,
+    watch: bool = False,
+    env: dict[str, str] | None = None,
+    entry: dict[str, Any] | None = None,
+    **gateway: Any,
 ) -> Path:
     """A .mcp.json serving one scripted server per script, named by its key (`watch`: each
-    tells list_changed when its script changes)."""
+    tells list_changed when its script changes), each recording the calls it runs in
+    `runs_of(script)`; `env` for each, `entry`: more of each entry (per_session, lazy...)."""
     told = {"SCRIPTED_SERVER_WATCH": "1"} if watch else {}
     servers = {
         name: {
             "command": sys.executable,
             "args": [str(SCRIPTED)],
-            "env": {"SCRIPTED_SERVER_FILE": str(script), **told},
+            "env": {
+                "SCRIPTED_SERVER_FILE": str(script),
+                "SCRIPTED_SERVER_RUNS": str(runs_of(script)),
+                **told,
+                **(env or {}),
+            },
+            **(entry or {}),
         }
         for name, script in scripts.items()
     }
@@ -58,6 +71,18 @@ def scripted_config(
     config = folder / ".mcp.json"
     config.write_text(json.dumps(document))
     return config
+
+
+def runs_of(script: Path) -> Path:
+    """Where the scripted server serving `script` records the calls it runs."""
+    return script.with_suffix(".runs")
+
+
+def runs(script: Path) -> list[dict[str, Any]]:
+    """The calls the scripted server serving `script` ran (each a JSON line)."""
+    path = runs_of(script)
+    text = path.read_text() if path.exists() else ""
+    return [json.loads(line) for line in text.splitlines()]
 
 
 def tree(root: Path, *, skip: tuple[Path, ...] = ()) -> dict[str, str]:

@@ -82,6 +82,11 @@ class ClientSession(AnsweringPeer):
         self.notification_handlers: list[NotificationHandler] = []
         #: Called after an expired HTTP session was re-established (caches may be stale).
         self.on_reinitialized: Callable[[InitializeResult], object] | None = None
+        #: Asked, after that, before a request is sent again (the server may be another
+        #: process now): None sends it, anything else is its answer instead.
+        self.before_resend: (
+            Callable[[str, JsonObject | None], Awaitable[JsonObject | None]] | None
+        ) = None
         #: Called once when the connection ends (the server died, or we closed it), after
         #: every pending request has failed.
         self.on_closed: Callable[[ConnectionClosed], object] | None = None
@@ -247,6 +252,10 @@ class ClientSession(AnsweringPeer):
             return await super().request(method, params, options)
         except SessionExpired:
             await self._reestablish(generation)
+            if self.before_resend is not None:
+                answered = await self.before_resend(method, params)
+                if answered is not None:
+                    return answered
             return await super().request(method, params, options)
 
     async def notify_async(self, method: str, params: JsonObject | None = None) -> None:

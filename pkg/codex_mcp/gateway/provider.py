@@ -29,7 +29,7 @@ from codex_mcp.core.ready import Ready
 from ..codex_compat.client import RELAYED_CAPABILITIES, everything_relayed
 from ..observe.hooks import RelayHooks
 from .children.child import Child
-from .children.connection import OpenTransport
+from .children.connection import Connection, OpenTransport
 from .children.inflight import InFlight
 from .children.lifetime import Watchdog
 from .children.listing_cache import ListingCache
@@ -76,6 +76,9 @@ class GatewayProvider(Provider, RelayHooks):
         self.config_listeners: list[Callable[[], None]] = []
         #: Told when what a child offers changes: pinning judges the catalog again.
         self.change_listeners: list[Callable[[], None]] = []
+        #: Told of each new connection to a child before a front request can reach it
+        #: (ChildHost.child_connected): pinning holds it until its tools are judged.
+        self.connect_listeners: list[Callable[[Child, Connection, bool], None]] = []
         self._config = config
         self.env = env or GatewayEnv.read()
         self.passthrough = config.passthrough
@@ -641,6 +644,10 @@ class GatewayProvider(Provider, RelayHooks):
                 self.subscriptions.list_changed(owner, kind)
             elif owner.reachable:
                 owner.session.list_changed(kind)
+
+    def child_connected(self, child: Child, connection: Connection, own: bool) -> None:
+        for listener in self.connect_listeners:
+            listener(child, connection, own)
 
     def child_notification(
         self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight

@@ -13,7 +13,7 @@ from codex_mcp.gateway.config.json_file import ConfigError
 from codex_mcp.gateway.config.load import display_path, load_config, passthrough_config, read_config
 from codex_mcp.gateway.config.model import GatewayConfig
 
-from .lock import LockError, LockFile, LockState, lock_path
+from .lock import LockError, LockFile, LockState, existing_locks
 from .pinning import accepting, matching, rejecting
 from .review import pending_report
 
@@ -67,13 +67,19 @@ def main(argv: list[str]) -> int:
     except ConfigError as error:
         print(f"codex-mcp trust: {error}", file=sys.stderr)
         return 2
-    lock = LockFile(lock_path(config))
+    # The shell's lock and the one a gateway Codex starts uses, when they differ and both
+    # exist: each is shown, and an accept or reject applies to each that has it pending.
+    locks = existing_locks(config)
     try:
-        state = lock.read()
-        said = _decide(lock, state, options)
-        if said is None:
+        states = [lock.read() for lock, _whose in locks]
+        unknown = _unknown(states, options)
+        if unknown:
             return 2
-        state = lock.read() if said else state
+        said: list[str] = []
+        for index, (lock, _whose) in enumerate(locks):
+            done = _decide(lock, states[index], options)
+            states[index] = lock.read() if done else states[index]
+            said += done
     except LockError as error:
         print(f"codex-mcp trust: {error}", file=sys.stderr)
         print(
@@ -83,12 +89,37 @@ def main(argv: list[str]) -> int:
         return 2
     for line in said:
         print(line)
-    return _show(lock, config, state, options.json)
+    if options.json:
+        return _json(locks, states)
+    source = display_path(config.path) if config.path else f"the wrapped {config.servers[0].name}"
+    shown = [
+        _show(lock, whose, source, state)
+        for (lock, whose), state in zip(locks, states, strict=True)
+    ]
+    if any(shown):
+        print(
+            "Trust one with `codex-mcp trust --accept NAME` (a server, server/name, or name), all "
+            f"with --accept-all; {REJECT_MEANS}."
+        )
+    return 1 if any(shown) else 0
 
 
-def _decide(lock: LockFile, state: LockState, options: argparse.Namespace) -> list[str] | None:
-    """Accept and reject what the options name; the lines that say what was done (None: a
-    name that names nothing pending, said on stderr)."""
+def _unknown(states: list[LockState], options: argparse.Namespace) -> bool:
+    """Whether a NAME given names nothing pending in any lock (said on stderr)."""
+    names = [*options.accept, *(n for n in options.reject if n != ALL)]
+    unknown = [name for name in names if not any(matching(state, [name]) for state in states)]
+    if not unknown:
+        return False
+    pending = ", ".join(f"{s}/{n}" for state in states for s, _, n, _ in state.items(state.pending))
+    print(
+        f"codex-mcp trust: nothing pending is named {', '.join(unknown)} (pending: {pending or 'none'})",
+        file=sys.stderr,
+    )
+    return True
+
+
+def _decide(lock: LockFile, state: LockState, options: argparse.Namespace) -> list[str]:
+    """Accept and reject what the options name in this lock; the lines that say so."""
     said: list[str] = []
     for names, everything, edit, verb in (
         (options.accept, options.accept_all, accepting, "accepted"),
@@ -99,14 +130,6 @@ def _decide(lock: LockFile, state: LockState, options: argparse.Namespace) -> li
         chosen = matching(state, [] if everything else names)
         if everything:
             chosen = [(s, k, n) for s, k, n, _ in state.items(state.pending)]
-        unknown = [name for name in names if not matching(state, [name])]
-        if unknown:
-            pending = ", ".join(f"{s}/{n}" for s, _, n, _ in state.items(state.pending)) or "none"
-            print(
-                f"codex-mcp trust: nothing pending is named {', '.join(unknown)} (pending: {pending})",
-                file=sys.stderr,
-            )
-            return None
         if chosen:
             state = lock.change(edit(chosen))
         said += [f"{verb}: {server}/{name} ({kind[:-1]})" for server, kind, name in chosen]
@@ -115,33 +138,35 @@ def _decide(lock: LockFile, state: LockState, options: argparse.Namespace) -> li
     return said
 
 
-def _show(lock: LockFile, config: GatewayConfig, state: LockState, as_json: bool) -> int:
-    pending = list(state.items(state.pending))
-    trusted = list(state.items(state.trusted))
-    if as_json:
-        print(json.dumps({
+def _json(locks: list[tuple[LockFile, str]], states: list[LockState]) -> int:
+    documents = []
+    for (lock, whose), state in zip(locks, states, strict=True):
+        documents.append({
             "lock": str(lock.path),
-            "trusted": len(trusted),
+            "whose": whose or None,
+            "trusted": len(list(state.items(state.trusted))),
             "pending": [
                 {
                     "server": server, "kind": kind, "name": name,
                     "trusted": (old.definition if (old := state.get(state.trusted, server, kind, name)) else None),
                     "served": pin.definition,
                 }
-                for server, kind, name, pin in pending
+                for server, kind, name, pin in state.items(state.pending)
             ],
-        }, indent=2))  # fmt: skip
-        return 1 if pending else 0
-    source = display_path(config.path) if config.path else f"the wrapped {config.servers[0].name}"
-    print(f"Trust lock: {lock.shown} (for {source})")
+        })  # fmt: skip
+    print(json.dumps({"locks": documents}, indent=2))
+    return 1 if any(document["pending"] for document in documents) else 0
+
+
+def _show(lock: LockFile, whose: str, source: str, state: LockState) -> bool:
+    """What one lock holds pending (whether anything is)."""
+    pending = list(state.items(state.pending))
+    print(f"Trust lock: {lock.shown} (for {source}{'; ' + whose if whose else ''})")
     if not pending:
-        print(f"Nothing pending; {len(trusted)} tool(s) and skill(s) trusted.")
-        return 0
+        trusted = len(list(state.items(state.trusted)))
+        print(f"Nothing pending; {trusted} tool(s) and skill(s) trusted.")
+        return False
     print(f"{len(pending)} pending, withheld from Codex until accepted:")
     for line in pending_report(state):
         print(line)
-    print(
-        "Trust one with `codex-mcp trust --accept NAME` (a server, server/name, or name), all "
-        f"with --accept-all; {REJECT_MEANS}."
-    )
-    return 1
+    return True

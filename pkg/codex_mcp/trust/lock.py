@@ -150,7 +150,10 @@ def state_directory(environ: Mapping[str, str] | None = None) -> Path:
     XDG_STATE_HOME is ignored, as the XDG spec says)."""
     env = os.environ if environ is None else environ
     base = env.get(STATE_ENV, "")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local/state"
+    home = env.get("HOME")
+    root = (
+        Path(base) if base and os.path.isabs(base) else Path(home or Path.home()) / ".local/state"
+    )
     return root / "codex-mcp" / "trust"
 
 
@@ -171,6 +174,34 @@ def lock_path(config: GatewayConfig, environ: Mapping[str, str] | None = None) -
         key = json.dumps(targets, sort_keys=True, default=str)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return state_directory(environ) / f"{_LABEL.sub('_', label)[:40]}-{digest}.json"
+
+
+#: Whose a lock in the state directory is, when a shell's and Codex's gateway's differ.
+SHELLS: Final = "this shell's XDG_STATE_HOME"
+CODEX_GATEWAYS: Final = (
+    "the one a gateway Codex starts uses: Codex gives its servers no XDG_STATE_HOME"
+)
+
+
+def lock_places(
+    config: GatewayConfig, environ: Mapping[str, str] | None = None
+) -> list[tuple[Path, str]]:
+    """Where gateways of `config` keep its lock, each with whose it is: the one this
+    environment names, and when that differs, the one a gateway Codex starts uses (Codex
+    clears its servers' environment: XDG_STATE_HOME is not passed on, HOME is)."""
+    env = os.environ if environ is None else environ
+    here = lock_path(config, env)
+    codex = lock_path(config, {key: value for key, value in env.items() if key != STATE_ENV})
+    return [(here, "")] if codex == here else [(here, SHELLS), (codex, CODEX_GATEWAYS)]
+
+
+def existing_locks(
+    config: GatewayConfig, environ: Mapping[str, str] | None = None
+) -> list[tuple[LockFile, str]]:
+    """The locks of `config` that exist (at least one: Codex's gateway's, when none does)."""
+    places = lock_places(config, environ)
+    found = [(LockFile(path), whose) for path, whose in places if path.exists()]
+    return found or [(LockFile(places[-1][0]), places[-1][1])]
 
 
 # -- the file ------------------------------------------------------------------------------

@@ -6,16 +6,19 @@ kept pending for `codex-mcp trust`, which accepts (the pending becomes the pin) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from codex_mcp.core.jsonrpc import JsonObject
+from codex_mcp.core.skills import digest
 from codex_mcp.gateway.config.model import Pinning
 
 from .lock import Kind, LockState, Pin
 
 Verdict = Literal["trusted", "first", "changed", "new", "unpinned"]
 WITHHELD: frozenset[Verdict] = frozenset({"changed", "new"})
+WHAT_TO_RUN = "run `codex-mcp trust` to review it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,41 @@ def reason(state: LockState, seen: Seen, verdict: Verdict) -> str:
         return f"{what} {seen.name!r} of server {seen.server!r} is new, and its pinning is locked"
     fields = ", ".join(changed_fields(state, seen)) or "its definition"
     return f"the {fields} of {what} {seen.name!r} (server {seen.server!r}) changed since it was trusted"
+
+
+def file_verdict(
+    state: LockState, mode: Pinning, server: str, path: str, data: Sequence[bytes]
+) -> str | None:
+    """Why a skill's file as a child served it (`path`: its URI without `skill://`, `data`:
+    the bytes it read) is not served: not what the pin of the skill holding it says (its
+    digest, or a file the skill did not have), or in no pinned skill where nothing new is
+    trusted. None: served (a file of no pinned skill is a first use: its listing pins it)."""
+    if mode == "off":
+        return None
+    skills = state.trusted.get(server, {}).get("skills", {})
+    holders = [name for name in skills if path.startswith(f"{name}/")]
+    if not holders:
+        if mode == "on-first-use":
+            return None
+        return f"the file {path!r} of server {server!r} is in no trusted skill, and its pinning is locked"
+    name = max(holders, key=len)  # the innermost: a nested skill is a skill of its own
+    files = skills[name].definition.get("files")
+    if not isinstance(files, dict):
+        return None  # a dynamic skill: nothing of its files is pinned
+    relative = path[len(name) + 1 :]
+    pinned = files.get(relative)
+    if data and all(digest(item) == pinned for item in data):
+        return None
+    what = "changed" if pinned is not None else "is not a file it had"
+    return (
+        f"the file {relative!r} of skill {name!r} (server {server!r}) {what} since it was trusted"
+    )
+
+
+def refusal(why: str) -> JsonObject:
+    """A withheld tool's call: an error result naming the change (never its new text)."""
+    text = f"{why}; it is withheld until someone reviews the change: {WHAT_TO_RUN}"
+    return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
 def recording(judged: Iterable[tuple[Seen, Verdict]]) -> Callable[[LockState], bool]:

@@ -14,7 +14,7 @@ from codex_mcp.gateway.config.json_file import nests_deeper_than
 from codex_mcp.gateway.config.model import GatewayConfig, ServerConfig
 
 from .codex_skills import DestinationError, SkillsFolder
-from .lock import LockError, LockFile, lock_path, tool_pin
+from .lock import LockError, LockState, existing_locks, tool_pin
 from .pinning import WITHHELD, Seen, judge, reason
 
 #: What to run about a withheld tool, for a finding's fix.
@@ -24,16 +24,21 @@ FIX = "review the change with `codex-mcp trust`, then `codex-mcp trust --accept 
 def withheld_tools(
     config: GatewayConfig, server: ServerConfig, tools: Sequence[JsonObject]
 ) -> dict[str, str]:
-    """The tools of `server`'s listing (as it lists them) the gateway would withhold now ->
-    why: each repaired and set as the gateway serves it, judged against the lock."""
+    """The tools of `server`'s listing (as it lists them) a gateway would withhold now ->
+    why: each repaired and set as the gateway serves it, judged against the lock (each lock
+    a gateway of `config` may use: the shell's, and the one a gateway Codex starts uses)."""
     mode = config.pinning_of(server)
     if mode == "off":
         return {}
-    try:
-        state = LockFile(lock_path(config)).read()
-    except LockError as error:
-        unusable = f"the trust lock is unusable ({error})"
-        return {str(tool.get("name")): unusable for tool in tools if isinstance(tool, dict)}
+    locks = existing_locks(config)
+    states: list[tuple[LockState, str]] = []
+    for lock, _whose in locks:
+        where = f" (in {lock.shown})" if len(locks) > 1 else ""
+        try:
+            states.append((lock.read(), where))
+        except LockError as error:
+            unusable = f"the trust lock is unusable ({error})"
+            return {str(tool.get("name")): unusable for tool in tools if isinstance(tool, dict)}
     found = {}
     for tool in tools:  # what the gateway leaves out, it leaves out (children/tools.py)
         if nests_deeper_than(tool, MAX_DEFINITION_DEPTH):
@@ -47,9 +52,11 @@ def withheld_tools(
         name = repaired.tool["name"]
         served = apply_tool_settings(repaired.tool, server.tool_settings(name)).tool
         seen = Seen(server.name, "tools", name, tool_pin(name, served))
-        verdict = judge(state, mode, seen)
-        if verdict in WITHHELD:
-            found[name] = reason(state, seen, verdict)
+        for state, where in states:
+            verdict = judge(state, mode, seen)
+            if verdict in WITHHELD:
+                found[name] = reason(state, seen, verdict) + where
+                break
     return found
 
 

@@ -23,9 +23,13 @@ import os
 import sys
 import threading
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
-SCRIPT = os.environ["SCRIPTED_SERVER_FILE"]
+SCRIPT = os.environ.get("SCRIPTED_SERVER_FILE", "")
+RUNS = os.environ.get("SCRIPTED_SERVER_RUNS")
+LIST_DELAY = float(os.environ.get("SCRIPTED_SERVER_LIST_DELAY", "0"))
 _write = threading.Lock()
 _initialized = threading.Event()
 
@@ -36,8 +40,8 @@ def _send(message: dict[str, Any]) -> None:
         sys.stdout.flush()
 
 
-def _script() -> dict[str, Any]:
-    with open(SCRIPT, encoding="utf-8") as file:
+def _script(script: str = "") -> dict[str, Any]:
+    with open(script or SCRIPT, encoding="utf-8") as file:
         loaded: dict[str, Any] = json.load(file)
         return loaded
 
@@ -62,8 +66,8 @@ def _entry(skill: dict[str, Any]) -> dict[str, Any]:
     return {"uri": skill["uri"], "frontmatter": skill["frontmatter"], "resources": resources}
 
 
-def _read(uri: str) -> dict[str, Any] | None:
-    for skill in _script().get("skills", []):
+def _read(uri: str, script: str) -> dict[str, Any] | None:
+    for skill in _script(script).get("skills", []):
         content = skill.get("files", {}).get(uri)
         if isinstance(content, dict):
             return {"uri": uri, "blob": content["blob"]}
@@ -72,7 +76,17 @@ def _read(uri: str) -> dict[str, Any] | None:
     return None
 
 
-def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _ran(runs: str | None, name: Any, arguments: Any) -> None:
+    if runs:
+        with open(runs, "a", encoding="utf-8") as file:
+            file.write(
+                json.dumps({"name": name, "arguments": arguments, "pid": os.getpid()}) + "\n"
+            )
+
+
+def _answer(
+    method: str, params: dict[str, Any], script: str = "", runs: str | None = RUNS
+) -> dict[str, Any]:
     if method == "initialize":
         return {
             "protocolVersion": params.get("protocolVersion", "2025-11-25"),
@@ -86,22 +100,29 @@ def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == "ping":
         return {}
     if method == "tools/list":
-        return {"tools": _script().get("tools", [])}
+        time.sleep(LIST_DELAY)
+        return {"tools": _script(script).get("tools", [])}
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments") or {}
+        _ran(runs, name, arguments)
         if name == "add":
             text = str(arguments.get("a", 0) + arguments.get("b", 0))
         else:
             text = f"called {name}"
         return {"content": [{"type": "text", "text": text}]}
     if method == "skills/list":
-        return {"skills": [_entry(skill) for skill in _script().get("skills", [])]}
+        return {"skills": [_entry(skill) for skill in _script(script).get("skills", [])]}
+    if method == "skills/get":
+        for skill in _script(script).get("skills", []):
+            if skill["uri"] == params.get("uri"):
+                return {"skill": _entry(skill)}
+        raise LookupError(params.get("uri"))
     if method == "resources/list":
         return {"resources": []}
     if method == "resources/templates/list":
         return {"resourceTemplates": []}
     if method == "resources/read":
-        found = _read(params.get("uri", ""))
+        found = _read(params.get("uri", ""), script)
         if found is None:
             raise LookupError(params.get("uri"))
         return {"contents": [found]}
@@ -122,7 +143,58 @@ def _watch() -> None:
             _send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
 
+def _reply(message: dict[str, Any], script: str = "", runs: str | None = RUNS) -> dict[str, Any]:
+    """The answer to one request."""
+    method, ident = message.get("method"), message.get("id")
+    try:
+        result = _answer(str(method), message.get("params") or {}, script, runs)
+        return {"jsonrpc": "2.0", "id": ident, "result": result}
+    except NotImplementedError:
+        error = {"code": -32601, "message": f"Method not found: {method}"}
+    except LookupError as missing:
+        uri = str(missing.args[0])
+        error = {"code": -32602, "message": f"Resource not found: {uri}", "data": {"uri": uri}}
+    return {"jsonrpc": "2.0", "id": ident, "error": error}
+
+
+def serve_http(port: int, folder: Path) -> None:
+    """Streamable HTTP on 127.0.0.1:`port`, a script per path (see the module's doc)."""
+    from aiohttp import web
+
+    sessions: set[str] = set()
+
+    async def post(request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        message = await request.json()
+        headers: dict[str, str] = {}
+        if message.get("method") == "initialize":
+            session = headers["Mcp-Session-Id"] = uuid.uuid4().hex
+            sessions.add(session)
+        elif request.headers.get("Mcp-Session-Id") not in sessions:
+            return web.Response(status=404, text="unknown session")
+        if "id" not in message or "method" not in message:
+            return web.Response(status=202)
+        script, runs = str(folder / f"{name}.json"), str(folder / f"{name}.runs")
+        return web.json_response(_reply(message, script, runs), headers=headers)
+
+    async def delete(request: web.Request) -> web.StreamResponse:
+        sessions.discard(request.headers.get("Mcp-Session-Id", ""))
+        return web.Response(status=200)
+
+    async def get(_request: web.Request) -> web.StreamResponse:
+        return web.Response(status=405)
+
+    app = web.Application()
+    app.router.add_post("/{name}", post)
+    app.router.add_delete("/{name}", delete)
+    app.router.add_get("/{name}", get)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, handle_signals=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--http"]:
+        serve_http(int(sys.argv[2]), Path(sys.argv[3]))
+        return
     if os.environ.get("SCRIPTED_SERVER_WATCH") == "1":
         threading.Thread(target=_watch, daemon=True).start()
     for line in sys.stdin:
@@ -135,34 +207,7 @@ def main() -> None:
             _initialized.set()
         if ident is None or method is None:
             continue
-        try:
-            _send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": ident,
-                    "result": _answer(method, message.get("params") or {}),
-                }
-            )
-        except NotImplementedError:
-            _send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": ident,
-                    "error": {"code": -32601, "message": f"Method not found: {method}"},
-                }
-            )
-        except LookupError as missing:
-            _send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": ident,
-                    "error": {
-                        "code": -32602,
-                        "message": f"Resource not found: {missing}",
-                        "data": {"uri": str(missing.args[0])},
-                    },
-                }
-            )
+        _send(_reply(message))
 
 
 if __name__ == "__main__":

@@ -62,6 +62,11 @@ class ChildHost(Protocol):
         """What `child` offers changed (it came up, went down, or listed again): catalogs
         are stale, and clients are told about these `kinds` (none: they never saw it)."""
 
+    def child_connected(self, child: Child, connection: Connection, own: bool) -> None:
+        """A new connection to `child` (or its session re-established), before any front
+        request can reach it: the host may hold it (`Connection.gate`) until it has looked at
+        it. `own`: the child lists its tools on it (else a second connection, its lane)."""
+
     def child_notification(
         self, child: Child, method: str, params: JsonObject, origin: Hashable, inflight: InFlight
     ) -> None:
@@ -391,7 +396,7 @@ class Child:
 
         if lane is None:
             self._closed = closed
-        return await connect(
+        connection = await connect(
             self.server,
             watchdog=self.watchdog,
             on_notification=self._on_notification,
@@ -404,6 +409,28 @@ class Child:
             read_gate=self.host.flow.writable,
             handshake=lane or self.handshake,
         )
+        session = connection.session
+        session.before_resend = connection.admitted
+        own = lane is None
+        session.on_reinitialized = lambda _result: self._reinitialized(connection, own)
+        self.host.child_connected(self, connection, own)
+        return connection
+
+    def _reinitialized(self, connection: Connection, own: bool) -> None:
+        """Its HTTP session expired and the client began a new one: perhaps with another
+        process of the server, so (on its own connection) its listings are made again, and
+        the host is told."""
+        if own:
+            if self.connection is not connection:
+                return
+            for kind, items in self.lists.items():
+                if items is not None:
+                    self._missed.add(kind)  # clients listed it: tell them when it is in again
+                self.lists[kind] = None
+        self.host.child_connected(self, connection, own)
+        if own:
+            for kind in LISTINGS:
+                self._fetch(kind)
 
     def _request_handlers(self) -> dict[str, RequestHandler]:
         """The child's requests to its client (sampling, elicitation, roots) go to the host,

@@ -89,6 +89,11 @@ class ChildSession(ClientSession):
         return super().receive(message, origin)
 
 
+#: What holds a connection: told each front request's method and params before it is sent,
+#: it answers None (send it) or the answer to give instead (pinning: trust/gate.py).
+Gate = Callable[[str, JsonObject], Awaitable[JsonObject | None]]
+
+
 class Connection:
     """A started, initialized child: its session, what it said at initialize, and the
     channel requests reach it through (its revision hidden: channel.py)."""
@@ -102,8 +107,16 @@ class Connection:
         #: A call can take the relay's hot path: an initialized stdio child, whose calls
         #: have no timeout of their own (HTTP's client re-establishes expired sessions).
         self.direct = False
+        #: While set, each front request waits for it and is decided by it before it reaches
+        #: the child, and none takes the relay's hot path (`direct` is False meanwhile).
+        self.gate: Gate | None = None
         #: What its process started, stopped with it (a stdio child's, once it runs).
         self.lineage: Lineage | None = None
+
+    async def admitted(self, method: str, params: JsonObject | None) -> JsonObject | None:
+        """None: a front request may be sent on it now; else the answer it gets instead."""
+        gate = self.gate
+        return None if gate is None else await gate(method, params or {})
 
     @property
     def inflight(self) -> InFlight:

@@ -176,6 +176,10 @@ async def request(
     connection = on or await child.connection_for(front.modern)
     if connection is None:
         raise unavailable(child, tool)
+    if connection.gate is not None:  # held (pinning: until its tools are compared)
+        answered = await connection.admitted(method, params)
+        if answered is not None:
+            return answered
     session = connection.session
     inflight = session.inflight
     inflight.activity += 1
