@@ -107,9 +107,10 @@ class TrustPoint(Extension):
         self.gates: weakref.WeakSet[Gate] = weakref.WeakSet()
         #: The provider's generation when every shared child was last judged.
         self._reviewed = -1
-        #: What was judged (server, kind, name, digest) and what was said of it.
-        self._judged: dict[tuple[str, str, str, str], Seen] = {}
-        self._said: set[tuple[str, str, str, str]] = set()
+        #: The last definition judged per (server, kind, name), and the digest last said
+        #: withheld: one each per name, however often a child changes what it serves.
+        self._judged: dict[tuple[str, str, str], Seen] = {}
+        self._said: dict[tuple[str, str, str], str] = {}
         self._stamp = self.lock.stamp()
         self._tasks: set[asyncio.Future[Any]] = set()
         self._writes: set[asyncio.Future[None]] = set()
@@ -229,7 +230,7 @@ class TrustPoint(Extension):
 
     def _verdicts(self) -> set[tuple[str, str, str, str]]:
         return {
-            key
+            (*key, seen.pin.digest)
             for key, seen in self._judged.items()
             if judge(self.state, self._mode(seen.server), seen) in WITHHELD
         }
@@ -265,13 +266,13 @@ class TrustPoint(Extension):
             return f"the trust lock is unusable ({self.broken})"
         verdict = judge(self.state, mode, seen)
         judged.append((seen, verdict))
-        key = (seen.server, seen.kind, seen.name, seen.pin.digest)
+        key = (seen.server, seen.kind, seen.name)
         self._judged[key] = seen
         if verdict not in WITHHELD:
             return None
         why = reason(self.state, seen, verdict)
-        if key not in self._said:  # once per change
-            self._said.add(key)
+        if self._said.get(key) != seen.pin.digest:  # once per change
+            self._said[key] = seen.pin.digest
             log.warning("%s: %s: withheld; %s", printable(seen.server), why, WHAT_TO_RUN)
         return why
 
