@@ -72,6 +72,7 @@ KNOWN_DEFECTS: tuple[Entry, ...] = (
     # (A per-session child may offer anything until it is up: the gateway declares skills for
     # it; a 2026-07-28 caller's behind codex-mcp-http is its own, greeted with server/discover.)
     defect(SKILLS, "capability skills", "cell", "child=older sharing=per_session front=2025-06-18,2025-11-25", "True"),
+    defect(SKILLS, "capability skills", "cell", "child=older sharing=per_session front=2026-07-28 gateway=stdio", "True"),
     defect(SKILLS, "capability skills", "cell", "child=older lifecycle=lazy", "True", intermittent=True),
     defect(SKILLS, "capability skills", "cell", "child=older front=2026-07-28 sharing=per_session gateway=http", "True", intermittent=True),
     defect(IDLE_TASK, "stderr", "cell", "child=modern,both front=2026-07-28 lifecycle=idle", "codex_mcp.tasks: task .* failed|recent call last", intermittent=True),
