@@ -29,6 +29,8 @@ from codex_mcp.transports.http.streams import StreamSet
 from gateway.gateway_helpers import launch_http, stop
 from support.raw_session import open_session
 
+from memory.calls import tool_call
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a POSIX server process")
 
 SERVER = Path(__file__).parent / "servers" / "rounds_server.py"
@@ -47,15 +49,6 @@ async def one_connection() -> AsyncIterator[aiohttp.ClientSession]:
     """A client whose requests all go over one kept-alive connection."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as http:
         yield http
-
-
-def tool_call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": {"progressToken": request_id}},
-    }
 
 
 async def next_event(response: aiohttp.ClientResponse) -> dict[str, Any]:

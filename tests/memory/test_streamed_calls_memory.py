@@ -30,12 +30,13 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 from gateway.gateway_helpers import launch_http, stop
 from support.polling import until
+
+from memory.calls import tool_call
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc"),
@@ -69,15 +70,6 @@ def rss(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise AssertionError(f"no VmRSS for {pid}")
-
-
-def tool_call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": {"progressToken": request_id}},
-    }
 
 
 async def next_event(response: aiohttp.ClientResponse) -> tuple[str, bytes]:
